@@ -1,0 +1,95 @@
+import { execFile } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** A PEM certificate and its PEM private key. */
+export interface KeyPair {
+  cert: string;
+  key: string;
+}
+
+export interface CertificateRequest {
+  commonName: string;
+  organizations?: string[];
+  dnsNames?: string[];
+  ipAddresses?: string[];
+  usage: 'server' | 'client' | 'server+client';
+  /** Validity in days; Kubernetes leaf certificates default to one year, as kubeadm issues them. */
+  days?: number;
+}
+
+function newPrivateKey(): string {
+  // P-256 keys are accepted by every Kubernetes component and are fast to make, which matters at 200 machines.
+  return generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+}
+
+/** An RSA key pair for signing service-account tokens (sa.key / sa.pub in kubeadm's layout). */
+export function newServiceAccountKeyPair(): { privateKey: string; publicKey: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
+}
+
+// openssl is the only tool here that signs X.509; each call works in its own private temp folder.
+async function withScratch<T>(work: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'capt-pki-'));
+  try {
+    return await work(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function subject(commonName: string, organizations: string[] = []): string {
+  const escape = (v: string) => v.replace(/[/=\\]/g, (c) => `\\${c}`);
+  return organizations.map((o) => `/O=${escape(o)}`).join('') + `/CN=${escape(commonName)}`;
+}
+
+/** A self-signed certificate authority valid for ten years, as kubeadm creates them. */
+export async function createCertificateAuthority(commonName: string): Promise<KeyPair> {
+  return withScratch(async (dir) => {
+    const key = newPrivateKey();
+    await writeFile(join(dir, 'ca.key'), key, { mode: 0o600 });
+    await run('openssl', [
+      'req', '-x509', '-new', '-key', join(dir, 'ca.key'), '-subj', subject(commonName), '-days', '3650',
+      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+      '-out', join(dir, 'ca.crt'),
+    ]);
+    return { cert: await readFile(join(dir, 'ca.crt'), 'utf8'), key };
+  });
+}
+
+/** A leaf certificate signed by `ca`. */
+export async function issueCertificate(ca: KeyPair, request: CertificateRequest): Promise<KeyPair> {
+  return withScratch(async (dir) => {
+    const key = newPrivateKey();
+    const usages = { server: 'serverAuth', client: 'clientAuth', 'server+client': 'serverAuth,clientAuth' }[request.usage];
+    const sans = [...(request.dnsNames ?? []).map((d) => `DNS:${d}`), ...(request.ipAddresses ?? []).map((ip) => `IP:${ip}`)];
+    const extensions = [
+      'basicConstraints=critical,CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      `extendedKeyUsage=${usages}`,
+      ...(sans.length ? [`subjectAltName=${sans.join(',')}`] : []),
+    ];
+    await Promise.all([
+      writeFile(join(dir, 'ca.crt'), ca.cert),
+      writeFile(join(dir, 'ca.key'), ca.key, { mode: 0o600 }),
+      writeFile(join(dir, 'leaf.key'), key, { mode: 0o600 }),
+      writeFile(join(dir, 'ext.cnf'), extensions.join('\n') + '\n'),
+    ]);
+    await run('openssl', ['req', '-new', '-key', join(dir, 'leaf.key'), '-subj', subject(request.commonName, request.organizations), '-out', join(dir, 'leaf.csr')]);
+    await run('openssl', [
+      'x509', '-req', '-in', join(dir, 'leaf.csr'), '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'),
+      '-set_serial', `0x${randomBytes(16).toString('hex')}`, '-days', String(request.days ?? 365),
+      '-extfile', join(dir, 'ext.cnf'), '-out', join(dir, 'leaf.crt'),
+    ]);
+    return { cert: await readFile(join(dir, 'leaf.crt'), 'utf8'), key };
+  });
+}

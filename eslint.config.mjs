@@ -1,0 +1,36 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+// Workflow code must replay deterministically: no Node built-ins, and activities, providers and other
+// I/O modules only as types (proxyActivities gives the callable side).
+const ioModules = ['activities', 'providers', 'src/secrets', 'src/worker', 'src/client', 'src/cli', 'src/dev', 'src/tools', 'src/util', 'src/config'];
+const workflowImportRules = {
+  '@typescript-eslint/no-restricted-imports': ['error', {
+    paths: builtinModules.flatMap((m) => [m, `node:${m}`]).map((name) => ({ name, message: 'workflow code is deterministic: no Node built-ins' })),
+    patterns: [
+      ...ioModules.map((dir) => ({
+        regex: `(^|/)${dir.replace('/', '\\/')}(/|$)`,
+        allowTypeImports: true,
+        message: `workflow code may import ${dir}/ with 'import type' only; call activities through proxyActivities`,
+      })),
+    ],
+  }],
+};
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'tools/**', 'eslint.config.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': ['error', {
+        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite'] }],
+      }],
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  { files: ['workflows/**/*.ts', 'test/workflows/**/*.ts'], rules: workflowImportRules },
+);

@@ -1,0 +1,129 @@
+import { join } from 'node:path';
+import type { ProcessSpec } from './processes';
+
+/**
+ * Command lines for the static control-plane components of one machine, laid out as kubeadm lays out a
+ * node (etc/kubernetes/pki, etc/kubernetes/*.conf, var/lib/etcd) under the machine's root.
+ */
+export interface ControlPlaneLayout {
+  /** The machine's root directory; every path below is inside it. */
+  root: string;
+  /** The loopback address the machine's components listen on. */
+  ip: string;
+  ports: ControlPlanePorts;
+  /** Directory holding kube-apiserver, kube-controller-manager and kube-scheduler of the machine's version. */
+  kubernetesBin: string;
+  etcdBinary: string;
+  /** etcd member name; kubeadm uses the node name. */
+  nodeName: string;
+  /** `name=peerURL` pairs of every member, this one included. */
+  etcdInitialCluster: string;
+  etcdClusterState: 'new' | 'existing';
+  serviceSubnet: string;
+  podSubnet: string;
+}
+
+export interface ControlPlanePorts {
+  etcdClient: number;
+  etcdPeer: number;
+  apiserver: number;
+  controllerManager: number;
+  scheduler: number;
+}
+
+/** kubeadm's standard ports, usable as is when every machine has a loopback address of its own. */
+export const standardPorts: ControlPlanePorts = { etcdClient: 2379, etcdPeer: 2380, apiserver: 6443, controllerManager: 10257, scheduler: 10259 };
+
+export const pkiDir = (root: string) => join(root, 'etc/kubernetes/pki');
+export const kubeconfigPath = (root: string, name: 'admin' | 'controller-manager' | 'scheduler' | 'kubelet') => join(root, `etc/kubernetes/${name}.conf`);
+export const etcdPeerUrl = (ip: string, port: number) => `https://${ip}:${port}`;
+export const etcdClientUrl = (ip: string, port: number) => `https://${ip}:${port}`;
+
+export function etcdProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
+  const pki = join(pkiDir(l.root), 'etcd');
+  return {
+    name: 'etcd',
+    command: l.etcdBinary,
+    stateDir,
+    args: [
+      `--name=${l.nodeName}`,
+      `--data-dir=${join(l.root, 'var/lib/etcd')}`,
+      `--listen-client-urls=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
+      `--advertise-client-urls=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
+      `--listen-peer-urls=${etcdPeerUrl(l.ip, l.ports.etcdPeer)}`,
+      `--initial-advertise-peer-urls=${etcdPeerUrl(l.ip, l.ports.etcdPeer)}`,
+      `--initial-cluster=${l.etcdInitialCluster}`,
+      `--initial-cluster-state=${l.etcdClusterState}`,
+      `--cert-file=${pki}/server.crt`, `--key-file=${pki}/server.key`, `--trusted-ca-file=${pki}/ca.crt`, '--client-cert-auth=true',
+      `--peer-cert-file=${pki}/peer.crt`, `--peer-key-file=${pki}/peer.key`, `--peer-trusted-ca-file=${pki}/ca.crt`, '--peer-client-cert-auth=true',
+      '--snapshot-count=10000',
+      // Local clusters are disposable; skipping fsync keeps hundreds of machines affordable on one disk.
+      '--unsafe-no-fsync=true',
+    ],
+  };
+}
+
+export function apiserverProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
+  const pki = pkiDir(l.root);
+  return {
+    name: 'kube-apiserver',
+    command: join(l.kubernetesBin, 'kube-apiserver'),
+    stateDir,
+    args: [
+      `--advertise-address=${l.ip}`,
+      `--bind-address=${l.ip}`,
+      `--secure-port=${l.ports.apiserver}`,
+      `--etcd-servers=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
+      `--etcd-cafile=${pki}/etcd/ca.crt`, `--etcd-certfile=${pki}/apiserver-etcd-client.crt`, `--etcd-keyfile=${pki}/apiserver-etcd-client.key`,
+      `--client-ca-file=${pki}/ca.crt`,
+      `--tls-cert-file=${pki}/apiserver.crt`, `--tls-private-key-file=${pki}/apiserver.key`,
+      `--kubelet-client-certificate=${pki}/apiserver-kubelet-client.crt`, `--kubelet-client-key=${pki}/apiserver-kubelet-client.key`,
+      `--service-account-key-file=${pki}/sa.pub`, `--service-account-signing-key-file=${pki}/sa.key`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-cluster-ip-range=${l.serviceSubnet}`,
+      '--authorization-mode=Node,RBAC',
+      '--enable-admission-plugins=NodeRestriction',
+      '--allow-privileged=true',
+      `--requestheader-client-ca-file=${pki}/front-proxy-ca.crt`,
+      `--proxy-client-cert-file=${pki}/front-proxy-client.crt`, `--proxy-client-key-file=${pki}/front-proxy-client.key`,
+      '--requestheader-allowed-names=front-proxy-client', '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      '--requestheader-group-headers=X-Remote-Group', '--requestheader-username-headers=X-Remote-User',
+      '--endpoint-reconciler-type=lease',
+    ],
+  };
+}
+
+export function controllerManagerProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
+  const pki = pkiDir(l.root);
+  const kubeconfig = kubeconfigPath(l.root, 'controller-manager');
+  return {
+    name: 'kube-controller-manager',
+    command: join(l.kubernetesBin, 'kube-controller-manager'),
+    stateDir,
+    args: [
+      `--bind-address=${l.ip}`,
+      `--secure-port=${l.ports.controllerManager}`,
+      `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+      `--client-ca-file=${pki}/ca.crt`, `--requestheader-client-ca-file=${pki}/front-proxy-ca.crt`,
+      `--root-ca-file=${pki}/ca.crt`, `--service-account-private-key-file=${pki}/sa.key`,
+      `--cluster-signing-cert-file=${pki}/ca.crt`, `--cluster-signing-key-file=${pki}/ca.key`,
+      `--cluster-cidr=${l.podSubnet}`, `--service-cluster-ip-range=${l.serviceSubnet}`,
+      '--allocate-node-cidrs=true', '--use-service-account-credentials=true', '--controllers=*,bootstrapsigner,tokencleaner',
+      '--leader-elect=true',
+    ],
+  };
+}
+
+export function schedulerProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
+  const kubeconfig = kubeconfigPath(l.root, 'scheduler');
+  return {
+    name: 'kube-scheduler',
+    command: join(l.kubernetesBin, 'kube-scheduler'),
+    stateDir,
+    args: [
+      `--bind-address=${l.ip}`, `--secure-port=${l.ports.scheduler}`,
+      `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+      '--leader-elect=true',
+    ],
+  };
+}

@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** Paths of the external binaries that `npm run setup` (tools/setup.sh) built or unpacked. */
+export interface ToolPaths {
+  temporal: string;
+  etcd: string;
+  kubectl: string;
+  /** Kubernetes version (vX.Y.Z) -> directory holding kube-apiserver, kube-controller-manager, kube-scheduler. */
+  kubernetes: Record<string, string>;
+}
+
+export function toolsDir(): string {
+  return process.env.CAPT_TOOLS_DIR ?? join(homedir(), '.cache/capt/tools');
+}
+
+let cached: ToolPaths | undefined;
+
+export function toolPaths(): ToolPaths {
+  if (cached) return cached;
+  const manifest = join(toolsDir(), 'manifest.json');
+  try {
+    cached = JSON.parse(readFileSync(manifest, 'utf8')) as ToolPaths;
+    return cached;
+  } catch {
+    throw new Error(`capt's tools are not installed (${manifest} is missing): run \`npm run setup\` in the capt checkout first`);
+  }
+}
+
+/** Kubernetes versions with binaries, oldest first. */
+export function availableKubernetesVersions(): string[] {
+  return Object.keys(toolPaths().kubernetes).sort(compareVersions);
+}
+
+export function compareVersions(a: string, b: string): number {
+  const parts = (v: string) => v.replace(/^v/, '').split('.').map(Number);
+  const [pa, pb] = [parts(a), parts(b)];
+  for (let i = 0; i < 3; i++) if (pa[i] !== pb[i]) return (pa[i] ?? 0) - (pb[i] ?? 0);
+  return 0;
+}
