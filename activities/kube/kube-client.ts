@@ -1,4 +1,10 @@
-import { ApiException, CoreV1Api, KubeConfig, type V1ConfigMap, type V1Namespace } from '@kubernetes/client-node';
+import {
+  ApiException, CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions,
+  type V1ConfigMap, type V1Namespace, type V1Node, type V1Pod, type V1Secret,
+} from '@kubernetes/client-node';
+
+// Merge patches need their content type set explicitly; the generated client defaults to JSON patch.
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 /**
  * The one module that talks to a workload cluster's apiserver through @kubernetes/client-node. It returns
@@ -36,11 +42,139 @@ function translate(err: unknown, what: string): never {
 
 export class KubeClient {
   private readonly core: CoreV1Api;
+  private readonly coordination: CoordinationV1Api;
 
   constructor(kubeconfig: string) {
     const kc = new KubeConfig();
     kc.loadFromString(kubeconfig);
     this.core = kc.makeApiClient(CoreV1Api);
+    this.coordination = kc.makeApiClient(CoordinationV1Api);
+  }
+
+  /** InternalIPs of the control-plane Nodes: where stacked etcd members and apiservers listen. */
+  async controlPlaneAddresses(): Promise<string[]> {
+    try {
+      const nodes = await this.core.listNode({ labelSelector: 'node-role.kubernetes.io/control-plane' });
+      return nodes.items.flatMap((n) => (n.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address));
+    } catch (err) {
+      translate(err, 'listing control-plane nodes');
+    }
+  }
+
+  async getNode(name: string): Promise<V1Node | undefined> {
+    try {
+      return await this.core.readNode({ name });
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 404) return undefined;
+      translate(err, `reading node ${name}`);
+    }
+  }
+
+  async listNodes(): Promise<V1Node[]> {
+    try {
+      return (await this.core.listNode()).items;
+    } catch (err) {
+      translate(err, 'listing nodes');
+    }
+  }
+
+  /** Create-if-missing; an existing Node is kept as it is (a restarted kubelet re-registers the same way). */
+  async registerNode(node: V1Node): Promise<V1Node> {
+    try {
+      return await this.core.createNode({ body: node });
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 409) return this.core.readNode({ name: node.metadata!.name! });
+      translate(err, `registering node ${node.metadata?.name}`);
+    }
+  }
+
+  async patchNode(name: string, patch: object): Promise<void> {
+    try {
+      await this.core.patchNode({ name, body: patch }, mergePatch);
+    } catch (err) {
+      translate(err, `patching node ${name}`);
+    }
+  }
+
+  async patchNodeStatus(name: string, patch: object): Promise<void> {
+    try {
+      await this.core.patchNodeStatus({ name, body: patch }, mergePatch);
+    } catch (err) {
+      translate(err, `updating status of node ${name}`);
+    }
+  }
+
+  /** Deleting a Node that is already gone succeeds. */
+  async deleteNode(name: string): Promise<void> {
+    try {
+      await this.core.deleteNode({ name });
+    } catch (err) {
+      if (!(err instanceof ApiException && err.code === 404)) translate(err, `deleting node ${name}`);
+    }
+  }
+
+  /** Renews (or creates) the node's heartbeat Lease in kube-node-lease. */
+  async renewNodeLease(nodeName: string, holder: string, durationSeconds: number): Promise<void> {
+    const namespace = 'kube-node-lease';
+    // Lease times are MicroTime: the apiserver insists on six fractional digits.
+    const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') as unknown as Date;
+    try {
+      const lease = await this.coordination.readNamespacedLease({ namespace, name: nodeName });
+      lease.spec = { ...lease.spec, holderIdentity: holder, leaseDurationSeconds: durationSeconds, renewTime: now };
+      await this.coordination.replaceNamespacedLease({ namespace, name: nodeName, body: lease });
+    } catch (err) {
+      if (!(err instanceof ApiException && err.code === 404)) translate(err, `renewing lease of node ${nodeName}`);
+      try {
+        await this.coordination.createNamespacedLease({
+          namespace,
+          body: { metadata: { name: nodeName }, spec: { holderIdentity: holder, leaseDurationSeconds: durationSeconds, renewTime: now } },
+        });
+      } catch (createErr) {
+        if (!(createErr instanceof ApiException && createErr.code === 409)) translate(createErr, `creating lease of node ${nodeName}`);
+      }
+    }
+  }
+
+  async listPods(fieldSelector?: string): Promise<V1Pod[]> {
+    try {
+      return (await this.core.listPodForAllNamespaces({ fieldSelector })).items;
+    } catch (err) {
+      translate(err, 'listing pods');
+    }
+  }
+
+  async patchPodStatus(namespace: string, name: string, patch: object): Promise<void> {
+    try {
+      await this.core.patchNamespacedPodStatus({ namespace, name, body: patch }, mergePatch);
+    } catch (err) {
+      if (!(err instanceof ApiException && err.code === 404)) translate(err, `updating status of pod ${namespace}/${name}`);
+    }
+  }
+
+  /** Removes a pod whose termination finished, as the kubelet does once its containers stopped. Gone is success. */
+  async deletePodNow(namespace: string, name: string, uid: string): Promise<void> {
+    try {
+      await this.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0, body: { preconditions: { uid } } });
+    } catch (err) {
+      if (!(err instanceof ApiException && (err.code === 404 || err.code === 409))) translate(err, `deleting pod ${namespace}/${name}`);
+    }
+  }
+
+  /** Get-or-create. */
+  async ensureSecret(secret: V1Secret): Promise<void> {
+    try {
+      await this.core.createNamespacedSecret({ namespace: secret.metadata!.namespace!, body: secret });
+    } catch (err) {
+      if (!(err instanceof ApiException && err.code === 409)) translate(err, `creating secret ${secret.metadata?.namespace}/${secret.metadata?.name}`);
+    }
+  }
+
+  async ensureConfigMap(configMap: V1ConfigMap): Promise<void> {
+    try {
+      await this.core.createNamespacedConfigMap({ namespace: configMap.metadata!.namespace!, body: configMap });
+    } catch (err) {
+      if (!(err instanceof ApiException && err.code === 409)) translate(err, `creating configmap ${configMap.metadata?.namespace}/${configMap.metadata?.name}`);
+    }
   }
 
   /** Get-or-create. */

@@ -88,7 +88,9 @@ export function apiserverProcess(l: ControlPlaneLayout, stateDir: string): Proce
       `--proxy-client-cert-file=${pki}/front-proxy-client.crt`, `--proxy-client-key-file=${pki}/front-proxy-client.key`,
       '--requestheader-allowed-names=front-proxy-client', '--requestheader-extra-headers-prefix=X-Remote-Extra-',
       '--requestheader-group-headers=X-Remote-Group', '--requestheader-username-headers=X-Remote-User',
-      '--endpoint-reconciler-type=lease',
+      // Endpoints may not hold loopback addresses, and every local machine has one; nothing in a local cluster needs them.
+      '--endpoint-reconciler-type=none',
+      '--enable-bootstrap-token-auth=true',
     ],
   };
 }

@@ -72,7 +72,8 @@ test('the workflow survives its worker being killed with SIGKILL mid-activity an
   try {
     const result = await handle.result();
     assert.deepEqual(result.data, Object.fromEntries(entries(8)));
-    assert.ok(result.resumedFrom >= 3, `the retried activity resumed from its heartbeat (key ${result.resumedFrom}), not from 0`);
+    // Heartbeats are throttled, so the last one recorded may trail the writes a little; it is never 0.
+    assert.ok(result.resumedFrom >= 1 && result.resumedFrom <= written, `the retried activity resumed from its heartbeat (key ${result.resumedFrom} of ${written} written), not from 0`);
     const history = await handle.fetchHistory();
     const attempts = history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
     assert.ok(attempts.includes(2), 'the interrupted activity ran a second attempt');

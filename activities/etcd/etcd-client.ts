@@ -1,0 +1,81 @@
+import { request } from 'node:https';
+
+/**
+ * etcd's cluster API through its JSON gateway (/v3/...), over mutual TLS with an etcd-CA client cert.
+ * Member IDs are uint64 and travel as decimal strings, so they are kept as strings.
+ */
+export interface EtcdTLS {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+export interface EtcdMember {
+  id: string;
+  name: string;
+  peerURLs: string[];
+  clientURLs: string[];
+}
+
+export class EtcdError extends Error {
+  constructor(message: string, readonly endpoint: string) {
+    super(message);
+    this.name = 'EtcdError';
+  }
+}
+
+function post<T>(endpoint: string, path: string, body: object, tls: EtcdTLS): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${endpoint}${path}`, { method: 'POST', ...tls, timeout: 5000, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new EtcdError(`etcd ${path} at ${endpoint}: HTTP ${res.statusCode} ${text.slice(0, 300)}`, endpoint));
+        resolve(JSON.parse(text) as T);
+      });
+    });
+    req.on('timeout', () => req.destroy(new EtcdError(`etcd ${path} at ${endpoint}: no answer within 5 s`, endpoint)));
+    req.on('error', (err) => reject(err instanceof EtcdError ? err : new EtcdError(`etcd ${path} at ${endpoint}: ${err.message}`, endpoint)));
+    req.end(JSON.stringify(body));
+  });
+}
+
+interface RawMember {
+  ID?: string;
+  name?: string;
+  peerURLs?: string[];
+  clientURLs?: string[];
+}
+
+const toMember = (m: RawMember): EtcdMember => ({ id: m.ID ?? '0', name: m.name ?? '', peerURLs: m.peerURLs ?? [], clientURLs: m.clientURLs ?? [] });
+
+export async function listMembers(endpoint: string, tls: EtcdTLS): Promise<EtcdMember[]> {
+  const res = await post<{ members?: RawMember[] }>(endpoint, '/v3/cluster/member/list', { linearizable: true }, tls);
+  return (res.members ?? []).map(toMember);
+}
+
+/** Adds a member by its peer URL; an existing member with that URL is returned instead (idempotent). */
+export async function addMember(endpoint: string, peerURL: string, tls: EtcdTLS): Promise<{ member: EtcdMember; members: EtcdMember[] }> {
+  const existing = (await listMembers(endpoint, tls)).find((m) => m.peerURLs.includes(peerURL));
+  if (existing) return { member: existing, members: await listMembers(endpoint, tls) };
+  const res = await post<{ member: RawMember; members: RawMember[] }>(endpoint, '/v3/cluster/member/add', { peerURLs: [peerURL] }, tls);
+  return { member: toMember(res.member), members: res.members.map(toMember) };
+}
+
+/** Removing a member that is already gone succeeds. */
+export async function removeMember(endpoint: string, id: string, tls: EtcdTLS): Promise<void> {
+  if (!(await listMembers(endpoint, tls)).some((m) => m.id === id)) return;
+  await post(endpoint, '/v3/cluster/member/remove', { ID: id }, tls);
+}
+
+/** The member ID of the current leader, as seen by `endpoint`. */
+export async function leaderId(endpoint: string, tls: EtcdTLS): Promise<string> {
+  const res = await post<{ leader?: string }>(endpoint, '/v3/maintenance/status', {}, tls);
+  return res.leader ?? '0';
+}
+
+/** Asks the leader (which `endpoint` must be) to hand leadership to `targetId`. */
+export async function moveLeader(endpoint: string, targetId: string, tls: EtcdTLS): Promise<void> {
+  await post(endpoint, '/v3/maintenance/transfer-leadership', { targetID: targetId }, tls);
+}

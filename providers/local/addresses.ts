@@ -1,0 +1,48 @@
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { localRoot } from './layout';
+
+/**
+ * Loopback addresses for local clusters and machines. Linux answers all of 127.0.0.0/8, so each machine
+ * gets an address of its own and every component keeps its standard port, as on a real network. A claim
+ * is a folder named after the address (mkdir is atomic) holding its owner, so a retried create finds
+ * its address again instead of taking a second one.
+ */
+const claimsDir = () => join(localRoot(), 'addresses');
+// 127.0.0.x is left to the host's own services.
+const first = (1 << 16) | 1;
+const last = (254 << 16) | 0xfffe;
+
+const toIP = (n: number) => `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+
+async function owned(owner: string): Promise<string | undefined> {
+  for (const ip of await readdir(claimsDir()).catch(() => [] as string[])) {
+    if ((await readFile(join(claimsDir(), ip, 'owner'), 'utf8').catch(() => '')) === owner) return ip;
+  }
+  return undefined;
+}
+
+export async function claimAddress(owner: string): Promise<string> {
+  const existing = await owned(owner);
+  if (existing) return existing;
+  await mkdir(claimsDir(), { recursive: true });
+  const taken = new Set(await readdir(claimsDir()));
+  for (let n = first; n <= last; n++) {
+    const ip = toIP(n);
+    if ((n & 255) === 0 || (n & 255) === 255 || taken.has(ip)) continue;
+    try {
+      await mkdir(join(claimsDir(), ip));
+    } catch {
+      continue; // Another create claimed it between readdir and mkdir.
+    }
+    await writeFile(join(claimsDir(), ip, 'owner'), owner);
+    return ip;
+  }
+  throw new Error('no free loopback address left in 127.1.0.0 - 127.254.255.254');
+}
+
+/** Releasing an address that is not claimed succeeds. */
+export async function releaseAddress(owner: string): Promise<void> {
+  const ip = await owned(owner);
+  if (ip) await rm(join(claimsDir(), ip), { recursive: true, force: true });
+}

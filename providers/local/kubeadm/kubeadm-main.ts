@@ -1,0 +1,190 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join as joinPath } from 'node:path';
+import { addMember, listMembers, type EtcdTLS } from '../../../activities/etcd/etcd-client';
+import { KubeClient } from '../../../activities/kube/kube-client';
+import { controlPlaneNodeFiles, type ClusterCertificateAuthorities } from '../../../activities/pki/cluster-pki';
+import { issueCertificate } from '../../../activities/pki/certificates';
+import { kubeconfigCredentials } from '../../../activities/pki/kubeconfig';
+import { writeTree } from '../../../src/util/files';
+import {
+  apiserverProcess, controllerManagerProcess, etcdPeerUrl, etcdProcess, schedulerProcess, standardPorts, type ControlPlaneLayout,
+} from '../control-plane-components';
+import type { KubeletRegistration } from '../layout';
+import { metadataPathInMachine, stateDirInMachine, type MachineMetadata } from '../machine-metadata';
+import { startDetached } from '../processes';
+import { waitForOk } from '../readiness';
+import { nodeLabels, parseKubeadmConfig, splitHostPort, type KubeadmDocuments, type NodeRegistration } from './kubeadm-config';
+
+/**
+ * capt's kubeadm for local machines: `kubeadm init|join [--control-plane] --config FILE` run from the
+ * machine's bootstrap data inside its sandbox. It does what kubeadm does that matters to Cluster API:
+ * certificates and kubeconfigs, etcd membership, the control-plane components, the bootstrap token, and
+ * the kubelet's registration.
+ */
+const pki = '/etc/kubernetes/pki';
+const controlPlaneTaint = { key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' };
+
+class KubeadmError extends Error {}
+
+function usage(): never {
+  throw new KubeadmError('usage: kubeadm init --config FILE | kubeadm join [--control-plane] --config FILE');
+}
+
+async function readCAs(): Promise<ClusterCertificateAuthorities> {
+  const read = (p: string) => readFile(joinPath(pki, p), 'utf8').catch((): string => {
+    throw new KubeadmError(`${joinPath(pki, p)} is missing: the bootstrap data must write the cluster certificate authorities for a control-plane machine`);
+  });
+  const [caCert, caKey, etcdCert, etcdKey, fpCert, fpKey, saKey, saPub] = await Promise.all(
+    ['ca.crt', 'ca.key', 'etcd/ca.crt', 'etcd/ca.key', 'front-proxy-ca.crt', 'front-proxy-ca.key', 'sa.key', 'sa.pub'].map(read),
+  );
+  return { ca: { cert: caCert!, key: caKey! }, etcdCA: { cert: etcdCert!, key: etcdKey! }, frontProxyCA: { cert: fpCert!, key: fpKey! }, serviceAccount: { privateKey: saKey!, publicKey: saPub! } };
+}
+
+function layoutFor(meta: MachineMetadata, docs: KubeadmDocuments, initialCluster: string, state: 'new' | 'existing'): ControlPlaneLayout {
+  return {
+    root: '/', ip: meta.ip, ports: standardPorts, kubernetesBin: meta.kubernetesBin, etcdBinary: meta.etcdBinary, nodeName: meta.name,
+    etcdInitialCluster: initialCluster, etcdClusterState: state,
+    serviceSubnet: docs.cluster?.networking?.serviceSubnet ?? '10.96.0.0/12', podSubnet: docs.cluster?.networking?.podSubnet ?? '10.244.0.0/16',
+  };
+}
+
+function firstServiceIP(subnet: string): string {
+  const [a, b, c, d] = subnet.split('/')[0]!.split('.').map(Number) as [number, number, number, number];
+  return `${a}.${b}.${c}.${d + 1}`;
+}
+
+async function writeControlPlaneFiles(meta: MachineMetadata, docs: KubeadmDocuments, endpoint: { host: string; port: number }, cas: ClusterCertificateAuthorities): Promise<void> {
+  const files = await controlPlaneNodeFiles(cas, {
+    clusterName: docs.cluster?.clusterName ?? 'kubernetes', nodeName: meta.name, ip: meta.ip, apiserverPort: standardPorts.apiserver,
+    endpointHost: endpoint.host, endpointPort: endpoint.port, serviceIP: firstServiceIP(docs.cluster?.networking?.serviceSubnet ?? '10.96.0.0/12'),
+  });
+  await writeTree('/etc/kubernetes', files);
+}
+
+async function startComponents(layout: ControlPlaneLayout, cas: ClusterCertificateAuthorities, adminConf: string): Promise<KubeClient> {
+  await startDetached(etcdProcess(layout, stateDirInMachine));
+  await startDetached(apiserverProcess(layout, stateDirInMachine));
+  const admin = { ...kubeconfigCredentials(adminConf), ca: cas.ca.cert };
+  await waitForOk(`https://${layout.ip}:${layout.ports.apiserver}/readyz`, admin, 120_000);
+  await startDetached(controllerManagerProcess(layout, stateDirInMachine));
+  await startDetached(schedulerProcess(layout, stateDirInMachine));
+  return new KubeClient(adminConf.replace(/server: .*/, `server: https://${layout.ip}:${layout.ports.apiserver}`));
+}
+
+async function registerKubelet(meta: MachineMetadata, registration: NodeRegistration | undefined, controlPlane: boolean): Promise<void> {
+  const labels = { ...nodeLabels(registration), ...(controlPlane ? { 'node-role.kubernetes.io/control-plane': '', 'node.kubernetes.io/exclude-from-external-load-balancers': '' } : {}) };
+  // As kubeadm: an explicit taint list replaces the default control-plane taint.
+  const taints = registration?.taints ?? (controlPlane ? [controlPlaneTaint] : []);
+  const config: KubeletRegistration = { nodeName: registration?.name ?? meta.name, providerID: meta.providerID, kubeletVersion: meta.kubernetesVersion, ip: meta.ip, labels, taints };
+  await mkdir('/var/lib/kubelet', { recursive: true });
+  await writeFile('/var/lib/kubelet/config.json', JSON.stringify(config, null, 2));
+}
+
+async function init(meta: MachineMetadata, docs: KubeadmDocuments): Promise<void> {
+  const wanted = docs.cluster?.kubernetesVersion;
+  if (wanted && wanted !== meta.kubernetesVersion) {
+    throw new KubeadmError(`ClusterConfiguration.kubernetesVersion is ${wanted} but this machine runs ${meta.kubernetesVersion}`);
+  }
+  const endpoint = splitHostPort(docs.cluster?.controlPlaneEndpoint ?? `${meta.ip}:6443`);
+  const cas = await readCAs();
+  await writeControlPlaneFiles(meta, docs, endpoint, cas);
+  const layout = layoutFor(meta, docs, `${meta.name}=${etcdPeerUrl(meta.ip, standardPorts.etcdPeer)}`, 'new');
+  const client = await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'));
+  for (const { token } of docs.init?.bootstrapTokens ?? []) await createBootstrapToken(client, token);
+  await client.ensureConfigMap({ metadata: { name: 'cluster-info', namespace: 'kube-public' }, data: { 'ca.crt': cas.ca.cert, endpoint: `${endpoint.host}:${endpoint.port}` } });
+  await registerKubelet(meta, docs.init?.nodeRegistration, true);
+}
+
+async function createBootstrapToken(client: KubeClient, token: string): Promise<void> {
+  const match = /^([a-z0-9]{6})\.([a-z0-9]{16})$/.exec(token);
+  if (!match) throw new KubeadmError(`bootstrap token '${token.slice(0, 6)}…' is malformed: it must match [a-z0-9]{6}.[a-z0-9]{16}`);
+  await client.ensureSecret({
+    metadata: { name: `bootstrap-token-${match[1]}`, namespace: 'kube-system' },
+    type: 'bootstrap.kubernetes.io/token',
+    stringData: {
+      'token-id': match[1]!, 'token-secret': match[2]!, 'usage-bootstrap-authentication': 'true', 'usage-bootstrap-signing': 'true',
+      'auth-extra-groups': 'system:bootstrappers:kubeadm:default-node-token',
+    },
+  });
+}
+
+/** kubeadm's discovery: the token must authenticate against the endpoint (401 means it does not). */
+async function checkToken(endpoint: string, token: string | undefined): Promise<void> {
+  if (!token) throw new KubeadmError('JoinConfiguration.discovery.bootstrapToken.token is required');
+  const url = `https://${endpoint}/api/v1/namespaces/kube-public/configmaps/cluster-info`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      const res = await httpsGetWithToken(url, token);
+      if (res === 401) throw new KubeadmError(`the bootstrap token was rejected by ${endpoint} (HTTP 401): it is unknown or expired`);
+      return;
+    } catch (err) {
+      if (err instanceof KubeadmError || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+function httpsGetWithToken(url: string, token: string): Promise<number> {
+  return import('node:https').then(({ request }) => new Promise<number>((resolve, reject) => {
+    const req = request(url, { rejectUnauthorized: false, headers: { authorization: `Bearer ${token}` }, timeout: 3000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  }));
+}
+
+async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, controlPlane: boolean): Promise<void> {
+  const discovery = docs.join?.discovery?.bootstrapToken;
+  const endpoint = discovery?.apiServerEndpoint ?? docs.cluster?.controlPlaneEndpoint;
+  if (!endpoint) throw new KubeadmError('JoinConfiguration.discovery.bootstrapToken.apiServerEndpoint is required');
+  await checkToken(endpoint, discovery?.token);
+  if (controlPlane) {
+    const cas = await readCAs();
+    await writeControlPlaneFiles(meta, docs, splitHostPort(endpoint), cas);
+    const etcdClient = await issueCertificate(cas.etcdCA, { commonName: `${meta.name}-join`, usage: 'client' });
+    const tls: EtcdTLS = { ca: cas.etcdCA.cert, ...etcdClient };
+    const admin = new KubeClient(await readFile('/etc/kubernetes/admin.conf', 'utf8'));
+    const peers = await etcdMemberURL(await admin.controlPlaneAddresses(), tls);
+    const selfURL = etcdPeerUrl(meta.ip, standardPorts.etcdPeer);
+    const { members } = await addMember(peers, selfURL, tls);
+    const initialCluster = members.map((m) => `${m.name || meta.name}=${m.peerURLs[0]}`).join(',');
+    const layout = layoutFor(meta, docs, initialCluster, 'existing');
+    await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'));
+  }
+  await registerKubelet(meta, docs.join?.nodeRegistration, controlPlane);
+}
+
+/** A client URL of a current etcd member: stacked etcd runs on every control-plane machine. */
+async function etcdMemberURL(controlPlaneIPs: string[], tls: EtcdTLS): Promise<string> {
+  const candidates = controlPlaneIPs.map((ip) => `https://${ip}:${standardPorts.etcdClient}`);
+  for (const url of candidates) {
+    try {
+      await listMembers(url, tls);
+      return url;
+    } catch {
+      // An apiserver that is going away may have lost its etcd already; try the next one.
+    }
+  }
+  throw new KubeadmError(`no etcd member answered among ${candidates.join(', ') || '(no control-plane Node is registered)'}`);
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = process.argv.slice(2);
+  const configIndex = rest.indexOf('--config');
+  if (configIndex < 0 || !rest[configIndex + 1]) usage();
+  const docs = parseKubeadmConfig(await readFile(rest[configIndex + 1]!, 'utf8'));
+  const meta = JSON.parse(await readFile(metadataPathInMachine, 'utf8')) as MachineMetadata;
+  if (command === 'init') await init(meta, docs);
+  else if (command === 'join') await joinCluster(meta, docs, rest.includes('--control-plane'));
+  else usage();
+  process.stdout.write(`kubeadm ${command}: node ${meta.name} ready\n`);
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`kubeadm: ${err.message}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import { captHome } from '../../src/config/capt-home';
+import type { SecretRef } from '../../src/secrets/secret-store';
+
+/** Where the local provider keeps a cluster's and its machines' state on this host. */
+export const localRoot = () => join(captHome(), 'local');
+export const clusterDir = (namespace: string, cluster: string) => join(localRoot(), namespace, cluster);
+export const clusterRunDir = (dir: string) => join(dir, 'run');
+export const machinesDir = (dir: string) => join(dir, 'machines');
+export const machineDir = (dir: string, machine: string) => join(machinesDir(dir), machine);
+export const machineRoot = (mdir: string) => join(mdir, 'root');
+/** Inside the machine these are /run/capt (pid files, logs) and /var/lib/kubelet. */
+export const machineRunDir = (mdir: string) => join(machineRoot(mdir), 'run/capt');
+export const kubeletConfigPath = (mdir: string) => join(machineRoot(mdir), 'var/lib/kubelet/config.json');
+export const sentinelPath = (mdir: string) => join(machineRoot(mdir), 'run/cluster-api/bootstrap-success.complete');
+export const bootstrapReportPath = (mdir: string) => join(machineRoot(mdir), 'run/cluster-api/bootstrap-report.json');
+
+export interface LocalClusterRecord {
+  namespace: string;
+  name: string;
+  endpoint: { host: string; port: number };
+  /** The kubeconfig the simulated kubelets act with, as kwok's do. */
+  adminKubeconfig: SecretRef;
+}
+
+export interface LocalMachineRecord {
+  namespace: string;
+  cluster: string;
+  name: string;
+  role: 'control-plane' | 'worker';
+  ip: string;
+  providerID: string;
+  version: string;
+  power: 'on' | 'off';
+  bootDelaySeconds: number;
+  failBootstrap: boolean;
+  createdAt: string;
+}
+
+/** What `kubeadm init|join` leaves for the kubelet, as kubelet flags and config would say it. */
+export interface KubeletRegistration {
+  nodeName: string;
+  providerID: string;
+  kubeletVersion: string;
+  ip: string;
+  labels: Record<string, string>;
+  taints: { key: string; value?: string; effect: string }[];
+}

@@ -1,0 +1,178 @@
+import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { unsupportedVersion } from '../../src/errors';
+import { getSecret } from '../../src/secrets/secret-store';
+import { availableKubernetesVersions, toolPaths } from '../../src/tools';
+import type {
+  BootstrapCheck, ClusterInfraSpec, ClusterInfraStatus, InfrastructureProvider, MachineInfraSpec, MachineInfraStatus, MachineRef,
+} from '../provider';
+import { claimAddress, releaseAddress } from './addresses';
+import type { BootstrapReport } from './cloud-init/cloud-init-main';
+import {
+  bootstrapReportPath, clusterDir, clusterRunDir, machineDir, machineRoot, machineRunDir, machinesDir, sentinelPath,
+  type LocalClusterRecord, type LocalMachineRecord,
+} from './layout';
+import type { MachineMetadata } from './machine-metadata';
+import { prepareMachineRoot, sandboxed } from './machine-sandbox';
+import { logTail, runningPid, startDetached, stopProcess } from './processes';
+
+/** LocalMachineTemplate spec knobs. */
+export interface LocalMachineTemplateSpec {
+  /** Simulated boot time before cloud-init runs. */
+  bootDelaySeconds?: number;
+  /** The machine fails its bootstrap, for testing remediation and failure reporting. */
+  failBootstrap?: boolean;
+}
+
+const apiserverPort = 6443;
+
+async function readJson<T>(path: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes through a temporary file and rename, so a reader never sees half a record. */
+async function writeJsonAtomic(path: string, value: unknown, mode = 0o644): Promise<void> {
+  await writeFile(`${path}.tmp`, JSON.stringify(value, null, 2), { mode });
+  await rename(`${path}.tmp`, path);
+}
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+/**
+ * The embedded provider: real control planes as processes on this host. A cluster is a loopback
+ * endpoint served by its cluster agent (load balancer + simulated kubelets); a machine is a root folder,
+ * a loopback address and the processes its bootstrap data starts inside its sandbox.
+ */
+export class LocalProvider implements InfrastructureProvider {
+  readonly name = 'local';
+
+  kubernetesVersions(): string[] {
+    return availableKubernetesVersions();
+  }
+
+  async createCluster(spec: ClusterInfraSpec): Promise<ClusterInfraStatus> {
+    const dir = clusterDir(spec.namespace, spec.name);
+    let record = await readJson<LocalClusterRecord>(join(dir, 'cluster.json'));
+    if (!record) {
+      const host = await claimAddress(`cluster/${spec.namespace}/${spec.name}`);
+      record = { namespace: spec.namespace, name: spec.name, endpoint: { host, port: apiserverPort }, adminKubeconfig: spec.adminKubeconfig };
+      await mkdir(machinesDir(dir), { recursive: true });
+      await writeJsonAtomic(join(dir, 'cluster.json'), record);
+    }
+    await startDetached({ name: 'cluster-agent', command: process.execPath, args: [join(__dirname, 'cluster-agent-main.js'), dir], stateDir: clusterRunDir(dir) });
+    return { ready: true, endpoint: record.endpoint };
+  }
+
+  async describeCluster(namespace: string, name: string): Promise<ClusterInfraStatus | undefined> {
+    const dir = clusterDir(namespace, name);
+    const record = await readJson<LocalClusterRecord>(join(dir, 'cluster.json'));
+    if (!record) return undefined;
+    return { ready: (await runningPid(clusterRunDir(dir), 'cluster-agent')) !== undefined, endpoint: record.endpoint };
+  }
+
+  async deleteCluster(namespace: string, name: string): Promise<void> {
+    const dir = clusterDir(namespace, name);
+    for (const machine of await readdir(machinesDir(dir)).catch(() => [] as string[])) {
+      await this.deleteMachine({ namespace, cluster: name, name: machine });
+    }
+    await rm(join(dir, 'cluster.json'), { force: true });
+    await stopProcess(clusterRunDir(dir), 'cluster-agent');
+    await releaseAddress(`cluster/${namespace}/${name}`);
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  async createMachine(spec: MachineInfraSpec): Promise<MachineInfraStatus> {
+    const versions = this.kubernetesVersions();
+    const kubernetesBin = toolPaths().kubernetes[spec.version];
+    if (!kubernetesBin) {
+      throw unsupportedVersion(`Kubernetes ${spec.version} is not available on the local provider: it can run ${versions.join(', ')}. Set spec.version to one of them.`);
+    }
+    const cdir = clusterDir(spec.namespace, spec.cluster);
+    if (!(await exists(join(cdir, 'cluster.json')))) {
+      throw unsupportedVersion(`local cluster ${spec.namespace}/${spec.cluster} does not exist; create its cluster infrastructure first`);
+    }
+    const mdir = machineDir(cdir, spec.name);
+    const existing = await readJson<LocalMachineRecord>(join(mdir, 'machine.json'));
+    const template = spec.template as LocalMachineTemplateSpec;
+    const record: LocalMachineRecord = existing ?? {
+      namespace: spec.namespace, cluster: spec.cluster, name: spec.name, role: spec.role,
+      ip: await claimAddress(`machine/${spec.namespace}/${spec.cluster}/${spec.name}`),
+      providerID: `local://${spec.namespace}/${spec.cluster}/${spec.name}`,
+      version: spec.version, power: 'on', bootDelaySeconds: template.bootDelaySeconds ?? 0, failBootstrap: template.failBootstrap ?? false,
+      createdAt: new Date().toISOString(),
+    };
+    if (!existing) {
+      const root = machineRoot(mdir);
+      await prepareMachineRoot(root);
+      const metadata: MachineMetadata & Pick<LocalMachineRecord, 'bootDelaySeconds' | 'failBootstrap'> = {
+        name: spec.name, ip: record.ip, providerID: record.providerID, kubernetesVersion: spec.version, kubernetesBin, etcdBinary: toolPaths().etcd,
+        bootDelaySeconds: record.bootDelaySeconds, failBootstrap: record.failBootstrap,
+      };
+      await writeJsonAtomic(join(root, 'run/capt/metadata.json'), metadata);
+      await writeFile(join(root, 'var/lib/cloud/instance/user-data.txt'), await getSecret(spec.bootstrapData), { mode: 0o600 });
+      await writeFile(join(root, 'run/capt/bin/kubeadm'), `#!/bin/sh\nexec "${process.execPath}" "${join(__dirname, 'kubeadm/kubeadm-main.js')}" "$@"\n`, { mode: 0o755 });
+      // The record goes last: its presence means the machine is fully laid out.
+      await writeJsonAtomic(join(mdir, 'machine.json'), record);
+    }
+    await this.boot(mdir);
+    return this.status(record);
+  }
+
+  /** Starts cloud-init once per machine life: never again after it has reported, so kubeadm never runs twice. */
+  private async boot(mdir: string): Promise<void> {
+    if (await exists(bootstrapReportPath(mdir))) return;
+    const { command, args } = sandboxed(machineRoot(mdir), [process.execPath, join(__dirname, 'cloud-init/cloud-init-main.js')]);
+    await startDetached({ name: 'cloud-init', command, args, stateDir: machineRunDir(mdir) });
+  }
+
+  private status(record: LocalMachineRecord): MachineInfraStatus {
+    return { providerID: record.providerID, addresses: [record.ip], power: record.power, createdAt: record.createdAt };
+  }
+
+  async describeMachine(ref: MachineRef): Promise<MachineInfraStatus | undefined> {
+    const record = await readJson<LocalMachineRecord>(join(machineDir(clusterDir(ref.namespace, ref.cluster), ref.name), 'machine.json'));
+    return record && this.status(record);
+  }
+
+  /** Stops every process of the machine, its sandbox included. */
+  private async stopMachineProcesses(mdir: string): Promise<void> {
+    const runDir = machineRunDir(mdir);
+    const names = (await readdir(runDir).catch(() => [] as string[])).filter((f) => f.endsWith('.pid')).map((f) => f.slice(0, -4));
+    await Promise.all(names.map((name) => stopProcess(runDir, name)));
+  }
+
+  async deleteMachine(ref: MachineRef): Promise<void> {
+    const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
+    await rm(join(mdir, 'machine.json'), { force: true });
+    await this.stopMachineProcesses(mdir);
+    await releaseAddress(`machine/${ref.namespace}/${ref.cluster}/${ref.name}`);
+    await rm(mdir, { recursive: true, force: true });
+  }
+
+  async powerOffMachine(ref: MachineRef): Promise<void> {
+    const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
+    const record = await readJson<LocalMachineRecord>(join(mdir, 'machine.json'));
+    if (!record) return;
+    await writeJsonAtomic(join(mdir, 'machine.json'), { ...record, power: 'off' });
+    await this.stopMachineProcesses(mdir);
+  }
+
+  async checkBootstrap(ref: MachineRef): Promise<BootstrapCheck> {
+    const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
+    if (await exists(sentinelPath(mdir))) return { state: 'succeeded' };
+    const report = await readJson<BootstrapReport>(bootstrapReportPath(mdir));
+    if (report?.state === 'failed') return { state: 'failed', command: report.command ?? '', exitCode: report.exitCode ?? 1, output: report.output ?? '' };
+    if (report?.state === 'finished') {
+      return { state: 'failed', command: '(runcmd)', exitCode: 0, output: 'every command succeeded but none wrote /run/cluster-api/bootstrap-success.complete' };
+    }
+    const running = await runningPid(machineRunDir(mdir), 'cloud-init');
+    if (!report && !running && (await exists(join(mdir, 'machine.json')))) {
+      return { state: 'failed', command: '(cloud-init)', exitCode: 1, output: await logTail(machineRunDir(mdir), 'cloud-init') };
+    }
+    return { state: 'pending', detail: report ? 'cloud-init is running' : 'machine is booting' };
+  }
+}

@@ -1,0 +1,34 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { captHome } from '../../src/config/capt-home';
+
+/** Host folders a machine may write; each is its own folder inside the machine's root. */
+const writable = ['run', 'var', 'tmp', 'home'];
+
+/**
+ * Runs a command inside a machine: a private mount namespace where the host's filesystem is read-only,
+ * /etc is an overlay whose changes land in the machine's root, /run, /var, /tmp and /home are the
+ * machine's own, and capt's state (other machines, secrets) is hidden. Processes the command starts
+ * stay in that namespace, as a VM's processes stay in the VM.
+ */
+const script = `set -e
+R=$1; H=$2; shift 2
+# Reach the machine's folders through /mnt first: hiding capt's home (or /tmp, if it lives there) must not hide them.
+mount --bind "$R" /mnt
+mount -t tmpfs -o size=1m,mode=700 tmpfs "$H"
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=/mnt/etc,workdir=/mnt/.work/etc" /etc
+for d in ${writable.join(' ')}; do mount --bind "/mnt/$d" "/$d"; done
+umount /mnt
+mount -t tmpfs -o size=64m tmpfs /dev/shm
+mount -o remount,bind,ro /
+exec "$@"`;
+
+export async function prepareMachineRoot(root: string): Promise<void> {
+  for (const dir of ['etc', '.work/etc', ...writable, 'run/capt/bin', 'run/cluster-api', 'var/lib/cloud/instance', 'var/log']) {
+    await mkdir(join(root, dir), { recursive: true });
+  }
+}
+
+export function sandboxed(root: string, argv: string[]): { command: string; args: string[] } {
+  return { command: 'unshare', args: ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'capt-machine', root, captHome(), ...argv] };
+}

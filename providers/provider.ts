@@ -1,0 +1,63 @@
+import type { SecretRef } from '../src/secrets/secret-store';
+
+/**
+ * The one interface every infrastructure provider implements. Every operation is idempotent: create is
+ * get-or-create by name, delete of something already gone succeeds.
+ */
+export interface ClusterInfraSpec {
+  namespace: string;
+  name: string;
+  /** Credentials the provider may need to act on the workload cluster (the local provider's kubelets). */
+  adminKubeconfig: SecretRef;
+}
+
+export interface ClusterInfraStatus {
+  ready: boolean;
+  endpoint: { host: string; port: number };
+}
+
+export interface MachineInfraSpec {
+  namespace: string;
+  cluster: string;
+  name: string;
+  role: 'control-plane' | 'worker';
+  /** Kubernetes version the machine's image carries. */
+  version: string;
+  bootstrapData: SecretRef;
+  failureDomain?: string;
+  /** The provider's machine template spec (for local: bootDelay, failBootstrap). */
+  template: Record<string, unknown>;
+}
+
+export interface MachineInfraStatus {
+  providerID: string;
+  addresses: string[];
+  power: 'on' | 'off';
+  createdAt: string;
+}
+
+/** The bootstrap success sentinel, as Cluster API checks it; `failed` carries the failing command and its output. */
+export type BootstrapCheck =
+  | { state: 'pending'; detail: string }
+  | { state: 'succeeded' }
+  | { state: 'failed'; command: string; exitCode: number; output: string };
+
+export interface MachineRef {
+  namespace: string;
+  cluster: string;
+  name: string;
+}
+
+export interface InfrastructureProvider {
+  readonly name: string;
+  /** Kubernetes versions this provider can run, oldest first. */
+  kubernetesVersions(): string[];
+  createCluster(spec: ClusterInfraSpec): Promise<ClusterInfraStatus>;
+  describeCluster(namespace: string, name: string): Promise<ClusterInfraStatus | undefined>;
+  deleteCluster(namespace: string, name: string): Promise<void>;
+  createMachine(spec: MachineInfraSpec): Promise<MachineInfraStatus>;
+  describeMachine(ref: MachineRef): Promise<MachineInfraStatus | undefined>;
+  deleteMachine(ref: MachineRef): Promise<void>;
+  powerOffMachine(ref: MachineRef): Promise<void>;
+  checkBootstrap(ref: MachineRef): Promise<BootstrapCheck>;
+}

@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { getSecret } from '../../src/secrets/secret-store';
+import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
+import { listMembers, removeMember } from '../../activities/etcd/etcd-client';
+import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
+import { LocalProvider } from '../../providers/local/local-provider';
+import { clusterDir, machineDir, machineRoot } from '../../providers/local/layout';
+import { availableKubernetesVersions, toolPaths } from '../../src/tools';
+import { LocalClusterDriver } from '../fixtures/local-cluster';
+import { listening, processesMentioning } from '../fixtures/leaks';
+
+const run = promisify(execFile);
+const version = availableKubernetesVersions().at(-1)!;
+let home: string;
+let driver: LocalClusterDriver;
+let kubeconfigFile: string;
+const provider = new LocalProvider();
+
+async function kubectlJson(...args: string[]) {
+  const { stdout } = await run(toolPaths().kubectl, ['--kubeconfig', kubeconfigFile, ...args, '-o', 'json']);
+  return JSON.parse(stdout);
+}
+
+async function readyNodes(): Promise<{ name: string; providerID: string; version: string }[]> {
+  const list = await kubectlJson('get', 'nodes');
+  return list.items
+    .filter((n: { status: { conditions?: { type: string; status: string }[] } }) => n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+    .map((n: { metadata: { name: string }; spec: { providerID: string }; status: { nodeInfo: { kubeletVersion: string } } }) => ({ name: n.metadata.name, providerID: n.spec.providerID, version: n.status.nodeInfo.kubeletVersion }));
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(500);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+before(async () => {
+  home = await mkdtemp(join(tmpdir(), 'capt-home-'));
+  process.env.CAPT_HOME = home;
+  driver = new LocalClusterDriver(provider, 'default', 'alpha', version);
+  await driver.create();
+  kubeconfigFile = join(home, 'alpha.kubeconfig');
+  await writeFile(kubeconfigFile, await getSecret(clusterSecretRefs('default', 'alpha').adminKubeconfig), { mode: 0o600 });
+});
+
+after(async () => {
+  await provider.deleteCluster('default', 'alpha');
+  await rm(home, { recursive: true, force: true });
+});
+
+test('one control-plane and two worker machines: kubectl shows three Ready nodes whose providerIDs match the machines', async () => {
+  const machines = [await driver.machine('alpha-cp-0', 'init')];
+  assert.deepEqual(await driver.bootstrapResult('alpha-cp-0'), { state: 'succeeded' });
+  machines.push(await driver.machine('alpha-md-0', 'join'), await driver.machine('alpha-md-1', 'join'));
+  for (const name of ['alpha-md-0', 'alpha-md-1']) assert.deepEqual(await driver.bootstrapResult(name), { state: 'succeeded' });
+  const nodes = await until('three Ready nodes', async () => {
+    const ready = await readyNodes();
+    return ready.length === 3 ? ready : undefined;
+  });
+  assert.deepEqual(nodes.map((n) => n.providerID).sort(), machines.map((m) => m.providerID).sort());
+  assert.ok(nodes.every((n) => n.version === version), `every kubelet reports ${version}`);
+  // Idempotent create: asking again returns the same machine, with no second set of processes.
+  const again = await driver.machine('alpha-md-0', 'join');
+  assert.equal(again.providerID, machines[1]!.providerID);
+  assert.deepEqual(again.addresses, machines[1]!.addresses);
+});
+
+test('a second control-plane machine joins etcd; deleting it removes its member and its processes', async () => {
+  const joined = await driver.machine('alpha-cp-1', 'join-control-plane');
+  assert.deepEqual(await driver.bootstrapResult('alpha-cp-1'), { state: 'succeeded' });
+  const tls = await etcdClientTLS('default', 'alpha');
+  const first = (await provider.describeMachine(driver.ref('alpha-cp-0')))!.addresses[0]!;
+  const members = await listMembers(`https://${first}:2379`, tls);
+  assert.deepEqual(members.map((m) => m.name).sort(), ['alpha-cp-0', 'alpha-cp-1']);
+  const ip = joined.addresses[0]!;
+  assert.ok((await processesMentioning([`--bind-address=${ip} `])).length >= 3, 'the joined machine runs its own apiserver, controller-manager and scheduler');
+
+  // etcd refuses removals until the new member has been connected for a few seconds ("unhealthy cluster").
+  await until('etcd to accept the member removal', () => removeMember(`https://${first}:2379`, members.find((m) => m.name === 'alpha-cp-1')!.id, tls).then(() => true), 60_000);
+  await provider.deleteMachine(driver.ref('alpha-cp-1'));
+  assert.deepEqual((await listMembers(`https://${first}:2379`, tls)).map((m) => m.name), ['alpha-cp-0']);
+  assert.deepEqual(await processesMentioning([`${ip}:`, `=${ip} `]), [], 'no process of the deleted machine remains');
+  assert.equal(await listening(ip, 6443), false);
+  assert.equal(existsSync(machineDir(clusterDir('default', 'alpha'), 'alpha-cp-1')), false);
+  assert.equal(await provider.describeMachine(driver.ref('alpha-cp-1')), undefined);
+  await provider.deleteMachine(driver.ref('alpha-cp-1')); // deleting what is gone succeeds
+});
+
+test('a failing preKubeadmCommand leaves no sentinel, and the check reports the command and its output', async () => {
+  await driver.machine('alpha-bad', 'join', { preKubeadmCommands: ['echo preparing', 'echo "disk /dev/sdz not found" >&2; exit 3', 'echo never runs'] });
+  const result = await driver.bootstrapResult('alpha-bad');
+  assert.equal(result.state, 'failed');
+  assert.ok(result.state === 'failed');
+  assert.equal(result.command, 'echo "disk /dev/sdz not found" >&2; exit 3');
+  assert.equal(result.exitCode, 3);
+  assert.match(result.output, /disk \/dev\/sdz not found/);
+  const root = machineRoot(machineDir(clusterDir('default', 'alpha'), 'alpha-bad'));
+  assert.equal(existsSync(join(root, 'run/cluster-api/bootstrap-success.complete')), false);
+  await provider.deleteMachine(driver.ref('alpha-bad'));
+});
+
+test('failBootstrap fails the bootstrap and an unknown Kubernetes version is refused with the available ones', async () => {
+  await driver.machine('alpha-knob', 'join', {}, { failBootstrap: true });
+  const result = await driver.bootstrapResult('alpha-knob');
+  assert.equal(result.state, 'failed');
+  await provider.deleteMachine(driver.ref('alpha-knob'));
+  await assert.rejects(driver.machine('alpha-old', 'join', {}, {}, 'v1.20.0'), (err: Error) => {
+    assert.match(err.message, /Kubernetes v1\.20\.0 is not available on the local provider: it can run v1\.\d+\.\d+, v1\.\d+\.\d+/);
+    return true;
+  });
+  assert.equal(await provider.describeMachine(driver.ref('alpha-old')), undefined, 'nothing was created');
+});
+
+test('runcmd is confined: writes to the host /etc land inside the machine, /usr and /root are read-only', async () => {
+  const marker = `capt-escape-${process.pid}`;
+  await driver.machine('alpha-jail', 'join', {
+    preKubeadmCommands: [`echo pwned > /etc/${marker}`, `if echo x > /usr/${marker}; then exit 10; fi`, `if echo x > /root/${marker}; then exit 11; fi`, `test ! -e ${home}/secrets`],
+  });
+  assert.deepEqual(await driver.bootstrapResult('alpha-jail'), { state: 'succeeded' });
+  assert.equal(existsSync(`/etc/${marker}`), false, 'the host /etc is untouched');
+  assert.equal(existsSync(`/usr/${marker}`), false);
+  assert.equal(existsSync(`/root/${marker}`), false);
+  const root = machineRoot(machineDir(clusterDir('default', 'alpha'), 'alpha-jail'));
+  assert.equal(await readFile(join(root, 'etc', marker), 'utf8'), 'pwned\n', 'the write landed in the machine');
+});
+
+test('deleting the cluster leaves no process, port or directory behind', async () => {
+  const infra = (await provider.describeCluster('default', 'alpha'))!;
+  const ips = await Promise.all(['alpha-cp-0', 'alpha-md-0'].map(async (m) => (await provider.describeMachine(driver.ref(m)))!.addresses[0]!));
+  assert.ok((await processesMentioning([home])).length > 0, 'the cluster had processes');
+  await provider.deleteCluster('default', 'alpha');
+  assert.deepEqual(await processesMentioning([home, ...ips.flatMap((ip) => [`${ip}:`, `=${ip} `])]), []);
+  assert.equal(await listening(infra.endpoint.host, infra.endpoint.port), false);
+  for (const ip of ips) assert.equal(await listening(ip, 6443), false);
+  assert.equal(existsSync(clusterDir('default', 'alpha')), false);
+});
