@@ -1,5 +1,5 @@
 import {
-  ApiException, CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions,
+  ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions,
   type V1ConfigMap, type V1Namespace, type V1Node, type V1Pod, type V1Secret,
 } from '@kubernetes/client-node';
 
@@ -25,17 +25,25 @@ export class KubeError extends Error {
 export const isNotFound = (err: unknown) => err instanceof KubeError && err.status === 404;
 export const isConflict = (err: unknown) => err instanceof KubeError && err.status === 409;
 
+interface ApiStatus {
+  message?: string;
+  reason?: string;
+  details?: { causes?: { reason?: string; message?: string }[] };
+}
+
+/** Error bodies arrive as raw JSON strings (or already parsed, depending on the path taken). */
+function parseStatus(err: ApiException<unknown>): ApiStatus {
+  try {
+    return (typeof err.body === 'string' ? JSON.parse(err.body) : err.body) as ApiStatus;
+  } catch {
+    return {};
+  }
+}
+
 function translate(err: unknown, what: string): never {
   if (err instanceof ApiException) {
-    const code = (err as ApiException<unknown>).code;
-    let status: { message?: string; reason?: string } = {};
-    try {
-      const body = (err as ApiException<unknown>).body;
-      status = typeof body === 'string' ? JSON.parse(body) : (body as typeof status);
-    } catch {
-      // Non-JSON bodies (proxies, early TLS failures) keep the generic message below.
-    }
-    throw new KubeError(`${what}: ${status.message ?? `HTTP ${code}`}`, code, status.reason ?? 'Unknown');
+    const status = parseStatus(err);
+    throw new KubeError(`${what}: ${status.message ?? `HTTP ${err.code}`}`, err.code, status.reason ?? 'Unknown');
   }
   throw err;
 }
@@ -43,12 +51,59 @@ function translate(err: unknown, what: string): never {
 export class KubeClient {
   private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
+  private readonly apps: AppsV1Api;
 
   constructor(kubeconfig: string) {
     const kc = new KubeConfig();
     kc.loadFromString(kubeconfig);
     this.core = kc.makeApiClient(CoreV1Api);
     this.coordination = kc.makeApiClient(CoordinationV1Api);
+    this.apps = kc.makeApiClient(AppsV1Api);
+  }
+
+  async nodeByProviderID(providerID: string): Promise<V1Node | undefined> {
+    return (await this.listNodes()).find((n) => n.spec?.providerID === providerID);
+  }
+
+  /** Marks the node unschedulable; already cordoned is fine. */
+  async cordon(name: string): Promise<void> {
+    await this.patchNode(name, { spec: { unschedulable: true } });
+  }
+
+  async podsOnNode(nodeName: string): Promise<V1Pod[]> {
+    return this.listPods(`spec.nodeName=${nodeName}`);
+  }
+
+  async daemonSetExists(namespace: string, name: string): Promise<boolean> {
+    try {
+      await this.apps.readNamespacedDaemonSet({ namespace, name });
+      return true;
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 404) return false;
+      translate(err, `reading daemonset ${namespace}/${name}`);
+    }
+  }
+
+  /**
+   * Evicts through the Eviction API (policy/v1), honouring disruption budgets. Resolves 'evicted' (or
+   * 'gone'), or 'blocked' with the apiserver's explanation when a budget says no (HTTP 429).
+   */
+  async evict(namespace: string, name: string, gracePeriodSeconds?: number): Promise<{ outcome: 'evicted' | 'gone' } | { outcome: 'blocked'; message: string }> {
+    try {
+      await this.core.createNamespacedPodEviction({
+        namespace, name,
+        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { namespace, name }, ...(gracePeriodSeconds !== undefined ? { deleteOptions: { gracePeriodSeconds } } : {}) },
+      });
+      return { outcome: 'evicted' };
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 404) return { outcome: 'gone' };
+      if (err instanceof ApiException && err.code === 429) {
+        const status = parseStatus(err);
+        const causes = (status.details?.causes ?? []).map((c) => c.message).filter(Boolean);
+        return { outcome: 'blocked', message: [status.message, ...causes].filter(Boolean).join(' ') || 'eviction refused (HTTP 429)' };
+      }
+      translate(err, `evicting pod ${namespace}/${name}`);
+    }
   }
 
   /** InternalIPs of the control-plane Nodes: where stacked etcd members and apiservers listen. */

@@ -52,7 +52,8 @@ test('the workflow survives its worker being killed with SIGKILL mid-activity an
   const taskQueue = `smoke-kill-${Date.now()}`;
   const bundlePath = join(home, 'workflow-bundle.js');
   await writeFile(bundlePath, workflows.code);
-  const first = await spawnWorkerProcess(env.address, taskQueue, bundlePath);
+  const workerScript = join(__dirname, '../fixtures/worker-process-main.js');
+  const first = await spawnWorkerProcess(workerScript, [env.address, taskQueue, bundlePath]);
   const handle = await env.client.workflow.start(smokeWorkflow, {
     taskQueue, workflowId: `smoke/${taskQueue}`,
     args: [{ kubeconfig, namespace: 'smoke-b', configMap: 'settings', entries: entries(8), pauseMs: 500 }],
@@ -68,7 +69,7 @@ test('the workflow survives its worker being killed with SIGKILL mid-activity an
   assert.equal(await first.exited, 'SIGKILL');
   assert.equal((await handle.describe()).status.name, 'RUNNING', 'the workflow outlives its worker');
 
-  const second = await spawnWorkerProcess(env.address, taskQueue, bundlePath);
+  const second = await spawnWorkerProcess(workerScript, [env.address, taskQueue, bundlePath]);
   try {
     const result = await handle.result();
     assert.deepEqual(result.data, Object.fromEntries(entries(8)));
@@ -78,7 +79,6 @@ test('the workflow survives its worker being killed with SIGKILL mid-activity an
     const attempts = history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
     assert.ok(attempts.includes(2), 'the interrupted activity ran a second attempt');
   } finally {
-    second.child.kill('SIGTERM');
-    await second.exited;
+    await second.stop();
   }
 });

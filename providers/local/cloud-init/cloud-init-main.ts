@@ -43,6 +43,8 @@ function run(line: string): Promise<{ code: number; output: string }> {
 
 async function main(): Promise<void> {
   const meta = JSON.parse(await readFile(metadataPathInMachine, 'utf8')) as MachineMetadata & { bootDelaySeconds: number; failBootstrap: boolean };
+  // One line per boot: tests use it to prove a machine's bootstrap never ran twice.
+  await appendFile('/var/log/capt-boots.log', `${new Date().toISOString()}\n`);
   await report({ state: 'running' });
   await sleep(meta.bootDelaySeconds * 1000);
   if (meta.failBootstrap) {

@@ -1,0 +1,3 @@
+// Provider-independent activities, served on the capt-core task queue.
+export { createBootstrapData, deleteBootstrapData } from './bootstrap/bootstrap-data';
+export { deleteNode, drainNode, syncNode, waitForNode, waitForVolumeDetach } from './machine/node-activities';

@@ -1,0 +1,93 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { drainProgressSignal } from '../../src/temporal/machine-messages';
+import type { DrainProgress } from '../../workflows/machine/machine-model';
+import { blockingReasons, drainPass } from '../drain/drain';
+import { pollWithHeartbeat } from '../heartbeat-poll';
+import { workloadClient } from '../kube/workload-cluster';
+
+/** Activities on a machine's Node in the workload cluster. Each is idempotent. */
+export interface NodeTarget {
+  namespace: string;
+  cluster: string;
+}
+
+const uninitializedTaint = 'node.cluster.x-k8s.io/uninitialized';
+// Cluster API syncs only labels in these domains to the Node; others belong to the Node's own managers.
+const syncedLabel = /^(node-role\.kubernetes\.io|node-restriction\.kubernetes\.io|node\.cluster\.x-k8s\.io)\/|^[^/]*\.(node-restriction\.kubernetes\.io|node\.cluster\.x-k8s\.io)\//;
+
+/** Waits (heartbeating) for a Node with the providerID; undefined when `timeoutSeconds` passes first. */
+export async function waitForNode(target: NodeTarget & { providerID: string; timeoutSeconds: number }): Promise<{ nodeName: string } | undefined> {
+  const client = await workloadClient(target.namespace, target.cluster);
+  const started = Date.now();
+  return pollWithHeartbeat(
+    async () => {
+      const node = await client.nodeByProviderID(target.providerID).catch(() => undefined);
+      return node && { nodeName: node.metadata!.name! };
+    },
+    { intervalMs: 1000, deadline: started + target.timeoutSeconds * 1000, progress: () => `no Node with providerID ${target.providerID} yet (${Math.round((Date.now() - started) / 1000)}s)` },
+  );
+}
+
+/**
+ * Puts the Machine's labels and annotations on its Node, removes the uninitialized taint, and returns the
+ * Node's readiness.
+ */
+export async function syncNode(target: NodeTarget & { nodeName: string; labels: Record<string, string>; annotations: Record<string, string> }): Promise<{ ready: 'True' | 'False' | 'Unknown'; message?: string }> {
+  const client = await workloadClient(target.namespace, target.cluster);
+  const node = await client.getNode(target.nodeName);
+  if (!node) throw ApplicationFailure.create({ message: `Node ${target.nodeName} disappeared`, type: 'NodeNotFound' });
+  const labels = Object.fromEntries(Object.entries(target.labels).filter(([k]) => syncedLabel.test(k)));
+  const taints = (node.spec?.taints ?? []).filter((t) => t.key !== uninitializedTaint);
+  await client.patchNode(target.nodeName, { metadata: { labels, annotations: target.annotations }, spec: { taints } });
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  return { ready: (ready?.status as 'True' | 'False' | 'Unknown' | undefined) ?? 'Unknown', ...(ready?.message ? { message: ready.message } : {}) };
+}
+
+/**
+ * Drains the Node: passes until it is empty or `deadline` (epoch ms) passes. Heartbeats each pass and
+ * signals the machine workflow whenever what blocks the drain changes, so the UI says why it waits.
+ */
+export async function drainNode(target: NodeTarget & { nodeName: string; deadline?: number }): Promise<DrainProgress & { done: boolean }> {
+  const ctx = Context.current();
+  const client = await workloadClient(target.namespace, target.cluster);
+  const workflowId = ctx.info.workflowExecution?.workflowId;
+  const evicted = new Set<string>();
+  let last: DrainProgress = { evicted: 0, remaining: 0, blocked: [], warnings: [] };
+  let reported = '';
+  const result = await pollWithHeartbeat(
+    async () => {
+      const pass = await drainPass(client, target.nodeName);
+      pass.evicted.forEach((p) => evicted.add(p));
+      last = { evicted: evicted.size, remaining: pass.blocked.length + pass.waiting.length, blocked: blockingReasons(pass), warnings: pass.warnings.slice(0, 5) };
+      const key = JSON.stringify(last.blocked);
+      if (key !== reported) {
+        reported = key;
+        if (workflowId) await ctx.client.workflow.getHandle(workflowId).signal(drainProgressSignal, last);
+      }
+      return pass.done ? { ...last, done: true } : undefined;
+    },
+    { intervalMs: 2000, deadline: target.deadline, progress: () => last },
+  );
+  return result ?? { ...last, done: false };
+}
+
+/** Waits for the Node to report no attached volumes; `done: false` when the deadline passes first. */
+export async function waitForVolumeDetach(target: NodeTarget & { nodeName: string; deadline?: number }): Promise<{ done: boolean; attached: string[] }> {
+  const client = await workloadClient(target.namespace, target.cluster);
+  let attached: string[] = [];
+  const done = await pollWithHeartbeat(
+    async () => {
+      const node = await client.getNode(target.nodeName);
+      attached = (node?.status?.volumesAttached ?? []).map((v) => v.name).sort();
+      return attached.length === 0 ? true : undefined;
+    },
+    { intervalMs: 2000, deadline: target.deadline, progress: () => `volumes still attached: ${attached.join(', ')}` },
+  );
+  return { done: done === true, attached };
+}
+
+/** Deletes the Node; gone already is success. Retried by the workflow until nodeDeletionTimeout. */
+export async function deleteNode(target: NodeTarget & { nodeName: string }): Promise<void> {
+  await (await workloadClient(target.namespace, target.cluster)).deleteNode(target.nodeName);
+}

@@ -1,0 +1,53 @@
+import { pollWithHeartbeat } from '../activities/heartbeat-poll';
+import type { BootstrapCheck, ClusterInfraSpec, InfrastructureProvider, MachineInfraSpec, MachineRef } from './provider';
+
+/**
+ * The activities every provider serves on its own task queue (`provider-<name>`), built from its
+ * InfrastructureProvider. Names are the same for every provider, so workflows pick a provider by queue.
+ */
+export function providerActivities(provider: InfrastructureProvider) {
+  return {
+    async createClusterInfrastructure(spec: ClusterInfraSpec) {
+      return provider.createCluster(spec);
+    },
+    async deleteClusterInfrastructure(namespace: string, name: string): Promise<void> {
+      await provider.deleteCluster(namespace, name);
+    },
+    async createMachineInfrastructure(spec: MachineInfraSpec) {
+      return provider.createMachine(spec);
+    },
+    async describeMachineInfrastructure(ref: MachineRef) {
+      return provider.describeMachine(ref);
+    },
+    async deleteMachineInfrastructure(ref: MachineRef): Promise<void> {
+      await provider.deleteMachine(ref);
+    },
+    async powerOffMachine(ref: MachineRef): Promise<void> {
+      await provider.powerOffMachine(ref);
+    },
+    /**
+     * Waits (heartbeating) for the bootstrap success sentinel. Past `timeoutSeconds` with no sentinel the
+     * bootstrap counts as failed, as Cluster API says: no silent retry.
+     */
+    async waitForBootstrap(ref: MachineRef, timeoutSeconds: number): Promise<BootstrapCheck> {
+      let last: BootstrapCheck = { state: 'pending', detail: 'not checked yet' };
+      const outcome = await pollWithHeartbeat(
+        async () => {
+          last = await provider.checkBootstrap(ref);
+          return last.state === 'pending' ? undefined : last;
+        },
+        { intervalMs: 1000, deadline: Date.now() + timeoutSeconds * 1000, progress: () => last },
+      );
+      const seen = last as BootstrapCheck;
+      return outcome ?? {
+        state: 'failed', command: '(bootstrap timeout)', exitCode: 1,
+        output: `no bootstrap success sentinel within ${timeoutSeconds}s; last state: ${seen.state === 'pending' ? seen.detail : seen.state}`,
+      };
+    },
+    async kubernetesVersions(): Promise<string[]> {
+      return provider.kubernetesVersions();
+    },
+  };
+}
+
+export type ProviderActivities = ReturnType<typeof providerActivities>;

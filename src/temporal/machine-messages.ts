@@ -1,0 +1,13 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { DrainProgress, MachineSpecChange, MachineStatus } from '../../workflows/machine/machine-model';
+
+/** Messages of the machine workflow. Wire name = constant name without its suffix. */
+export const machineStatusQuery = defineQuery<MachineStatus>('machineStatus');
+/** Starts deletion; `clusterDeleting` skips drain, the volume wait and Node deletion, as Cluster API does. */
+export const deleteMachineUpdate = defineUpdate<MachineStatus, [{ clusterDeleting?: boolean }]>('deleteMachine');
+/** Labels, annotations and timeouts change in place; version, bootstrap, infrastructure and failure domain are refused. */
+export const changeMachineUpdate = defineUpdate<MachineStatus, [MachineSpecChange]>('changeMachine');
+/** From the drain activity, only when what blocks the drain changes. */
+export const drainProgressSignal = defineSignal<[DrainProgress]>('drainProgress');
+/** To the owner, when the machine's phase changes. */
+export const machineChangedSignal = defineSignal<[MachineStatus]>('machineChanged');

@@ -1,0 +1,49 @@
+import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import * as coreActivities from '../../activities';
+import { LocalProvider } from '../../providers/local/local-provider';
+import { providerActivities } from '../../providers/provider-activities';
+import type { InfrastructureProvider } from '../../providers/provider';
+import { coreTaskQueue, providerTaskQueue } from '../temporal/task-queues';
+
+/** Every provider capt ships, by name. */
+export const installedProviders = (): InfrastructureProvider[] => [new LocalProvider()];
+
+export interface WorkerOptions {
+  connection: NativeConnection;
+  namespace?: string;
+  /** A prebuilt workflow bundle (tests share one); otherwise workflows/ is bundled at start. */
+  workflowBundle?: WorkflowBundleOption;
+  /** Which task queues this process serves: the core queue and/or providers by name. */
+  core?: boolean;
+  providers?: string[];
+}
+
+/** Creates capt's workers: `capt-core` (workflows and provider-independent activities) and one per provider. */
+export async function createWorkers(opts: WorkerOptions): Promise<Worker[]> {
+  const workers: Worker[] = [];
+  const namespace = opts.namespace ?? 'default';
+  if (opts.core ?? true) {
+    workers.push(await Worker.create({
+      connection: opts.connection, namespace, taskQueue: coreTaskQueue, activities: coreActivities,
+      ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../../workflows') }),
+    }));
+  }
+  const wanted = opts.providers ?? installedProviders().map((p) => p.name);
+  for (const provider of installedProviders().filter((p) => wanted.includes(p.name))) {
+    workers.push(await Worker.create({ connection: opts.connection, namespace, taskQueue: providerTaskQueue(provider.name), activities: providerActivities(provider) }));
+  }
+  return workers;
+}
+
+/** Runs the workers until all have stopped; when one fails, the others are shut down too. */
+export async function runWorkers(workers: Worker[]): Promise<void> {
+  const runs = workers.map((w) =>
+    w.run().catch((err: unknown) => {
+      for (const other of workers) if (other.getState() === 'RUNNING') other.shutdown();
+      throw err;
+    }),
+  );
+  const results = await Promise.allSettled(runs);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}

@@ -1,0 +1,23 @@
+import type { MachineSpec, MachineSpecChange } from './machine-model';
+
+/**
+ * The machine workflow's update validator: what may change in place, and a clear refusal for the rest.
+ * Throwing here rejects the update before anything reaches history.
+ */
+export function validateMachineChange(spec: MachineSpec, change: MachineSpecChange): void {
+  const immutable = (['version', 'bootstrap', 'infrastructure', 'failureDomain'] as const).filter(
+    (field) => change[field] !== undefined && JSON.stringify(change[field]) !== JSON.stringify(spec[field]),
+  );
+  if (immutable.length) {
+    throw new Error(
+      `Machine ${spec.namespace}/${spec.name}: ${immutable.join(', ')} cannot change on an existing Machine; ` +
+        'change the owning MachineDeployment or control plane instead, which replaces machines in a rollout',
+    );
+  }
+  for (const field of ['nodeDrainTimeoutSeconds', 'nodeVolumeDetachTimeoutSeconds', 'nodeDeletionTimeoutSeconds'] as const) {
+    const value = change[field];
+    if (value !== undefined && (!Number.isFinite(value) || value < 0)) {
+      throw new Error(`Machine ${spec.namespace}/${spec.name}: ${field} must be a number of seconds >= 0 (0 means no limit), got ${value}`);
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import { MachinePhase, type Condition, type MachineState, type MachineStatus } from './machine-model';
+
+/** Condition reasons of the machine workflow (Cluster API's where it has one). */
+export const Reason = {
+  /** Bootstrap data is not rendered yet. */
+  DataSecretNotAvailable: 'DataSecretNotAvailable',
+  /** The provider is creating the machine. */
+  WaitingForInfrastructure: 'WaitingForInfrastructure',
+  /** The machine exists; its bootstrap has not reported success yet. */
+  WaitingForBootstrap: 'WaitingForBootstrap',
+  /** The bootstrap success sentinel never appeared; the failing command is in the message. */
+  BootstrapFailed: 'BootstrapFailed',
+  /** No Node with the machine's providerID yet. */
+  WaitingForNode: 'WaitingForNode',
+  /** The Node's Ready condition is not True. */
+  NodeNotReady: 'NodeNotReady',
+  /** The Node's labels, annotations and taints are not synced yet. */
+  NodeNotSynced: 'NodeNotSynced',
+} as const;
+
+const condition = (type: string, ok: boolean, reason?: string, message?: string): Condition =>
+  ok ? { type, status: 'True' } : { type, status: 'False', ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+
+export function machinePhase(state: MachineState): MachinePhase {
+  if (state.deletion) return state.deletion.gate === 'Deleted' ? MachinePhase.Deleted : MachinePhase.Deleting;
+  if (state.bootstrap?.state === 'failed' || state.failure) return MachinePhase.Failed;
+  if (state.nodeRef && state.nodeSynced) return MachinePhase.Running;
+  if (state.bootstrap?.state === 'succeeded') return MachinePhase.Provisioned;
+  if (state.bootstrapDataReady) return MachinePhase.Provisioning;
+  return MachinePhase.Pending;
+}
+
+/** The one place the machine's status is computed, from its state alone. */
+export function machineStatus(state: MachineState): MachineStatus {
+  const { spec } = state;
+  const bootstrapFailed = state.bootstrap?.state === 'failed' ? state.bootstrap : undefined;
+  const failure = bootstrapFailed && `command '${bootstrapFailed.command}' exited ${bootstrapFailed.exitCode}: ${bootstrapFailed.output.trim().split('\n').slice(-5).join(' | ')}`;
+  const infraReady = state.bootstrap?.state === 'succeeded';
+  const nodeReady = state.node?.ready === 'True';
+  const conditions: Condition[] = [
+    condition('BootstrapConfigReady', state.bootstrapDataReady, Reason.DataSecretNotAvailable),
+    condition(
+      'InfrastructureReady', infraReady,
+      state.failure?.reason ?? (bootstrapFailed ? Reason.BootstrapFailed : state.infrastructure ? Reason.WaitingForBootstrap : Reason.WaitingForInfrastructure),
+      state.failure?.message ?? failure,
+    ),
+    ...(state.infrastructure ? [condition('BootstrapExecSucceeded', infraReady, bootstrapFailed ? Reason.BootstrapFailed : Reason.WaitingForBootstrap, failure)] : []),
+    condition('NodeReady', !!state.nodeRef && nodeReady, state.nodeRef ? Reason.NodeNotReady : Reason.WaitingForNode, state.node?.message),
+    condition('NodeHealthy', !!state.nodeRef && nodeReady && state.nodeSynced, !state.nodeRef ? Reason.WaitingForNode : !nodeReady ? Reason.NodeNotReady : Reason.NodeNotSynced),
+  ];
+  const firstFalse = conditions.find((c) => c.status !== 'True');
+  conditions.unshift(condition('Ready', !firstFalse && !state.deletion, state.deletion ? 'Deleting' : firstFalse?.reason, state.deletion ? state.deletion.message : firstFalse?.message));
+  if (state.deletion) {
+    conditions.push({ type: 'Deleting', status: 'True', reason: state.deletion.gate, message: state.deletion.message ?? '', lastTransitionTime: state.deletion.gateStartedAt });
+  }
+  return {
+    namespace: spec.namespace, name: spec.name, cluster: spec.cluster, phase: machinePhase(state), version: spec.version,
+    providerID: state.infrastructure?.providerID, nodeRef: state.nodeRef?.name, addresses: state.infrastructure?.addresses ?? [],
+    failureDomain: spec.failureDomain, createdAt: state.createdAt, conditions, step: state.step, labels: spec.labels, annotations: spec.annotations,
+  };
+}

@@ -1,0 +1,221 @@
+import {
+  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, getExternalWorkflowHandle, isCancellation,
+  proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
+} from '@temporalio/workflow';
+import type * as coreActivities from '../../activities';
+import type { ProviderActivities } from '../../providers/provider-activities';
+import { changeMachineUpdate, deleteMachineUpdate, drainProgressSignal, machineChangedSignal, machineStatusQuery } from '../../src/temporal/machine-messages';
+import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
+import { providerTaskQueue } from '../../src/temporal/task-queues';
+import { validateMachineChange } from './machine-change';
+import {
+  DeletionGate, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
+  type MachineSpec, type MachineState, type MachineStatus,
+} from './machine-model';
+import { machineStatus } from './machine-status';
+
+export interface MachineWorkflowInput {
+  spec: MachineSpec;
+  /** Carried across continue-as-new. */
+  state?: MachineState;
+}
+
+const nodeStartupChunkSeconds = 600;
+
+/** One Machine from creation to deletion (workflow ID `machine/<namespace>/<name>`). */
+export async function machineWorkflow(input: MachineWorkflowInput): Promise<MachineStatus> {
+  const nowISO = () => new Date().toISOString();
+  const state: MachineState = input.state ?? {
+    spec: input.spec, createdAt: nowISO(), bootstrapDataReady: false, nodeSynced: false, nodeSyncPending: false, step: 'starting',
+  };
+  const { spec } = state;
+  const ref = { namespace: spec.namespace, cluster: spec.cluster, name: spec.name };
+  const target = { namespace: spec.namespace, cluster: spec.cluster };
+
+  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const waits = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '30 days', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: '5m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const bootstrapTimeoutSeconds = spec.bootstrapTimeoutSeconds ?? 600;
+  const providerWaits = proxyActivities<ProviderActivities>({
+    taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: `${bootstrapTimeoutSeconds + 300}s`, heartbeatTimeout: '30s',
+  });
+
+  let publishedPhase = '';
+  /** Recomputes status after every change: current details, search attributes, and the owner's notice. */
+  function refresh(): MachineStatus {
+    const status = machineStatus(state);
+    const blocked = status.conditions.find((c) => c.type === 'Deleting')?.message;
+    setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}`);
+    if (status.phase !== publishedPhase) {
+      publishedPhase = status.phase;
+      upsertSearchAttributes([
+        { key: CaptKind, value: 'Machine' }, { key: CaptNamespace, value: spec.namespace }, { key: CaptCluster, value: spec.cluster },
+        { key: CaptPhase, value: status.phase }, { key: CaptKubernetesVersion, value: spec.version }, { key: CaptProvider, value: spec.provider },
+      ]);
+      if (spec.owner) void getExternalWorkflowHandle(spec.owner).signal(machineChangedSignal, status).catch(() => undefined);
+    }
+    return status;
+  }
+  const setStep = (step: string) => {
+    state.step = step;
+    refresh();
+  };
+
+  setHandler(machineStatusQuery, () => machineStatus(state));
+  setHandler(deleteMachineUpdate, (opts) => {
+    if (!state.deletion) {
+      const now = nowISO();
+      state.deletion = { requestedAt: now, clusterDeleting: opts.clusterDeleting ?? false, gate: DeletionGate.PreDrainHooks, gateStartedAt: now };
+      state.step = 'deletion requested';
+    }
+    return refresh();
+  });
+  setHandler(
+    changeMachineUpdate,
+    (change) => {
+      Object.assign(spec, change);
+      state.nodeSyncPending = !!state.nodeRef && (change.labels !== undefined || change.annotations !== undefined);
+      return refresh();
+    },
+    { validator: (change) => validateMachineChange(spec, change) },
+  );
+  setHandler(drainProgressSignal, (progress) => {
+    if (state.deletion?.gate !== DeletionGate.Drain) return;
+    state.deletion.drain = progress;
+    state.deletion.message = progress.blocked.length
+      ? `draining node ${state.nodeRef?.name}: ${progress.blocked.join('; ')}`
+      : `draining node ${state.nodeRef?.name}: ${progress.evicted} pods evicted`;
+    refresh();
+  });
+
+  async function create(): Promise<void> {
+    if (!state.bootstrapDataReady) {
+      setStep('rendering bootstrap data');
+      await core.createBootstrapData({
+        namespace: spec.namespace, cluster: spec.cluster, machine: spec.name, role: spec.bootstrap.role, kubernetesVersion: spec.version,
+        controlPlaneEndpoint: spec.bootstrap.controlPlaneEndpoint, spec: spec.bootstrap.config,
+      });
+      state.bootstrapDataReady = true;
+    }
+    if (!state.infrastructure) {
+      setStep(`creating ${spec.infrastructure.kind} on provider ${spec.provider}`);
+      const infra = await provider.createMachineInfrastructure({
+        ...ref, role: spec.role, version: spec.version, bootstrapData: { secret: `machines/${spec.namespace}/${spec.name}/bootstrap-data` },
+        failureDomain: spec.failureDomain, template: spec.infrastructure.spec,
+      });
+      state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
+    }
+    if (!state.bootstrap) {
+      setStep(`waiting for the bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`);
+      const check = await providerWaits.waitForBootstrap(ref, bootstrapTimeoutSeconds);
+      state.bootstrap = check.state === 'failed' ? check : { state: 'succeeded' };
+      if (check.state === 'failed') return setStep(`bootstrap failed: '${check.command}' exited ${check.exitCode}; waiting to be deleted or remediated`);
+    }
+    while (!state.nodeRef) {
+      setStep(`waiting for a Node with providerID ${state.infrastructure.providerID}`);
+      const node = await waits.waitForNode({ ...target, providerID: state.infrastructure.providerID, timeoutSeconds: nodeStartupChunkSeconds });
+      if (node) state.nodeRef = { name: node.nodeName };
+    }
+    await syncNode();
+  }
+
+  async function syncNode(): Promise<void> {
+    setStep(`syncing labels, annotations and taints to Node ${state.nodeRef!.name}`);
+    state.nodeSyncPending = false;
+    state.node = await core.syncNode({ ...target, nodeName: state.nodeRef!.name, labels: spec.labels, annotations: spec.annotations });
+    state.nodeSynced = true;
+    setStep('running');
+  }
+
+  function enterGate(gate: DeletionGate, message: string): void {
+    state.deletion!.gate = gate;
+    state.deletion!.gateStartedAt = nowISO();
+    state.deletion!.message = message;
+    setStep(message);
+  }
+
+  const hooks = (prefix: string) => Object.keys(spec.annotations).filter((a) => a.startsWith(`${prefix}/`)).sort();
+  const deadline = (startedAt: string, seconds?: number) => (seconds ? new Date(startedAt).getTime() + seconds * 1000 : undefined);
+
+  async function waitForHooks(gate: DeletionGate, prefix: string): Promise<void> {
+    if (hooks(prefix).length === 0) return;
+    enterGate(gate, `waiting for hook annotations to be removed: ${hooks(prefix).join(', ')}`);
+    await condition(() => hooks(prefix).length === 0);
+  }
+
+  async function drain(): Promise<void> {
+    const d = state.deletion!;
+    const node = state.nodeRef?.name;
+    if (!node || d.clusterDeleting) return;
+    if (spec.annotations[excludeNodeDrainingAnnotation] !== undefined) {
+      d.drainSkipped = `annotation ${excludeNodeDrainingAnnotation}`;
+      return;
+    }
+    d.drainStartedAt ??= nowISO();
+    enterGate(DeletionGate.Drain, `draining node ${node}`);
+    const result = await waits.drainNode({ ...target, nodeName: node, deadline: deadline(d.drainStartedAt, spec.nodeDrainTimeoutSeconds) });
+    if (!result.done) d.drainSkipped = `nodeDrainTimeout ${spec.nodeDrainTimeoutSeconds}s expired with ${result.remaining} pods left: ${result.blocked.join('; ')}`;
+  }
+
+  async function waitForVolumes(): Promise<void> {
+    const d = state.deletion!;
+    const node = state.nodeRef?.name;
+    if (!node || d.clusterDeleting || spec.annotations[excludeVolumeDetachAnnotation] !== undefined) return;
+    d.volumeDetachStartedAt ??= nowISO();
+    enterGate(DeletionGate.VolumeDetach, `waiting for volumes to detach from node ${node}`);
+    await waits.waitForVolumeDetach({ ...target, nodeName: node, deadline: deadline(d.volumeDetachStartedAt, spec.nodeVolumeDetachTimeoutSeconds) });
+  }
+
+  async function deleteNode(): Promise<void> {
+    const node = state.nodeRef?.name;
+    if (!node || state.deletion!.clusterDeleting) return;
+    const timeout = spec.nodeDeletionTimeoutSeconds ?? 10;
+    enterGate(DeletionGate.Node, `deleting node ${node} (nodeDeletionTimeout ${timeout}s)`);
+    const bounded = proxyActivities<typeof coreActivities>({ startToCloseTimeout: `${Math.max(timeout, 1)}s`, scheduleToCloseTimeout: `${Math.max(timeout, 1)}s`, retry: { initialInterval: '500ms' } });
+    try {
+      await bounded.deleteNode({ ...target, nodeName: node });
+    } catch (err) {
+      // Cluster API gives up on the Node after nodeDeletionTimeout rather than hold the Machine forever.
+      if (!(err instanceof ActivityFailure)) throw err;
+    }
+  }
+
+  async function runDeletion(): Promise<void> {
+    await waitForHooks(DeletionGate.PreDrainHooks, preDrainHookPrefix);
+    await drain();
+    await waitForVolumes();
+    await waitForHooks(DeletionGate.PreTerminateHooks, preTerminateHookPrefix);
+    enterGate(DeletionGate.Infrastructure, `deleting ${spec.infrastructure.kind} on provider ${spec.provider}`);
+    await provider.deleteMachineInfrastructure(ref);
+    enterGate(DeletionGate.BootstrapData, 'deleting bootstrap data');
+    await core.deleteBootstrapData(spec.namespace, spec.name);
+    await deleteNode();
+    enterGate(DeletionGate.Done, state.deletion!.drainSkipped ? `deleted; drain skipped: ${state.deletion!.drainSkipped}` : 'deleted');
+  }
+
+  refresh();
+  if (!state.deletion) {
+    const scope = new CancellationScope();
+    const creating = scope.run(create).catch((err: unknown) => {
+      if (isCancellation(err)) return;
+      const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+      if (!cause) throw err;
+      state.failure = { reason: cause.type ?? 'Failed', message: cause.message };
+      setStep(`failed: ${cause.message}; waiting to be deleted`);
+    });
+    await Promise.race([creating, condition(() => state.deletion !== undefined)]);
+    if (state.deletion) scope.cancel();
+    await creating;
+    while (!state.deletion) {
+      await condition(() => state.deletion !== undefined || state.nodeSyncPending || workflowInfo().continueAsNewSuggested);
+      if (state.deletion) break;
+      if (state.nodeSyncPending) await syncNode();
+      else if (workflowInfo().continueAsNewSuggested) {
+        await condition(allHandlersFinished);
+        return continueAsNew<typeof machineWorkflow>({ spec, state });
+      }
+    }
+  }
+  await runDeletion();
+  return refresh();
+}
