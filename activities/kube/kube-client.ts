@@ -209,7 +209,8 @@ export class KubeClient {
   /** Removes a pod whose termination finished, as the kubelet does once its containers stopped. Gone is success. */
   async deletePodNow(namespace: string, name: string, uid: string): Promise<void> {
     try {
-      await this.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0, body: { preconditions: { uid } } });
+      // A body's DeleteOptions replace the query's, so the grace period must be in the body.
+      await this.core.deleteNamespacedPod({ namespace, name, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
     } catch (err) {
       if (!(err instanceof ApiException && (err.code === 404 || err.code === 409))) translate(err, `deleting pod ${namespace}/${name}`);
     }

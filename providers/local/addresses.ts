@@ -1,4 +1,5 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { localRoot } from './layout';
 
@@ -22,6 +23,17 @@ async function owned(owner: string): Promise<string | undefined> {
   return undefined;
 }
 
+function listening(ip: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: ip, port, timeout: 500 });
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+  });
+}
+
+const inUse = async (ip: string) => (await Promise.all([6443, 2379, 2380].map((port) => listening(ip, port)))).some(Boolean);
+
 export async function claimAddress(owner: string): Promise<string> {
   const existing = await owned(owner);
   if (existing) return existing;
@@ -34,6 +46,11 @@ export async function claimAddress(owner: string): Promise<string> {
       await mkdir(join(claimsDir(), ip));
     } catch {
       continue; // Another create claimed it between readdir and mkdir.
+    }
+    // Something outside this capt home (another capt home, leftovers of a killed run) may use it.
+    if (await inUse(ip)) {
+      await writeFile(join(claimsDir(), ip, 'owner'), 'in use by a process capt does not know');
+      continue;
     }
     await writeFile(join(claimsDir(), ip, 'owner'), owner);
     return ip;

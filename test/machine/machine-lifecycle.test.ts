@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { deleteMachineUpdate } from '../../src/temporal/machine-messages';
+import type { ApplicationFailure } from '@temporalio/common';
+import { changeMachineUpdate, deleteMachineUpdate } from '../../src/temporal/machine-messages';
 import { clusterDir, machineDir } from '../../providers/local/layout';
 import { MachineHarness } from '../fixtures/machine-harness';
 
@@ -38,4 +39,52 @@ test('create -> Running: nodeRef set, labels synced, uninitialized taint removed
   const events = (await handle.fetchHistory()).events!.length;
   console.log(`history events for create + delete: ${events}`);
   assert.ok(events < 150, `history has ${events} events`);
+});
+
+test('a failing bootstrap ends in Failed with BootstrapFailed and the command output, in bounded time', async () => {
+  const started = Date.now();
+  const handle = await h.startMachine(h.spec('lc-bad', { bootstrap: { role: 'join', controlPlaneEndpoint: h.driver.endpoint, config: { preKubeadmCommands: ['echo "mirror unreachable" >&2; exit 42'] } } }));
+  const failed = await h.waitFor(handle, (s) => s.phase === 'Failed', 'Failed', 60_000);
+  const exec = failed.conditions.find((c) => c.type === 'BootstrapExecSucceeded')!;
+  assert.equal(exec.status, 'False');
+  assert.equal(exec.reason, 'BootstrapFailed');
+  assert.match(exec.message!, /exited 42: mirror unreachable/);
+  console.log(`bootstrap failure reported after ${Date.now() - started} ms`);
+  // It waits to be deleted rather than retrying: still Failed a moment later, with one boot only.
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.equal((await h.waitFor(handle, () => true, 'status')).phase, 'Failed');
+  await handle.executeUpdate(deleteMachineUpdate, { args: [{}] });
+  assert.equal((await handle.result()).phase, 'Deleted');
+});
+
+test('an unsupported Kubernetes version fails the machine with the versions the provider has', async () => {
+  const handle = await h.startMachine(h.spec('lc-old', { version: 'v1.19.0' }));
+  const failed = await h.waitFor(handle, (s) => s.phase === 'Failed', 'Failed', 60_000);
+  const infra = failed.conditions.find((c) => c.type === 'InfrastructureReady')!;
+  assert.equal(infra.reason, 'UnsupportedVersion');
+  assert.match(infra.message!, /v1\.19\.0 is not available on the local provider: it can run v1\.\d+\.\d+, v1\.\d+\.\d+/);
+  await handle.executeUpdate(deleteMachineUpdate, { args: [{}] });
+  await handle.result();
+});
+
+test('labels change in place and reach the Node; a version change is refused with a clear message and changes nothing', async () => {
+  const handle = await h.startMachine(h.spec('lc-mut'));
+  const running = await h.waitFor(handle, (s) => s.phase === 'Running', 'Running');
+  await handle.executeUpdate(changeMachineUpdate, { args: [{ labels: { 'node-role.kubernetes.io/worker': '' } }] });
+  await h.waitFor(handle, (s) => s.phase === 'Running' && s.labels['node-role.kubernetes.io/worker'] === '', 'label applied');
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && (await h.kube.getNode(running.nodeRef!))?.metadata?.labels?.['node-role.kubernetes.io/worker'] === undefined) await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await h.kube.getNode(running.nodeRef!))?.metadata?.labels?.['node-role.kubernetes.io/worker'], '');
+  const before = (await handle.fetchHistory()).events!.length;
+  const rejection = (pattern: RegExp) => (err: Error) => {
+    assert.equal((err.cause as ApplicationFailure).type, 'InvalidSpec');
+    assert.match((err.cause as ApplicationFailure).message, pattern);
+    return true;
+  };
+  await assert.rejects(handle.executeUpdate(changeMachineUpdate, { args: [{ version: 'v1.30.0' }] }), rejection(/version cannot change on an existing Machine; change the owning MachineDeployment or control plane instead/));
+  await assert.rejects(handle.executeUpdate(changeMachineUpdate, { args: [{ nodeDrainTimeoutSeconds: -5 }] }), rejection(/nodeDrainTimeoutSeconds must be a number of seconds >= 0/));
+  assert.equal((await h.waitFor(handle, () => true, 'status')).version, h.version, 'the version is unchanged');
+  assert.ok((await handle.fetchHistory()).events!.length <= before + 1, 'rejected updates write nothing to history');
+  await handle.executeUpdate(deleteMachineUpdate, { args: [{}] });
+  await handle.result();
 });

@@ -1,3 +1,4 @@
+import { invalidSpec } from '../../src/errors';
 import type { MachineSpec, MachineSpecChange } from './machine-model';
 
 /**
@@ -9,7 +10,7 @@ export function validateMachineChange(spec: MachineSpec, change: MachineSpecChan
     (field) => change[field] !== undefined && JSON.stringify(change[field]) !== JSON.stringify(spec[field]),
   );
   if (immutable.length) {
-    throw new Error(
+    throw invalidSpec(
       `Machine ${spec.namespace}/${spec.name}: ${immutable.join(', ')} cannot change on an existing Machine; ` +
         'change the owning MachineDeployment or control plane instead, which replaces machines in a rollout',
     );
@@ -17,7 +18,7 @@ export function validateMachineChange(spec: MachineSpec, change: MachineSpecChan
   for (const field of ['nodeDrainTimeoutSeconds', 'nodeVolumeDetachTimeoutSeconds', 'nodeDeletionTimeoutSeconds'] as const) {
     const value = change[field];
     if (value !== undefined && (!Number.isFinite(value) || value < 0)) {
-      throw new Error(`Machine ${spec.namespace}/${spec.name}: ${field} must be a number of seconds >= 0 (0 means no limit), got ${value}`);
+      throw invalidSpec(`Machine ${spec.namespace}/${spec.name}: ${field} must be a number of seconds >= 0 (0 means no limit), got ${value}`);
     }
   }
 }

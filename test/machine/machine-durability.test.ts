@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
+import { clusterDir, machineDir, machineRoot, machinesDir } from '../../providers/local/layout';
+import { getSecret } from '../../src/secrets/secret-store';
+import { deleteMachineUpdate } from '../../src/temporal/machine-messages';
+import { processesMentioning } from '../fixtures/leaks';
+import { MachineHarness } from '../fixtures/machine-harness';
+import { Workloads } from '../fixtures/workloads';
+
+const h = new MachineHarness('du');
+before(() => h.start());
+after(() => h.stop());
+
+test('SIGKILL of the worker mid-provision and again mid-drain: a new worker finishes, one machine existed, nothing leaked', async () => {
+  const w = new Workloads(await getSecret(clusterSecretRefs('default', 'du').adminKubeconfig));
+  const handle = await h.startMachine(h.spec('du-w', { infrastructure: { kind: 'LocalMachineTemplate', spec: { bootDelaySeconds: 6 } } }));
+  await h.waitFor(handle, (s) => /bootstrap success sentinel/.test(s.step), 'the bootstrap wait');
+  const mdir = machineDir(clusterDir('default', 'du'), 'du-w');
+  await h.killWorker();
+  await sleep(1000);
+  await h.startWorker();
+  const running = await h.waitFor(handle, (s) => s.phase === 'Running', 'Running after the first kill');
+  const boots = (await readFile(join(machineRoot(mdir), 'var/log/capt-boots.log'), 'utf8')).trim().split('\n');
+  assert.equal(boots.length, 1, 'the machine booted exactly once');
+  const { readdir } = await import('node:fs/promises');
+  assert.deepEqual((await readdir(machinesDir(clusterDir('default', 'du')))).filter((m) => m.startsWith('du-w')), ['du-w'], 'exactly one machine exists');
+
+  await w.deployment('default', 'held', 1);
+  for (let i = 0; i < 200 && (await w.runningOn('default', 'held'))[running.nodeRef!] !== 1; i++) await sleep(300);
+  await w.budget('default', 'held-pdb', 'held', 1);
+  await handle.executeUpdate(deleteMachineUpdate, { args: [{}] });
+  await h.waitFor(handle, (s) => /held-pdb/.test(s.conditions.find((c) => c.type === 'Deleting')?.message ?? ''), 'the drain blocked by held-pdb');
+  await h.killWorker();
+  await sleep(1000);
+  await h.startWorker();
+  await w.relaxBudget('default', 'held-pdb', 0);
+  const final = await handle.result();
+  assert.equal(final.phase, 'Deleted');
+  assert.equal(existsSync(mdir), false, 'the machine directory is gone');
+  assert.deepEqual(await processesMentioning([`${running.addresses[0]}:`, `=${running.addresses[0]} `, mdir]), [], 'no process of the machine remains');
+  assert.equal(await h.kube.getNode(running.nodeRef!), undefined);
+  const attempts = (await handle.fetchHistory()).events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt!);
+  assert.ok(attempts.some((a) => a > 1), 'at least one activity was retried after a kill');
+});
