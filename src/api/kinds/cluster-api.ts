@@ -1,0 +1,178 @@
+import { z } from 'zod';
+import { dnsName, duration, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubernetesVersion, metadata, refV1beta1, refV1beta2, seconds, type Ref } from './common';
+
+/** Cluster, Machine, MachineDeployment and MachineHealthCheck (cluster.x-k8s.io v1beta1 and v1beta2), normalised. */
+const labelsAndAnnotations = z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }).strict();
+const cidrBlocks = z.object({ cidrBlocks: z.array(z.string().regex(/^\d+\.\d+\.\d+\.\d+\/\d+$/, 'must be a CIDR like 10.96.0.0/12')).min(1) }).strict();
+const clusterNetwork = z.object({ services: cidrBlocks.optional(), pods: cidrBlocks.optional(), serviceDomain: z.string().optional(), apiServerPort: z.number().int().optional() }).strict();
+
+export interface ClusterDoc {
+  controlPlaneRef?: Ref;
+  infrastructureRef?: Ref;
+  serviceSubnet?: string;
+  podSubnet?: string;
+  paused: boolean;
+}
+
+export const clusterV1beta1 = z.object({
+  apiVersion: z.string(), kind: z.literal('Cluster'), metadata,
+  spec: z.object({ clusterNetwork: clusterNetwork.optional(), controlPlaneRef: refV1beta1.optional(), infrastructureRef: refV1beta1.optional(), paused: z.boolean().optional(), controlPlaneEndpoint: z.looseObject({}).optional() }).strict(),
+}).strict().transform((d): ClusterDoc => ({
+  controlPlaneRef: d.spec.controlPlaneRef && fromV1beta1Ref(d.spec.controlPlaneRef), infrastructureRef: d.spec.infrastructureRef && fromV1beta1Ref(d.spec.infrastructureRef),
+  serviceSubnet: d.spec.clusterNetwork?.services?.cidrBlocks[0], podSubnet: d.spec.clusterNetwork?.pods?.cidrBlocks[0], paused: d.spec.paused ?? false,
+}));
+
+export const clusterV1beta2 = z.object({
+  apiVersion: z.string(), kind: z.literal('Cluster'), metadata,
+  spec: z.object({ clusterNetwork: clusterNetwork.optional(), controlPlaneRef: refV1beta2.optional(), infrastructureRef: refV1beta2.optional(), paused: z.boolean().optional(), controlPlaneEndpoint: z.looseObject({}).optional() }).strict(),
+}).strict().transform((d): ClusterDoc => ({
+  controlPlaneRef: d.spec.controlPlaneRef && fromV1beta2Ref(d.spec.controlPlaneRef), infrastructureRef: d.spec.infrastructureRef && fromV1beta2Ref(d.spec.infrastructureRef),
+  serviceSubnet: d.spec.clusterNetwork?.services?.cidrBlocks[0], podSubnet: d.spec.clusterNetwork?.pods?.cidrBlocks[0], paused: d.spec.paused ?? false,
+}));
+
+/** The machine template both Machines and MachineDeployments carry. */
+export interface MachineTemplateDoc {
+  clusterName: string;
+  version: string;
+  bootstrapRef?: Ref;
+  infrastructureRef: Ref;
+  failureDomain?: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  nodeDrainTimeoutSeconds?: number;
+  nodeVolumeDetachTimeoutSeconds?: number;
+  nodeDeletionTimeoutSeconds?: number;
+  minReadySeconds?: number;
+}
+
+const machineSpecV1beta1 = z.object({
+  clusterName: dnsName, version: kubernetesVersion,
+  bootstrap: z.object({ configRef: refV1beta1.optional(), dataSecretName: z.string().optional() }).strict(),
+  infrastructureRef: refV1beta1, failureDomain: z.string().optional(), providerID: z.string().optional(),
+  nodeDrainTimeout: duration.optional(), nodeVolumeDetachTimeout: duration.optional(), nodeDeletionTimeout: duration.optional(),
+}).strict();
+
+const machineSpecV1beta2 = z.object({
+  clusterName: dnsName, version: kubernetesVersion,
+  bootstrap: z.object({ configRef: refV1beta2.optional(), dataSecretName: z.string().optional() }).strict(),
+  infrastructureRef: refV1beta2, failureDomain: z.string().optional(), providerID: z.string().optional(), minReadySeconds: seconds.optional(),
+  deletion: z.object({ nodeDrainTimeoutSeconds: seconds.optional(), nodeVolumeDetachTimeoutSeconds: seconds.optional(), nodeDeletionTimeoutSeconds: seconds.optional() }).strict().optional(),
+}).strict();
+
+const templateV1beta1 = (spec: z.infer<typeof machineSpecV1beta1>, meta?: z.infer<typeof labelsAndAnnotations>): MachineTemplateDoc => ({
+  clusterName: spec.clusterName, version: spec.version, bootstrapRef: spec.bootstrap.configRef && fromV1beta1Ref(spec.bootstrap.configRef),
+  infrastructureRef: fromV1beta1Ref(spec.infrastructureRef), failureDomain: spec.failureDomain, labels: meta?.labels ?? {}, annotations: meta?.annotations ?? {},
+  nodeDrainTimeoutSeconds: spec.nodeDrainTimeout, nodeVolumeDetachTimeoutSeconds: spec.nodeVolumeDetachTimeout, nodeDeletionTimeoutSeconds: spec.nodeDeletionTimeout,
+});
+
+const templateV1beta2 = (spec: z.infer<typeof machineSpecV1beta2>, meta?: z.infer<typeof labelsAndAnnotations>): MachineTemplateDoc => ({
+  clusterName: spec.clusterName, version: spec.version, bootstrapRef: spec.bootstrap.configRef && fromV1beta2Ref(spec.bootstrap.configRef),
+  infrastructureRef: fromV1beta2Ref(spec.infrastructureRef), failureDomain: spec.failureDomain, labels: meta?.labels ?? {}, annotations: meta?.annotations ?? {},
+  nodeDrainTimeoutSeconds: spec.deletion?.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: spec.deletion?.nodeVolumeDetachTimeoutSeconds,
+  nodeDeletionTimeoutSeconds: spec.deletion?.nodeDeletionTimeoutSeconds, minReadySeconds: spec.minReadySeconds,
+});
+
+export const machineV1beta1 = z.object({ apiVersion: z.string(), kind: z.literal('Machine'), metadata, spec: machineSpecV1beta1 }).strict()
+  .transform((d) => templateV1beta1(d.spec, d.metadata));
+export const machineV1beta2 = z.object({ apiVersion: z.string(), kind: z.literal('Machine'), metadata, spec: machineSpecV1beta2 }).strict()
+  .transform((d) => templateV1beta2(d.spec, d.metadata));
+
+export type DeletionOrder = 'Random' | 'Newest' | 'Oldest';
+
+export interface MachineDeploymentDoc {
+  clusterName: string;
+  replicas: number;
+  template: MachineTemplateDoc;
+  strategy: { type: 'RollingUpdate' | 'OnDelete'; maxSurge: number | string; maxUnavailable: number | string; deletionOrder: DeletionOrder };
+  minReadySeconds: number;
+  revisionHistoryLimit: number;
+  paused: boolean;
+  rolloutAfter?: string;
+}
+
+const replicas = z.number().int('must be a whole number').min(0, 'must be >= 0');
+const deletionOrder = z.enum(['Random', 'Newest', 'Oldest']);
+const rollingUpdateV1beta1 = z.object({ maxSurge: intOrPercent.optional(), maxUnavailable: intOrPercent.optional(), deletePolicy: deletionOrder.optional() }).strict();
+
+export const machineDeploymentV1beta1 = z.object({
+  apiVersion: z.string(), kind: z.literal('MachineDeployment'), metadata,
+  spec: z.object({
+    clusterName: dnsName, replicas: replicas.optional(), selector: z.looseObject({}).optional(),
+    template: z.object({ metadata: labelsAndAnnotations.optional(), spec: machineSpecV1beta1 }).strict(),
+    strategy: z.object({ type: z.enum(['RollingUpdate', 'OnDelete']).optional(), rollingUpdate: rollingUpdateV1beta1.optional() }).strict().optional(),
+    minReadySeconds: seconds.optional(), revisionHistoryLimit: z.number().int().min(0).optional(), paused: z.boolean().optional(),
+    rolloutAfter: z.iso.datetime().optional(), progressDeadlineSeconds: z.number().int().optional(),
+  }).strict(),
+}).strict().transform((d): MachineDeploymentDoc => ({
+  clusterName: d.spec.clusterName, replicas: d.spec.replicas ?? 1, template: templateV1beta1(d.spec.template.spec, d.spec.template.metadata),
+  strategy: {
+    type: d.spec.strategy?.type ?? 'RollingUpdate', maxSurge: d.spec.strategy?.rollingUpdate?.maxSurge ?? 1,
+    maxUnavailable: d.spec.strategy?.rollingUpdate?.maxUnavailable ?? 0, deletionOrder: d.spec.strategy?.rollingUpdate?.deletePolicy ?? 'Random',
+  },
+  minReadySeconds: d.spec.minReadySeconds ?? 0, revisionHistoryLimit: d.spec.revisionHistoryLimit ?? 10, paused: d.spec.paused ?? false, rolloutAfter: d.spec.rolloutAfter,
+}));
+
+export const machineDeploymentV1beta2 = z.object({
+  apiVersion: z.string(), kind: z.literal('MachineDeployment'), metadata,
+  spec: z.object({
+    clusterName: dnsName, replicas: replicas.optional(), selector: z.looseObject({}).optional(),
+    template: z.object({ metadata: labelsAndAnnotations.optional(), spec: machineSpecV1beta2 }).strict(),
+    rollout: z.object({
+      after: z.iso.datetime().optional(),
+      strategy: z.object({ type: z.enum(['RollingUpdate', 'OnDelete']).optional(), rollingUpdate: z.object({ maxSurge: intOrPercent.optional(), maxUnavailable: intOrPercent.optional() }).strict().optional() }).strict().optional(),
+    }).strict().optional(),
+    deletion: z.object({ order: deletionOrder.optional() }).strict().optional(),
+    paused: z.boolean().optional(),
+  }).strict(),
+}).strict().transform((d): MachineDeploymentDoc => ({
+  clusterName: d.spec.clusterName, replicas: d.spec.replicas ?? 1, template: templateV1beta2(d.spec.template.spec, d.spec.template.metadata),
+  strategy: {
+    type: d.spec.rollout?.strategy?.type ?? 'RollingUpdate', maxSurge: d.spec.rollout?.strategy?.rollingUpdate?.maxSurge ?? 1,
+    maxUnavailable: d.spec.rollout?.strategy?.rollingUpdate?.maxUnavailable ?? 0, deletionOrder: d.spec.deletion?.order ?? 'Random',
+  },
+  minReadySeconds: d.spec.template.spec.minReadySeconds ?? 0, revisionHistoryLimit: 10, paused: d.spec.paused ?? false, rolloutAfter: d.spec.rollout?.after,
+}));
+
+export interface HealthCheckDoc {
+  clusterName: string;
+  selector: Record<string, string>;
+  unhealthyNodeConditions: { type: string; status: string; timeoutSeconds: number }[];
+  nodeStartupTimeoutSeconds: number;
+  maxUnhealthy?: number | string;
+  unhealthyRange?: string;
+}
+
+const matchLabels = z.object({ matchLabels: z.record(z.string(), z.string()) }).strict();
+
+export const machineHealthCheckV1beta1 = z.object({
+  apiVersion: z.string(), kind: z.literal('MachineHealthCheck'), metadata,
+  spec: z.object({
+    clusterName: dnsName, selector: matchLabels,
+    unhealthyConditions: z.array(z.object({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), timeout: duration }).strict()).optional(),
+    nodeStartupTimeout: duration.optional(), maxUnhealthy: intOrPercent.optional(), unhealthyRange: z.string().regex(/^\[\d+-\d+\]$/, 'must look like [1-3]').optional(),
+    remediationTemplate: z.looseObject({}).optional(),
+  }).strict(),
+}).strict().transform((d): HealthCheckDoc => ({
+  clusterName: d.spec.clusterName, selector: d.spec.selector.matchLabels,
+  unhealthyNodeConditions: (d.spec.unhealthyConditions ?? []).map((c) => ({ type: c.type, status: c.status, timeoutSeconds: c.timeout })),
+  nodeStartupTimeoutSeconds: d.spec.nodeStartupTimeout ?? 600, maxUnhealthy: d.spec.maxUnhealthy, unhealthyRange: d.spec.unhealthyRange,
+}));
+
+export const machineHealthCheckV1beta2 = z.object({
+  apiVersion: z.string(), kind: z.literal('MachineHealthCheck'), metadata,
+  spec: z.object({
+    clusterName: dnsName, selector: matchLabels,
+    checks: z.object({
+      nodeStartupTimeoutSeconds: seconds.optional(),
+      unhealthyNodeConditions: z.array(z.object({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), timeoutSeconds: seconds }).strict()).optional(),
+    }).strict().optional(),
+    remediation: z.object({
+      triggerIf: z.object({ unhealthyLessThanOrEqualTo: intOrPercent.optional(), unhealthyInRange: z.string().regex(/^\[\d+-\d+\]$/, 'must look like [1-3]').optional() }).strict().optional(),
+      templateRef: z.looseObject({}).optional(),
+    }).strict().optional(),
+  }).strict(),
+}).strict().transform((d): HealthCheckDoc => ({
+  clusterName: d.spec.clusterName, selector: d.spec.selector.matchLabels,
+  unhealthyNodeConditions: d.spec.checks?.unhealthyNodeConditions ?? [], nodeStartupTimeoutSeconds: d.spec.checks?.nodeStartupTimeoutSeconds ?? 600,
+  maxUnhealthy: d.spec.remediation?.triggerIf?.unhealthyLessThanOrEqualTo, unhealthyRange: d.spec.remediation?.triggerIf?.unhealthyInRange,
+}));

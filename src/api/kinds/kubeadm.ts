@@ -1,0 +1,148 @@
+import { z } from 'zod';
+import type { KubeadmConfigSpec } from '../../../activities/bootstrap/kubeadm-config-spec';
+import { duration, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubernetesVersion, metadata, refV1beta1, refV1beta2, seconds, taint, type Ref } from './common';
+
+/** KubeadmConfig, KubeadmConfigTemplate and KubeadmControlPlane in v1beta1 and v1beta2, normalised to one model. */
+const kubeletArgsMap = z.record(z.string(), z.string());
+const kubeletArgsList = z.array(z.object({ name: z.string(), value: z.string() }).strict());
+
+const nodeRegistration = (args: z.ZodType) => z.object({
+  name: z.string().optional(),
+  criSocket: z.string().optional(),
+  taints: z.array(taint).optional(),
+  kubeletExtraArgs: args.optional(),
+  ignorePreflightErrors: z.array(z.string()).optional(),
+  imagePullPolicy: z.string().optional(),
+}).strict();
+
+const file = z.object({
+  path: z.string().startsWith('/', 'must be an absolute path'),
+  owner: z.string().optional(),
+  permissions: z.string().regex(/^0?[0-7]{3,4}$/, 'must be an octal mode like 0644').optional(),
+  encoding: z.enum(['base64', 'gzip', 'gzip+base64']).optional(),
+  append: z.boolean().optional(),
+  content: z.string(),
+}).strict();
+
+const user = z.object({
+  name: z.string(), gecos: z.string().optional(), groups: z.string().optional(), homeDir: z.string().optional(), shell: z.string().optional(),
+  passwd: z.string().optional(), primaryGroup: z.string().optional(), lockPassword: z.boolean().optional(), sudo: z.string().optional(),
+  sshAuthorizedKeys: z.array(z.string()).optional(),
+}).strict();
+
+const specShape = (args: z.ZodType) => ({
+  // kubeadm's own documents carry many fields capt passes through untouched.
+  clusterConfiguration: z.looseObject({ networking: z.object({ serviceSubnet: z.string().optional(), podSubnet: z.string().optional(), dnsDomain: z.string().optional() }).strict().optional() }).optional(),
+  initConfiguration: z.looseObject({ nodeRegistration: nodeRegistration(args).optional() }).optional(),
+  joinConfiguration: z.looseObject({ nodeRegistration: nodeRegistration(args).optional() }).optional(),
+  files: z.array(file).optional(),
+  preKubeadmCommands: z.array(z.string()).optional(),
+  postKubeadmCommands: z.array(z.string()).optional(),
+  users: z.array(user).optional(),
+  format: z.literal('cloud-config', { message: "only 'cloud-config' is supported by capt's providers" }).optional(),
+  verbosity: z.number().int().optional(),
+  ntp: z.looseObject({}).optional(),
+});
+
+export const kubeadmConfigSpecV1beta1 = z.object(specShape(kubeletArgsMap)).strict();
+export const kubeadmConfigSpecV1beta2 = z.object(specShape(kubeletArgsList)).strict();
+
+type LooseRegistration = { name?: string; taints?: { key: string; value?: string; effect: string }[]; kubeletExtraArgs?: Record<string, string> | { name: string; value: string }[] } | undefined;
+
+function registration(r: LooseRegistration) {
+  if (!r) return undefined;
+  const args = Array.isArray(r.kubeletExtraArgs) ? Object.fromEntries(r.kubeletExtraArgs.map((a) => [a.name, a.value])) : r.kubeletExtraArgs;
+  return { ...(r.name ? { name: r.name } : {}), ...(r.taints ? { taints: r.taints } : {}), ...(args ? { kubeletExtraArgs: args } : {}) };
+}
+
+/** Both versions' KubeadmConfigSpec -> capt's model (kubeletExtraArgs as a map). */
+export function toKubeadmConfigSpec(spec: z.infer<typeof kubeadmConfigSpecV1beta1> | z.infer<typeof kubeadmConfigSpecV1beta2>): KubeadmConfigSpec {
+  const init = registration(spec.initConfiguration?.nodeRegistration as LooseRegistration);
+  const join = registration(spec.joinConfiguration?.nodeRegistration as LooseRegistration);
+  const networking = spec.clusterConfiguration?.networking;
+  return {
+    ...(networking ? { clusterConfiguration: { networking: { ...(networking.serviceSubnet ? { serviceSubnet: networking.serviceSubnet } : {}), ...(networking.podSubnet ? { podSubnet: networking.podSubnet } : {}) } } } : {}),
+    ...(init ? { initConfiguration: { nodeRegistration: init } } : {}),
+    ...(join ? { joinConfiguration: { nodeRegistration: join } } : {}),
+    ...(spec.files ? { files: spec.files } : {}),
+    ...(spec.preKubeadmCommands ? { preKubeadmCommands: spec.preKubeadmCommands } : {}),
+    ...(spec.postKubeadmCommands ? { postKubeadmCommands: spec.postKubeadmCommands } : {}),
+    ...(spec.users ? { users: spec.users } : {}),
+    ...(spec.format ? { format: spec.format } : {}),
+  };
+}
+
+export const kubeadmConfigTemplate = (version: 'v1beta1' | 'v1beta2') => z.object({
+  apiVersion: z.string(), kind: z.literal('KubeadmConfigTemplate'), metadata,
+  spec: z.object({ template: z.object({ metadata: z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }).strict().optional(), spec: version === 'v1beta1' ? kubeadmConfigSpecV1beta1 : kubeadmConfigSpecV1beta2 }).strict() }).strict(),
+}).strict();
+
+export const kubeadmConfig = (version: 'v1beta1' | 'v1beta2') => z.object({
+  apiVersion: z.string(), kind: z.literal('KubeadmConfig'), metadata, spec: version === 'v1beta1' ? kubeadmConfigSpecV1beta1 : kubeadmConfigSpecV1beta2,
+}).strict();
+
+export interface ControlPlaneDoc {
+  replicas: number;
+  version: string;
+  kubeadmConfigSpec: KubeadmConfigSpec;
+  infrastructureRef: Ref;
+  maxSurge: number;
+  rolloutAfter?: string;
+  certificatesExpiryDays?: number;
+  nodeDrainTimeoutSeconds?: number;
+  nodeVolumeDetachTimeoutSeconds?: number;
+  nodeDeletionTimeoutSeconds?: number;
+}
+
+const maxSurgeKCP = intOrPercent.refine((v) => v === 0 || v === 1, 'KubeadmControlPlane supports maxSurge 0 or 1 only');
+const replicas = z.number().int('must be a whole number').min(1, 'must be at least 1');
+
+export const kubeadmControlPlaneV1beta1 = z.object({
+  apiVersion: z.string(), kind: z.literal('KubeadmControlPlane'), metadata,
+  spec: z.object({
+    replicas: replicas.optional(), version: kubernetesVersion,
+    machineTemplate: z.object({
+      metadata: z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }).strict().optional(),
+      infrastructureRef: refV1beta1, nodeDrainTimeout: duration.optional(), nodeVolumeDetachTimeout: duration.optional(), nodeDeletionTimeout: duration.optional(),
+    }).strict(),
+    kubeadmConfigSpec: kubeadmConfigSpecV1beta1,
+    rolloutAfter: z.iso.datetime().optional(),
+    rolloutBefore: z.object({ certificatesExpiryDays: z.number().int().min(7, 'must be at least 7 days').optional() }).strict().optional(),
+    rolloutStrategy: z.object({ type: z.literal('RollingUpdate').optional(), rollingUpdate: z.object({ maxSurge: maxSurgeKCP.optional() }).strict().optional() }).strict().optional(),
+    remediationStrategy: z.looseObject({}).optional(),
+  }).strict(),
+}).strict().transform((d): ControlPlaneDoc => ({
+  replicas: d.spec.replicas ?? 1, version: d.spec.version, kubeadmConfigSpec: toKubeadmConfigSpec(d.spec.kubeadmConfigSpec),
+  infrastructureRef: fromV1beta1Ref(d.spec.machineTemplate.infrastructureRef), maxSurge: Number(d.spec.rolloutStrategy?.rollingUpdate?.maxSurge ?? 1),
+  rolloutAfter: d.spec.rolloutAfter, certificatesExpiryDays: d.spec.rolloutBefore?.certificatesExpiryDays,
+  nodeDrainTimeoutSeconds: d.spec.machineTemplate.nodeDrainTimeout, nodeVolumeDetachTimeoutSeconds: d.spec.machineTemplate.nodeVolumeDetachTimeout,
+  nodeDeletionTimeoutSeconds: d.spec.machineTemplate.nodeDeletionTimeout,
+}));
+
+export const kubeadmControlPlaneV1beta2 = z.object({
+  apiVersion: z.string(), kind: z.literal('KubeadmControlPlane'), metadata,
+  spec: z.object({
+    replicas: replicas.optional(), version: kubernetesVersion,
+    machineTemplate: z.object({
+      metadata: z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }).strict().optional(),
+      spec: z.object({
+        infrastructureRef: refV1beta2,
+        deletion: z.object({ nodeDrainTimeoutSeconds: seconds.optional(), nodeVolumeDetachTimeoutSeconds: seconds.optional(), nodeDeletionTimeoutSeconds: seconds.optional() }).strict().optional(),
+      }).strict(),
+    }).strict(),
+    kubeadmConfigSpec: kubeadmConfigSpecV1beta2,
+    rollout: z.object({
+      after: z.iso.datetime().optional(),
+      before: z.object({ certificatesExpiryDays: z.number().int().min(7, 'must be at least 7 days').optional() }).strict().optional(),
+      strategy: z.object({ type: z.literal('RollingUpdate').optional(), rollingUpdate: z.object({ maxSurge: maxSurgeKCP.optional() }).strict().optional() }).strict().optional(),
+    }).strict().optional(),
+    remediation: z.looseObject({}).optional(),
+  }).strict(),
+}).strict().transform((d): ControlPlaneDoc => ({
+  replicas: d.spec.replicas ?? 1, version: d.spec.version, kubeadmConfigSpec: toKubeadmConfigSpec(d.spec.kubeadmConfigSpec),
+  infrastructureRef: fromV1beta2Ref(d.spec.machineTemplate.spec.infrastructureRef), maxSurge: Number(d.spec.rollout?.strategy?.rollingUpdate?.maxSurge ?? 1),
+  rolloutAfter: d.spec.rollout?.after, certificatesExpiryDays: d.spec.rollout?.before?.certificatesExpiryDays,
+  nodeDrainTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeDrainTimeoutSeconds,
+  nodeVolumeDetachTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeVolumeDetachTimeoutSeconds,
+  nodeDeletionTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeDeletionTimeoutSeconds,
+}));

@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import { metadata, seconds } from './common';
+
+/** The local provider's infrastructure kinds (infrastructure.cluster.x-k8s.io, v1beta1 and v1beta2 alike). */
+export const localCluster = z.object({ apiVersion: z.string(), kind: z.literal('LocalCluster'), metadata, spec: z.object({}).strict().optional() }).strict()
+  .transform(() => ({}));
+
+const localMachineSpec = z.object({ bootDelaySeconds: seconds.optional(), failBootstrap: z.boolean().optional() }).strict();
+
+export const localMachineTemplate = z.object({
+  apiVersion: z.string(), kind: z.literal('LocalMachineTemplate'), metadata,
+  spec: z.object({ template: z.object({ spec: localMachineSpec }).strict() }).strict(),
+}).strict().transform((d) => d.spec.template.spec as Record<string, unknown>);

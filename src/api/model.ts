@@ -1,0 +1,58 @@
+import type { KubeadmConfigSpec } from '../../activities/bootstrap/kubeadm-config-spec';
+import type { ControlPlaneDoc } from './kinds/kubeadm';
+import type { HealthCheckDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
+
+/**
+ * capt's internal model of one cluster and everything that belongs to it, whichever API version the
+ * manifests used. References are resolved: templates are inlined with their kind and name.
+ */
+export interface InfrastructureTemplate {
+  kind: string;
+  name: string;
+  spec: Record<string, unknown>;
+}
+
+export interface BootstrapTemplate {
+  kind: string;
+  name: string;
+  config: KubeadmConfigSpec;
+}
+
+export interface ControlPlaneModel extends Omit<ControlPlaneDoc, 'infrastructureRef'> {
+  name: string;
+  infrastructure: InfrastructureTemplate;
+}
+
+export interface MachineTemplateModel extends Omit<MachineTemplateDoc, 'bootstrapRef' | 'infrastructureRef'> {
+  bootstrap: BootstrapTemplate;
+  infrastructure: InfrastructureTemplate;
+}
+
+export interface MachineDeploymentModel extends Omit<MachineDeploymentDoc, 'template'> {
+  name: string;
+  template: MachineTemplateModel;
+}
+
+export interface MachineModel extends MachineTemplateModel {
+  name: string;
+}
+
+export interface HealthCheckModel extends HealthCheckDoc {
+  name: string;
+}
+
+export interface ClusterModel {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  provider: string;
+  infrastructure: InfrastructureTemplate;
+  serviceSubnet: string;
+  podSubnet: string;
+  paused: boolean;
+  controlPlane: ControlPlaneModel;
+  machineDeployments: MachineDeploymentModel[];
+  machines: MachineModel[];
+  healthChecks: HealthCheckModel[];
+}
