@@ -17,8 +17,12 @@ export function substituteVariables(text: string, vars: Record<string, string | 
   return { text: out, missing: [...missing].sort() };
 }
 
-/** Parses `NAME=value` pairs from `--var`. */
-export function parseVarFlags(flags: string[]): Record<string, string> {
+/** The variables manifests see: the environment, overridden by `--var NAME=value` flags. */
+export function manifestVariables(env: Record<string, string | undefined>, flags: string[]): Record<string, string | undefined> {
+  return { ...env, ...parseVarFlags(flags) };
+}
+
+function parseVarFlags(flags: string[]): Record<string, string> {
   const vars: Record<string, string> = {};
   for (const flag of flags) {
     const eq = flag.indexOf('=');

@@ -1,0 +1,192 @@
+import { parseAllDocuments } from 'yaml';
+import type { z } from 'zod';
+import type { KubeadmConfigSpec } from '../../activities/bootstrap/kubeadm-config-spec';
+import type { ClusterDoc, HealthCheckDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
+import type { Ref } from './kinds/common';
+import { toKubeadmConfigSpec, type ControlPlaneDoc } from './kinds/kubeadm';
+import { groups, installedKindsSummary, kinds, providerKinds, providerOfKind, supportedVersions } from './kind-registry';
+import { ManifestError, type ManifestLocation, type ManifestProblem } from './manifest-error';
+import type { BootstrapTemplate, ClusterModel, InfrastructureTemplate, MachineTemplateModel } from './model';
+import { substituteVariables } from './variables';
+
+export interface ManifestSource {
+  /** Shown in errors: a path, or `-` for standard input. */
+  file: string;
+  text: string;
+}
+
+interface Parsed {
+  kind: string;
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  loc: ManifestLocation;
+  value: unknown;
+}
+
+type Raw = { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; namespace?: unknown; labels?: Record<string, string>; annotations?: Record<string, string> } };
+
+function issuePath(path: PropertyKey[]): string {
+  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out ? `${out}.${String(p)}` : String(p)), '');
+}
+
+function zodProblems(error: z.ZodError, loc: ManifestLocation, apiVersion: string): ManifestProblem[] {
+  return error.issues.map((issue) => {
+    const base = issuePath(issue.path);
+    if (issue.code === 'unrecognized_keys') {
+      const keys = (issue as { keys: string[] }).keys;
+      return { ...loc, path: keys.map((k) => (base ? `${base}.${k}` : k)).join(', '), message: `unknown field${keys.length > 1 ? 's' : ''} ${keys.map((k) => `'${k}'`).join(', ')}`, hint: `check the spelling and the field's place against ${loc.kind} ${apiVersion}` };
+    }
+    return { ...loc, path: base || undefined, message: issue.message, hint: issue.code === 'invalid_type' ? `fix the value's type at ${base}` : undefined };
+  });
+}
+
+/** Parses, validates and resolves Cluster API manifests into one model per cluster. Throws ManifestError listing every problem. */
+export function loadManifests(sources: ManifestSource[], vars: Record<string, string | undefined>): ClusterModel[] {
+  const problems: ManifestProblem[] = [];
+  const parsed: Parsed[] = [];
+  for (const source of sources) {
+    const { text, missing } = substituteVariables(source.text, vars);
+    for (const name of missing) {
+      problems.push({ file: source.file, index: 0, message: `variable \${${name}} is not set and has no default`, hint: `set ${name} in the environment, pass --var ${name}=value, or write \${${name}:=default}` });
+    }
+    parseAllDocuments(text).forEach((doc, index) => {
+      const loc: ManifestLocation = { file: source.file, index };
+      if (doc.errors.length) return void problems.push({ ...loc, message: `not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}` });
+      const raw = doc.toJS() as Raw | null;
+      if (raw === null || raw === undefined) return;
+      parseDocument(raw, loc, problems, parsed);
+    });
+  }
+  const clusters = problems.length ? [] : resolve(parsed, problems);
+  if (problems.length) throw new ManifestError(problems);
+  // The model travels as workflow input: plain JSON, with absent fields absent rather than undefined.
+  return JSON.parse(JSON.stringify(clusters)) as ClusterModel[];
+}
+
+function parseDocument(raw: Raw, loc: ManifestLocation, problems: ManifestProblem[], out: Parsed[]): void {
+  if (typeof raw !== 'object' || Array.isArray(raw)) return void problems.push({ ...loc, message: 'a manifest must be a mapping with apiVersion, kind and metadata' });
+  const kind = typeof raw.kind === 'string' ? raw.kind : undefined;
+  const name = typeof raw.metadata?.name === 'string' ? raw.metadata.name : undefined;
+  const where = { ...loc, kind, name };
+  if (typeof raw.apiVersion !== 'string' || !kind) return void problems.push({ ...where, path: !kind ? 'kind' : 'apiVersion', message: `${!kind ? 'kind' : 'apiVersion'} is missing`, hint: 'every manifest needs apiVersion and kind, e.g. apiVersion: cluster.x-k8s.io/v1beta2, kind: Cluster' });
+  const [group, version] = raw.apiVersion.split('/') as [string, string | undefined];
+  let schema: z.ZodType | undefined;
+  const core = kinds[kind];
+  const provider = providerOfKind(kind);
+  if (core) {
+    if (group !== core.group) return void problems.push({ ...where, path: 'apiVersion', message: `${kind} belongs to ${core.group}, not ${group}`, hint: `use apiVersion: ${core.group}/v1beta2` });
+    if (!supportedVersions.includes(version as never)) return void problems.push({ ...where, path: 'apiVersion', message: `${raw.apiVersion} is not supported`, hint: `use ${core.group}/v1beta1 or ${core.group}/v1beta2` });
+    schema = core.schemas[version as 'v1beta1' | 'v1beta2'];
+  } else if (provider) {
+    if (group !== groups.infrastructure) return void problems.push({ ...where, path: 'apiVersion', message: `${kind} belongs to ${groups.infrastructure}, not ${group}`, hint: `use apiVersion: ${groups.infrastructure}/v1beta2` });
+    schema = providerKinds[provider]!.schemas[kind];
+  } else {
+    const message = group === groups.infrastructure ? `kind ${kind} is not served by any installed provider` : `kind ${kind} (${raw.apiVersion}) is not a kind capt manages`;
+    return void problems.push({ ...where, path: 'kind', message, hint: `installed providers and their kinds: ${installedKindsSummary()}; core kinds: ${Object.keys(kinds).join(', ')}` });
+  }
+  const result = schema!.safeParse(raw);
+  if (!result.success) return void problems.push(...zodProblems(result.error, where, raw.apiVersion));
+  out.push({ kind, name: name!, namespace: (raw.metadata?.namespace as string | undefined) ?? 'default', labels: raw.metadata?.labels ?? {}, annotations: raw.metadata?.annotations ?? {}, loc: where, value: result.data });
+}
+
+const minor = (v: string) => Number(v.split('.')[1]);
+const withoutRef = ({ infrastructureRef: _ref, ...rest }: ControlPlaneDoc) => rest;
+
+/** maxSurge / maxUnavailable as a count of `replicas`: surge rounds up, unavailable down, as Cluster API does. */
+export function resolveIntOrPercent(value: number | string, replicas: number, roundUp: boolean): number {
+  if (typeof value === 'number') return value;
+  const fraction = (Number(value.slice(0, -1)) / 100) * replicas;
+  return roundUp ? Math.ceil(fraction) : Math.floor(fraction);
+}
+
+function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] {
+  const seen = new Map<string, Parsed>();
+  for (const p of parsed) {
+    const key = `${p.kind}/${p.namespace}/${p.name}`;
+    if (seen.has(key)) problems.push({ ...p.loc, message: `${p.kind} ${p.namespace}/${p.name} appears twice (first in ${seen.get(key)!.loc.file}, document ${seen.get(key)!.loc.index + 1})`, hint: 'remove one of them or rename it' });
+    seen.set(key, p);
+  }
+  const find = (owner: Parsed, ref: Ref | undefined, path: string, expected: string[]): Parsed | undefined => {
+    if (!ref) return void problems.push({ ...owner.loc, path, message: `${path} is required`, hint: `reference a ${expected.join(' or ')}` });
+    if (!expected.includes(ref.kind)) {
+      const hint = expected.length === 1 ? `reference a ${expected[0]}` : `reference one of ${expected.join(', ')}`;
+      return void problems.push({ ...owner.loc, path: `${path}.kind`, message: `${ref.kind} cannot be used here`, hint: `${hint}; installed providers: ${installedKindsSummary()}` });
+    }
+    const target = seen.get(`${ref.kind}/${ref.namespace ?? owner.namespace}/${ref.name}`);
+    if (!target) {
+      const same = parsed.filter((p) => p.kind === ref.kind).map((p) => `${p.namespace}/${p.name}`);
+      problems.push({ ...owner.loc, path: `${path}.name`, message: `${ref.kind} ${ref.namespace ?? owner.namespace}/${ref.name} is not in the manifests`, hint: same.length ? `defined ${ref.kind}s: ${same.join(', ')}` : `add a ${ref.kind} named ${ref.name} or fix the reference` });
+    }
+    return target;
+  };
+  const infraTemplateKinds = Object.values(providerKinds).map((p) => p.machineTemplate);
+  const infraClusterKinds = Object.values(providerKinds).map((p) => p.cluster);
+  const machineTemplate = (owner: Parsed, t: MachineTemplateDoc, path: string, bootstrapKind: string): MachineTemplateModel | undefined => {
+    const infra = find(owner, t.infrastructureRef, `${path}.infrastructureRef`, infraTemplateKinds);
+    const boot = find(owner, t.bootstrapRef, `${path}.bootstrap.configRef`, [bootstrapKind]);
+    if (!infra || !boot) return undefined;
+    const { bootstrapRef: _b, infrastructureRef: _i, ...rest } = t;
+    const config = boot.kind === 'KubeadmConfigTemplate' ? (boot.value as { spec: { template: { spec: Parameters<typeof toKubeadmConfigSpec>[0] } } }).spec.template.spec : (boot.value as { spec: Parameters<typeof toKubeadmConfigSpec>[0] }).spec;
+    const bootstrap: BootstrapTemplate = { kind: boot.kind, name: boot.name, config: toKubeadmConfigSpec(config) as KubeadmConfigSpec };
+    const infrastructure: InfrastructureTemplate = { kind: infra.kind, name: infra.name, spec: infra.value as Record<string, unknown> };
+    return { ...rest, bootstrap, infrastructure };
+  };
+
+  const clusters: ClusterModel[] = [];
+  for (const c of parsed.filter((p) => p.kind === 'Cluster')) {
+    const doc = c.value as ClusterDoc;
+    const infra = find(c, doc.infrastructureRef, 'spec.infrastructureRef', infraClusterKinds);
+    const cpParsed = find(c, doc.controlPlaneRef, 'spec.controlPlaneRef', ['KubeadmControlPlane']);
+    if (!infra || !cpParsed) continue;
+    const provider = providerOfKind(infra.kind)!;
+    const cp = cpParsed.value as ControlPlaneDoc;
+    if (cp.replicas % 2 === 0) problems.push({ ...cpParsed.loc, path: 'spec.replicas', message: `${cp.replicas} control-plane machines cannot keep etcd quorum`, hint: 'stacked etcd needs an odd replica count: 1, 3 or 5' });
+    if (cp.maxSurge === 0 && cp.replicas < 3) problems.push({ ...cpParsed.loc, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: `maxSurge 0 (delete before create) needs at least 3 replicas, not ${cp.replicas}`, hint: 'use maxSurge 1, or 3 or more replicas' });
+    const cpInfra = find(cpParsed, cp.infrastructureRef, 'spec.machineTemplate.infrastructureRef', infraTemplateKinds);
+    if (!cpInfra) continue;
+    if (providerOfKind(cpInfra.kind) !== provider) problems.push({ ...cpParsed.loc, path: 'spec.machineTemplate.infrastructureRef.kind', message: `${cpInfra.kind} is from provider ${providerOfKind(cpInfra.kind)}, but the cluster uses ${provider}`, hint: `use ${providerKinds[provider]!.machineTemplate}` });
+    const model: ClusterModel = {
+      namespace: c.namespace, name: c.name, labels: c.labels, annotations: c.annotations, provider,
+      infrastructure: { kind: infra.kind, name: infra.name, spec: infra.value as Record<string, unknown> },
+      serviceSubnet: doc.serviceSubnet ?? '10.96.0.0/12', podSubnet: doc.podSubnet ?? '10.244.0.0/16', paused: doc.paused,
+      controlPlane: { ...withoutRef(cp), name: cpParsed.name, infrastructure: { kind: cpInfra.kind, name: cpInfra.name, spec: cpInfra.value as Record<string, unknown> } },
+      machineDeployments: [], machines: [], healthChecks: [],
+    };
+    clusters.push(model);
+  }
+  const clusterOf = (p: Parsed, clusterName: string) => {
+    const cluster = clusters.find((c) => c.name === clusterName && c.namespace === p.namespace);
+    if (!cluster && !parsed.some((q) => q.kind === 'Cluster' && q.name === clusterName && q.namespace === p.namespace)) {
+      problems.push({ ...p.loc, path: 'spec.clusterName', message: `Cluster ${p.namespace}/${clusterName} is not in the manifests`, hint: 'apply the Cluster with its MachineDeployments, or fix clusterName' });
+    }
+    return cluster;
+  };
+  for (const p of parsed.filter((q) => q.kind === 'MachineDeployment')) {
+    const md = p.value as MachineDeploymentDoc;
+    const cluster = clusterOf(p, md.clusterName);
+    const surge = resolveIntOrPercent(md.strategy.maxSurge, md.replicas, true);
+    const unavailable = resolveIntOrPercent(md.strategy.maxUnavailable, md.replicas, false);
+    if (md.strategy.type === 'RollingUpdate' && surge === 0 && unavailable === 0) {
+      problems.push({ ...p.loc, path: 'spec.rollout.strategy.rollingUpdate', message: 'maxSurge and maxUnavailable are both 0, so a rollout could never progress', hint: 'set maxSurge to at least 1 (the default) or maxUnavailable to at least 1' });
+    }
+    const template = machineTemplate(p, md.template, 'spec.template.spec', 'KubeadmConfigTemplate');
+    if (cluster && minor(md.template.version) > minor(cluster.controlPlane.version)) {
+      problems.push({ ...p.loc, path: 'spec.template.spec.version', message: `workers at ${md.template.version} would be newer than the control plane at ${cluster.controlPlane.version}`, hint: 'upgrade the control plane first; kubelets may not be newer than the apiserver' });
+    }
+    if (cluster && template) cluster.machineDeployments.push({ ...md, name: p.name, template });
+  }
+  for (const p of parsed.filter((q) => q.kind === 'Machine')) {
+    const m = p.value as MachineTemplateDoc;
+    const cluster = clusterOf(p, m.clusterName);
+    const template = machineTemplate(p, m, 'spec', 'KubeadmConfig');
+    if (cluster && template) cluster.machines.push({ ...template, name: p.name });
+  }
+  for (const p of parsed.filter((q) => q.kind === 'MachineHealthCheck')) {
+    const hc = p.value as HealthCheckDoc;
+    const cluster = clusterOf(p, hc.clusterName);
+    cluster?.healthChecks.push({ ...hc, name: p.name });
+  }
+  return clusters;
+}

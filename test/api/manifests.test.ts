@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parseAllDocuments, stringify } from 'yaml';
+import { loadManifests } from '../../src/api/load-manifests';
+import { ManifestError } from '../../src/api/manifest-error';
+import { manifestVariables, substituteVariables } from '../../src/api/variables';
+
+const root = join(__dirname, '../../..');
+const quickstart = readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
+const v1beta1 = readFileSync(join(root, 'test/api/manifests/quickstart-v1beta1.yaml'), 'utf8');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Doc = any;
+const baseDocs = (): Doc[] => parseAllDocuments(substituteVariables(quickstart, {}).text).map((d) => d.toJS());
+const render = (docs: Doc[]) => docs.map((d) => stringify(d)).join('---\n');
+const byKind = (docs: Doc[], kind: string, index = 0) => docs.filter((d) => d.kind === kind)[index];
+
+test('the v1beta1 and v1beta2 forms of one cluster yield equal models', () => {
+  const a = loadManifests([{ file: 'quickstart.yaml', text: quickstart }], {});
+  const b = loadManifests([{ file: 'quickstart-v1beta1.yaml', text: v1beta1 }], {});
+  assert.equal(a.length, 1);
+  assert.deepEqual(a, b);
+  assert.equal(a[0]!.controlPlane.replicas, 1);
+  assert.equal(a[0]!.machineDeployments[0]!.replicas, 2);
+  assert.equal(a[0]!.machineDeployments[0]!.template.nodeDrainTimeoutSeconds, 300);
+  assert.deepEqual(a[0]!.machineDeployments[0]!.template.bootstrap.config.joinConfiguration?.nodeRegistration?.kubeletExtraArgs, { 'node-labels': 'capt.example/pool=md-0' });
+});
+
+test('variables: ${VAR}, ${VAR:=default}, ${VAR:-default}; --var wins over the environment; unset without default is an error naming it', () => {
+  assert.deepEqual(substituteVariables('a=${A} b=${B:=two} c=${C:-three}', { A: 'one' }), { text: 'a=one b=two c=three', missing: [] });
+  assert.deepEqual(substituteVariables('${B:=two} ${C:-three}', { B: '', C: '' }), { text: 'two three', missing: [] }, 'empty falls back too');
+  assert.deepEqual(substituteVariables('${X}-${Y}-${X}', {}), { text: '--', missing: ['X', 'Y'] });
+  assert.deepEqual(manifestVariables({ A: 'env', B: 'env' }, ['A=flag', 'C=x=y']), { A: 'flag', B: 'env', C: 'x=y' });
+  assert.throws(() => manifestVariables({}, ['NOVALUE']), /--var NOVALUE: expected NAME=value/);
+  const models = loadManifests([{ file: 'q.yaml', text: quickstart }], { CLUSTER_NAME: 'prod', WORKER_MACHINE_COUNT: '5' });
+  assert.equal(models[0]!.name, 'prod');
+  assert.equal(models[0]!.machineDeployments[0]!.name, 'prod-md-0');
+  assert.equal(models[0]!.machineDeployments[0]!.replicas, 5);
+  assert.throws(() => loadManifests([{ file: 'x.yaml', text: 'apiVersion: v1\nkind: ${KIND_OF_THING}\n' }], {}), (err: ManifestError) => {
+    assert.match(err.message, /x\.yaml \(document 1\): variable \$\{KIND_OF_THING\} is not set and has no default/);
+    assert.match(err.message, /--var KIND_OF_THING=value/);
+    return true;
+  });
+});
+
+interface Case {
+  name: string;
+  mutate: (docs: Doc[]) => Doc[] | void;
+  path?: string;
+  message: RegExp;
+}
+
+const cases: Case[] = [
+  { name: 'unknown field in Cluster spec', mutate: (d) => { byKind(d, 'Cluster').spec.controlPlaneRefs = {}; }, path: 'spec.controlPlaneRefs', message: /unknown field 'controlPlaneRefs'/ },
+  { name: 'unknown top-level field', mutate: (d) => { byKind(d, 'MachineDeployment').specs = {}; }, path: 'specs', message: /unknown field 'specs'/ },
+  { name: 'replicas as a string', mutate: (d) => { byKind(d, 'MachineDeployment').spec.replicas = 'three'; }, path: 'spec.replicas', message: /expected number/ },
+  { name: 'negative MachineDeployment replicas', mutate: (d) => { byKind(d, 'MachineDeployment').spec.replicas = -1; }, path: 'spec.replicas', message: /must be >= 0/ },
+  { name: 'even KCP replicas', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.replicas = 2; }, path: 'spec.replicas', message: /2 control-plane machines cannot keep etcd quorum/ },
+  { name: 'KCP replicas 0', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.replicas = 0; }, path: 'spec.replicas', message: /must be at least 1/ },
+  { name: 'maxSurge and maxUnavailable both 0', mutate: (d) => { byKind(d, 'MachineDeployment').spec.rollout.strategy.rollingUpdate = { maxSurge: 0, maxUnavailable: 0 }; }, path: 'spec.rollout.strategy.rollingUpdate', message: /both 0/ },
+  { name: 'percentages that round to 0 and 0', mutate: (d) => { byKind(d, 'MachineDeployment').spec.rollout.strategy.rollingUpdate = { maxSurge: '0%', maxUnavailable: '10%' }; }, path: 'spec.rollout.strategy.rollingUpdate', message: /both 0/ },
+  { name: 'malformed KCP version', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.version = '1.36'; }, path: 'spec.version', message: /must be a Kubernetes version like v1\.36\.3/ },
+  { name: 'malformed worker version', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.version = 'latest'; }, path: 'spec.template.spec.version', message: /must be a Kubernetes version/ },
+  { name: 'workers newer than the control plane', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.version = 'v1.35.4'; }, path: 'spec.template.spec.version', message: /newer than the control plane at v1\.35\.4/ },
+  { name: 'dangling controlPlaneRef', mutate: (d) => { byKind(d, 'Cluster').spec.controlPlaneRef.name = 'nope'; }, path: 'spec.controlPlaneRef.name', message: /KubeadmControlPlane default\/nope is not in the manifests/ },
+  { name: 'dangling infrastructureRef', mutate: (d) => { byKind(d, 'Cluster').spec.infrastructureRef.name = 'gone'; }, path: 'spec.infrastructureRef.name', message: /LocalCluster default\/gone is not in the manifests/ },
+  { name: 'dangling bootstrap configRef', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.bootstrap.configRef.name = 'missing'; }, path: 'spec.template.spec.bootstrap.configRef.name', message: /KubeadmConfigTemplate default\/missing is not in the manifests/ },
+  { name: 'dangling machine template', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.machineTemplate.spec.infrastructureRef.name = 'x'; }, path: 'spec.machineTemplate.infrastructureRef.name', message: /LocalMachineTemplate default\/x is not in the manifests/ },
+  { name: 'MachineDeployment of an unknown cluster', mutate: (d) => { byKind(d, 'MachineDeployment').spec.clusterName = 'elsewhere'; byKind(d, 'MachineDeployment').spec.template.spec.clusterName = 'elsewhere'; }, path: 'spec.clusterName', message: /Cluster default\/elsewhere is not in the manifests/ },
+  { name: 'unsupported provider kind', mutate: (d) => { byKind(d, 'LocalMachineTemplate', 1).kind = 'DockerMachineTemplate'; }, path: 'kind', message: /kind DockerMachineTemplate is not served by any installed provider/ },
+  { name: 'wrong kind in a reference', mutate: (d) => { byKind(d, 'Cluster').spec.infrastructureRef.kind = 'AWSCluster'; }, path: 'spec.infrastructureRef.kind', message: /AWSCluster cannot be used here/ },
+  { name: 'unknown core kind', mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'ClusterClass', metadata: { name: 'cc' } }], path: 'kind', message: /ClusterClass .* is not a kind capt manages/ },
+  { name: 'unsupported API version', mutate: (d) => { byKind(d, 'Cluster').apiVersion = 'cluster.x-k8s.io/v1alpha4'; }, path: 'apiVersion', message: /cluster\.x-k8s\.io\/v1alpha4 is not supported/ },
+  { name: 'kind in the wrong group', mutate: (d) => { byKind(d, 'KubeadmControlPlane').apiVersion = 'cluster.x-k8s.io/v1beta2'; }, path: 'apiVersion', message: /KubeadmControlPlane belongs to controlplane\.cluster\.x-k8s\.io/ },
+  { name: 'missing kind', mutate: (d) => { delete byKind(d, 'LocalCluster').kind; }, path: 'kind', message: /kind is missing/ },
+  { name: 'uppercase name', mutate: (d) => { byKind(d, 'LocalCluster').metadata.name = 'Quick_Start'; byKind(d, 'Cluster').spec.infrastructureRef.name = 'Quick_Start'; }, path: 'metadata.name', message: /lowercase DNS name/ },
+  { name: 'bad duration (v1beta1 style in v1beta2)', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.deletion.nodeDrainTimeoutSeconds = '5m'; }, path: 'spec.template.spec.deletion.nodeDrainTimeoutSeconds', message: /expected number/ },
+  { name: 'unknown strategy type', mutate: (d) => { byKind(d, 'MachineDeployment').spec.rollout.strategy.type = 'BlueGreen'; }, path: 'spec.rollout.strategy.type', message: /RollingUpdate|OnDelete/ },
+  { name: 'KCP maxSurge 2', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: 2 } } }; }, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: /maxSurge 0 or 1 only/ },
+  { name: 'KCP maxSurge 0 with 1 replica', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: 0 } } }; }, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: /needs at least 3 replicas, not 1/ },
+  { name: 'bad CIDR', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.pods.cidrBlocks = ['10.244.0.0']; }, path: 'spec.clusterNetwork.pods.cidrBlocks[0]', message: /must be a CIDR/ },
+  { name: 'relative file path', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.files = [{ path: 'etc/motd', content: 'hi' }]; }, path: 'spec.template.spec.files[0].path', message: /must be an absolute path/ },
+  { name: 'v1beta1 kubeletExtraArgs map in v1beta2', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.joinConfiguration.nodeRegistration.kubeletExtraArgs = { 'node-labels': 'a=b' }; }, path: 'spec.template.spec.joinConfiguration.nodeRegistration.kubeletExtraArgs', message: /expected array/ },
+  { name: 'bad taint effect', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.joinConfiguration.nodeRegistration.taints = [{ key: 'a', effect: 'Never' }]; }, path: 'spec.template.spec.joinConfiguration.nodeRegistration.taints[0].effect', message: /NoSchedule/ },
+  { name: 'unknown LocalMachineTemplate knob', mutate: (d) => { byKind(d, 'LocalMachineTemplate', 1).spec.template.spec.cpus = 4; }, path: 'spec.template.spec.cpus', message: /unknown field 'cpus'/ },
+  { name: 'duplicate object', mutate: (d) => [...d, byKind(d, 'LocalCluster')], message: /LocalCluster default\/quickstart appears twice/ },
+  { name: 'not YAML', mutate: () => [], message: /not valid YAML/ },
+];
+
+for (const c of cases) {
+  test(`invalid manifest: ${c.name}`, () => {
+    const docs = baseDocs();
+    const changed = c.mutate(docs) ?? docs;
+    const text = c.name === 'not YAML' ? 'apiVersion: [unclosed\n' : render(changed);
+    assert.throws(() => loadManifests([{ file: 'cluster.yaml', text }], {}), (err: unknown) => {
+      assert.ok(err instanceof ManifestError, `a ManifestError, got ${err}`);
+      const hit = err.problems.find((p) => c.message.test(p.message) && (c.path === undefined || p.path === c.path));
+      assert.ok(hit, `expected a problem at ${c.path} matching ${c.message}; got:\n${err.message}`);
+      assert.equal(hit.file, 'cluster.yaml');
+      assert.ok(Number.isInteger(hit.index));
+      assert.match(err.message, /cluster\.yaml \(document \d+\)/);
+      return true;
+    });
+  });
+}
+
+test('the corpus has at least 25 invalid manifests', () => {
+  assert.ok(cases.length >= 25, `${cases.length} cases`);
+});
