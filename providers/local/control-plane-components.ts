@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ProcessSpec } from './processes';
+import type { ProcessSpec } from '../../src/util/processes';
 
 /**
  * Command lines for the static control-plane components of one machine, laid out as kubeadm lays out a

@@ -14,7 +14,7 @@ import {
 } from './layout';
 import type { MachineMetadata } from './machine-metadata';
 import { prepareMachineRoot, sandboxed } from './machine-sandbox';
-import { logTail, runningPid, startDetached, stopProcess } from './processes';
+import { logTail, runningPid, startDetached, stopProcess } from '../../src/util/processes';
 
 /** LocalMachineTemplate spec knobs. */
 export interface LocalMachineTemplateSpec {

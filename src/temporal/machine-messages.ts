@@ -5,6 +5,8 @@ import type { DrainProgress, MachineSpecChange, MachineStatus } from '../../work
 export const machineStatusQuery = defineQuery<MachineStatus>('machineStatus');
 /** Starts deletion; `clusterDeleting` skips drain, the volume wait and Node deletion, as Cluster API does. */
 export const deleteMachineUpdate = defineUpdate<MachineStatus, [{ clusterDeleting?: boolean }]>('deleteMachine');
+/** The same, from another workflow (workflows can signal but not update each other). */
+export const requestMachineDeletionSignal = defineSignal<[{ clusterDeleting?: boolean }]>('requestMachineDeletion');
 /** Labels, annotations and timeouts change in place; version, bootstrap, infrastructure and failure domain are refused. */
 export const changeMachineUpdate = defineUpdate<MachineStatus, [MachineSpecChange]>('changeMachine');
 /** From the drain activity, only when what blocks the drain changes. */

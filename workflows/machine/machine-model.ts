@@ -96,6 +96,8 @@ export interface MachineState {
   };
   /** What the workflow is doing now and, when stuck, why: shown as current details in the UI. */
   step: string;
+  /** How many status reports went to the owner. */
+  reports?: number;
 }
 
 export interface MachineStatus {
@@ -113,6 +115,8 @@ export interface MachineStatus {
   step: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** Grows with every report to the owner: signals may arrive out of order, and the owner keeps the newest. */
+  sequence: number;
 }
 
 /** Annotations and labels with meaning to the machine lifecycle (Cluster API's names). */

@@ -4,7 +4,9 @@ import {
 } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
-import { changeMachineUpdate, deleteMachineUpdate, drainProgressSignal, machineChangedSignal, machineStatusQuery } from '../../src/temporal/machine-messages';
+import {
+  changeMachineUpdate, deleteMachineUpdate, drainProgressSignal, machineChangedSignal, machineStatusQuery, requestMachineDeletionSignal,
+} from '../../src/temporal/machine-messages';
 import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
 import { providerTaskQueue } from '../../src/temporal/task-queues';
 import { validateMachineChange } from './machine-change';
@@ -48,11 +50,13 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}`);
     if (status.phase !== publishedPhase) {
       publishedPhase = status.phase;
+      state.reports = (state.reports ?? 0) + 1;
+      status.sequence = state.reports;
       upsertSearchAttributes([
         { key: CaptKind, value: 'Machine' }, { key: CaptNamespace, value: spec.namespace }, { key: CaptCluster, value: spec.cluster },
         { key: CaptPhase, value: status.phase }, { key: CaptKubernetesVersion, value: spec.version }, { key: CaptProvider, value: spec.provider },
       ]);
-      if (spec.owner) void getExternalWorkflowHandle(spec.owner).signal(machineChangedSignal, status).catch(() => undefined);
+      if (spec.owner && status.phase !== 'Deleted') void getExternalWorkflowHandle(spec.owner).signal(machineChangedSignal, status).catch(() => undefined);
     }
     return status;
   }
@@ -62,14 +66,16 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   };
 
   setHandler(machineStatusQuery, () => machineStatus(state));
-  setHandler(deleteMachineUpdate, (opts) => {
+  const requestDeletion = (opts: { clusterDeleting?: boolean }) => {
     if (!state.deletion) {
       const now = nowISO();
       state.deletion = { requestedAt: now, clusterDeleting: opts.clusterDeleting ?? false, gate: DeletionGate.PreDrainHooks, gateStartedAt: now };
       state.step = 'deletion requested';
     }
     return refresh();
-  });
+  };
+  setHandler(deleteMachineUpdate, requestDeletion);
+  setHandler(requestMachineDeletionSignal, (opts) => void requestDeletion(opts));
   setHandler(
     changeMachineUpdate,
     (change) => {
@@ -217,5 +223,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     }
   }
   await runDeletion();
-  return refresh();
+  const final = refresh();
+  // The owner must hear of the deletion before this run closes, so this signal is awaited.
+  if (spec.owner) await getExternalWorkflowHandle(spec.owner).signal(machineChangedSignal, final).catch(() => undefined);
+  return final;
 }

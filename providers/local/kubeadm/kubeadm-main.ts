@@ -11,7 +11,7 @@ import {
 } from '../control-plane-components';
 import type { KubeletRegistration } from '../layout';
 import { metadataPathInMachine, stateDirInMachine, type MachineMetadata } from '../machine-metadata';
-import { startDetached } from '../processes';
+import { startDetached } from '../../../src/util/processes';
 import { waitForOk } from '../readiness';
 import { nodeLabels, parseKubeadmConfig, splitHostPort, type KubeadmDocuments, type NodeRegistration } from './kubeadm-config';
 

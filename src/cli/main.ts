@@ -1,0 +1,248 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadManifests } from '../api/load-manifests';
+import { ManifestError } from '../api/manifest-error';
+import { manifestVariables } from '../api/variables';
+import { CaptClient, RejectedError } from '../client/capt-client';
+import { devStart, devStatus, devStop } from '../dev/dev-stack';
+import { availableKubernetesVersions, toolPaths } from '../tools';
+import { clustersTable, describeTree, formatOutput, machinesTable, ownersTable } from './render';
+import { readSources, UsageError } from './read-sources';
+import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
+
+/** Options as data: one place for names, types, defaults and help. */
+const options = {
+  filename: { type: 'string', short: 'f', multiple: true, help: 'manifest file, folder or - for stdin' },
+  var: { type: 'string', multiple: true, help: 'NAME=value for ${NAME} in manifests (overrides the environment)' },
+  wait: { type: 'boolean', help: 'wait until the operation is done' },
+  timeout: { type: 'string', default: '15m', help: 'how long --wait waits (e.g. 90s, 15m)' },
+  namespace: { type: 'string', short: 'n', default: 'default', help: 'namespace' },
+  'all-namespaces': { type: 'boolean', short: 'A', help: 'every namespace' },
+  output: { type: 'string', short: 'o', default: 'table', help: 'table | wide | json | yaml' },
+  'show-conditions': { type: 'string', help: 'all: every condition in describe' },
+  replicas: { type: 'string', help: 'replica count for scale' },
+  'kubernetes-version': { type: 'string', help: 'generate: Kubernetes version' },
+  'control-plane-machine-count': { type: 'string', default: '1', help: 'generate: control-plane machines' },
+  'worker-machine-count': { type: 'string', default: '2', help: 'generate: worker machines' },
+  flavor: { type: 'string', help: 'generate: template flavor (only the default one exists)' },
+  verbose: { type: 'boolean', short: 'v', help: 'show stacks on errors' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+} as const;
+
+const usage = `capt: Cluster API on Temporal
+
+  capt apply -f FILE|DIR|- [--var NAME=value] [--wait] [--timeout 15m]
+  capt get clusters|machines|machinedeployments|kubeadmcontrolplanes [-n NS | -A] [-o table|wide|json|yaml]
+  capt describe cluster NAME [--show-conditions all]
+  capt delete cluster NAME [--wait]
+  capt kubeconfig NAME
+  capt scale machinedeployment|kubeadmcontrolplane NAME --replicas N
+  capt generate cluster NAME --kubernetes-version V [--control-plane-machine-count N] [--worker-machine-count M]
+  capt versions [-o json]
+  capt dev start|stop|status       the embedded Temporal dev server + a capt worker, in the background
+  capt worker                      a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE)
+  capt quickstart                  dev start, apply examples/quickstart.yaml, wait, describe
+
+Options:
+${Object.entries(options).map(([name, o]) => `  ${'short' in o ? `-${o.short}, ` : '    '}--${name.padEnd(30)} ${o.help}`).join('\n')}
+
+Exit codes: 0 success, 1 the operation failed, 2 bad input.`;
+
+function durationMs(text: string): number {
+  const m = /^(\d+)(s|m|h)$/.exec(text);
+  if (!m) throw new UsageError(`--timeout ${text}: write it like 90s, 15m or 1h`);
+  return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'];
+}
+
+/** Progress: one rewritten line on a terminal, a line per change otherwise. Ctrl-C stops only the waiting. */
+function progressPrinter(): (s: ClusterStatus) => void {
+  let last = '';
+  return (s) => {
+    if (!s) return;
+    const parts = [`${s.name}: ${s.phase}, ${s.step}`, ...(s.controlPlane ? [`control plane ${s.controlPlane.readyReplicas}/${s.controlPlane.replicas}`] : []), ...s.machineDeployments.map((m) => `${m.name} ${m.readyReplicas}/${m.replicas}`)];
+    const line = parts.join(' | ');
+    if (line === last) return;
+    last = line;
+    if (process.stdout.isTTY) process.stdout.write(`\r\x1b[K${line.slice(0, (process.stdout.columns ?? 120) - 1)}`);
+    else process.stdout.write(`${line}\n`);
+  };
+}
+
+function endProgress(): void {
+  if (process.stdout.isTTY) process.stdout.write('\n');
+}
+
+type Values = { [K in keyof typeof options]?: (typeof options)[K] extends { multiple: true } ? string[] : (typeof options)[K] extends { type: 'boolean' } ? boolean : string };
+
+async function withClient<T>(fn: (client: CaptClient) => Promise<T>): Promise<T> {
+  const client = await CaptClient.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.close();
+  }
+}
+
+const repoRoot = join(__dirname, '../../..');
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: options as never, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
+  const [command, ...args] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(`${usage}\n`);
+    return command || values.help ? 0 : 2;
+  }
+  const ns = values.namespace ?? 'default';
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  switch (command) {
+    case 'apply': {
+      if (!values.filename?.length) throw new UsageError('apply needs -f FILE|DIR|-');
+      const models = loadManifests(readSources(values.filename), manifestVariables(process.env, values.var ?? []));
+      return withClient(async (client) => {
+        for (const r of await client.apply(models)) out(`${r.ref} ${r.outcome}`);
+        if (!values.wait) return 0;
+        const timeout = durationMs(values.timeout ?? '15m');
+        let failed = false;
+        for (const m of models) {
+          const status = await client.waitForCluster(m.namespace, m.name, progressPrinter(), timeout);
+          endProgress();
+          if (status.phase === 'Failed') failed = true;
+          out(`cluster ${m.namespace}/${m.name}: ${status.phase}`);
+        }
+        return failed ? 1 : 0;
+      });
+    }
+    case 'get': {
+      const what = args[0];
+      const all = values['all-namespaces'] ? undefined : ns;
+      const format = values.output ?? 'table';
+      return withClient(async (client) => {
+        const wide = format === 'wide';
+        const structured = format === 'json' || format === 'yaml';
+        if (what === 'clusters' || what === 'cluster') {
+          const items = await client.listClusters(all);
+          out(structured ? formatOutput({ items }, format) : clustersTable(items, wide));
+        } else if (what === 'machines' || what === 'machine') {
+          const items = await client.listMachines(all);
+          out(structured ? formatOutput({ items }, format) : machinesTable(items, wide));
+        } else if (['machinedeployments', 'machinedeployment', 'md', 'kubeadmcontrolplanes', 'kubeadmcontrolplane', 'kcp'].includes(what ?? '')) {
+          const items = await client.listOwners(what!.startsWith('m') ? 'MachineDeployment' : 'KubeadmControlPlane', all);
+          out(structured ? formatOutput({ items }, format) : ownersTable(items));
+        } else throw new UsageError(`get ${what ?? ''}: expected clusters, machines, machinedeployments or kubeadmcontrolplanes`);
+        return 0;
+      });
+    }
+    case 'describe': {
+      if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt describe cluster NAME');
+      return withClient(async (client) => {
+        out(describeTree(await client.clusterStatus(ns, args[1]!), values['show-conditions'] === 'all'));
+        return 0;
+      });
+    }
+    case 'delete': {
+      if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt delete cluster NAME [--wait]');
+      return withClient(async (client) => {
+        await client.clusterStatus(ns, args[1]!);
+        await client.deleteCluster(ns, args[1]!);
+        out(`cluster.cluster.x-k8s.io/${args[1]} deleting`);
+        if (values.wait) {
+          await client.waitForDeletion(ns, args[1]!, progressPrinter(), durationMs(values.timeout ?? '15m'));
+          endProgress();
+          out(`cluster.cluster.x-k8s.io/${args[1]} deleted`);
+        }
+        return 0;
+      });
+    }
+    case 'kubeconfig': {
+      if (!args[0]) throw new UsageError('usage: capt kubeconfig NAME');
+      return withClient(async (client) => {
+        process.stdout.write(await client.kubeconfig(ns, args[0]!));
+        return 0;
+      });
+    }
+    case 'scale': {
+      const kind = args[0] === 'md' ? 'machinedeployment' : args[0] === 'kcp' ? 'kubeadmcontrolplane' : args[0];
+      const replicas = Number(values.replicas);
+      if ((kind !== 'machinedeployment' && kind !== 'kubeadmcontrolplane') || !args[1]) throw new UsageError('usage: capt scale machinedeployment|kubeadmcontrolplane NAME --replicas N');
+      if (values.replicas === undefined || !Number.isInteger(replicas) || replicas < 0) throw new UsageError(`--replicas ${values.replicas ?? ''}: expected a whole number >= 0`);
+      return withClient(async (client) => {
+        const status = await client.scale(kind, ns, args[1]!, replicas);
+        out(`${kind}/${args[1]} scaled to ${status.replicas}`);
+        return 0;
+      });
+    }
+    case 'versions': {
+      const info = { capt: JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string, providers: { local: { kubernetesVersions: availableKubernetesVersions() } } };
+      out(values.output === 'json' ? JSON.stringify(info, null, 2) : `capt ${info.capt}\nprovider local: Kubernetes ${info.providers.local.kubernetesVersions.join(', ')}`);
+      return 0;
+    }
+    case 'generate': {
+      if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt generate cluster NAME --kubernetes-version V');
+      if (values.flavor && values.flavor !== 'default') throw new UsageError(`--flavor ${values.flavor}: only the default flavor exists (examples/quickstart.yaml)`);
+      const version = values['kubernetes-version'] ?? availableKubernetesVersions().at(-1)!;
+      const vars = { CLUSTER_NAME: args[1], KUBERNETES_VERSION: version, CONTROL_PLANE_MACHINE_COUNT: values['control-plane-machine-count'] ?? '1', WORKER_MACHINE_COUNT: values['worker-machine-count'] ?? '2' };
+      const template = readFileSync(join(repoRoot, 'examples/quickstart.yaml'), 'utf8');
+      loadManifests([{ file: `generated cluster ${args[1]}`, text: template }], vars);
+      const { substituteVariables } = await import('../api/variables');
+      out(substituteVariables(template, vars).text.trimEnd());
+      return 0;
+    }
+    case 'dev': {
+      if (args[0] === 'start') {
+        const status = await devStart(undefined, (line) => out(line));
+        out(`Temporal: ${status.address}\nWeb UI:   ${status.ui}\nworker:   pid ${status.worker}`);
+      } else if (args[0] === 'stop') {
+        await devStop();
+        out('stopped the Temporal dev server and the capt worker (clusters and machines keep running)');
+      } else if (args[0] === 'status') {
+        const s = await devStatus();
+        out(`Temporal: ${s.temporal ? `running (pid ${s.temporal}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\nworker:   ${s.worker ? `running (pid ${s.worker})` : 'stopped'}\ndatabase: ${s.database}`);
+      } else throw new UsageError('usage: capt dev start|stop|status');
+      return 0;
+    }
+    case 'worker': {
+      const { workerMain } = await import('../worker/worker-main');
+      await workerMain();
+      return 0;
+    }
+    case 'quickstart': {
+      toolPaths();
+      const status = await devStart(undefined, (line) => out(line));
+      const models = loadManifests(readSources([join(repoRoot, 'examples/quickstart.yaml')]), manifestVariables(process.env, values.var ?? []));
+      return withClient(async (client) => {
+        for (const r of await client.apply(models)) out(`${r.ref} ${r.outcome}`);
+        const m = models[0]!;
+        const final = await client.waitForCluster(m.namespace, m.name, progressPrinter(), durationMs(values.timeout ?? '15m'));
+        endProgress();
+        out(describeTree(final, false));
+        out(`\nTemporal Web UI: ${status.ui}/namespaces/default/workflows?query=CaptCluster%3D%22${m.name}%22`);
+        out(`Try the cluster:  capt kubeconfig ${m.name} > ${m.name}.kubeconfig && kubectl --kubeconfig ${m.name}.kubeconfig get nodes`);
+        return final.phase === 'Failed' ? 1 : 0;
+      });
+    }
+    default:
+      throw new UsageError(`unknown command '${command}'; run capt --help`);
+  }
+}
+
+export async function main(argv = process.argv.slice(2)): Promise<void> {
+  const verbose = argv.includes('-v') || argv.includes('--verbose');
+  // Ctrl-C during a wait stops the waiting only: the operation is a workflow and goes on.
+  process.once('SIGINT', () => {
+    process.stderr.write('\nstopped waiting; the operation goes on (capt describe cluster NAME shows it)\n');
+    process.exit(130);
+  });
+  try {
+    process.exitCode = await run(argv);
+  } catch (err) {
+    const e = err as Error;
+    const badInput = e instanceof ManifestError || e instanceof UsageError || e instanceof RejectedError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(`error: ${e.message}\n`);
+    if (verbose && e.stack) process.stderr.write(`${e.stack}\n`);
+    process.exitCode = badInput ? 2 : 1;
+  }
+}
+
+if (require.main === module) void main();

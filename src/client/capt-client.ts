@@ -1,0 +1,172 @@
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { ClusterModel } from '../api/model';
+import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
+import { getSecret } from '../secrets/secret-store';
+import { applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, ownerStatusQuery, scaleUpdate } from '../temporal/cluster-messages';
+import { machineStatusQuery } from '../temporal/machine-messages';
+import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../temporal/search-attributes';
+import { coreTaskQueue } from '../temporal/task-queues';
+import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
+import type { MachineStatus } from '../../workflows/machine/machine-model';
+import type { OwnerStatus } from '../../workflows/shared/owner-status';
+import { clusterWorkflow } from '../../workflows';
+
+/** capt's programmatic client: everything the CLI does, as calls over Temporal. */
+export interface ConnectOptions {
+  address?: string;
+  namespace?: string;
+}
+
+export type ApplyOutcome = 'created' | 'configured' | 'unchanged';
+
+export interface AppliedObject {
+  ref: string;
+  outcome: ApplyOutcome;
+}
+
+/** An operation the server refused; its message says why and what to change. */
+export class RejectedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RejectedError';
+  }
+}
+
+export const clusterWorkflowId = (ns: string, name: string) => `cluster/${ns}/${name}`;
+
+export class CaptClient {
+  private constructor(readonly client: Client, private readonly connection: Connection) {}
+
+  static async connect(opts: ConnectOptions = {}): Promise<CaptClient> {
+    const address = opts.address ?? process.env.TEMPORAL_ADDRESS ?? `127.0.0.1:${process.env.CAPT_DEV_PORT ?? 7233}`;
+    const connection = await Connection.connect({ address, connectTimeout: '5s' }).catch((err: Error) => {
+      throw new Error(`cannot reach Temporal at ${address} (${err.message}); start it with \`capt dev start\` or set TEMPORAL_ADDRESS`, { cause: err });
+    });
+    return new CaptClient(new Client({ connection, namespace: opts.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default' }), connection);
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+
+  private cluster(ns: string, name: string): WorkflowHandle<typeof clusterWorkflow> {
+    return this.client.workflow.getHandle(clusterWorkflowId(ns, name));
+  }
+
+  /** Creates each cluster's workflow, or sends the model to the running one; reports per object as kubectl does. */
+  async apply(models: ClusterModel[]): Promise<AppliedObject[]> {
+    const out: AppliedObject[] = [];
+    for (const model of models) {
+      const refs = [
+        `cluster.cluster.x-k8s.io/${model.name}`,
+        `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${model.controlPlane.name}`,
+        ...model.machineDeployments.map((md) => `machinedeployment.cluster.x-k8s.io/${md.name}`),
+      ];
+      let outcome: ApplyOutcome;
+      try {
+        await this.client.workflow.start(clusterWorkflow, {
+          taskQueue: coreTaskQueue, workflowId: clusterWorkflowId(model.namespace, model.name), args: [{ model }],
+          staticSummary: `Cluster ${model.namespace}/${model.name} (${model.provider}, ${model.controlPlane.version})`,
+          typedSearchAttributes: [
+            { key: CaptKind, value: 'Cluster' }, { key: CaptNamespace, value: model.namespace }, { key: CaptCluster, value: model.name },
+            { key: CaptPhase, value: 'Provisioning' }, { key: CaptKubernetesVersion, value: model.controlPlane.version }, { key: CaptProvider, value: model.provider },
+          ],
+        });
+        outcome = 'created';
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        const handle = this.cluster(model.namespace, model.name);
+        const description = await handle.describe();
+        if (description.status.name !== 'RUNNING') throw new RejectedError(`cluster ${model.namespace}/${model.name} is finishing its deletion; apply again once \`capt get clusters\` no longer lists it`);
+        const current = await handle.query(clusterStatusQuery);
+        const same = current.controlPlane?.replicas === model.controlPlane.replicas && model.machineDeployments.every((md) => current.machineDeployments.find((s) => s.name === md.name)?.replicas === md.replicas) && current.machineDeployments.length === model.machineDeployments.length;
+        await this.update(handle.executeUpdate(applyClusterUpdate, { args: [model] }));
+        outcome = same ? 'unchanged' : 'configured';
+      }
+      out.push(...refs.map((ref) => ({ ref, outcome })));
+    }
+    return out;
+  }
+
+  /** Turns a refused update into a RejectedError carrying the validator's message. */
+  private async update<T>(pending: Promise<T>): Promise<T> {
+    try {
+      return await pending;
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError && err.cause) throw new RejectedError(err.cause.message);
+      throw err;
+    }
+  }
+
+  async clusterStatus(ns: string, name: string): Promise<ClusterStatus> {
+    const handle = this.cluster(ns, name);
+    try {
+      return await handle.query(clusterStatusQuery);
+    } catch (err) {
+      throw new RejectedError(`cluster ${ns}/${name} not found (${(err as Error).message.split('\n')[0]}); \`capt get clusters -A\` lists them`);
+    }
+  }
+
+  private async listRunning(kind: string, namespace?: string): Promise<string[]> {
+    const query = `CaptKind = "${kind}" AND ExecutionStatus = "Running"${namespace ? ` AND CaptNamespace = "${namespace}"` : ''}`;
+    const ids: string[] = [];
+    for await (const wf of this.client.workflow.list({ query })) ids.push(wf.workflowId);
+    return ids.sort();
+  }
+
+  async listClusters(namespace?: string): Promise<ClusterStatus[]> {
+    const ids = await this.listRunning('Cluster', namespace);
+    return Promise.all(ids.map((id) => this.client.workflow.getHandle(id).query(clusterStatusQuery)));
+  }
+
+  async listMachines(namespace?: string): Promise<MachineStatus[]> {
+    const ids = await this.listRunning('Machine', namespace);
+    return Promise.all(ids.map((id) => this.client.workflow.getHandle(id).query(machineStatusQuery)));
+  }
+
+  async listOwners(kind: 'MachineDeployment' | 'KubeadmControlPlane', namespace?: string): Promise<OwnerStatus[]> {
+    const ids = await this.listRunning(kind, namespace);
+    return Promise.all(ids.map((id) => this.client.workflow.getHandle(id).query(ownerStatusQuery)));
+  }
+
+  async scale(kind: 'machinedeployment' | 'kubeadmcontrolplane', ns: string, name: string, replicas: number): Promise<OwnerStatus> {
+    const id = `${kind === 'machinedeployment' ? 'md' : 'kcp'}/${ns}/${name}`;
+    return this.update(this.client.workflow.getHandle(id).executeUpdate(scaleUpdate, { args: [replicas] }));
+  }
+
+  async deleteCluster(ns: string, name: string): Promise<ClusterStatus> {
+    return this.update(this.cluster(ns, name).executeUpdate(deleteClusterUpdate));
+  }
+
+  /** Waits for the cluster's workflow to finish (deletion), reporting progress. */
+  async waitForDeletion(ns: string, name: string, onProgress: (s: ClusterStatus) => void, timeoutMs: number): Promise<void> {
+    const handle = this.cluster(ns, name);
+    const deadline = Date.now() + timeoutMs;
+    const done = handle.result().then(() => true);
+    while (Date.now() < deadline) {
+      const finished = await Promise.race([done, new Promise<false>((r) => setTimeout(() => r(false), 1000))]);
+      if (finished) return;
+      onProgress(await handle.query(clusterStatusQuery).catch(() => undefined as never));
+    }
+    throw new Error(`cluster ${ns}/${name} was not deleted within ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`);
+  }
+
+  /** Waits until the cluster is Provisioned (Available) or a machine Failed. */
+  async waitForCluster(ns: string, name: string, onProgress: (s: ClusterStatus) => void, timeoutMs: number): Promise<ClusterStatus> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const status = await this.clusterStatus(ns, name);
+      onProgress(status);
+      if (status.phase === 'Provisioned' || status.phase === 'Failed') return status;
+      if (Date.now() > deadline) throw new Error(`cluster ${ns}/${name} is not ready after ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  /** The cluster's admin kubeconfig from capt's secret store (this host's CAPT_HOME). */
+  async kubeconfig(ns: string, name: string): Promise<string> {
+    return getSecret(clusterSecretRefs(ns, name).adminKubeconfig).catch(() => {
+      throw new RejectedError(`no kubeconfig for cluster ${ns}/${name} in this host's secret store; is the cluster created, and is CAPT_HOME the workers'?`);
+    });
+  }
+}

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+import { clusterDir } from '../../providers/local/layout';
+import { toolPaths } from '../../src/tools';
+import { MachineHarness } from '../fixtures/machine-harness';
+import { listening, processesMentioning } from '../fixtures/leaks';
+
+const run = promisify(execFile);
+const root = join(__dirname, '../../..');
+const cli = join(root, 'dist/src/cli/main.js');
+// The harness gives a real dev server and worker process; its own control plane is a separate cluster.
+const h = new MachineHarness('e2e-base');
+
+async function capt(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, maxBuffer: 10 << 20 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+before(() => h.start());
+after(() => h.stop());
+
+test('bad input exits 2 with the problem and its place, and submits nothing', async () => {
+  const bad = join(h.home, 'bad.yaml');
+  await writeFile(bad, (await import('node:fs')).readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8').replace('replicas: ${CONTROL_PLANE_MACHINE_COUNT:=1}', 'replicas: 2'));
+  const r = await capt('apply', '-f', bad, '--var', 'CLUSTER_NAME=nope');
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /bad\.yaml \(document 3\) KubeadmControlPlane\/nope-control-plane at spec\.replicas: 2 control-plane machines cannot keep etcd quorum/);
+  const listed = await capt('get', 'clusters', '-A', '-o', 'json');
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.deepEqual(JSON.parse(listed.stdout).items, [], 'nothing was submitted');
+  assert.equal((await capt('frobnicate')).code, 2);
+  assert.equal((await capt('scale', 'machinedeployment', 'x', '--replicas', '-1')).code, 2);
+});
+
+test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wait against the real stack', async () => {
+  const applied = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=e2e', '--wait', '--timeout', '10m');
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.match(applied.stdout, /cluster\.cluster\.x-k8s\.io\/e2e created/);
+  assert.match(applied.stdout, /machinedeployment\.cluster\.x-k8s\.io\/e2e-md-0 created/);
+  assert.match(applied.stdout, /cluster default\/e2e: Provisioned/);
+
+  const again = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=e2e');
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stdout, /cluster\.cluster\.x-k8s\.io\/e2e unchanged/);
+
+  const clusters = JSON.parse((await capt('get', 'clusters', '-o', 'json')).stdout).items;
+  assert.equal(clusters.length, 1);
+  assert.equal(clusters[0].name, 'e2e');
+  assert.equal(clusters[0].phase, 'Provisioned');
+  assert.equal(clusters[0].controlPlane.readyReplicas, 1);
+  assert.equal(clusters[0].machineDeployments[0].readyReplicas, 2);
+  const table = await capt('get', 'clusters');
+  assert.match(table.stdout, /NAMESPACE\s+NAME\s+PHASE\s+VERSION\s+PROVIDER\s+CONTROL PLANE\s+WORKERS\s+AGE/);
+  assert.match(table.stdout, /default\s+e2e\s+Provisioned\s+v1\.\d+\.\d+\s+local\s+1\/1\s+2\/2/);
+  const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.filter((m: { cluster: string }) => m.cluster === 'e2e');
+  assert.equal(machines.length, 3);
+
+  const described = await capt('describe', 'cluster', 'e2e');
+  assert.equal(described.code, 0, described.stderr);
+  assert.match(described.stdout, /Cluster\/e2e\s+True/);
+  assert.match(described.stdout, /KubeadmControlPlane\/e2e-control-plane \(1\/1/);
+  assert.match(described.stdout, /MachineDeployment\/e2e-md-0 \(2\/2/);
+  assert.equal((described.stdout.match(/Machine\/e2e-/g) ?? []).length, 3);
+
+  const kubeconfig = await capt('kubeconfig', 'e2e');
+  assert.equal(kubeconfig.code, 0);
+  const file = join(h.home, 'e2e.kubeconfig');
+  await writeFile(file, kubeconfig.stdout, { mode: 0o600 });
+  const nodes = JSON.parse((await run(toolPaths().kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items;
+  assert.equal(nodes.length, 3);
+  assert.ok(nodes.every((n: { status: { conditions: { type: string; status: string }[] } }) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')), 'Debian kubectl sees three Ready nodes');
+
+  const scaled = await capt('scale', 'machinedeployment', 'e2e-md-0', '--replicas', '1');
+  assert.equal(scaled.code, 0, scaled.stderr);
+  const even = await capt('scale', 'kubeadmcontrolplane', 'e2e-control-plane', '--replicas', '2');
+  assert.equal(even.code, 2);
+  assert.match(even.stderr, /2 replicas cannot keep etcd quorum/);
+
+  const endpoint = clusters[0].endpoint.split(':');
+  const deleted = await capt('delete', 'cluster', 'e2e', '--wait', '--timeout', '5m');
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.match(deleted.stdout, /cluster\.cluster\.x-k8s\.io\/e2e deleted/);
+  assert.equal(existsSync(clusterDir('default', 'e2e')), false, 'no directory left');
+  assert.equal(await listening(endpoint[0], Number(endpoint[1])), false, 'the endpoint port is closed');
+  assert.deepEqual(await processesMentioning([`${clusterDir('default', 'e2e')} `, `${clusterDir('default', 'e2e')}/`]), [], 'no process left');
+  assert.equal((await capt('describe', 'cluster', 'e2e')).code, 2, 'a deleted cluster is not found');
+});

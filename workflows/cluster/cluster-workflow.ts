@@ -1,0 +1,173 @@
+import {
+  allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
+  setHandler, startChild, upsertSearchAttributes, workflowInfo,
+} from '@temporalio/workflow';
+import type * as coreActivities from '../../activities';
+import type { ProviderActivities } from '../../providers/provider-activities';
+import type { ClusterModel } from '../../src/api/model';
+import { applyClusterUpdate, childChangedSignal, clusterStatusQuery, deleteClusterUpdate, deleteOwnerSignal, scaleSignal } from '../../src/temporal/cluster-messages';
+import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
+import { providerTaskQueue } from '../../src/temporal/task-queues';
+import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
+import { machineDeploymentWorkflow } from '../machine-deployment/machine-deployment-workflow';
+import { clusterStatus, type ClusterState, type ClusterStatus } from './cluster-status';
+
+export interface ClusterInput {
+  model: ClusterModel;
+  state?: ClusterState;
+}
+
+export const kcpWorkflowId = (ns: string, name: string) => `kcp/${ns}/${name}`;
+export const mdWorkflowId = (ns: string, name: string) => `md/${ns}/${name}`;
+
+/** What `capt apply` may change on an existing cluster today; the rest is refused with the reason. */
+export function validateClusterChange(current: ClusterModel, next: ClusterModel): void {
+  const refuse = (message: string) => {
+    throw ApplicationFailure.create({ message: `Cluster ${current.namespace}/${current.name}: ${message}`, type: 'InvalidSpec', nonRetryable: true });
+  };
+  if (next.provider !== current.provider) refuse(`the provider cannot change (${current.provider} -> ${next.provider})`);
+  const { replicas: _a, ...cpNow } = current.controlPlane;
+  const { replicas: _b, ...cpNext } = next.controlPlane;
+  if (JSON.stringify(cpNow) !== JSON.stringify(cpNext)) refuse('only spec.replicas of the KubeadmControlPlane can change in this version of capt; rolling upgrades of the control plane are not implemented yet');
+  if (next.controlPlane.replicas % 2 === 0) refuse(`${next.controlPlane.replicas} control-plane replicas cannot keep etcd quorum; use an odd count`);
+  for (const md of next.machineDeployments) {
+    const old = current.machineDeployments.find((m) => m.name === md.name);
+    if (!old) continue;
+    const { replicas: _c, ...mdNow } = old;
+    const { replicas: _d, ...mdNext } = md;
+    if (JSON.stringify(mdNow) !== JSON.stringify(mdNext)) refuse(`MachineDeployment ${md.name}: only spec.replicas can change in this version of capt; template rollouts are not implemented yet`);
+  }
+}
+
+/**
+ * A Cluster (workflow ID `cluster/<namespace>/<name>`): cluster infrastructure and PKI, then the control
+ * plane, then the MachineDeployments once the control plane is initialised. Deletion runs the other way.
+ */
+export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatus> {
+  const model = input.model;
+  const state: ClusterState = input.state ?? {
+    facts: { namespace: model.namespace, name: model.name, provider: model.provider, endpoint: '', serviceSubnet: model.serviceSubnet, podSubnet: model.podSubnet },
+    model, infrastructureReady: false, children: {}, workersStarted: false, deleting: false, deleted: false, createdAt: new Date().toISOString(), step: 'starting',
+  };
+  const { facts } = state;
+  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '5m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const self = workflowInfo().workflowId;
+
+  let publishedPhase = '';
+  const refresh = () => {
+    const status = clusterStatus(state);
+    const blocked = status.conditions.find((c) => c.status !== 'True' && c.type !== 'Available');
+    setCurrentDetails(`**${status.phase}**: ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}`);
+    if (status.phase !== publishedPhase) {
+      publishedPhase = status.phase;
+      upsertSearchAttributes([
+        { key: CaptKind, value: 'Cluster' }, { key: CaptNamespace, value: facts.namespace }, { key: CaptCluster, value: facts.name },
+        { key: CaptPhase, value: status.phase }, { key: CaptKubernetesVersion, value: state.model.controlPlane.version }, { key: CaptProvider, value: facts.provider },
+      ]);
+    }
+    return status;
+  };
+  const setStep = (step: string) => {
+    state.step = step;
+    refresh();
+  };
+
+  setHandler(clusterStatusQuery, () => clusterStatus(state));
+  setHandler(childChangedSignal, (status) => {
+    const key = `${status.kind}/${status.name}`;
+    if ((state.children[key]?.sequence ?? -1) > status.sequence) return;
+    state.children[key] = status;
+    refresh();
+  });
+  setHandler(deleteClusterUpdate, () => {
+    state.deleting = true;
+    return refresh();
+  });
+
+  const startMachineDeployment = async (name: string) => {
+    const spec = state.model.machineDeployments.find((m) => m.name === name)!;
+    await startChild(machineDeploymentWorkflow, {
+      workflowId: mdWorkflowId(facts.namespace, name), args: [{ cluster: facts, spec, owner: self }], parentClosePolicy: ParentClosePolicy.ABANDON,
+      staticSummary: `MachineDeployment ${facts.namespace}/${name} of cluster ${facts.name}`,
+    });
+  };
+  const pendingStarts: string[] = [];
+  setHandler(
+    applyClusterUpdate,
+    async (next) => {
+      const previous = state.model;
+      state.model = next;
+      if (next.controlPlane.replicas !== previous.controlPlane.replicas) {
+        await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, next.controlPlane.name)).signal(scaleSignal, next.controlPlane.replicas);
+      }
+      for (const md of next.machineDeployments) {
+        const old = previous.machineDeployments.find((m) => m.name === md.name);
+        if (!old) pendingStarts.push(md.name);
+        else if (old.replicas !== md.replicas && state.workersStarted) await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name)).signal(scaleSignal, md.replicas);
+      }
+      for (const old of previous.machineDeployments.filter((m) => !next.machineDeployments.some((n) => n.name === m.name))) {
+        await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, old.name)).signal(deleteOwnerSignal, { clusterDeleting: false });
+      }
+      return refresh();
+    },
+    { validator: (next) => validateClusterChange(state.model, next) },
+  );
+
+  async function create(): Promise<void> {
+    if (!state.infrastructureReady) {
+      setStep(`creating ${state.model.infrastructure.kind} on provider ${facts.provider}`);
+      const infra = await provider.createClusterInfrastructure({ namespace: facts.namespace, name: facts.name, adminKubeconfig: { secret: `clusters/${facts.namespace}/${facts.name}/admin.kubeconfig` } });
+      facts.endpoint = `${infra.endpoint.host}:${infra.endpoint.port}`;
+      setStep('creating the cluster certificate authorities and admin credentials');
+      await core.ensureClusterSecrets(facts.namespace, facts.name, facts.endpoint);
+      state.infrastructureReady = true;
+      setStep(`starting control plane ${state.model.controlPlane.name}`);
+      await startChild(controlPlaneWorkflow, {
+        workflowId: kcpWorkflowId(facts.namespace, state.model.controlPlane.name), args: [{ cluster: facts, spec: state.model.controlPlane, owner: self }],
+        parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `KubeadmControlPlane ${facts.namespace}/${state.model.controlPlane.name} of cluster ${facts.name}`,
+      });
+    }
+    if (!state.workersStarted) {
+      setStep('waiting for the control plane to initialise');
+      await condition(() => state.deleting || !!state.children[`KubeadmControlPlane/${state.model.controlPlane.name}`]?.initialized);
+      if (state.deleting) return;
+      for (const md of state.model.machineDeployments) await startMachineDeployment(md.name);
+      state.workersStarted = true;
+    }
+    setStep('reconciled');
+  }
+
+  async function remove(): Promise<void> {
+    if (state.workersStarted) {
+      setStep('deleting MachineDeployments (machines skip drain while the cluster is deleted)');
+      for (const md of state.model.machineDeployments) {
+        await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name)).signal(deleteOwnerSignal, { clusterDeleting: true });
+      }
+      await condition(() => state.model.machineDeployments.every((md) => state.children[`MachineDeployment/${md.name}`]?.deleted ?? true));
+    }
+    if (state.infrastructureReady) {
+      setStep(`deleting control plane ${state.model.controlPlane.name}`);
+      await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, state.model.controlPlane.name)).signal(deleteOwnerSignal, { clusterDeleting: true });
+      await condition(() => state.children[`KubeadmControlPlane/${state.model.controlPlane.name}`]?.deleted ?? false);
+    }
+    setStep(`deleting ${state.model.infrastructure.kind}`);
+    await provider.deleteClusterInfrastructure(facts.namespace, facts.name);
+    await core.deleteClusterSecrets(facts.namespace, facts.name);
+    state.deleted = true;
+    setStep('deleted');
+  }
+
+  refresh();
+  if (!state.deleting) await create();
+  while (!state.deleting) {
+    await condition(() => state.deleting || pendingStarts.length > 0 || workflowInfo().continueAsNewSuggested);
+    while (pendingStarts.length && !state.deleting && state.workersStarted) await startMachineDeployment(pendingStarts.shift()!);
+    if (workflowInfo().continueAsNewSuggested && !state.deleting) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof clusterWorkflow>({ model: state.model, state });
+    }
+  }
+  await remove();
+  return refresh();
+}

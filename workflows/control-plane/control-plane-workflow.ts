@@ -1,0 +1,169 @@
+import {
+  allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, proxyActivities, setCurrentDetails, setHandler,
+  upsertSearchAttributes, workflowInfo,
+} from '@temporalio/workflow';
+import type * as coreActivities from '../../activities';
+import type { ControlPlaneModel } from '../../src/api/model';
+import { childChangedSignal, deleteOwnerSignal, ownerStatusQuery, scaleSignal, scaleUpdate } from '../../src/temporal/cluster-messages';
+import { machineChangedSignal } from '../../src/temporal/machine-messages';
+import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
+import type { MachineSpec } from '../machine/machine-model';
+import { deletePoolMachine, isRunning, newMachineName, recordMachineStatus, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
+import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
+
+export interface ControlPlaneInput {
+  cluster: ClusterFacts;
+  spec: ControlPlaneModel;
+  owner: string;
+  state?: ControlPlaneState;
+}
+
+export interface ControlPlaneState {
+  spec: ControlPlaneModel;
+  machines: PoolMachine[];
+  initialized: boolean;
+  deleting?: { clusterDeleting: boolean };
+  step: string;
+  reports?: number;
+}
+
+/** Validator: replicas > 0 and odd, as stacked etcd needs. */
+export function validateControlPlaneReplicas(name: string, replicas: number): void {
+  if (!Number.isInteger(replicas) || replicas < 1 || replicas % 2 === 0) {
+    throw ApplicationFailure.create({
+      message: `KubeadmControlPlane ${name}: ${replicas} replicas cannot keep etcd quorum; use an odd count (1, 3, 5)`, type: 'InvalidSpec', nonRetryable: true,
+    });
+  }
+}
+
+export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState): OwnerStatus {
+  const ready = state.machines.filter(isRunning).length;
+  const available = state.initialized && ready > 0;
+  return {
+    kind: 'KubeadmControlPlane', namespace: facts.namespace, name: state.spec.name, version: state.spec.version, replicas: state.spec.replicas,
+    readyReplicas: ready, initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
+    conditions: [
+      { type: 'Available', status: available ? 'True' : 'False', ...(available ? {} : { reason: 'WaitingForMachines', message: state.step }) },
+      { type: 'MachinesReady', status: ready === state.spec.replicas ? 'True' : 'False', ...(ready === state.spec.replicas ? {} : { reason: 'Scaling', message: `${ready}/${state.spec.replicas} machines running` }) },
+    ],
+    machines: state.machines.flatMap((m) => (m.status ? [m.status] : [])),
+    sequence: state.reports ?? 0,
+  };
+}
+
+/**
+ * The KubeadmControlPlane (workflow ID `kcp/<namespace>/<name>`): creates the first machine with kubeadm
+ * init and the others with join, one at a time; scales down one machine at a time, taking its etcd
+ * member out first (leadership moved if it leads).
+ */
+export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<OwnerStatus> {
+  const facts = input.cluster;
+  const state: ControlPlaneState = input.state ?? { spec: input.spec, machines: [], initialized: false, step: 'starting' };
+  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '2s', maximumInterval: '30s' } });
+  const self = workflowInfo().workflowId;
+
+  let published = '';
+  const refresh = () => {
+    const status = controlPlaneStatus(facts, state);
+    setCurrentDetails(`**${status.readyReplicas}/${status.replicas} control-plane machines running** (${state.spec.version}): ${state.step}`);
+    const key = JSON.stringify([status.readyReplicas, status.replicas, status.initialized, status.deleted, status.step, status.machines.map((m) => m.phase)]);
+    if (key !== published) {
+      published = key;
+      state.reports = (state.reports ?? 0) + 1;
+      status.sequence = state.reports;
+      void getExternalWorkflowHandle(input.owner).signal(childChangedSignal, status).catch(() => undefined);
+      upsertSearchAttributes([
+        { key: CaptKind, value: 'KubeadmControlPlane' }, { key: CaptNamespace, value: facts.namespace }, { key: CaptCluster, value: facts.name },
+        { key: CaptPhase, value: state.deleting ? 'Deleting' : status.readyReplicas === status.replicas ? 'Ready' : 'Scaling' },
+        { key: CaptKubernetesVersion, value: state.spec.version }, { key: CaptProvider, value: facts.provider },
+      ]);
+    }
+    return status;
+  };
+  const setStep = (step: string) => {
+    state.step = step;
+    refresh();
+  };
+
+  setHandler(ownerStatusQuery, () => controlPlaneStatus(facts, state));
+  setHandler(machineChangedSignal, (status) => {
+    state.machines = recordMachineStatus(state.machines, status);
+    refresh();
+  });
+  const scale = (replicas: number) => {
+    state.spec.replicas = replicas;
+    return refresh();
+  };
+  setHandler(scaleUpdate, scale, { validator: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas) });
+  setHandler(scaleSignal, (replicas) => void scale(replicas));
+  setHandler(deleteOwnerSignal, (opts) => {
+    state.deleting ??= opts;
+    refresh();
+  });
+
+  const machineSpec = (name: string, init: boolean): MachineSpec => ({
+    namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'control-plane', version: state.spec.version,
+    bootstrap: { role: init ? 'init' : 'join-control-plane', config: state.spec.kubeadmConfigSpec, controlPlaneEndpoint: facts.endpoint },
+    infrastructure: { kind: state.spec.infrastructure.kind, spec: state.spec.infrastructure.spec },
+    labels: { 'cluster.x-k8s.io/control-plane': '', 'cluster.x-k8s.io/cluster-name': facts.name },
+    annotations: {},
+    nodeDrainTimeoutSeconds: state.spec.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: state.spec.nodeVolumeDetachTimeoutSeconds,
+    nodeDeletionTimeoutSeconds: state.spec.nodeDeletionTimeoutSeconds, owner: self,
+  });
+
+  async function scaleUp(): Promise<void> {
+    const init = !state.initialized && state.machines.length === 0;
+    const name = newMachineName(state.spec.name);
+    state.machines.push({ name, createdAt: new Date().toISOString(), templateHash: state.spec.version, deleting: false });
+    setStep(`creating control-plane machine ${name} (${init ? 'kubeadm init' : 'kubeadm join --control-plane'})`);
+    await startPoolMachine(machineSpec(name, init), `Control-plane machine ${name} of cluster ${facts.name}`);
+    await condition(() => !state.machines.some((m) => m.name === name) || isRunning(state.machines.find((m) => m.name === name)!) || state.machines.find((m) => m.name === name)!.status?.phase === 'Failed' || !!state.deleting);
+    const machine = state.machines.find((m) => m.name === name);
+    if (machine?.status?.phase === 'Failed') setStep(`control-plane machine ${name} failed: ${machine.status.conditions.find((c) => c.reason === 'BootstrapFailed')?.message ?? 'see the machine'}; waiting for it to be deleted`);
+    if (machine && isRunning(machine)) state.initialized = true;
+  }
+
+  async function scaleDown(): Promise<void> {
+    // Oldest first, as Cluster API picks when no machine is outdated or marked for deletion.
+    const victim = [...state.machines].filter((m) => !m.deleting).sort((a, b) => a.createdAt.localeCompare(b.createdAt))[0]!;
+    const addresses = state.machines.flatMap((m) => m.status?.addresses ?? []);
+    const address = victim.status?.addresses[0];
+    if (address) {
+      setStep(`removing etcd member ${victim.name} (leadership moves first if it leads)`);
+      await core.removeEtcdMember({ namespace: facts.namespace, cluster: facts.name, addresses, memberName: victim.name, memberAddress: address });
+    }
+    victim.deleting = true;
+    setStep(`deleting control-plane machine ${victim.name}`);
+    await deletePoolMachine(facts.namespace, victim.name, false);
+    await condition(() => !state.machines.some((m) => m.name === victim.name));
+  }
+
+  refresh();
+  while (!state.deleting) {
+    const live = state.machines.filter((m) => !m.deleting);
+    if (live.some((m) => m.status?.phase !== 'Running' && m.status?.phase !== 'Failed')) {
+      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every((m) => m.status?.phase === 'Running' || m.status?.phase === 'Failed'));
+    } else if (live.length < state.spec.replicas) await scaleUp();
+    else if (live.length > state.spec.replicas) await scaleDown();
+    else {
+      setStep(`${live.length} control-plane machines running`);
+      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || workflowInfo().continueAsNewSuggested);
+      if (workflowInfo().continueAsNewSuggested && !state.deleting) {
+        await condition(allHandlersFinished);
+        return continueAsNew<typeof controlPlaneWorkflow>({ ...input, state });
+      }
+    }
+  }
+  setStep('deleting every control-plane machine');
+  for (const m of state.machines) {
+    m.deleting = true;
+    await deletePoolMachine(facts.namespace, m.name, state.deleting.clusterDeleting);
+  }
+  await condition(() => state.machines.length === 0);
+  state.step = 'deleted';
+  state.reports = (state.reports ?? 0) + 1;
+  const final = controlPlaneStatus(facts, state);
+  // The cluster must hear of the deletion before this run closes, so this signal is awaited.
+  await getExternalWorkflowHandle(input.owner).signal(childChangedSignal, final).catch(() => undefined);
+  return final;
+}

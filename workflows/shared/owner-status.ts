@@ -1,0 +1,30 @@
+import type { Condition, MachineStatus } from '../machine/machine-model';
+
+/** What a control plane or MachineDeployment reports to its cluster, and what `capt describe` shows. */
+export interface OwnerStatus {
+  kind: 'KubeadmControlPlane' | 'MachineDeployment';
+  namespace: string;
+  name: string;
+  version: string;
+  replicas: number;
+  readyReplicas: number;
+  /** The control plane: its first machine has initialised the cluster. */
+  initialized: boolean;
+  deleted: boolean;
+  step: string;
+  conditions: Condition[];
+  machines: MachineStatus[];
+  /** Grows with every report: signals may arrive out of order, and the receiver keeps the newest. */
+  sequence: number;
+}
+
+/** Where a cluster's children live, to reach them by signal. */
+export interface ClusterFacts {
+  namespace: string;
+  name: string;
+  provider: string;
+  /** host:port of the control-plane endpoint. */
+  endpoint: string;
+  serviceSubnet: string;
+  podSubnet: string;
+}
