@@ -32,6 +32,14 @@ export class RejectedError extends Error {
   }
 }
 
+/** The object does not exist (any more): exit code 1, as kubectl's NotFound. */
+export class NotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
 export const clusterWorkflowId = (ns: string, name: string) => `cluster/${ns}/${name}`;
 
 export class CaptClient {
@@ -100,11 +108,11 @@ export class CaptClient {
 
   async clusterStatus(ns: string, name: string): Promise<ClusterStatus> {
     const handle = this.cluster(ns, name);
-    try {
-      return await handle.query(clusterStatusQuery);
-    } catch (err) {
-      throw new RejectedError(`cluster ${ns}/${name} not found (${(err as Error).message.split('\n')[0]}); \`capt get clusters -A\` lists them`);
-    }
+    const description = await handle.describe().catch((err: Error) => {
+      throw new NotFoundError(`cluster ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get clusters -A\` lists them`);
+    });
+    if (description.status.name !== 'RUNNING') throw new NotFoundError(`cluster ${ns}/${name} not found: it was deleted at ${description.closeTime?.toISOString()}`);
+    return handle.query(clusterStatusQuery);
   }
 
   private async listRunning(kind: string, namespace?: string): Promise<string[]> {

@@ -93,5 +93,7 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.equal(existsSync(clusterDir('default', 'e2e')), false, 'no directory left');
   assert.equal(await listening(endpoint[0], Number(endpoint[1])), false, 'the endpoint port is closed');
   assert.deepEqual(await processesMentioning([`${clusterDir('default', 'e2e')} `, `${clusterDir('default', 'e2e')}/`]), [], 'no process left');
-  assert.equal((await capt('describe', 'cluster', 'e2e')).code, 2, 'a deleted cluster is not found');
+  const gone = await capt('describe', 'cluster', 'e2e');
+  assert.equal(gone.code, 1, 'a deleted cluster is not found');
+  assert.match(gone.stderr, /cluster default\/e2e not found: it was deleted/);
 });
