@@ -27,6 +27,9 @@ const options = {
   'control-plane-machine-count': { type: 'string', default: '1', help: 'generate: control-plane machines' },
   'worker-machine-count': { type: 'string', default: '2', help: 'generate: worker machines' },
   flavor: { type: 'string', help: 'generate: template flavor (only the default one exists)' },
+  'tls-cert': { type: 'string', help: 'client certificate for mutual TLS to Temporal (TEMPORAL_TLS_CERT)' },
+  'tls-key': { type: 'string', help: 'client key for mutual TLS to Temporal (TEMPORAL_TLS_KEY)' },
+  'tls-ca': { type: 'string', help: 'CA certificate of the Temporal server (TEMPORAL_TLS_CA)' },
   verbose: { type: 'boolean', short: 'v', help: 'show stacks on errors' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const;
@@ -90,6 +93,10 @@ const repoRoot = join(__dirname, '../../..');
 async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: options as never, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
   const [command, ...args] = positionals;
+  // TLS flags travel as the environment variables the client and the worker read.
+  for (const [flag, env] of [['tls-cert', 'TEMPORAL_TLS_CERT'], ['tls-key', 'TEMPORAL_TLS_KEY'], ['tls-ca', 'TEMPORAL_TLS_CA']] as const) {
+    if (values[flag]) process.env[env] = values[flag];
+  }
   if (values.help || !command) {
     process.stdout.write(`${usage}\n`);
     return command || values.help ? 0 : 2;

@@ -1,6 +1,7 @@
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { ClusterModel } from '../api/model';
 import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
+import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { getSecret } from '../secrets/secret-store';
 import { applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, ownerStatusQuery, scaleUpdate } from '../temporal/cluster-messages';
 import { machineStatusQuery } from '../temporal/machine-messages';
@@ -46,11 +47,11 @@ export class CaptClient {
   private constructor(readonly client: Client, private readonly connection: Connection) {}
 
   static async connect(opts: ConnectOptions = {}): Promise<CaptClient> {
-    const address = opts.address ?? process.env.TEMPORAL_ADDRESS ?? `127.0.0.1:${process.env.CAPT_DEV_PORT ?? 7233}`;
-    const connection = await Connection.connect({ address, connectTimeout: '5s' }).catch((err: Error) => {
+    const address = opts.address ?? temporalAddress();
+    const connection = await Connection.connect({ address, connectTimeout: '5s', tls: temporalTLS() }).catch((err: Error) => {
       throw new Error(`cannot reach Temporal at ${address} (${err.message}); start it with \`capt dev start\` or set TEMPORAL_ADDRESS`, { cause: err });
     });
-    return new CaptClient(new Client({ connection, namespace: opts.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default' }), connection);
+    return new CaptClient(new Client({ connection, namespace: opts.namespace ?? temporalNamespace() }), connection);
   }
 
   async close(): Promise<void> {

@@ -1,18 +1,19 @@
 import { NativeConnection, Runtime } from '@temporalio/worker';
+import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { logger, temporalLogger } from './logging';
 import { createWorkers, runWorkers } from './start-workers';
 
 /**
  * A capt worker process: `capt worker` and the embedded stack run this. Configured by environment:
- * TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default default), and
+ * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TLS as src/config/temporal-connection reads them, and
  * CAPT_WORKFLOW_BUNDLE, a prebuilt workflow bundle to skip bundling at start.
  */
 export async function workerMain(): Promise<void> {
   Runtime.install({ logger: temporalLogger });
-  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS ?? 'localhost:7233' });
+  const connection = await NativeConnection.connect({ address: temporalAddress(), tls: temporalTLS() });
   const bundle = process.env.CAPT_WORKFLOW_BUNDLE;
-  const workers = await createWorkers({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default', ...(bundle ? { workflowBundle: { codePath: bundle } } : {}) });
-  logger.info({ address: process.env.TEMPORAL_ADDRESS ?? 'localhost:7233' }, 'capt worker ready');
+  const workers = await createWorkers({ connection, namespace: temporalNamespace(), ...(bundle ? { workflowBundle: { codePath: bundle } } : {}) });
+  logger.info({ address: temporalAddress(), namespace: temporalNamespace() }, 'capt worker ready');
   process.stdout.write('capt worker ready\n');
   try {
     await runWorkers(workers);
