@@ -49,7 +49,7 @@ export async function claimAddress(owner: string): Promise<string> {
     }
     // Something outside this capt home (another capt home, leftovers of a killed run) may use it.
     if (await inUse(ip)) {
-      await writeFile(join(claimsDir(), ip, 'owner'), 'in use by a process capt does not know');
+      await rm(join(claimsDir(), ip), { recursive: true, force: true });
       continue;
     }
     await writeFile(join(claimsDir(), ip, 'owner'), owner);

@@ -160,13 +160,14 @@ export class CaptClient {
     throw new Error(`cluster ${ns}/${name} was not deleted within ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`);
   }
 
-  /** Waits until the cluster is Provisioned (Available) or a machine Failed. */
+  /** Waits until the cluster is Provisioned with every replica running, or a machine Failed. */
   async waitForCluster(ns: string, name: string, onProgress: (s: ClusterStatus) => void, timeoutMs: number): Promise<ClusterStatus> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const status = await this.clusterStatus(ns, name);
       onProgress(status);
-      if (status.phase === 'Provisioned' || status.phase === 'Failed') return status;
+      const complete = [status.controlPlane, ...status.machineDeployments].every((o) => o && o.readyReplicas === o.replicas && o.machines.length === o.replicas);
+      if ((status.phase === 'Provisioned' && complete) || status.phase === 'Failed') return status;
       if (Date.now() > deadline) throw new Error(`cluster ${ns}/${name} is not ready after ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`);
       await new Promise((r) => setTimeout(r, 1000));
     }

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
+import { listMembers } from '../../activities/etcd/etcd-client';
+import { loadManifests } from '../../src/api/load-manifests';
+import { CaptClient } from '../../src/client/capt-client';
+import { toolPaths } from '../../src/tools';
+import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
+import { MachineHarness } from '../fixtures/machine-harness';
+
+const run = promisify(execFile);
+const root = join(__dirname, '../../..');
+const h = new MachineHarness('cp-base');
+let client: CaptClient;
+
+before(async () => {
+  await h.start();
+  client = await CaptClient.connect({ address: h.env.address });
+});
+after(async () => {
+  await client?.close();
+  await h.stop();
+});
+
+async function settled(predicate: (s: ClusterStatus) => boolean, what: string, timeoutMs = 300_000): Promise<ClusterStatus> {
+  const deadline = Date.now() + timeoutMs;
+  let last: ClusterStatus | undefined;
+  while (Date.now() < deadline) {
+    last = await client.clusterStatus('default', 'ha');
+    if (predicate(last)) return last;
+    await sleep(1000);
+  }
+  throw new Error(`timed out waiting for ${what}: ${last?.step} / ${last?.controlPlane?.step}`);
+}
+
+async function members(status: ClusterStatus): Promise<{ etcd: string[]; machines: string[] }> {
+  const addresses = status.controlPlane!.machines.flatMap((m) => m.addresses);
+  const tls = await etcdClientTLS('default', 'ha');
+  for (const ip of addresses) {
+    try {
+      return { etcd: (await listMembers(`https://${ip}:2379`, tls)).map((m) => m.name).sort(), machines: status.controlPlane!.machines.map((m) => m.name).sort() };
+    } catch {
+      // try the next machine
+    }
+  }
+  throw new Error('no etcd member answered');
+}
+
+test('3 control-plane and 2 worker machines: 5 Ready nodes; scale 3 -> 1 -> 3 keeps etcd members equal to the machines; delete leaves nothing', async () => {
+  const vars = { CLUSTER_NAME: 'ha', CONTROL_PLANE_MACHINE_COUNT: '3', WORKER_MACHINE_COUNT: '2' };
+  const text = (await import('node:fs')).readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], vars);
+  await client.apply([model!]);
+  const ready = await client.waitForCluster('default', 'ha', () => undefined, 600_000);
+  assert.equal(ready.phase, 'Provisioned');
+  const kubeconfig = join(h.home, 'ha.kubeconfig');
+  await writeFile(kubeconfig, await client.kubeconfig('default', 'ha'), { mode: 0o600 });
+  const nodes = JSON.parse((await run(toolPaths().kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'])).stdout).items;
+  assert.equal(nodes.filter((n: { status: { conditions: { type: string; status: string }[] } }) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')).length, 5);
+  let m = await members(ready);
+  assert.deepEqual(m.etcd, m.machines, 'three etcd members, one per control-plane machine');
+  assert.equal(m.etcd.length, 3);
+
+  await assert.rejects(client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 2), /2 replicas cannot keep etcd quorum/);
+  await client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 1);
+  const one = await settled((s) => s.controlPlane!.machines.length === 1 && s.controlPlane!.readyReplicas === 1, 'scale to 1');
+  m = await members(one);
+  assert.deepEqual(m.etcd, m.machines);
+  assert.equal(m.etcd.length, 1);
+
+  await client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 3);
+  const three = await settled((s) => s.controlPlane!.readyReplicas === 3 && s.controlPlane!.machines.length === 3, 'scale back to 3');
+  m = await members(three);
+  assert.deepEqual(m.etcd, m.machines);
+  assert.equal(m.etcd.length, 3);
+
+  await client.deleteCluster('default', 'ha');
+  await client.waitForDeletion('default', 'ha', () => undefined, 300_000);
+  const { existsSync } = await import('node:fs');
+  const { clusterDir } = await import('../../providers/local/layout');
+  assert.equal(existsSync(clusterDir('default', 'ha')), false);
+});
