@@ -1,14 +1,9 @@
-import {
-  allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, proxyActivities, setCurrentDetails, setHandler,
-  upsertSearchAttributes, workflowInfo,
-} from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ControlPlaneModel } from '../../src/api/model';
-import { childChangedSignal, deleteOwnerSignal, ownerStatusQuery, scaleSignal, scaleUpdate } from '../../src/temporal/cluster-messages';
-import { machineChangedSignal } from '../../src/temporal/machine-messages';
-import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
 import type { MachineSpec } from '../machine/machine-model';
-import { deletePoolMachine, isRunning, newMachineName, recordMachineStatus, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
+import { deletePoolMachine, isRunning, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
+import { ownerRuntime } from '../shared/owner-runtime';
 import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
 
 export interface ControlPlaneInput {
@@ -62,43 +57,9 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '2s', maximumInterval: '30s' } });
   const self = workflowInfo().workflowId;
 
-  let published = '';
-  const refresh = () => {
-    const status = controlPlaneStatus(facts, state);
-    setCurrentDetails(`**${status.readyReplicas}/${status.replicas} control-plane machines running** (${state.spec.version}): ${state.step}`);
-    const key = JSON.stringify([status.readyReplicas, status.replicas, status.initialized, status.deleted, status.step, status.machines.map((m) => m.phase)]);
-    if (key !== published) {
-      published = key;
-      state.reports = (state.reports ?? 0) + 1;
-      status.sequence = state.reports;
-      void getExternalWorkflowHandle(input.owner).signal(childChangedSignal, status).catch(() => undefined);
-      upsertSearchAttributes([
-        { key: CaptKind, value: 'KubeadmControlPlane' }, { key: CaptNamespace, value: facts.namespace }, { key: CaptCluster, value: facts.name },
-        { key: CaptPhase, value: state.deleting ? 'Deleting' : status.readyReplicas === status.replicas ? 'Ready' : 'Scaling' },
-        { key: CaptKubernetesVersion, value: state.spec.version }, { key: CaptProvider, value: facts.provider },
-      ]);
-    }
-    return status;
-  };
-  const setStep = (step: string) => {
-    state.step = step;
-    refresh();
-  };
-
-  setHandler(ownerStatusQuery, () => controlPlaneStatus(facts, state));
-  setHandler(machineChangedSignal, (status) => {
-    state.machines = recordMachineStatus(state.machines, status);
-    refresh();
-  });
-  const scale = (replicas: number) => {
-    state.spec.replicas = replicas;
-    return refresh();
-  };
-  setHandler(scaleUpdate, scale, { validator: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas) });
-  setHandler(scaleSignal, (replicas) => void scale(replicas));
-  setHandler(deleteOwnerSignal, (opts) => {
-    state.deleting ??= opts;
-    refresh();
+  const { refresh, setStep, finish } = ownerRuntime({
+    kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
+    validateReplicas: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas),
   });
 
   const machineSpec = (name: string, init: boolean): MachineSpec => ({
@@ -160,10 +121,5 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     await deletePoolMachine(facts.namespace, m.name, state.deleting.clusterDeleting);
   }
   await condition(() => state.machines.length === 0);
-  state.step = 'deleted';
-  state.reports = (state.reports ?? 0) + 1;
-  const final = controlPlaneStatus(facts, state);
-  // The cluster must hear of the deletion before this run closes, so this signal is awaited.
-  await getExternalWorkflowHandle(input.owner).signal(childChangedSignal, final).catch(() => undefined);
-  return final;
+  return finish();
 }

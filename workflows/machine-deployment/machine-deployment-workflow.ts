@@ -1,10 +1,8 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { MachineDeploymentModel } from '../../src/api/model';
-import { childChangedSignal, deleteOwnerSignal, ownerStatusQuery, scaleSignal, scaleUpdate } from '../../src/temporal/cluster-messages';
-import { machineChangedSignal } from '../../src/temporal/machine-messages';
-import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
 import type { MachineSpec } from '../machine/machine-model';
-import { deletePoolMachine, isRunning, newMachineName, recordMachineStatus, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
+import { deletePoolMachine, isRunning, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
+import { ownerRuntime } from '../shared/owner-runtime';
 import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
 
 export interface MachineDeploymentInput {
@@ -60,42 +58,9 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   const state: MachineDeploymentState = input.state ?? { spec: input.spec, machines: [], step: 'starting' };
   const self = workflowInfo().workflowId;
 
-  let published = '';
-  const refresh = () => {
-    const status = machineDeploymentStatus(facts, state);
-    setCurrentDetails(`**${status.readyReplicas}/${status.replicas} machines running** (${state.spec.template.version}): ${state.step}`);
-    const key = JSON.stringify([status.readyReplicas, status.replicas, status.deleted, status.step, status.machines.map((m) => m.phase)]);
-    if (key !== published) {
-      published = key;
-      state.reports = (state.reports ?? 0) + 1;
-      status.sequence = state.reports;
-      void getExternalWorkflowHandle(input.owner).signal(childChangedSignal, status).catch(() => undefined);
-      upsertSearchAttributes([
-        { key: CaptKind, value: 'MachineDeployment' }, { key: CaptNamespace, value: facts.namespace }, { key: CaptCluster, value: facts.name },
-        { key: CaptPhase, value: state.deleting ? 'Deleting' : status.readyReplicas === status.replicas ? 'Running' : 'ScalingUp' },
-        { key: CaptKubernetesVersion, value: state.spec.template.version }, { key: CaptProvider, value: facts.provider },
-      ]);
-    }
-    return status;
-  };
-  const setStep = (step: string) => {
-    state.step = step;
-    refresh();
-  };
-  setHandler(ownerStatusQuery, () => machineDeploymentStatus(facts, state));
-  setHandler(machineChangedSignal, (status) => {
-    state.machines = recordMachineStatus(state.machines, status);
-    refresh();
-  });
-  const scale = (replicas: number) => {
-    state.spec.replicas = replicas;
-    return refresh();
-  };
-  setHandler(scaleUpdate, scale, { validator: (replicas) => validateMachineDeploymentReplicas(state.spec.name, replicas) });
-  setHandler(scaleSignal, (replicas) => void scale(replicas));
-  setHandler(deleteOwnerSignal, (opts) => {
-    state.deleting ??= opts;
-    refresh();
+  const { refresh, setStep, finish } = ownerRuntime({
+    kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state),
+    validateReplicas: (replicas) => validateMachineDeploymentReplicas(state.spec.name, replicas),
   });
 
   const t = state.spec.template;
@@ -138,10 +103,5 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     await deletePoolMachine(facts.namespace, m.name, state.deleting.clusterDeleting);
   }
   await condition(() => state.machines.length === 0);
-  state.step = 'deleted';
-  state.reports = (state.reports ?? 0) + 1;
-  const final = machineDeploymentStatus(facts, state);
-  // The cluster must hear of the deletion before this run closes, so this signal is awaited.
-  await getExternalWorkflowHandle(input.owner).signal(childChangedSignal, final).catch(() => undefined);
-  return final;
+  return finish();
 }
