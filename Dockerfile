@@ -2,7 +2,7 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /capt
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts
+RUN npm install --ignore-scripts
 COPY tsconfig.json ./
 COPY src src
 COPY workflows workflows
@@ -16,7 +16,7 @@ FROM node:20-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends openssl bubblewrap && rm -rf /var/lib/apt/lists/*
 WORKDIR /capt
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts
+RUN npm install --omit=dev --ignore-scripts
 COPY --from=build /capt/dist dist
 ENTRYPOINT ["node", "dist/src/cli/main.js"]
 CMD ["worker"]

@@ -5,10 +5,14 @@ import {
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import type { ClusterModel } from '../../src/api/model';
-import { applyClusterUpdate, childChangedSignal, clusterStatusQuery, deleteClusterUpdate, deleteOwnerSignal, scaleSignal } from '../../src/temporal/cluster-messages';
+import {
+  applyClusterUpdate, childChangedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, scaleSignal,
+} from '../../src/temporal/cluster-messages';
 import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
 import { providerTaskQueue } from '../../src/temporal/task-queues';
 import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
+import { templateHash } from '../control-plane/control-plane-revisions';
+import { validateVersionChange } from '../control-plane/version-policy';
 import { machineDeploymentWorkflow } from '../machine-deployment/machine-deployment-workflow';
 import { clusterStatus, type ClusterState, type ClusterStatus } from './cluster-status';
 
@@ -26,9 +30,8 @@ export function validateClusterChange(current: ClusterModel, next: ClusterModel)
     throw ApplicationFailure.create({ message: `Cluster ${current.namespace}/${current.name}: ${message}`, type: 'InvalidSpec', nonRetryable: true });
   };
   if (next.provider !== current.provider) refuse(`the provider cannot change (${current.provider} -> ${next.provider})`);
-  const { replicas: _a, ...cpNow } = current.controlPlane;
-  const { replicas: _b, ...cpNext } = next.controlPlane;
-  if (JSON.stringify(cpNow) !== JSON.stringify(cpNext)) refuse('only spec.replicas of the KubeadmControlPlane can change in this version of capt; rolling upgrades of the control plane are not implemented yet');
+  if (next.controlPlane.name !== current.controlPlane.name) refuse(`the control plane cannot be replaced (${current.controlPlane.name} -> ${next.controlPlane.name})`);
+  validateVersionChange(current.controlPlane.version, next.controlPlane.version);
   if (next.controlPlane.replicas % 2 === 0) refuse(`${next.controlPlane.replicas} control-plane replicas cannot keep etcd quorum; use an odd count`);
   for (const md of next.machineDeployments) {
     const old = current.machineDeployments.find((m) => m.name === md.name);
@@ -98,6 +101,9 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     async (next) => {
       const previous = state.model;
       state.model = next;
+      if (templateHash(next.controlPlane) !== templateHash(previous.controlPlane)) {
+        await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, next.controlPlane.name)).signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply' });
+      }
       if (next.controlPlane.replicas !== previous.controlPlane.replicas) {
         await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, next.controlPlane.name)).signal(scaleSignal, next.controlPlane.replicas);
       }

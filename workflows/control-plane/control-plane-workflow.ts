@@ -1,9 +1,12 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ControlPlaneModel } from '../../src/api/model';
 import type { MachineSpec } from '../machine/machine-model';
 import { deletePoolMachine, isRunning, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
 import { ownerRuntime } from '../shared/owner-runtime';
+import { controlPlaneSpecSignal, rolloutHistoryQuery, rolloutUndoUpdate } from '../../src/temporal/cluster-messages';
+import { recordRevision, templateHash, type ControlPlaneRevision } from './control-plane-revisions';
+import { validateVersionChange } from './version-policy';
 import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
 
 export interface ControlPlaneInput {
@@ -20,6 +23,7 @@ export interface ControlPlaneState {
   deleting?: { clusterDeleting: boolean };
   step: string;
   reports?: number;
+  revisions?: ControlPlaneRevision[];
 }
 
 /** Validator: replicas > 0 and odd, as stacked etcd needs. */
@@ -33,10 +37,12 @@ export function validateControlPlaneReplicas(name: string, replicas: number): vo
 
 export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState): OwnerStatus {
   const ready = state.machines.filter(isRunning).length;
+  const hash = templateHash(state.spec);
+  const updated = state.machines.filter((m) => isRunning(m) && m.templateHash === hash).length;
   const available = state.initialized && ready > 0;
   return {
     kind: 'KubeadmControlPlane', namespace: facts.namespace, name: state.spec.name, version: state.spec.version, replicas: state.spec.replicas,
-    readyReplicas: ready, initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
+    readyReplicas: ready, updatedReplicas: updated, revision: state.revisions?.at(-1)?.revision ?? 1, initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
     conditions: [
       { type: 'Available', status: available ? 'True' : 'False', ...(available ? {} : { reason: 'WaitingForMachines', message: state.step }) },
       { type: 'MachinesReady', status: ready === state.spec.replicas ? 'True' : 'False', ...(ready === state.spec.replicas ? {} : { reason: 'Scaling', message: `${ready}/${state.spec.replicas} machines running` }) },
@@ -44,6 +50,17 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     machines: state.machines.flatMap((m) => (m.status ? [m.status] : [])),
     sequence: state.reports ?? 0,
   };
+}
+
+/**
+ * Which machine leaves first, as Cluster API picks: outdated with the delete-machine annotation, any with
+ * it, outdated, then all; the oldest among them.
+ */
+export function scaleDownVictim(machines: PoolMachine[], currentHash: string): PoolMachine {
+  const live = machines.filter((m) => !m.deleting).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
+  const marked = (m: PoolMachine) => m.status?.annotations['cluster.x-k8s.io/delete-machine'] !== undefined;
+  const outdated = (m: PoolMachine) => m.templateHash !== currentHash;
+  return live.find((m) => outdated(m) && marked(m)) ?? live.find(marked) ?? live.find(outdated) ?? live[0]!;
 }
 
 /**
@@ -57,10 +74,40 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '2s', maximumInterval: '30s' } });
   const self = workflowInfo().workflowId;
 
+  state.revisions ??= recordRevision([], state.spec, 'created', new Date().toISOString());
   const { refresh, setStep, finish } = ownerRuntime({
     kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
     validateReplicas: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas),
   });
+
+  /** A new template from the cluster (apply) or from undo: a new revision, rolled out machine by machine. */
+  const changeTemplate = (spec: ControlPlaneModel, cause: string) => {
+    state.spec = { ...spec, replicas: state.spec.replicas, name: state.spec.name };
+    state.revisions = recordRevision(state.revisions ?? [], state.spec, cause, new Date().toISOString());
+    refresh();
+  };
+  setHandler(controlPlaneSpecSignal, ({ spec, cause }) => changeTemplate(spec, cause));
+  setHandler(rolloutHistoryQuery, () => state.revisions ?? []);
+  setHandler(
+    rolloutUndoUpdate,
+    ({ toRevision }) => {
+      const target = undoTarget(toRevision)!;
+      changeTemplate({ ...state.spec, ...target.template }, `undo to revision ${target.revision}`);
+      return controlPlaneStatus(facts, state);
+    },
+    {
+      validator: ({ toRevision }) => {
+        const target = undoTarget(toRevision);
+        if (!target) {
+          const known = (state.revisions ?? []).map((r) => r.revision).join(', ');
+          throw ApplicationFailure.create({ message: `KubeadmControlPlane ${state.spec.name} has no revision ${toRevision ?? '(previous)'}; revisions: ${known}`, type: 'InvalidSpec', nonRetryable: true });
+        }
+        validateVersionChange(state.spec.version, target.template.version);
+      },
+    },
+  );
+  // Undo means the revision before the current one unless a number is given.
+  const undoTarget = (toRevision?: number) => (toRevision === undefined ? (state.revisions ?? []).at(-2) : (state.revisions ?? []).find((r) => r.revision === toRevision));
 
   const machineSpec = (name: string, init: boolean): MachineSpec => ({
     namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'control-plane', version: state.spec.version,
@@ -75,7 +122,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   async function scaleUp(): Promise<void> {
     const init = !state.initialized && state.machines.length === 0;
     const name = newMachineName(state.spec.name);
-    state.machines.push({ name, createdAt: new Date().toISOString(), templateHash: state.spec.version, deleting: false });
+    state.machines.push({ name, createdAt: new Date().toISOString(), templateHash: templateHash(state.spec), deleting: false });
     setStep(`creating control-plane machine ${name} (${init ? 'kubeadm init' : 'kubeadm join --control-plane'})`);
     await startPoolMachine(machineSpec(name, init), `Control-plane machine ${name} of cluster ${facts.name}`);
     await condition(() => !state.machines.some((m) => m.name === name) || isRunning(state.machines.find((m) => m.name === name)!) || state.machines.find((m) => m.name === name)!.status?.phase === 'Failed' || !!state.deleting);
@@ -85,8 +132,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   }
 
   async function scaleDown(): Promise<void> {
-    // Oldest first, as Cluster API picks when no machine is outdated or marked for deletion.
-    const victim = [...state.machines].filter((m) => !m.deleting).sort((a, b) => a.createdAt.localeCompare(b.createdAt))[0]!;
+    const victim = scaleDownVictim(state.machines, templateHash(state.spec));
     const addresses = state.machines.flatMap((m) => m.status?.addresses ?? []);
     const address = victim.status?.addresses[0];
     if (address) {
@@ -102,13 +148,18 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   refresh();
   while (!state.deleting) {
     const live = state.machines.filter((m) => !m.deleting);
+    const outdated = live.filter((m) => m.templateHash !== templateHash(state.spec));
     if (live.some((m) => m.status?.phase !== 'Running' && m.status?.phase !== 'Failed')) {
       await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every((m) => m.status?.phase === 'Running' || m.status?.phase === 'Failed'));
     } else if (live.length < state.spec.replicas) await scaleUp();
     else if (live.length > state.spec.replicas) await scaleDown();
+    // A rollout: with maxSurge 1 a new machine joins before an outdated one leaves; with 0, the other way round.
+    else if (outdated.length && state.spec.maxSurge === 1) await scaleUp();
+    else if (outdated.length) await scaleDown();
     else {
       setStep(`${live.length} control-plane machines running`);
-      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || workflowInfo().continueAsNewSuggested);
+      const hash = templateHash(state.spec);
+      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || templateHash(state.spec) !== hash || workflowInfo().continueAsNewSuggested);
       if (workflowInfo().continueAsNewSuggested && !state.deleting) {
         await condition(allHandlersFinished);
         return continueAsNew<typeof controlPlaneWorkflow>({ ...input, state });

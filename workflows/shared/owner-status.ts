@@ -8,6 +8,10 @@ export interface OwnerStatus {
   version: string;
   replicas: number;
   readyReplicas: number;
+  /** Running machines of the current template. */
+  updatedReplicas: number;
+  /** The current template's revision. */
+  revision: number;
   /** The control plane: its first machine has initialised the cluster. */
   initialized: boolean;
   deleted: boolean;
