@@ -8,7 +8,7 @@ import { manifestVariables } from '../api/variables';
 import { CaptClient, RejectedError } from '../client/capt-client';
 import { devStart, devStatus, devStop } from '../dev/dev-stack';
 import { availableKubernetesVersions, toolPaths } from '../tools';
-import { clustersTable, describeTree, formatOutput, machinesTable, ownersTable } from './render';
+import { age, clustersTable, describeTree, formatOutput, machinesTable, ownersTable, table } from './render';
 import { readSources, UsageError } from './read-sources';
 import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
 
@@ -23,6 +23,7 @@ const options = {
   output: { type: 'string', short: 'o', default: 'table', help: 'table | wide | json | yaml' },
   'show-conditions': { type: 'string', help: 'all: every condition in describe' },
   replicas: { type: 'string', help: 'replica count for scale' },
+  'to-revision': { type: 'string', help: 'rollout undo: the revision to return to (default: the previous one)' },
   'kubernetes-version': { type: 'string', help: 'generate: Kubernetes version' },
   'control-plane-machine-count': { type: 'string', default: '1', help: 'generate: control-plane machines' },
   'worker-machine-count': { type: 'string', default: '2', help: 'generate: worker machines' },
@@ -43,6 +44,7 @@ const usage = `capt: Cluster API on Temporal
   capt kubeconfig NAME
   capt scale machinedeployment|kubeadmcontrolplane NAME --replicas N
   capt generate cluster NAME --kubernetes-version V [--control-plane-machine-count N] [--worker-machine-count M]
+  capt rollout history|undo kubeadmcontrolplane/NAME [--to-revision N]
   capt versions [-o json]
   capt dev start|stop|status       the embedded Temporal dev server + a capt worker, in the background
   capt worker                      a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE)
@@ -177,6 +179,25 @@ async function run(argv: string[]): Promise<number> {
       return withClient(async (client) => {
         const status = await client.scale(kind, ns, args[1]!, replicas);
         out(`${kind}/${args[1]} scaled to ${status.replicas}`);
+        return 0;
+      });
+    }
+    case 'rollout': {
+      const [action, target] = args;
+      const [kind, name] = (target ?? '').split('/');
+      if (!['history', 'undo'].includes(action ?? '') || !['kubeadmcontrolplane', 'kcp'].includes(kind ?? '') || !name) {
+        throw new UsageError('usage: capt rollout history|undo kubeadmcontrolplane/NAME [--to-revision N] (MachineDeployment rollouts are not implemented yet)');
+      }
+      const toRevision = values['to-revision'] === undefined ? undefined : Number(values['to-revision']);
+      if (toRevision !== undefined && !Number.isInteger(toRevision)) throw new UsageError(`--to-revision ${values['to-revision']}: expected a revision number`);
+      return withClient(async (client) => {
+        if (action === 'history') {
+          const revisions = await client.controlPlaneHistory(ns, name);
+          out(values.output === 'json' ? JSON.stringify(revisions, null, 2) : table(['REVISION', 'VERSION', 'TEMPLATE', 'CAUSE', 'AGE'], revisions.map((r) => [String(r.revision), r.version, r.hash, r.cause, age(r.at)])));
+        } else {
+          const status = await client.controlPlaneUndo(ns, name, toRevision);
+          out(`kubeadmcontrolplane/${name} rolled back: revision ${status.revision}, ${status.version}`);
+        }
         return 0;
       });
     }

@@ -3,7 +3,8 @@ import type { ClusterModel } from '../api/model';
 import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { getSecret } from '../secrets/secret-store';
-import { applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, ownerStatusQuery, scaleUpdate } from '../temporal/cluster-messages';
+import { applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, ownerStatusQuery, rolloutHistoryQuery, rolloutUndoUpdate, scaleUpdate } from '../temporal/cluster-messages';
+import { templateHash, type ControlPlaneRevision } from '../../workflows/control-plane/control-plane-revisions';
 import { machineStatusQuery } from '../temporal/machine-messages';
 import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../temporal/search-attributes';
 import { coreTaskQueue } from '../temporal/task-queues';
@@ -88,7 +89,7 @@ export class CaptClient {
         const description = await handle.describe();
         if (description.status.name !== 'RUNNING') throw new RejectedError(`cluster ${model.namespace}/${model.name} is finishing its deletion; apply again once \`capt get clusters\` no longer lists it`);
         const current = await handle.query(clusterStatusQuery);
-        const same = current.controlPlane?.replicas === model.controlPlane.replicas && model.machineDeployments.every((md) => current.machineDeployments.find((s) => s.name === md.name)?.replicas === md.replicas) && current.machineDeployments.length === model.machineDeployments.length;
+        const same = current.controlPlane?.replicas === model.controlPlane.replicas && current.controlPlane.templateHash === templateHash(model.controlPlane) && model.machineDeployments.every((md) => current.machineDeployments.find((s) => s.name === md.name)?.replicas === md.replicas) && current.machineDeployments.length === model.machineDeployments.length;
         await this.update(handle.executeUpdate(applyClusterUpdate, { args: [model] }));
         outcome = same ? 'unchanged' : 'configured';
       }
@@ -141,6 +142,18 @@ export class CaptClient {
   async scale(kind: 'machinedeployment' | 'kubeadmcontrolplane', ns: string, name: string, replicas: number): Promise<OwnerStatus> {
     const id = `${kind === 'machinedeployment' ? 'md' : 'kcp'}/${ns}/${name}`;
     return this.update(this.client.workflow.getHandle(id).executeUpdate(scaleUpdate, { args: [replicas] }));
+  }
+
+  /** Revisions of a control plane's machine template, oldest first. */
+  async controlPlaneHistory(ns: string, name: string): Promise<ControlPlaneRevision[]> {
+    return this.client.workflow.getHandle(`kcp/${ns}/${name}`).query(rolloutHistoryQuery).catch((err: Error) => {
+      throw new NotFoundError(`KubeadmControlPlane ${ns}/${name} not found (${err.message.split('\n')[0]})`);
+    });
+  }
+
+  /** Rolls the control plane back to a revision (the previous one by default), as a new revision. */
+  async controlPlaneUndo(ns: string, name: string, toRevision?: number): Promise<OwnerStatus> {
+    return this.update(this.client.workflow.getHandle(`kcp/${ns}/${name}`).executeUpdate(rolloutUndoUpdate, { args: [{ toRevision }] }));
   }
 
   async deleteCluster(ns: string, name: string): Promise<ClusterStatus> {

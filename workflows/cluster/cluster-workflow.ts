@@ -25,13 +25,13 @@ export const kcpWorkflowId = (ns: string, name: string) => `kcp/${ns}/${name}`;
 export const mdWorkflowId = (ns: string, name: string) => `md/${ns}/${name}`;
 
 /** What `capt apply` may change on an existing cluster today; the rest is refused with the reason. */
-export function validateClusterChange(current: ClusterModel, next: ClusterModel): void {
+export function validateClusterChange(current: ClusterModel, next: ClusterModel, runningVersion = current.controlPlane.version): void {
   const refuse = (message: string) => {
     throw ApplicationFailure.create({ message: `Cluster ${current.namespace}/${current.name}: ${message}`, type: 'InvalidSpec', nonRetryable: true });
   };
   if (next.provider !== current.provider) refuse(`the provider cannot change (${current.provider} -> ${next.provider})`);
   if (next.controlPlane.name !== current.controlPlane.name) refuse(`the control plane cannot be replaced (${current.controlPlane.name} -> ${next.controlPlane.name})`);
-  validateVersionChange(current.controlPlane.version, next.controlPlane.version);
+  validateVersionChange(runningVersion, next.controlPlane.version);
   if (next.controlPlane.replicas % 2 === 0) refuse(`${next.controlPlane.replicas} control-plane replicas cannot keep etcd quorum; use an odd count`);
   for (const md of next.machineDeployments) {
     const old = current.machineDeployments.find((m) => m.name === md.name);
@@ -101,7 +101,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     async (next) => {
       const previous = state.model;
       state.model = next;
-      if (templateHash(next.controlPlane) !== templateHash(previous.controlPlane)) {
+      const running = state.children[`KubeadmControlPlane/${previous.controlPlane.name}`]?.templateHash ?? templateHash(previous.controlPlane);
+      if (templateHash(next.controlPlane) !== running) {
         await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, next.controlPlane.name)).signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply' });
       }
       if (next.controlPlane.replicas !== previous.controlPlane.replicas) {
@@ -117,7 +118,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       }
       return refresh();
     },
-    { validator: (next) => validateClusterChange(state.model, next) },
+    { validator: (next) => validateClusterChange(state.model, next, state.children[`KubeadmControlPlane/${state.model.controlPlane.name}`]?.version) },
   );
 
   async function create(): Promise<void> {

@@ -42,7 +42,7 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
   const available = state.initialized && ready > 0;
   return {
     kind: 'KubeadmControlPlane', namespace: facts.namespace, name: state.spec.name, version: state.spec.version, replicas: state.spec.replicas,
-    readyReplicas: ready, updatedReplicas: updated, revision: state.revisions?.at(-1)?.revision ?? 1, initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
+    readyReplicas: ready, updatedReplicas: updated, revision: state.revisions?.at(-1)?.revision ?? 1, templateHash: hash, initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
     conditions: [
       { type: 'Available', status: available ? 'True' : 'False', ...(available ? {} : { reason: 'WaitingForMachines', message: state.step }) },
       { type: 'MachinesReady', status: ready === state.spec.replicas ? 'True' : 'False', ...(ready === state.spec.replicas ? {} : { reason: 'Scaling', message: `${ready}/${state.spec.replicas} machines running` }) },
@@ -102,7 +102,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
           const known = (state.revisions ?? []).map((r) => r.revision).join(', ');
           throw ApplicationFailure.create({ message: `KubeadmControlPlane ${state.spec.name} has no revision ${toRevision ?? '(previous)'}; revisions: ${known}`, type: 'InvalidSpec', nonRetryable: true });
         }
-        validateVersionChange(state.spec.version, target.template.version);
+        validateVersionChange(state.spec.version, target.template.version, { undo: true });
       },
     },
   );

@@ -31,7 +31,7 @@ export function machineDeploymentStatus(facts: ClusterFacts, state: MachineDeplo
   const complete = ready === state.spec.replicas && state.machines.length === state.spec.replicas;
   return {
     kind: 'MachineDeployment', namespace: facts.namespace, name: state.spec.name, version: state.spec.template.version, replicas: state.spec.replicas,
-    readyReplicas: ready, updatedReplicas: ready, revision: 1, initialized: true, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
+    readyReplicas: ready, updatedReplicas: ready, revision: 1, templateHash: '', initialized: true, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
     conditions: [{ type: 'Available', status: complete ? 'True' : 'False', ...(complete ? {} : { reason: 'Scaling', message: `${ready}/${state.spec.replicas} machines running` }) }],
     machines: state.machines.flatMap((m) => (m.status ? [m.status] : [])),
     sequence: state.reports ?? 0,

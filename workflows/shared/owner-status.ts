@@ -10,8 +10,9 @@ export interface OwnerStatus {
   readyReplicas: number;
   /** Running machines of the current template. */
   updatedReplicas: number;
-  /** The current template's revision. */
+  /** The current template's revision and hash (a rollout undo changes them without the cluster's manifest). */
   revision: number;
+  templateHash: string;
   /** The control plane: its first machine has initialised the cluster. */
   initialized: boolean;
   deleted: boolean;

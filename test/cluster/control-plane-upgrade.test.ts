@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
+import { listMembers } from '../../activities/etcd/etcd-client';
+import { httpsGet } from '../../providers/local/readiness';
+import { loadManifests } from '../../src/api/load-manifests';
+import type { ClusterModel } from '../../src/api/model';
+import { CaptClient, RejectedError } from '../../src/client/capt-client';
+import { rolloutHistoryQuery, rolloutUndoUpdate } from '../../src/temporal/cluster-messages';
+import { availableKubernetesVersions } from '../../src/tools';
+import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
+import { MachineHarness } from '../fixtures/machine-harness';
+
+const [older, newer] = availableKubernetesVersions() as [string, string];
+const h = new MachineHarness('up-base');
+let client: CaptClient;
+
+before(async () => {
+  await h.start();
+  client = await CaptClient.connect({ address: h.env.address });
+});
+after(async () => {
+  await client?.close();
+  await h.stop();
+});
+
+const status = () => client.clusterStatus('default', 'up');
+
+/** Polls /readyz through the control-plane endpoint every 200 ms; reports failures and the worst gap between successes. */
+function readyzProbe(endpoint: string) {
+  let running = true;
+  let failures = 0;
+  let probes = 0;
+  let lastOk = Date.now();
+  let worstGapMs = 0;
+  const done = (async () => {
+    while (running) {
+      probes++;
+      const ok = await httpsGet(`https://${endpoint}/readyz`, { insecure: true }, 1000).then((r) => r.status === 200, () => false);
+      if (ok) {
+        worstGapMs = Math.max(worstGapMs, Date.now() - lastOk);
+        lastOk = Date.now();
+      } else failures++;
+      await sleep(200);
+    }
+  })();
+  return { stop: async () => { running = false; await done; return { probes, failures, worstGapMs }; } };
+}
+
+/** After every step: etcd members equal the control-plane machines, and each apiserver reports its machine's version. */
+async function checkStep(s: ClusterStatus, seen: string[]): Promise<void> {
+  const machines = s.controlPlane!.machines;
+  const tls = await etcdClientTLS('default', 'up');
+  const members = (await listMembers(`https://${machines[0]!.addresses[0]}:2379`, tls)).map((m) => m.name).sort();
+  assert.deepEqual(members, machines.map((m) => m.name).sort(), `etcd members equal the machines at step ${seen.length}`);
+  for (const m of machines) {
+    const version = JSON.parse((await httpsGet(`https://${m.addresses[0]}:6443/version`, { insecure: true })).body).gitVersion;
+    assert.equal(version, m.version, `apiserver of ${m.name} runs ${m.version}`);
+  }
+}
+
+/** Waits for the control plane to settle on `version` with 3 machines, checking every intermediate settled step. */
+async function rollTo(version: string, during?: () => Promise<void>): Promise<ClusterStatus> {
+  const seen: string[] = [];
+  let duringDone = !during;
+  for (const deadline = Date.now() + 600_000; Date.now() < deadline; await sleep(500)) {
+    const s = await status();
+    const cp = s.controlPlane!;
+    const settled = cp.machines.every((m) => m.phase === 'Running') && cp.machines.length >= 3;
+    const key = cp.machines.map((m) => m.name).sort().join(',');
+    if (settled && !seen.includes(key)) {
+      seen.push(key);
+      await checkStep(s, seen);
+      if (!duringDone && seen.length === 2) {
+        duringDone = true;
+        await during!();
+      }
+    }
+    if (settled && cp.machines.length === 3 && cp.machines.every((m) => m.version === version) && cp.updatedReplicas === 3) return s;
+  }
+  throw new Error(`control plane did not reach ${version}`);
+}
+
+test(`control plane upgrade ${older} -> ${newer}: etcd members right after every step, endpoint answering, worker killed mid-way; undo; bad versions refused`, async () => {
+  const text = readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8');
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'up', CONTROL_PLANE_MACHINE_COUNT: '3', WORKER_MACHINE_COUNT: '1', KUBERNETES_VERSION: older });
+  await client.apply([model!]);
+  const ready = await client.waitForCluster('default', 'up', () => undefined, 600_000);
+  assert.equal(ready.phase, 'Provisioned');
+  await checkStep(ready, []);
+
+  const probe = readyzProbe(ready.endpoint);
+  const upgraded: ClusterModel = { ...model!, controlPlane: { ...model!.controlPlane, version: newer } };
+  assert.deepEqual((await client.apply([upgraded]))[0], { ref: 'cluster.cluster.x-k8s.io/up', outcome: 'configured' });
+  const done = await rollTo(newer, async () => {
+    await h.killWorker();
+    await sleep(1000);
+    await h.startWorker();
+  });
+  const availability = await probe.stop();
+  console.log(`upgrade: ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed, worst gap ${availability.worstGapMs} ms`);
+  assert.equal(availability.failures, 0, 'the endpoint answered throughout the upgrade');
+  assert.equal(done.controlPlane!.machines.length, 3, 'exactly 3 machines at the end');
+  await checkStep(done, ['final']);
+
+  const tooFar: ClusterModel = { ...upgraded, controlPlane: { ...upgraded.controlPlane, version: 'v1.38.0' } };
+  await assert.rejects(client.apply([tooFar]), (err: Error) => err instanceof RejectedError && /cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0/.test(err.message));
+  await assert.rejects(client.apply([model!]), (err: Error) => err instanceof RejectedError && new RegExp(`cannot update Kubernetes version from ${newer} to ${older}: downgrades are not supported`).test(err.message));
+
+  const kcp = client.client.workflow.getHandle('kcp/default/up-control-plane');
+  const history = await kcp.query(rolloutHistoryQuery);
+  assert.deepEqual(history.map((r) => [r.revision, r.version]), [[1, older], [2, newer]]);
+  await assert.rejects(kcp.executeUpdate(rolloutUndoUpdate, { args: [{ toRevision: 7 }] }), /has no revision 7; revisions: 1, 2/);
+  await kcp.executeUpdate(rolloutUndoUpdate, { args: [{}] });
+  const undone = await rollTo(older);
+  assert.ok(undone.controlPlane!.machines.every((m) => m.version === older));
+  assert.deepEqual((await kcp.query(rolloutHistoryQuery)).map((r) => [r.revision, r.version]), [[2, newer], [3, older]], 'undo re-applies revision 1 as revision 3');
+
+  await client.deleteCluster('default', 'up');
+  await client.waitForDeletion('default', 'up', () => undefined, 300_000);
+});
