@@ -3,3 +3,4 @@ export { createBootstrapData, deleteBootstrapData } from './bootstrap/bootstrap-
 export { deleteNode, drainNode, syncNode, waitForNode, waitForVolumeDetach } from './machine/node-activities';
 export { etcdMembers, removeEtcdMember } from './etcd/etcd-activities';
 export { ensureClusterSecrets, deleteClusterSecrets } from './bootstrap/cluster-secrets';
+export { controlPlanePreflight } from './control-plane/preflight';

@@ -25,6 +25,9 @@ export function providerActivities(provider: InfrastructureProvider) {
     async powerOffMachine(ref: MachineRef): Promise<void> {
       await provider.powerOffMachine(ref);
     },
+    async detachFromEndpoint(ref: MachineRef): Promise<void> {
+      await provider.detachFromEndpoint(ref);
+    },
     /**
      * Waits (heartbeating) for the bootstrap success sentinel. Past `timeoutSeconds` with no sentinel the
      * bootstrap counts as failed, as Cluster API says: no silent retry.

@@ -59,5 +59,7 @@ export interface InfrastructureProvider {
   describeMachine(ref: MachineRef): Promise<MachineInfraStatus | undefined>;
   deleteMachine(ref: MachineRef): Promise<void>;
   powerOffMachine(ref: MachineRef): Promise<void>;
+  /** Takes a control-plane machine out of the endpoint's load balancing before it leaves; gone is success. */
+  detachFromEndpoint(ref: MachineRef): Promise<void>;
   checkBootstrap(ref: MachineRef): Promise<BootstrapCheck>;
 }

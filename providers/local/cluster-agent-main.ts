@@ -41,17 +41,21 @@ async function main(): Promise<void> {
   const dir = process.argv[2]!;
   const cluster = (await readJson<LocalClusterRecord>(join(dir, 'cluster.json')))!;
   const lb = new ApiserverLoadBalancer(async () =>
-    (await poweredMachines(dir)).filter((m) => m.record.role === 'control-plane').map((m) => `${m.record.ip}:6443`),
+    (await poweredMachines(dir)).filter((m) => m.record.role === 'control-plane' && !m.record.detached).map((m) => `${m.record.ip}:6443`),
   );
   await lb.listen(cluster.endpoint.host, cluster.endpoint.port);
   let kubelets: SimulatedKubelets | undefined;
   let lastError = '';
+  // The load balancer re-reads its backends every half second; the kubelets report every second.
+  let tick = 0;
   while (await readJson(join(dir, 'cluster.json'))) {
     try {
       await lb.checkBackends();
-      kubelets ??= new SimulatedKubelets(new KubeClient(await getSecret(cluster.adminKubeconfig)));
-      const registrations = (await poweredMachines(dir)).flatMap((m) => (m.registration ? [m.registration] : []));
-      await kubelets.sync(registrations);
+      if (tick++ % 2 === 0) {
+        kubelets ??= new SimulatedKubelets(new KubeClient(await getSecret(cluster.adminKubeconfig)));
+        const registrations = (await poweredMachines(dir)).flatMap((m) => (m.registration ? [m.registration] : []));
+        await kubelets.sync(registrations);
+      }
       lastError = '';
     } catch (err) {
       // The apiserver is often not up yet; say so once per distinct error, not every second.
@@ -59,7 +63,7 @@ async function main(): Promise<void> {
       if (message !== lastError) console.error(new Date().toISOString(), message);
       lastError = message;
     }
-    await sleep(1000);
+    await sleep(500);
   }
   await lb.close();
 }

@@ -32,6 +32,8 @@ export interface LocalMachineRecord {
   providerID: string;
   version: string;
   power: 'on' | 'off';
+  /** Out of the endpoint's load balancing (a control-plane machine about to leave). */
+  detached?: boolean;
   bootDelaySeconds: number;
   failBootstrap: boolean;
   createdAt: string;

@@ -1,5 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { httpsGet } from './readiness';
+import { httpsGet } from '../../src/util/https-probe';
 
 /**
  * The control-plane endpoint: a TCP load balancer that forwards to the kube-apiservers that answer
@@ -29,16 +29,26 @@ export class ApiserverLoadBalancer {
     this.healthy = candidates.filter((_, i) => results[i]);
   }
 
-  private forward(client: Socket): void {
-    if (this.healthy.length === 0) return void client.destroy();
+  /** Connects the client to a healthy backend; a backend that refuses the connection is skipped for the next. */
+  private forward(client: Socket, attempt = 0): void {
+    if (this.healthy.length === 0 || attempt >= this.healthy.length) return void client.destroy();
     const [host, port] = this.healthy[this.next++ % this.healthy.length]!.split(':') as [string, string];
+    client.pause();
     const upstream = connect(Number(port), host);
-    client.pipe(upstream).pipe(client);
-    const close = () => { client.destroy(); upstream.destroy(); };
-    client.on('error', close);
-    upstream.on('error', close);
-    client.on('close', close);
-    upstream.on('close', close);
+    upstream.once('error', () => {
+      upstream.destroy();
+      if (!client.destroyed) this.forward(client, attempt + 1);
+    });
+    upstream.once('connect', () => {
+      upstream.removeAllListeners('error');
+      client.pipe(upstream).pipe(client);
+      client.resume();
+      const close = () => { client.destroy(); upstream.destroy(); };
+      client.on('error', close);
+      upstream.on('error', close);
+      client.on('close', close);
+      upstream.on('close', close);
+    });
   }
 
   close(): Promise<void> {

@@ -161,6 +161,12 @@ export class LocalProvider implements InfrastructureProvider {
     await this.stopMachineProcesses(mdir);
   }
 
+  async detachFromEndpoint(ref: MachineRef): Promise<void> {
+    const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
+    const record = await readJson<LocalMachineRecord>(join(mdir, 'machine.json'));
+    if (record && !record.detached) await writeJsonAtomic(join(mdir, 'machine.json'), { ...record, detached: true });
+  }
+
   async checkBootstrap(ref: MachineRef): Promise<BootstrapCheck> {
     const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
     if (await exists(sentinelPath(mdir))) return { state: 'succeeded' };

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
 import { listMembers } from '../../activities/etcd/etcd-client';
-import { httpsGet } from '../../providers/local/readiness';
+import { httpsGet } from '../../src/util/https-probe';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { CaptClient, RejectedError } from '../../src/client/capt-client';
@@ -50,11 +50,15 @@ function readyzProbe(endpoint: string) {
   return { stop: async () => { running = false; await done; return { probes, failures, worstGapMs }; } };
 }
 
-/** After every step: etcd members equal the control-plane machines, and each apiserver reports its machine's version. */
+/** Etcd members equal the control-plane machines, and each apiserver reports its machine's version. */
 async function checkStep(s: ClusterStatus, seen: string[]): Promise<void> {
   const machines = s.controlPlane!.machines;
   const tls = await etcdClientTLS('default', 'up');
-  const members = (await listMembers(`https://${machines[0]!.addresses[0]}:2379`, tls)).map((m) => m.name).sort();
+  let members: string[] = [];
+  for (const m of machines) {
+    members = await listMembers(`https://${m.addresses[0]}:2379`, tls).then((list) => list.map((x) => x.name).sort(), () => []);
+    if (members.length) break;
+  }
   assert.deepEqual(members, machines.map((m) => m.name).sort(), `etcd members equal the machines at step ${seen.length}`);
   for (const m of machines) {
     const version = JSON.parse((await httpsGet(`https://${m.addresses[0]}:6443/version`, { insecure: true })).body).gitVersion;
@@ -62,24 +66,31 @@ async function checkStep(s: ClusterStatus, seen: string[]): Promise<void> {
   }
 }
 
-/** Waits for the control plane to settle on `version` with 3 machines, checking every intermediate settled step. */
-async function rollTo(version: string, during?: () => Promise<void>): Promise<ClusterStatus> {
-  const seen: string[] = [];
+/**
+ * Waits for the control plane to settle on `version` with 3 machines. The control plane runs a preflight
+ * before every step and records what it saw; each record seen on the way must show etcd's members equal
+ * to the machines and every apiserver at its machine's version.
+ */
+async function rollTo(version: string, during?: () => Promise<void>): Promise<{ final: ClusterStatus; steps: number }> {
+  const preflights = new Map<string, NonNullable<ClusterStatus['controlPlane']>['preflights']>();
   let duringDone = !during;
-  for (const deadline = Date.now() + 600_000; Date.now() < deadline; await sleep(500)) {
+  for (const deadline = Date.now() + 600_000; Date.now() < deadline; await sleep(300)) {
     const s = await status();
     const cp = s.controlPlane!;
-    const settled = cp.machines.every((m) => m.phase === 'Running') && cp.machines.length >= 3;
-    const key = cp.machines.map((m) => m.name).sort().join(',');
-    if (settled && !seen.includes(key)) {
-      seen.push(key);
-      await checkStep(s, seen);
-      if (!duringDone && seen.length === 2) {
-        duringDone = true;
-        await during!();
-      }
+    for (const p of cp.preflights ?? []) preflights.set(p.at, [p]);
+    if (!duringDone && preflights.size >= 2) {
+      duringDone = true;
+      await during!();
     }
-    if (settled && cp.machines.length === 3 && cp.machines.every((m) => m.version === version) && cp.updatedReplicas === 3) return s;
+    const idle = /control-plane machines running$/.test(cp.step);
+    if (idle && cp.machines.length === 3 && cp.machines.every((m) => m.version === version && m.phase === 'Running') && cp.updatedReplicas === 3) {
+      for (const [at, [p]] of [...preflights.entries()].map(([k, v]) => [k, v!] as const)) {
+        assert.deepEqual(p!.members, p!.machines, `preflight at ${at}: etcd members equal the machines`);
+        for (const v of Object.values(p!.apiserverVersions)) assert.ok([older, newer].includes(v), `preflight at ${at}: apiserver version ${v}`);
+      }
+      await checkStep(s, ['final']);
+      return { final: s, steps: preflights.size };
+    }
   }
   throw new Error(`control plane did not reach ${version}`);
 }
@@ -95,16 +106,16 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
   const probe = readyzProbe(ready.endpoint);
   const upgraded: ClusterModel = { ...model!, controlPlane: { ...model!.controlPlane, version: newer } };
   assert.deepEqual((await client.apply([upgraded]))[0], { ref: 'cluster.cluster.x-k8s.io/up', outcome: 'configured' });
-  const done = await rollTo(newer, async () => {
+  const { final: done, steps } = await rollTo(newer, async () => {
     await h.killWorker();
     await sleep(1000);
     await h.startWorker();
   });
   const availability = await probe.stop();
-  console.log(`upgrade: ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed, worst gap ${availability.worstGapMs} ms`);
+  assert.ok(steps >= 5, `a preflight before each of the 6 steps was seen (${steps})`);
+  console.log(`upgrade: ${steps} preflights seen; ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed, worst gap ${availability.worstGapMs} ms`);
   assert.equal(availability.failures, 0, 'the endpoint answered throughout the upgrade');
   assert.equal(done.controlPlane!.machines.length, 3, 'exactly 3 machines at the end');
-  await checkStep(done, ['final']);
 
   const tooFar: ClusterModel = { ...upgraded, controlPlane: { ...upgraded.controlPlane, version: 'v1.38.0' } };
   await assert.rejects(client.apply([tooFar]), (err: Error) => err instanceof RejectedError && /cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0/.test(err.message));
@@ -115,7 +126,7 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
   assert.deepEqual(history.map((r) => [r.revision, r.version]), [[1, older], [2, newer]]);
   await assert.rejects(kcp.executeUpdate(rolloutUndoUpdate, { args: [{ toRevision: 7 }] }), /has no revision 7; revisions: 1, 2/);
   await kcp.executeUpdate(rolloutUndoUpdate, { args: [{}] });
-  const undone = await rollTo(older);
+  const { final: undone } = await rollTo(older);
   assert.ok(undone.controlPlane!.machines.every((m) => m.version === older));
   assert.deepEqual((await kcp.query(rolloutHistoryQuery)).map((r) => [r.revision, r.version]), [[2, newer], [3, older]], 'undo re-applies revision 1 as revision 3');
 

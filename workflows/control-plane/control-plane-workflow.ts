@@ -1,5 +1,7 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
+import type { ProviderActivities } from '../../providers/provider-activities';
+import { providerTaskQueue } from '../../src/temporal/task-queues';
 import type { ControlPlaneModel } from '../../src/api/model';
 import type { MachineSpec } from '../machine/machine-model';
 import { deletePoolMachine, isRunning, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
@@ -24,6 +26,15 @@ export interface ControlPlaneState {
   step: string;
   reports?: number;
   revisions?: ControlPlaneRevision[];
+  /** Passed preflights, newest last (a few kept): what etcd and the apiservers looked like before each step. */
+  preflights?: PreflightRecord[];
+}
+
+export interface PreflightRecord {
+  at: string;
+  members: string[];
+  machines: string[];
+  apiserverVersions: Record<string, string>;
 }
 
 /** Validator: replicas > 0 and odd, as stacked etcd needs. */
@@ -49,6 +60,7 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     ],
     machines: state.machines.flatMap((m) => (m.status ? [m.status] : [])),
     sequence: state.reports ?? 0,
+    preflights: state.preflights ?? [],
   };
 }
 
@@ -72,6 +84,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   const facts = input.cluster;
   const state: ControlPlaneState = input.state ?? { spec: input.spec, machines: [], initialized: false, step: 'starting' };
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '2s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const self = workflowInfo().workflowId;
 
   state.revisions ??= recordRevision([], state.spec, 'created', new Date().toISOString());
@@ -135,6 +148,10 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const victim = scaleDownVictim(state.machines, templateHash(state.spec));
     const addresses = state.machines.flatMap((m) => m.status?.addresses ?? []);
     const address = victim.status?.addresses[0];
+    // Out of the endpoint first, so no client reaches an apiserver whose etcd member is about to go.
+    setStep(`taking ${victim.name} out of the control-plane endpoint`);
+    await provider.detachFromEndpoint({ namespace: facts.namespace, cluster: facts.name, name: victim.name });
+    await sleep('2s');
     if (address) {
       setStep(`removing etcd member ${victim.name} (leadership moves first if it leads)`);
       await core.removeEtcdMember({ namespace: facts.namespace, cluster: facts.name, addresses, memberName: victim.name, memberAddress: address });
@@ -145,13 +162,31 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     await condition(() => !state.machines.some((m) => m.name === victim.name));
   }
 
+  /** Preflight before a step; false (after saying why and waiting) when it fails, so the loop tries again. */
+  async function preflight(): Promise<boolean> {
+    const machines = state.machines.filter((m) => !m.deleting && m.status?.addresses[0]);
+    if (!state.initialized || machines.length === 0) return true;
+    const result = await core.controlPlanePreflight({
+      namespace: facts.namespace, cluster: facts.name, machines: machines.map((m) => ({ name: m.name, address: m.status!.addresses[0]!, version: m.status!.version })),
+    });
+    if (result.ok) {
+      state.preflights = [...(state.preflights ?? []), { at: new Date().toISOString(), members: result.members, machines: result.machines, apiserverVersions: result.apiserverVersions }].slice(-5);
+      return true;
+    }
+    setStep(`preflight failed, retrying in 10s: ${result.problems.join('; ')}`);
+    await condition(() => !!state.deleting, '10s');
+    return false;
+  }
+
   refresh();
   while (!state.deleting) {
     const live = state.machines.filter((m) => !m.deleting);
     const outdated = live.filter((m) => m.templateHash !== templateHash(state.spec));
+    const needsStep = live.length !== state.spec.replicas || outdated.length > 0;
     if (live.some((m) => m.status?.phase !== 'Running' && m.status?.phase !== 'Failed')) {
       await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every((m) => m.status?.phase === 'Running' || m.status?.phase === 'Failed'));
-    } else if (live.length < state.spec.replicas) await scaleUp();
+    } else if (needsStep && !(await preflight())) continue;
+    else if (live.length < state.spec.replicas) await scaleUp();
     else if (live.length > state.spec.replicas) await scaleDown();
     // A rollout: with maxSurge 1 a new machine joins before an outdated one leaves; with 0, the other way round.
     else if (outdated.length && state.spec.maxSurge === 1) await scaleUp();

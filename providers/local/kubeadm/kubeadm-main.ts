@@ -12,7 +12,7 @@ import {
 import type { KubeletRegistration } from '../layout';
 import { metadataPathInMachine, stateDirInMachine, type MachineMetadata } from '../machine-metadata';
 import { startDetached } from '../../../src/util/processes';
-import { waitForOk } from '../readiness';
+import { waitForOk } from '../../../src/util/https-probe';
 import { nodeLabels, parseKubeadmConfig, splitHostPort, type KubeadmDocuments, type NodeRegistration } from './kubeadm-config';
 
 /**

@@ -1,0 +1,47 @@
+import { httpsGet } from '../../src/util/https-probe';
+import { listMembers } from '../etcd/etcd-client';
+import { etcdClientTLS } from '../etcd/etcd-credentials';
+
+/**
+ * The control plane's preflight before every step, as KubeadmControlPlane checks it: every machine's
+ * apiserver, controller-manager and scheduler healthy and at the machine's version, and etcd's members
+ * exactly the machines. A failing check blocks the step; it is never skipped.
+ */
+export interface PreflightMachine {
+  name: string;
+  address: string;
+  version: string;
+}
+
+export interface PreflightResult {
+  ok: boolean;
+  problems: string[];
+  members: string[];
+  machines: string[];
+  apiserverVersions: Record<string, string>;
+}
+
+const healthy = async (url: string) => httpsGet(url, { insecure: true }, 2000).then((r) => r.status === 200, () => false);
+
+export async function controlPlanePreflight(input: { namespace: string; cluster: string; machines: PreflightMachine[] }): Promise<PreflightResult> {
+  const problems: string[] = [];
+  const apiserverVersions: Record<string, string> = {};
+  for (const m of input.machines) {
+    if (!(await healthy(`https://${m.address}:6443/readyz`))) problems.push(`kube-apiserver on ${m.name} is not ready`);
+    if (!(await healthy(`https://${m.address}:10257/healthz`))) problems.push(`kube-controller-manager on ${m.name} is not healthy`);
+    if (!(await healthy(`https://${m.address}:10259/healthz`))) problems.push(`kube-scheduler on ${m.name} is not healthy`);
+    const version = await httpsGet(`https://${m.address}:6443/version`, { insecure: true }, 2000).then((r) => JSON.parse(r.body).gitVersion as string, () => 'unknown');
+    apiserverVersions[m.name] = version;
+    if (version !== m.version) problems.push(`kube-apiserver on ${m.name} runs ${version}, not ${m.version}`);
+  }
+  const tls = await etcdClientTLS(input.namespace, input.cluster);
+  let members: string[] | undefined;
+  for (const m of input.machines) {
+    members = await listMembers(`https://${m.address}:2379`, tls).then((list) => list.map((x) => x.name).sort(), () => undefined);
+    if (members) break;
+  }
+  const machines = input.machines.map((m) => m.name).sort();
+  if (!members) problems.push('no etcd member answered');
+  else if (JSON.stringify(members) !== JSON.stringify(machines)) problems.push(`etcd members [${members.join(', ')}] are not the machines [${machines.join(', ')}]`);
+  return { ok: problems.length === 0, problems, members: members ?? [], machines, apiserverVersions };
+}
