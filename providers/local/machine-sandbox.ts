@@ -8,20 +8,27 @@ const writable = ['run', 'var', 'tmp', 'home'];
 /**
  * Runs a command inside a machine: a private mount namespace where the host's filesystem is read-only,
  * /etc is an overlay whose changes land in the machine's root, /run, /var, /tmp and /home are the
- * machine's own, and capt's state (other machines, secrets) is hidden. Processes the command starts
+ * machine's own, capt's state (other machines, secrets) is hidden, and capt's code is read-only at its path. Processes the command starts
  * stay in that namespace, as a VM's processes stay in the VM.
  */
 const script = `set -e
-R=$1; H=$2; shift 2
+R=$1; H=$2; C=$3; shift 3
 # Reach the machine's folders through /mnt first: hiding capt's home (or /tmp, if it lives there) must not hide them.
 mount --bind "$R" /mnt
 mount -t tmpfs -o size=1m,mode=700 tmpfs "$H"
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=/mnt/etc,workdir=/mnt/.work/etc" /etc
-for d in ${writable.join(' ')}; do mount --bind "/mnt/$d" "/$d"; done
+for d in run var home; do mount --bind "/mnt/$d" "/$d"; done
+# capt's own code (kubeadm, cloud-init) must stay reachable at its path even when it lives under /tmp.
+mkdir -p /run/capt/code && mount --bind "$C" /run/capt/code
+mount --bind /mnt/tmp /tmp
+mkdir -p "$C" && mount --bind /run/capt/code "$C" && mount -o remount,bind,ro "$C"
 umount /mnt
 mount -t tmpfs -o size=64m tmpfs /dev/shm
 mount -o remount,bind,ro /
 exec "$@"`;
+
+/** The checkout capt runs from (dist/ and node_modules/), which machines run kubeadm and cloud-init from. */
+const codeRoot = join(__dirname, '../../..');
 
 export async function prepareMachineRoot(root: string): Promise<void> {
   for (const dir of ['etc', '.work/etc', ...writable, 'run/capt/bin', 'run/cluster-api', 'var/lib/cloud/instance', 'var/log']) {
@@ -30,5 +37,5 @@ export async function prepareMachineRoot(root: string): Promise<void> {
 }
 
 export function sandboxed(root: string, argv: string[]): { command: string; args: string[] } {
-  return { command: 'unshare', args: ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'capt-machine', root, captHome(), ...argv] };
+  return { command: 'unshare', args: ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'capt-machine', root, captHome(), codeRoot, ...argv] };
 }
