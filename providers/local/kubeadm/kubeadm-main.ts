@@ -150,12 +150,28 @@ async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, contro
     const admin = new KubeClient(await readFile('/etc/kubernetes/admin.conf', 'utf8'));
     const peers = await etcdMemberURL(await admin.controlPlaneAddresses(), tls);
     const selfURL = etcdPeerUrl(meta.ip, standardPorts.etcdPeer);
-    const { members } = await addMember(peers, selfURL, tls);
+    const { members } = await addMemberPatiently(peers, selfURL, tls);
     const initialCluster = members.map((m) => `${m.name || meta.name}=${m.peerURLs[0]}`).join(',');
     const layout = layoutFor(meta, docs, initialCluster, 'existing');
     await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'));
   }
   await registerKubelet(meta, docs.join?.nodeRegistration, controlPlane);
+}
+
+/**
+ * etcd refuses a new member ("unhealthy cluster") until the last one added has been connected for a few
+ * seconds; kubeadm waits that out rather than fail the join.
+ */
+async function addMemberPatiently(endpoint: string, peerURL: string, tls: EtcdTLS): ReturnType<typeof addMember> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      return await addMember(endpoint, peerURL, tls);
+    } catch (err) {
+      if (!/unhealthy cluster|too many learner|not started/i.test((err as Error).message) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }
 
 /** A client URL of a current etcd member: stacked etcd runs on every control-plane machine. */
