@@ -16,6 +16,3 @@ export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 
 export const invalidSpec = (message: string, cause?: Error) => ApplicationFailure.create({ message, type: ErrorType.InvalidSpec, nonRetryable: true, cause });
 export const unsupportedVersion = (message: string) => ApplicationFailure.create({ message, type: ErrorType.UnsupportedVersion, nonRetryable: true });
-export const notFound = (message: string) => ApplicationFailure.create({ message, type: ErrorType.NotFound, nonRetryable: true });
-/** A provider call that failed in a way a later attempt may not (a busy host, a process slow to start). */
-export const providerError = (message: string, cause?: Error) => ApplicationFailure.create({ message, type: ErrorType.ProviderError, nonRetryable: false, cause });

@@ -23,7 +23,6 @@ export class KubeError extends Error {
 }
 
 export const isNotFound = (err: unknown) => err instanceof KubeError && err.status === 404;
-export const isConflict = (err: unknown) => err instanceof KubeError && err.status === 409;
 
 interface ApiStatus {
   message?: string;

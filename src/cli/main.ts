@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
-import { manifestVariables } from '../api/variables';
+import { manifestVariables, substituteVariables } from '../api/variables';
 import { CaptClient, RejectedError } from '../client/capt-client';
 import { devStart, devStatus, devStop } from '../dev/dev-stack';
 import { availableKubernetesVersions, toolPaths } from '../tools';
@@ -213,7 +213,6 @@ async function run(argv: string[]): Promise<number> {
       const vars = { CLUSTER_NAME: args[1], KUBERNETES_VERSION: version, CONTROL_PLANE_MACHINE_COUNT: values['control-plane-machine-count'] ?? '1', WORKER_MACHINE_COUNT: values['worker-machine-count'] ?? '2' };
       const template = readFileSync(join(repoRoot, 'examples/quickstart.yaml'), 'utf8');
       loadManifests([{ file: `generated cluster ${args[1]}`, text: template }], vars);
-      const { substituteVariables } = await import('../api/variables');
       out(substituteVariables(template, vars).text.trimEnd());
       return 0;
     }
