@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { join } from 'node:path';
+import { isListening } from '../../src/util/listening';
 import { localRoot } from './layout';
 
 /**
@@ -23,16 +23,7 @@ async function owned(owner: string): Promise<string | undefined> {
   return undefined;
 }
 
-function listening(ip: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: ip, port, timeout: 500 });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
-  });
-}
-
-const inUse = async (ip: string) => (await Promise.all([6443, 2379, 2380].map((port) => listening(ip, port)))).some(Boolean);
+const inUse = async (ip: string) => (await Promise.all([6443, 2379, 2380].map((port) => isListening(ip, port, 500)))).some(Boolean);
 
 export async function claimAddress(owner: string): Promise<string> {
   const existing = await owned(owner);

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { captHome } from '../config/capt-home';
 import { devServerSearchAttributeArgs } from '../temporal/search-attributes';
 import { toolPaths } from '../tools';
+import { isListening } from '../util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';
 
 /**
@@ -18,13 +18,7 @@ export interface DevStackOptions {
 
 export const devDir = () => join(captHome(), 'dev');
 
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => resolve(false));
-  });
-}
+const listening = (port: number) => isListening('127.0.0.1', port);
 
 export interface DevStatus {
   temporal?: number;
