@@ -34,6 +34,9 @@ export interface ControlPlanePorts {
 /** kubeadm's standard ports, usable as is when every machine has a loopback address of its own. */
 export const standardPorts: ControlPlanePorts = { etcdClient: 2379, etcdPeer: 2380, apiserver: 6443, controllerManager: 10257, scheduler: 10259 };
 
+/** Components exit when etcd is briefly unavailable (a member joining); like the kubelet with static pods, they are started again. */
+const staticPodRestartSeconds = 3;
+
 export const pkiDir = (root: string) => join(root, 'etc/kubernetes/pki');
 export const kubeconfigPath = (root: string, name: 'admin' | 'controller-manager' | 'scheduler' | 'kubelet') => join(root, `etc/kubernetes/${name}.conf`);
 export const etcdPeerUrl = (ip: string, port: number) => `https://${ip}:${port}`;
@@ -45,6 +48,7 @@ export function etcdProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpe
     name: 'etcd',
     command: l.etcdBinary,
     stateDir,
+    restartAfterSeconds: staticPodRestartSeconds,
     args: [
       `--name=${l.nodeName}`,
       `--data-dir=${join(l.root, 'var/lib/etcd')}`,
@@ -69,6 +73,7 @@ export function apiserverProcess(l: ControlPlaneLayout, stateDir: string): Proce
     name: 'kube-apiserver',
     command: join(l.kubernetesBin, 'kube-apiserver'),
     stateDir,
+    restartAfterSeconds: staticPodRestartSeconds,
     args: [
       `--advertise-address=${l.ip}`,
       `--bind-address=${l.ip}`,
@@ -102,6 +107,7 @@ export function controllerManagerProcess(l: ControlPlaneLayout, stateDir: string
     name: 'kube-controller-manager',
     command: join(l.kubernetesBin, 'kube-controller-manager'),
     stateDir,
+    restartAfterSeconds: staticPodRestartSeconds,
     args: [
       `--bind-address=${l.ip}`,
       `--secure-port=${l.ports.controllerManager}`,
@@ -122,6 +128,7 @@ export function schedulerProcess(l: ControlPlaneLayout, stateDir: string): Proce
     name: 'kube-scheduler',
     command: join(l.kubernetesBin, 'kube-scheduler'),
     stateDir,
+    restartAfterSeconds: staticPodRestartSeconds,
     args: [
       `--bind-address=${l.ip}`, `--secure-port=${l.ports.scheduler}`,
       `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,

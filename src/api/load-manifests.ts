@@ -1,4 +1,5 @@
 import { parseAllDocuments } from 'yaml';
+import { resolveIntOrPercent } from './int-or-percent';
 import type { z } from 'zod';
 import type { KubeadmConfigSpec } from '../../activities/bootstrap/kubeadm-config-spec';
 import type { ClusterDoc, HealthCheckDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
@@ -93,13 +94,6 @@ function parseDocument(raw: Raw, loc: ManifestLocation, problems: ManifestProble
 
 const minor = (v: string) => Number(v.split('.')[1]);
 const withoutRef = ({ infrastructureRef: _ref, ...rest }: ControlPlaneDoc) => rest;
-
-/** maxSurge / maxUnavailable as a count of `replicas`: surge rounds up, unavailable down, as Cluster API does. */
-export function resolveIntOrPercent(value: number | string, replicas: number, roundUp: boolean): number {
-  if (typeof value === 'number') return value;
-  const fraction = (Number(value.slice(0, -1)) / 100) * replicas;
-  return roundUp ? Math.ceil(fraction) : Math.floor(fraction);
-}
 
 function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] {
   const seen = new Map<string, Parsed>();

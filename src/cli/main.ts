@@ -5,11 +5,12 @@ import { parseArgs } from 'node:util';
 import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { manifestVariables, substituteVariables } from '../api/variables';
-import { CaptClient, RejectedError } from '../client/capt-client';
+import { CaptClient, RejectedError, type OwnerKind } from '../client/capt-client';
 import { devStart, devStatus, devStop } from '../dev/dev-stack';
 import { availableKubernetesVersions, toolPaths } from '../tools';
 import { age, clustersTable, describeTree, formatOutput, machinesTable, ownersTable, table } from './render';
 import { readSources, UsageError } from './read-sources';
+import { rolloutStatusText } from './rollout-status';
 import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
 
 /** Options as data: one place for names, types, defaults and help. */
@@ -24,6 +25,8 @@ const options = {
   'show-conditions': { type: 'string', help: 'all: every condition in describe' },
   replicas: { type: 'string', help: 'replica count for scale' },
   'to-revision': { type: 'string', help: 'rollout undo: the revision to return to (default: the previous one)' },
+  revision: { type: 'string', help: 'rollout history: show one revision whole' },
+  watch: { type: 'boolean', short: 'w', help: 'rollout status: follow until the rollout completes' },
   'kubernetes-version': { type: 'string', help: 'generate: Kubernetes version' },
   'control-plane-machine-count': { type: 'string', default: '1', help: 'generate: control-plane machines' },
   'worker-machine-count': { type: 'string', default: '2', help: 'generate: worker machines' },
@@ -44,7 +47,11 @@ const usage = `capt: Cluster API on Temporal
   capt kubeconfig NAME
   capt scale machinedeployment|kubeadmcontrolplane NAME --replicas N
   capt generate cluster NAME --kubernetes-version V [--control-plane-machine-count N] [--worker-machine-count M]
-  capt rollout history|undo kubeadmcontrolplane/NAME [--to-revision N]
+  capt rollout status machinedeployment/NAME|kubeadmcontrolplane/NAME [--watch]
+  capt rollout history machinedeployment/NAME|kubeadmcontrolplane/NAME [--revision N]
+  capt rollout undo machinedeployment/NAME|kubeadmcontrolplane/NAME [--to-revision N]
+  capt rollout pause|resume|restart machinedeployment/NAME|kubeadmcontrolplane/NAME
+  capt delete machine NAME          the owner replaces it (how OnDelete MachineDeployments roll)
   capt versions [-o json]
   capt dev start|stop|status       the embedded Temporal dev server + a capt worker, in the background
   capt worker                      a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE)
@@ -77,6 +84,30 @@ function progressPrinter(): (s: ClusterStatus) => void {
 
 function endProgress(): void {
   if (process.stdout.isTTY) process.stdout.write('\n');
+}
+
+const rolloutActions = ['status', 'history', 'undo', 'pause', 'resume', 'restart'] as const;
+
+/** Prints the rollout's state; with --watch, again on every change until it completes. */
+async function rolloutStatus(client: CaptClient, kind: OwnerKind, ns: string, name: string, watch: boolean, timeoutMs: number): Promise<number> {
+  const tty = process.stdout.isTTY;
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  let lines = 0;
+  for (;;) {
+    const status = await client.ownerStatus(kind, ns, name);
+    const text = rolloutStatusText(`${kind}/${name}`, status, tty ? 30 : undefined);
+    if (text !== last) {
+      // On a terminal the block is redrawn in place; elsewhere each change is printed once.
+      if (tty && lines) process.stdout.write(`\x1b[${lines}A\x1b[J`);
+      process.stdout.write(`${text}\n`);
+      lines = text.split('\n').length;
+      last = text;
+    }
+    if (status.rolloutComplete || !watch) return 0;
+    if (Date.now() > deadline) throw new Error(`${kind}/${name} has not finished rolling out after ${Math.round(timeoutMs / 1000)}s; it goes on in the background`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
 
 type Values = { [K in keyof typeof options]?: (typeof options)[K] extends { multiple: true } ? string[] : (typeof options)[K] extends { type: 'boolean' } ? boolean : string };
@@ -151,7 +182,14 @@ async function run(argv: string[]): Promise<number> {
       });
     }
     case 'delete': {
-      if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt delete cluster NAME [--wait]');
+      if (args[0] === 'machine' && args[1]) {
+        return withClient(async (client) => {
+          await client.deleteMachine(ns, args[1]!);
+          out(`machine.cluster.x-k8s.io/${args[1]} deleting`);
+          return 0;
+        });
+      }
+      if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt delete cluster NAME [--wait] | capt delete machine NAME');
       return withClient(async (client) => {
         await client.clusterStatus(ns, args[1]!);
         await client.deleteCluster(ns, args[1]!);
@@ -184,20 +222,35 @@ async function run(argv: string[]): Promise<number> {
     }
     case 'rollout': {
       const [action, target] = args;
-      const [kind, name] = (target ?? '').split('/');
-      if (!['history', 'undo'].includes(action ?? '') || !['kubeadmcontrolplane', 'kcp'].includes(kind ?? '') || !name) {
-        throw new UsageError('usage: capt rollout history|undo kubeadmcontrolplane/NAME [--to-revision N] (MachineDeployment rollouts are not implemented yet)');
-      }
-      const toRevision = values['to-revision'] === undefined ? undefined : Number(values['to-revision']);
-      if (toRevision !== undefined && !Number.isInteger(toRevision)) throw new UsageError(`--to-revision ${values['to-revision']}: expected a revision number`);
+      const [kindWord, name] = (target ?? '').split('/');
+      const kind = ({ machinedeployment: 'machinedeployment', md: 'machinedeployment', kubeadmcontrolplane: 'kubeadmcontrolplane', kcp: 'kubeadmcontrolplane' } as const)[kindWord as 'md'];
+      if (!rolloutActions.includes(action as never) || !kind || !name) throw new UsageError(`usage: capt rollout ${rolloutActions.join('|')} machinedeployment/NAME|kubeadmcontrolplane/NAME`);
+      const revisionFlag = (flag: 'to-revision' | 'revision') => {
+        const text = values[flag];
+        if (text === undefined) return undefined;
+        if (!/^\d+$/.test(text)) throw new UsageError(`--${flag} ${text}: expected a revision number (see capt rollout history ${target})`);
+        return Number(text);
+      };
+      const ref = `${kind}/${name}`;
       return withClient(async (client) => {
         if (action === 'history') {
-          const revisions = await client.controlPlaneHistory(ns, name);
-          out(values.output === 'json' ? JSON.stringify(revisions, null, 2) : table(['REVISION', 'VERSION', 'TEMPLATE', 'CAUSE', 'AGE'], revisions.map((r) => [String(r.revision), r.version, r.hash, r.cause, age(r.at)])));
-        } else {
-          const status = await client.controlPlaneUndo(ns, name, toRevision);
-          out(`kubeadmcontrolplane/${name} rolled back: revision ${status.revision}, ${status.version}`);
-        }
+          const revisions = await client.rolloutHistory(kind, ns, name);
+          const only = revisionFlag('revision');
+          if (only !== undefined) {
+            const r = revisions.find((x) => x.revision === only);
+            if (!r) throw new RejectedError(`${ref} has no revision ${only}; revisions: ${revisions.map((x) => x.revision).join(', ')}`);
+            out(formatOutput(r, values.output === 'json' ? 'json' : 'yaml'));
+          } else out(values.output === 'json' ? JSON.stringify(revisions, null, 2) : table(['REVISION', 'VERSION', 'CHANGE', 'CAUSE', 'AGE'], revisions.map((r) => [String(r.revision), r.version, r.change, r.cause, age(r.at)])));
+        } else if (action === 'undo') {
+          const status = await client.rolloutUndo(kind, ns, name, revisionFlag('to-revision'));
+          out(`${ref} rolled back: revision ${status.revision}, ${status.version}`);
+        } else if (action === 'pause' || action === 'resume') {
+          await client.rolloutPause(kind, ns, name, action === 'pause');
+          out(`${ref} ${action}d`);
+        } else if (action === 'restart') {
+          const status = await client.rolloutRestart(kind, ns, name);
+          out(`${ref} restarted: revision ${status.revision}`);
+        } else return rolloutStatus(client, kind, ns, name, !!values.watch, durationMs(values.timeout ?? '15m'));
         return 0;
       });
     }

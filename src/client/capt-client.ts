@@ -1,11 +1,15 @@
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, type QueryDefinition, type WorkflowHandle } from '@temporalio/client';
 import type { ClusterModel } from '../api/model';
 import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { getSecret } from '../secrets/secret-store';
-import { applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, ownerStatusQuery, rolloutHistoryQuery, rolloutUndoUpdate, scaleUpdate } from '../temporal/cluster-messages';
-import { templateHash, type ControlPlaneRevision } from '../../workflows/control-plane/control-plane-revisions';
-import { machineStatusQuery } from '../temporal/machine-messages';
+import {
+  applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleUpdate,
+} from '../temporal/cluster-messages';
+import { templateHash } from '../../workflows/control-plane/control-plane-revisions';
+import { machineTemplateHash } from '../../workflows/machine-deployment/machine-sets';
+import type { Revision } from '../../workflows/shared/revisions';
+import { deleteMachineUpdate, machineStatusQuery } from '../temporal/machine-messages';
 import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../temporal/search-attributes';
 import { coreTaskQueue } from '../temporal/task-queues';
 import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
@@ -43,6 +47,9 @@ export class NotFoundError extends Error {
 }
 
 export const clusterWorkflowId = (ns: string, name: string) => `cluster/${ns}/${name}`;
+
+/** The kinds that own machines, as the CLI names them. */
+export type OwnerKind = 'machinedeployment' | 'kubeadmcontrolplane';
 
 export class CaptClient {
   private constructor(readonly client: Client, private readonly connection: Connection) {}
@@ -89,7 +96,7 @@ export class CaptClient {
         const description = await handle.describe();
         if (description.status.name !== 'RUNNING') throw new RejectedError(`cluster ${model.namespace}/${model.name} is finishing its deletion; apply again once \`capt get clusters\` no longer lists it`);
         const current = await handle.query(clusterStatusQuery);
-        const same = current.controlPlane?.replicas === model.controlPlane.replicas && current.controlPlane.templateHash === templateHash(model.controlPlane) && model.machineDeployments.every((md) => current.machineDeployments.find((s) => s.name === md.name)?.replicas === md.replicas) && current.machineDeployments.length === model.machineDeployments.length;
+        const same = current.controlPlane?.replicas === model.controlPlane.replicas && current.controlPlane.templateHash === templateHash(model.controlPlane) && model.machineDeployments.every((md) => { const s = current.machineDeployments.find((x) => x.name === md.name); return s?.replicas === md.replicas && s.templateHash === machineTemplateHash(md.template); }) && current.machineDeployments.length === model.machineDeployments.length;
         await this.update(handle.executeUpdate(applyClusterUpdate, { args: [model] }));
         outcome = same ? 'unchanged' : 'configured';
       }
@@ -139,21 +146,55 @@ export class CaptClient {
     return Promise.all(ids.map((id) => this.client.workflow.getHandle(id).query(ownerStatusQuery)));
   }
 
-  async scale(kind: 'machinedeployment' | 'kubeadmcontrolplane', ns: string, name: string, replicas: number): Promise<OwnerStatus> {
-    const id = `${kind === 'machinedeployment' ? 'md' : 'kcp'}/${ns}/${name}`;
-    return this.update(this.client.workflow.getHandle(id).executeUpdate(scaleUpdate, { args: [replicas] }));
+  async scale(kind: OwnerKind, ns: string, name: string, replicas: number): Promise<OwnerStatus> {
+    return this.update(this.owner(kind, ns, name).executeUpdate(scaleUpdate, { args: [replicas] }));
   }
 
-  /** Revisions of a control plane's machine template, oldest first. */
-  async controlPlaneHistory(ns: string, name: string): Promise<ControlPlaneRevision[]> {
-    return this.client.workflow.getHandle(`kcp/${ns}/${name}`).query(rolloutHistoryQuery).catch((err: Error) => {
-      throw new NotFoundError(`KubeadmControlPlane ${ns}/${name} not found (${err.message.split('\n')[0]})`);
+  private owner(kind: OwnerKind, ns: string, name: string): WorkflowHandle {
+    return this.client.workflow.getHandle(`${kind === 'machinedeployment' ? 'md' : 'kcp'}/${ns}/${name}`);
+  }
+
+  /** A query to a control plane or MachineDeployment, its absence said as kubectl says it. */
+  private async ownerQuery<T>(kind: OwnerKind, ns: string, name: string, query: QueryDefinition<T>): Promise<T> {
+    return this.owner(kind, ns, name).query(query).catch((err: Error) => {
+      throw new NotFoundError(`${kind} ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get ${kind}s -A\` lists them`);
     });
   }
 
-  /** Rolls the control plane back to a revision (the previous one by default), as a new revision. */
-  async controlPlaneUndo(ns: string, name: string, toRevision?: number): Promise<OwnerStatus> {
-    return this.update(this.client.workflow.getHandle(`kcp/${ns}/${name}`).executeUpdate(rolloutUndoUpdate, { args: [{ toRevision }] }));
+  async ownerStatus(kind: OwnerKind, ns: string, name: string): Promise<OwnerStatus> {
+    return this.ownerQuery(kind, ns, name, ownerStatusQuery);
+  }
+
+  /** Revisions of a control plane's or MachineDeployment's machine template, oldest first. */
+  async rolloutHistory(kind: OwnerKind, ns: string, name: string): Promise<Revision[]> {
+    return this.ownerQuery(kind, ns, name, rolloutHistoryQuery);
+  }
+
+  /** Rolls back to a revision (the previous one by default), as a new revision. */
+  async rolloutUndo(kind: OwnerKind, ns: string, name: string, toRevision?: number): Promise<OwnerStatus> {
+    await this.ownerStatus(kind, ns, name);
+    return this.update(this.owner(kind, ns, name).executeUpdate(rolloutUndoUpdate, { args: [{ toRevision }] }));
+  }
+
+  /** Pause (true) or resume (false) replacing machines; scaling goes on either way. */
+  async rolloutPause(kind: OwnerKind, ns: string, name: string, paused: boolean): Promise<OwnerStatus> {
+    await this.ownerStatus(kind, ns, name);
+    return this.update(this.owner(kind, ns, name).executeUpdate(rolloutPauseUpdate, { args: [{ paused }] }));
+  }
+
+  /** Replaces every machine with a new one of the same template. */
+  async rolloutRestart(kind: OwnerKind, ns: string, name: string): Promise<OwnerStatus> {
+    await this.ownerStatus(kind, ns, name);
+    return this.update(this.owner(kind, ns, name).executeUpdate(rolloutRestartUpdate));
+  }
+
+  /** Deletes one machine (drained first); its owner replaces it if it still wants the replicas. */
+  async deleteMachine(ns: string, name: string): Promise<MachineStatus> {
+    const handle = this.client.workflow.getHandle(`machine/${ns}/${name}`);
+    await handle.query(machineStatusQuery).catch((err: Error) => {
+      throw new NotFoundError(`machine ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get machines\` lists them`);
+    });
+    return this.update(handle.executeUpdate(deleteMachineUpdate, { args: [{}] }));
   }
 
   async deleteCluster(ns: string, name: string): Promise<ClusterStatus> {
@@ -181,7 +222,7 @@ export class CaptClient {
       onProgress(status);
       const complete = [status.controlPlane, ...status.machineDeployments].every((o) => o && o.readyReplicas === o.replicas && o.machines.length === o.replicas);
       if ((status.phase === 'Provisioned' && complete) || status.phase === 'Failed') return status;
-      if (Date.now() > deadline) throw new Error(`cluster ${ns}/${name} is not ready after ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`);
+      if (Date.now() > deadline) throw new Error(`cluster ${ns}/${name} is not ready after ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`). Waiting on: ${waitingOn(status)}`);
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
@@ -192,4 +233,12 @@ export class CaptClient {
       throw new RejectedError(`no kubeconfig for cluster ${ns}/${name} in this host's secret store; is the cluster created, and is CAPT_HOME the workers'?`);
     });
   }
+}
+
+/** What a cluster that is not ready waits on, each owner's step and its machines that are not Running. */
+function waitingOn(status: ClusterStatus): string {
+  return [status.controlPlane, ...status.machineDeployments].filter((o): o is OwnerStatus => !!o).map((o) => {
+    const pending = o.machines.filter((m) => m.phase !== 'Running').map((m) => `${m.name} ${m.phase}${m.step ? ` (${m.step})` : ''}`);
+    return `${o.name}: ${o.step}${pending.length ? `; ${pending.join(', ')}` : ''}`;
+  }).join(' | ') || status.step;
 }

@@ -2,8 +2,8 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ClusterModel } from '../api/model';
 import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
 import type { OwnerStatus } from '../../workflows/shared/owner-status';
-import type { ControlPlaneModel } from '../api/model';
-import type { ControlPlaneRevision } from '../../workflows/control-plane/control-plane-revisions';
+import type { ControlPlaneModel, MachineDeploymentModel } from '../api/model';
+import type { Revision } from '../../workflows/shared/revisions';
 
 /** Messages of the cluster, control-plane and MachineDeployment workflows. Wire name = constant name without its suffix. */
 export const clusterStatusQuery = defineQuery<ClusterStatus>('clusterStatus');
@@ -22,6 +22,14 @@ export const deleteOwnerSignal = defineSignal<[{ clusterDeleting: boolean }]>('d
 export const childChangedSignal = defineSignal<[OwnerStatus]>('childChanged');
 /** From the cluster to its control plane: a new machine template (version, kubeadm config, infrastructure). */
 export const controlPlaneSpecSignal = defineSignal<[{ spec: ControlPlaneModel; cause: string }]>('controlPlaneSpec');
-export const rolloutHistoryQuery = defineQuery<ControlPlaneRevision[]>('rolloutHistory');
+/** From the cluster to a MachineDeployment: its new spec (template, strategy, in-place fields); replicas travel by scaleSignal. */
+export const machineDeploymentSpecSignal = defineSignal<[{ spec: MachineDeploymentModel; cause: string }]>('machineDeploymentSpec');
+
+/** Rollout operations, answered alike by the control plane and MachineDeployments. */
+export const rolloutHistoryQuery = defineQuery<Revision[]>('rolloutHistory');
 /** Re-applies an earlier revision's template as a new revision; the previous one when no number is given. */
 export const rolloutUndoUpdate = defineUpdate<OwnerStatus, [{ toRevision?: number }]>('rolloutUndo');
+/** Pause (true) stops replacing machines while scaling still applies; resume (false) goes on. */
+export const rolloutPauseUpdate = defineUpdate<OwnerStatus, [{ paused: boolean }]>('rolloutPause');
+/** Replaces every machine with a new one of the same template (rolloutAfter = now). */
+export const rolloutRestartUpdate = defineUpdate<OwnerStatus, []>('rolloutRestart');

@@ -17,6 +17,8 @@ export interface ProcessSpec {
   stateDir: string;
   cwd?: string;
   env?: Record<string, string>;
+  /** Run again this many seconds after each exit, as the kubelet restarts a static pod; stopping ends the loop too. */
+  restartAfterSeconds?: number;
 }
 
 interface PidRecord {
@@ -61,7 +63,10 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
   await mkdir(spec.stateDir, { recursive: true });
   const log = await open(join(spec.stateDir, `${spec.name}.log`), 'a');
   try {
-    const child = spawn(spec.command, spec.args, {
+    // `sh -c script name cmd args...`: the loop is the group leader, so stopProcess reaches it and the command alike.
+    const [command, args] = spec.restartAfterSeconds === undefined ? [spec.command, spec.args]
+      : ['/bin/sh', ['-c', `while :; do "$@"; echo "$0 exited with status $?; restarting in ${spec.restartAfterSeconds}s"; sleep ${spec.restartAfterSeconds}; done`, spec.name, spec.command, ...spec.args]];
+    const child = spawn(command, args, {
       cwd: spec.cwd ?? spec.stateDir,
       env: { ...process.env, ...spec.env },
       detached: true,

@@ -126,14 +126,14 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
   await assert.rejects(client.apply([tooFar]), (err: Error) => err instanceof RejectedError && /cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0/.test(err.message));
   await assert.rejects(client.apply([model!]), (err: Error) => err instanceof RejectedError && new RegExp(`cannot update Kubernetes version from ${newer} to ${older}: downgrades are not supported`).test(err.message));
 
-  const history = await client.controlPlaneHistory('default', 'up-control-plane');
+  const history = await client.rolloutHistory('kubeadmcontrolplane', 'default', 'up-control-plane');
   assert.deepEqual(history.map((r) => [r.revision, r.version]), [[1, older], [2, newer]]);
-  await assert.rejects(client.controlPlaneUndo('default', 'up-control-plane', 7), (err: Error) => err instanceof RejectedError && /has no revision 7; revisions: 1, 2/.test(err.message));
-  const undo = await client.controlPlaneUndo('default', 'up-control-plane');
+  await assert.rejects(client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane', 7), (err: Error) => err instanceof RejectedError && /has no revision 7; revisions: 1, 2/.test(err.message));
+  const undo = await client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane');
   assert.equal(undo.revision, 3);
   const { final: undone } = await rollTo(older);
   assert.ok(undone.controlPlane!.machines.every((m) => m.version === older));
-  assert.deepEqual((await client.controlPlaneHistory('default', 'up-control-plane')).map((r) => [r.revision, r.version]), [[2, newer], [3, older]], 'undo re-applies revision 1 as revision 3');
+  assert.deepEqual((await client.rolloutHistory('kubeadmcontrolplane', 'default', 'up-control-plane')).map((r) => [r.revision, r.version]), [[2, newer], [3, older]], 'undo re-applies revision 1 as revision 3');
 
   await client.deleteCluster('default', 'up');
   await client.waitForDeletion('default', 'up', () => undefined, 300_000);

@@ -6,7 +6,7 @@ import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import type { ClusterModel } from '../../src/api/model';
 import {
-  applyClusterUpdate, childChangedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, scaleSignal,
+  applyClusterUpdate, childChangedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, machineDeploymentSpecSignal, scaleSignal,
 } from '../../src/temporal/cluster-messages';
 import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
 import { providerTaskQueue } from '../../src/temporal/task-queues';
@@ -14,6 +14,8 @@ import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
 import { templateHash } from '../control-plane/control-plane-revisions';
 import { validateVersionChange } from '../control-plane/version-policy';
 import { machineDeploymentWorkflow } from '../machine-deployment/machine-deployment-workflow';
+import { machineTemplateHash } from '../machine-deployment/machine-sets';
+import { resolveIntOrPercent } from '../../src/api/int-or-percent';
 import { clusterStatus, type ClusterState, type ClusterStatus } from './cluster-status';
 
 export interface ClusterInput {
@@ -33,12 +35,14 @@ export function validateClusterChange(current: ClusterModel, next: ClusterModel,
   if (next.controlPlane.name !== current.controlPlane.name) refuse(`the control plane cannot be replaced (${current.controlPlane.name} -> ${next.controlPlane.name})`);
   validateVersionChange(runningVersion, next.controlPlane.version);
   if (next.controlPlane.replicas % 2 === 0) refuse(`${next.controlPlane.replicas} control-plane replicas cannot keep etcd quorum; use an odd count`);
+  const minor = (v: string) => Number(v.split('.')[1]);
   for (const md of next.machineDeployments) {
-    const old = current.machineDeployments.find((m) => m.name === md.name);
-    if (!old) continue;
-    const { replicas: _c, ...mdNow } = old;
-    const { replicas: _d, ...mdNext } = md;
-    if (JSON.stringify(mdNow) !== JSON.stringify(mdNext)) refuse(`MachineDeployment ${md.name}: only spec.replicas can change in this version of capt; template rollouts are not implemented yet`);
+    if (minor(md.template.version) > minor(next.controlPlane.version)) refuse(`MachineDeployment ${md.name}: workers at ${md.template.version} would be newer than the control plane at ${next.controlPlane.version}; upgrade the control plane first`);
+    if (!Number.isInteger(md.replicas) || md.replicas < 0) refuse(`MachineDeployment ${md.name}: replicas must be a whole number >= 0, got ${md.replicas}`);
+    const { maxSurge, maxUnavailable } = md.strategy;
+    if (md.strategy.type === 'RollingUpdate' && resolveIntOrPercent(maxSurge, md.replicas, true) === 0 && resolveIntOrPercent(maxUnavailable, md.replicas, false) === 0) {
+      refuse(`MachineDeployment ${md.name}: maxSurge and maxUnavailable are both 0, so a rollout could never progress; set either to at least 1`);
+    }
   }
 }
 
@@ -110,8 +114,18 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       }
       for (const md of next.machineDeployments) {
         const old = previous.machineDeployments.find((m) => m.name === md.name);
-        if (!old) pendingStarts.push(md.name);
-        else if (old.replicas !== md.replicas && state.workersStarted) await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name)).signal(scaleSignal, md.replicas);
+        if (!old) {
+          pendingStarts.push(md.name);
+          continue;
+        }
+        if (!state.workersStarted) continue;
+        const handle = getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name));
+        const { replicas: _old, ...oldRest } = old;
+        const { replicas: _next, ...nextRest } = md;
+        // The running template may differ from the last manifest after an undo: apply restores the manifest's.
+        const running = state.children[`MachineDeployment/${md.name}`]?.templateHash ?? machineTemplateHash(old.template);
+        if (JSON.stringify(oldRest) !== JSON.stringify(nextRest) || machineTemplateHash(md.template) !== running) await handle.signal(machineDeploymentSpecSignal, { spec: md, cause: 'capt apply' });
+        if (old.replicas !== md.replicas) await handle.signal(scaleSignal, md.replicas);
       }
       for (const old of previous.machineDeployments.filter((m) => !next.machineDeployments.some((n) => n.name === m.name))) {
         await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, old.name)).signal(deleteOwnerSignal, { clusterDeleting: false });

@@ -6,8 +6,10 @@ import type { ControlPlaneModel } from '../../src/api/model';
 import type { MachineSpec } from '../machine/machine-model';
 import { deletePoolMachine, isRunning, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
 import { ownerRuntime } from '../shared/owner-runtime';
-import { controlPlaneSpecSignal, rolloutHistoryQuery, rolloutUndoUpdate } from '../../src/temporal/cluster-messages';
-import { recordRevision, templateHash, type ControlPlaneRevision } from './control-plane-revisions';
+import { controlPlaneSpecSignal } from '../../src/temporal/cluster-messages';
+import { recordRevision } from '../shared/revisions';
+import { specHash } from '../shared/spec-hash';
+import { controlPlaneRevisionHistoryLimit, templateHash, templateOf, type ControlPlaneRevision } from './control-plane-revisions';
 import { validateVersionChange } from './version-policy';
 import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
 
@@ -26,6 +28,7 @@ export interface ControlPlaneState {
   step: string;
   reports?: number;
   revisions?: ControlPlaneRevision[];
+  paused?: boolean;
   /** Passed preflights, newest last (a few kept): what etcd and the apiservers looked like before each step. */
   preflights?: PreflightRecord[];
 }
@@ -46,14 +49,22 @@ export function validateControlPlaneReplicas(name: string, replicas: number): vo
   }
 }
 
+/** The hash machines are compared by: the template's, and the last restart's time when there was one. */
+export const machineHash = (state: ControlPlaneState) => {
+  const restartedAt = state.revisions?.at(-1)?.restartedAt;
+  return restartedAt ? specHash({ ...templateOf(state.spec), restartedAt }) : templateHash(state.spec);
+};
+
 export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState): OwnerStatus {
   const ready = state.machines.filter(isRunning).length;
-  const hash = templateHash(state.spec);
+  const hash = machineHash(state);
   const updated = state.machines.filter((m) => isRunning(m) && m.templateHash === hash).length;
   const available = state.initialized && ready > 0;
   return {
     kind: 'KubeadmControlPlane', namespace: facts.namespace, name: state.spec.name, version: state.spec.version, replicas: state.spec.replicas,
-    readyReplicas: ready, updatedReplicas: updated, revision: state.revisions?.at(-1)?.revision ?? 1, templateHash: hash, initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
+    readyReplicas: ready, availableReplicas: ready, updatedReplicas: updated, paused: !!state.paused,
+    rolloutComplete: updated === state.spec.replicas && state.machines.length === state.spec.replicas,
+    revision: state.revisions?.at(-1)?.revision ?? 1, templateHash: templateHash(state.spec), initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
     conditions: [
       { type: 'Available', status: available ? 'True' : 'False', ...(available ? {} : { reason: 'WaitingForMachines', message: state.step }) },
       { type: 'MachinesReady', status: ready === state.spec.replicas ? 'True' : 'False', ...(ready === state.spec.replicas ? {} : { reason: 'Scaling', message: `${ready}/${state.spec.replicas} machines running` }) },
@@ -83,44 +94,35 @@ export function scaleDownVictim(machines: PoolMachine[], currentHash: string): P
 export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<OwnerStatus> {
   const facts = input.cluster;
   const state: ControlPlaneState = input.state ?? { spec: input.spec, machines: [], initialized: false, step: 'starting' };
-  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '2s', maximumInterval: '30s' } });
-  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  // Every activity here takes seconds; a short timeout lets a worker that died mid-step be replaced quickly.
+  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '45s', retry: { initialInterval: '2s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '45s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const self = workflowInfo().workflowId;
 
-  state.revisions ??= recordRevision([], state.spec, 'created', new Date().toISOString());
+  const record = (cause: string, restartedAt: string | undefined) => {
+    const template = templateOf(state.spec);
+    const hash = restartedAt ? specHash({ ...template, restartedAt }) : templateHash(state.spec);
+    state.revisions = recordRevision<ControlPlaneRevision, ControlPlaneRevision['template']>(state.revisions ?? [], {
+      hash, version: state.spec.version, cause, at: new Date().toISOString(), template, restartedAt,
+    }, controlPlaneRevisionHistoryLimit);
+  };
+  if (!state.revisions) record('created', undefined);
+  /** A new template from the cluster (apply), an undo or a restart: a new revision, rolled out machine by machine. */
+  const changeTemplate = (template: ControlPlaneRevision['template'], cause: string, restartedAt: string | undefined) => {
+    state.spec = { ...state.spec, ...template };
+    record(cause, restartedAt);
+  };
   const { refresh, setStep, finish } = ownerRuntime({
     kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
     validateReplicas: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas),
+    revisions: () => state.revisions ?? [],
+    reapply: (target, cause, restartedAt) => changeTemplate((target as ControlPlaneRevision).template, cause, restartedAt),
+    validateUndo: (target) => validateVersionChange(state.spec.version, target.template.version, { undo: true }),
   });
-
-  /** A new template from the cluster (apply) or from undo: a new revision, rolled out machine by machine. */
-  const changeTemplate = (spec: ControlPlaneModel, cause: string) => {
-    state.spec = { ...spec, replicas: state.spec.replicas, name: state.spec.name };
-    state.revisions = recordRevision(state.revisions ?? [], state.spec, cause, new Date().toISOString());
+  setHandler(controlPlaneSpecSignal, ({ spec, cause }) => {
+    changeTemplate(templateOf(spec), cause, state.revisions?.at(-1)?.restartedAt);
     refresh();
-  };
-  setHandler(controlPlaneSpecSignal, ({ spec, cause }) => changeTemplate(spec, cause));
-  setHandler(rolloutHistoryQuery, () => state.revisions ?? []);
-  setHandler(
-    rolloutUndoUpdate,
-    ({ toRevision }) => {
-      const target = undoTarget(toRevision)!;
-      changeTemplate({ ...state.spec, ...target.template }, `undo to revision ${target.revision}`);
-      return controlPlaneStatus(facts, state);
-    },
-    {
-      validator: ({ toRevision }) => {
-        const target = undoTarget(toRevision);
-        if (!target) {
-          const known = (state.revisions ?? []).map((r) => r.revision).join(', ');
-          throw ApplicationFailure.create({ message: `KubeadmControlPlane ${state.spec.name} has no revision ${toRevision ?? '(previous)'}; revisions: ${known}`, type: 'InvalidSpec', nonRetryable: true });
-        }
-        validateVersionChange(state.spec.version, target.template.version, { undo: true });
-      },
-    },
-  );
-  // Undo means the revision before the current one unless a number is given.
-  const undoTarget = (toRevision?: number) => (toRevision === undefined ? (state.revisions ?? []).at(-2) : (state.revisions ?? []).find((r) => r.revision === toRevision));
+  });
 
   const machineSpec = (name: string, init: boolean): MachineSpec => ({
     namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'control-plane', version: state.spec.version,
@@ -135,7 +137,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   async function scaleUp(): Promise<void> {
     const init = !state.initialized && state.machines.length === 0;
     const name = newMachineName(state.spec.name);
-    state.machines.push({ name, createdAt: new Date().toISOString(), templateHash: templateHash(state.spec), deleting: false });
+    state.machines.push({ name, createdAt: new Date().toISOString(), templateHash: machineHash(state), deleting: false });
     setStep(`creating control-plane machine ${name} (${init ? 'kubeadm init' : 'kubeadm join --control-plane'})`);
     await startPoolMachine(machineSpec(name, init), `Control-plane machine ${name} of cluster ${facts.name}`);
     await condition(() => !state.machines.some((m) => m.name === name) || isRunning(state.machines.find((m) => m.name === name)!) || state.machines.find((m) => m.name === name)!.status?.phase === 'Failed' || !!state.deleting);
@@ -145,7 +147,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   }
 
   async function scaleDown(): Promise<void> {
-    const victim = scaleDownVictim(state.machines, templateHash(state.spec));
+    const victim = scaleDownVictim(state.machines, machineHash(state));
     const addresses = state.machines.flatMap((m) => m.status?.addresses ?? []);
     const address = victim.status?.addresses[0];
     // Out of the endpoint first, so no client reaches an apiserver whose etcd member is about to go.
@@ -181,7 +183,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   refresh();
   while (!state.deleting) {
     const live = state.machines.filter((m) => !m.deleting);
-    const outdated = live.filter((m) => m.templateHash !== templateHash(state.spec));
+    // Paused: scaling still applies, outdated machines stay.
+    const outdated = state.paused ? [] : live.filter((m) => m.templateHash !== machineHash(state));
     const needsStep = live.length !== state.spec.replicas || outdated.length > 0;
     if (live.some((m) => m.status?.phase !== 'Running' && m.status?.phase !== 'Failed')) {
       await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every((m) => m.status?.phase === 'Running' || m.status?.phase === 'Failed'));
@@ -192,9 +195,11 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     else if (outdated.length && state.spec.maxSurge === 1) await scaleUp();
     else if (outdated.length) await scaleDown();
     else {
-      setStep(`${live.length} control-plane machines running`);
-      const hash = templateHash(state.spec);
-      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || templateHash(state.spec) !== hash || workflowInfo().continueAsNewSuggested);
+      const waiting = live.filter((m) => m.templateHash !== machineHash(state)).length;
+      setStep(`${live.length} control-plane machines running${waiting ? ` (paused: ${waiting} on an older revision wait for resume)` : ''}`);
+      const hash = machineHash(state);
+      const paused = state.paused;
+      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || machineHash(state) !== hash || state.paused !== paused || workflowInfo().continueAsNewSuggested);
       if (workflowInfo().continueAsNewSuggested && !state.deleting) {
         await condition(allHandlersFinished);
         return continueAsNew<typeof controlPlaneWorkflow>({ ...input, state });

@@ -1,9 +1,14 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { MachineDeploymentModel } from '../../src/api/model';
+import { machineDeploymentSpecSignal } from '../../src/temporal/cluster-messages';
 import type { MachineSpec } from '../machine/machine-model';
-import { deletePoolMachine, isRunning, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
+import { deletePoolMachine, isAvailable, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
 import { ownerRuntime } from '../shared/owner-runtime';
 import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
+import { recordRevision } from '../shared/revisions';
+import { machineDeploymentStatus } from './machine-deployment-status';
+import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
+import { planRollout, rolloutBounds } from './rollout-plan';
 
 export interface MachineDeploymentInput {
   cluster: ClusterFacts;
@@ -13,8 +18,12 @@ export interface MachineDeploymentInput {
 }
 
 export interface MachineDeploymentState {
+  /** The desired spec; its template is the current MachineSet's. */
   spec: MachineDeploymentModel;
+  /** MachineSets, oldest revision first; the last is current. Old ones without machines are the history. */
+  machineSets: MachineSet[];
   machines: PoolMachine[];
+  paused?: boolean;
   deleting?: { clusterDeleting: boolean };
   step: string;
   reports?: number;
@@ -26,75 +35,109 @@ export function validateMachineDeploymentReplicas(name: string, replicas: number
   }
 }
 
-export function machineDeploymentStatus(facts: ClusterFacts, state: MachineDeploymentState): OwnerStatus {
-  const ready = state.machines.filter(isRunning).length;
-  const complete = ready === state.spec.replicas && state.machines.length === state.spec.replicas;
-  return {
-    kind: 'MachineDeployment', namespace: facts.namespace, name: state.spec.name, version: state.spec.template.version, replicas: state.spec.replicas,
-    readyReplicas: ready, updatedReplicas: ready, revision: 1, templateHash: '', initialized: true, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
-    conditions: [{ type: 'Available', status: complete ? 'True' : 'False', ...(complete ? {} : { reason: 'Scaling', message: `${ready}/${state.spec.replicas} machines running` }) }],
-    machines: state.machines.flatMap((m) => (m.status ? [m.status] : [])),
-    sequence: state.reports ?? 0,
-  };
-}
-
-/** Which machine goes first when scaling down: marked ones, then by the deletion order. */
-export function scaleDownVictim(machines: PoolMachine[], order: MachineDeploymentModel['strategy']['deletionOrder']): PoolMachine {
-  const candidates = machines.filter((m) => !m.deleting);
-  const marked = candidates.find((m) => m.status?.annotations['cluster.x-k8s.io/delete-machine'] !== undefined);
-  if (marked) return marked;
-  const unhealthy = candidates.find((m) => !isRunning(m));
-  if (unhealthy && order === 'Random') return unhealthy;
-  const byAge = [...candidates].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
-  return order === 'Newest' ? byAge.at(-1)! : byAge[0]!;
-}
-
 /**
- * A MachineDeployment (workflow ID `md/<namespace>/<name>`): keeps `replicas` machines of its template,
- * creating and deleting them one at a time.
+ * A MachineDeployment (workflow ID `md/<namespace>/<name>`): keeps `replicas` machines of its current
+ * template, rolling from older MachineSets to the current one within maxSurge and maxUnavailable (or as
+ * machines are deleted, with OnDelete). Each loop pass acts on a plan computed from plain state.
  */
 export async function machineDeploymentWorkflow(input: MachineDeploymentInput): Promise<OwnerStatus> {
   const facts = input.cluster;
-  const state: MachineDeploymentState = input.state ?? { spec: input.spec, machines: [], step: 'starting' };
+  const state: MachineDeploymentState = input.state ?? { spec: input.spec, machineSets: [], machines: [], paused: input.spec.paused, step: 'starting' };
   const self = workflowInfo().workflowId;
+  const md = state.spec.name;
 
-  const { refresh, setStep, finish } = ownerRuntime({
-    kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state),
-    validateReplicas: (replicas) => validateMachineDeploymentReplicas(state.spec.name, replicas),
+  const current = () => state.machineSets.at(-1)!;
+  /** Makes the spec's template (with `restartedAt`) the current MachineSet: a new revision when it differs. */
+  const recordTemplate = (cause: string, restartedAt: string | undefined) => {
+    const hash = machineSetHash(state.spec.template, restartedAt);
+    const holdsMachines = (set: MachineSet) => state.machines.some((m) => m.templateHash === set.hash);
+    state.machineSets = recordRevision<MachineSet, MachineSet['template']>(state.machineSets, {
+      name: machineSetName(md, hash), hash, version: state.spec.template.version, cause, at: new Date().toISOString(), template: state.spec.template, restartedAt,
+    }, state.spec.revisionHistoryLimit, holdsMachines);
+    // Labels, annotations and timeouts change in place: new machines of the current set get them.
+    state.machineSets = state.machineSets.map((set) => (set.hash === hash ? { ...set, template: state.spec.template } : set));
+  };
+  if (!state.machineSets.length) recordTemplate('created', undefined);
+
+  const { refresh, setStep, finish, changes } = ownerRuntime({
+    kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state, Date.now()),
+    validateReplicas: (replicas) => validateMachineDeploymentReplicas(md, replicas),
+    revisions: () => state.machineSets,
+    reapply: (target, cause, restartedAt) => {
+      state.spec = { ...state.spec, template: (target as MachineSet).template };
+      recordTemplate(cause, restartedAt);
+    },
+  });
+  setHandler(machineDeploymentSpecSignal, ({ spec, cause }) => {
+    const pausedChanged = spec.paused !== state.spec.paused;
+    state.spec = { ...spec, replicas: state.spec.replicas, name: md };
+    if (pausedChanged) state.paused = spec.paused;
+    recordTemplate(cause, current().restartedAt);
+    refresh();
   });
 
-  const t = state.spec.template;
-  const machineSpec = (name: string): MachineSpec => ({
-    namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'worker', version: t.version,
-    bootstrap: { role: 'join', config: t.bootstrap.config, controlPlaneEndpoint: facts.endpoint },
-    infrastructure: { kind: t.infrastructure.kind, spec: t.infrastructure.spec }, failureDomain: t.failureDomain,
-    labels: { ...t.labels, 'cluster.x-k8s.io/deployment-name': state.spec.name, 'cluster.x-k8s.io/cluster-name': facts.name }, annotations: t.annotations,
-    nodeDrainTimeoutSeconds: t.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: t.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: t.nodeDeletionTimeoutSeconds,
-    owner: self,
-  });
+  const machineSpec = (name: string, set: MachineSet): MachineSpec => {
+    const t = set.template;
+    return {
+      namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'worker', version: t.version,
+      bootstrap: { role: 'join', config: t.bootstrap.config, controlPlaneEndpoint: facts.endpoint },
+      infrastructure: { kind: t.infrastructure.kind, spec: t.infrastructure.spec }, failureDomain: t.failureDomain,
+      labels: { ...t.labels, 'cluster.x-k8s.io/deployment-name': md, 'cluster.x-k8s.io/set-name': set.name, 'cluster.x-k8s.io/cluster-name': facts.name },
+      annotations: { ...t.annotations, 'machinedeployment.clusters.x-k8s.io/revision': String(set.revision) },
+      nodeDrainTimeoutSeconds: t.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: t.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: t.nodeDeletionTimeoutSeconds,
+      owner: self,
+    };
+  };
+
+  /** A rolloutAfter that has passed restarts the rollout once; one still ahead is a timer. */
+  const rolloutAfterDue = () => {
+    const after = state.spec.rolloutAfter;
+    if (!after || Date.parse(after) > Date.now() || (current().restartedAt ?? '') >= after) return false;
+    return state.machines.some((m) => !m.deleting && Date.parse(m.createdAt) < Date.parse(after));
+  };
 
   refresh();
   while (!state.deleting) {
-    const live = state.machines.filter((m) => !m.deleting);
-    if (live.length < state.spec.replicas) {
-      const name = newMachineName(state.spec.name);
-      state.machines.push({ name, createdAt: new Date().toISOString(), templateHash: t.version, deleting: false });
-      setStep(`creating machine ${name} (${live.length + 1}/${state.spec.replicas})`);
-      await startPoolMachine(machineSpec(name), `Machine ${name} of MachineDeployment ${state.spec.name}, cluster ${facts.name}`);
-    } else if (live.length > state.spec.replicas) {
-      const victim = scaleDownVictim(state.machines, state.spec.strategy.deletionOrder);
-      victim.deleting = true;
-      setStep(`deleting machine ${victim.name} (scaling to ${state.spec.replicas})`);
-      await deletePoolMachine(facts.namespace, victim.name, false);
-    } else {
-      const allRunning = live.every(isRunning);
-      setStep(allRunning ? `${live.length} machines running` : `waiting for ${live.filter((m) => !isRunning(m)).map((m) => m.name).join(', ')} to run`);
-      const current = () => state.machines.filter((m) => !m.deleting);
-      await condition(() => !!state.deleting || current().length !== state.spec.replicas || current().every(isRunning) !== allRunning || workflowInfo().continueAsNewSuggested);
-      if (workflowInfo().continueAsNewSuggested && !state.deleting) {
-        await condition(allHandlersFinished);
-        return continueAsNew<typeof machineDeploymentWorkflow>({ ...input, state });
+    if (rolloutAfterDue()) {
+      recordTemplate(`rolloutAfter ${state.spec.rolloutAfter}`, state.spec.rolloutAfter);
+      refresh();
+    }
+    const now = Date.now();
+    const set = current();
+    const plan = planRollout({
+      replicas: state.spec.replicas, strategy: state.spec.strategy, paused: !!state.paused, currentSet: set.hash,
+      setsNewestFirst: [...state.machineSets].reverse().map((s) => s.hash),
+      machines: state.machines.map((m) => ({
+        name: m.name, set: m.templateHash, createdAt: m.createdAt, deleting: m.deleting, running: m.status?.phase === 'Running', available: isAvailable(m, state.spec.minReadySeconds, now),
+        marked: m.status?.annotations['cluster.x-k8s.io/delete-machine'] !== undefined,
+      })),
+    });
+    if (plan.remove.length || plan.create) {
+      for (const name of plan.remove) {
+        const machine = state.machines.find((m) => m.name === name)!;
+        machine.deleting = true;
+        await deletePoolMachine(facts.namespace, name, false);
       }
+      const target = state.machineSets.find((s) => s.hash === plan.create?.set);
+      const created: string[] = [];
+      for (let i = 0; target && i < plan.create!.count; i++) {
+        const name = newMachineName(target.name);
+        state.machines.push({ name, createdAt: new Date().toISOString(), templateHash: target.hash, deleting: false });
+        await startPoolMachine(machineSpec(name, target), `Machine ${name} of MachineSet ${target.name} (revision ${target.revision}), cluster ${facts.name}`);
+        created.push(name);
+      }
+      setStep([created.length ? `creating ${created.join(', ')} (revision ${target!.revision})` : '', plan.remove.length ? `deleting ${plan.remove.join(', ')}` : ''].filter(Boolean).join('; '));
+      continue;
+    }
+    const { maxSurge, maxUnavailable } = rolloutBounds(state.spec.strategy, state.spec.replicas);
+    setStep(plan.complete ? `${state.spec.replicas} machines running (revision ${set.revision})` : `rolling out revision ${set.revision} (${set.name}, maxSurge ${maxSurge}, maxUnavailable ${maxUnavailable}): ${plan.waiting ?? ''}${blockers()}`);
+    const seen = changes();
+    const wake = nextWakeMs(now);
+    const moved = () => !!state.deleting || changes() !== seen || workflowInfo().continueAsNewSuggested;
+    await (wake === undefined ? condition(moved) : condition(moved, wake));
+    if (workflowInfo().continueAsNewSuggested && !state.deleting) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof machineDeploymentWorkflow>({ ...input, state });
     }
   }
   setStep('deleting every machine');
@@ -104,4 +147,17 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   }
   await condition(() => state.machines.length === 0);
   return finish();
+
+  /** What the machines a rollout waits on are doing: a drain held by a budget, a failing bootstrap. */
+  function blockers(): string {
+    const stuck = state.machines.filter((m) => m.status && (m.deleting || m.status.phase !== 'Running')).slice(0, 3);
+    return stuck.length ? ` [${stuck.map((m) => `${m.name} ${m.status!.phase}: ${m.status!.step}`).join('; ')}]` : '';
+  }
+
+  /** When to look again without a message: a machine reaching minReadySeconds, or rolloutAfter passing. */
+  function nextWakeMs(now: number): number | undefined {
+    const times = state.machines.filter((m) => m.runningSince && !m.deleting).map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000).filter((t) => t > now);
+    if (state.spec.rolloutAfter && Date.parse(state.spec.rolloutAfter) > now) times.push(Date.parse(state.spec.rolloutAfter));
+    return times.length ? Math.max(1000, Math.min(...times) - now + 50) : undefined;
+  }
 }

@@ -14,7 +14,10 @@ export interface PoolMachine {
   /** Which template (MachineSet) the machine came from. */
   templateHash: string;
   status?: MachineStatus;
+  /** Set by the owner when it deletes the machine, or when the machine reports it is being deleted. */
   deleting: boolean;
+  /** When the owner first saw it Running: it counts as available minReadySeconds later. */
+  runningSince?: string;
 }
 
 export const machineWorkflowId = (namespace: string, name: string) => `machine/${namespace}/${name}`;
@@ -36,10 +39,18 @@ export async function deletePoolMachine(namespace: string, name: string, cluster
   await getExternalWorkflowHandle(machineWorkflowId(namespace, name)).signal(requestMachineDeletionSignal, { clusterDeleting });
 }
 
-/** Applies a machine's report to the pool: its latest status, or its removal once Deleted. */
-export function recordMachineStatus(machines: PoolMachine[], status: MachineStatus): PoolMachine[] {
+/** Applies a machine's report (received at `now`) to the pool: its latest status, or its removal once Deleted. */
+export function recordMachineStatus(machines: PoolMachine[], status: MachineStatus, now: string): PoolMachine[] {
   if (status.phase === 'Deleted') return machines.filter((m) => m.name !== status.name);
-  return machines.map((m) => (m.name === status.name && (m.status?.sequence ?? -1) <= status.sequence ? { ...m, status } : m));
+  return machines.map((m) => {
+    if (m.name !== status.name || (m.status?.sequence ?? -1) > status.sequence) return m;
+    const running = status.phase === 'Running';
+    return { ...m, status, deleting: m.deleting || status.phase === 'Deleting', runningSince: running ? (m.runningSince ?? now) : undefined };
+  });
 }
 
 export const isRunning = (m: PoolMachine) => m.status?.phase === 'Running' && !m.deleting;
+
+/** Running for at least minReadySeconds at `nowMs`. */
+export const isAvailable = (m: PoolMachine, minReadySeconds: number, nowMs: number) =>
+  isRunning(m) && !!m.runningSince && Date.parse(m.runningSince) + minReadySeconds * 1000 <= nowMs;

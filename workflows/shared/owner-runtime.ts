@@ -1,9 +1,12 @@
-import { getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import { deleteOwnerSignal, childChangedSignal, ownerStatusQuery, scaleSignal, scaleUpdate } from '../../src/temporal/cluster-messages';
+import { ApplicationFailure, getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  childChangedSignal, deleteOwnerSignal, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleSignal, scaleUpdate,
+} from '../../src/temporal/cluster-messages';
 import { machineChangedSignal } from '../../src/temporal/machine-messages';
 import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
 import { recordMachineStatus, type PoolMachine } from './machine-pool';
 import type { ClusterFacts, OwnerStatus } from './owner-status';
+import type { Revision } from './revisions';
 
 /** The state every machine owner (control plane, MachineDeployment) keeps, whatever else it holds. */
 export interface OwnerState {
@@ -13,6 +16,7 @@ export interface OwnerState {
   step: string;
   /** How many status reports went to the cluster. */
   reports?: number;
+  paused?: boolean;
 }
 
 export interface OwnerRuntime {
@@ -20,6 +24,8 @@ export interface OwnerRuntime {
   setStep(step: string): void;
   /** The last report, awaited so the cluster hears it before this run closes. */
   finish(): Promise<OwnerStatus>;
+  /** Grows with every message received: a reconcile loop waits for it to move. */
+  changes(): number;
 }
 
 /**
@@ -34,9 +40,16 @@ export function ownerRuntime(opts: {
   state: OwnerState;
   status: () => OwnerStatus;
   validateReplicas: (replicas: number) => void;
+  /** Rollout history, oldest first; the last is the current template. */
+  revisions: () => Revision[];
+  /** Makes `target`'s template current again (undo), or the current one anew (restart, a new restartedAt), as a new revision. */
+  reapply: (target: Revision, cause: string, restartedAt: string | undefined) => void;
+  /** Refuses an undo the kind cannot take (the control plane: a downgrade). */
+  validateUndo?: (target: Revision) => void;
 }): OwnerRuntime {
   const { state, facts } = opts;
   let published = '';
+  let changes = 0;
   const report = (status: OwnerStatus) => {
     state.reports = (state.reports ?? 0) + 1;
     return { ...status, sequence: state.reports };
@@ -56,28 +69,68 @@ export function ownerRuntime(opts: {
     ]);
     return sequenced;
   };
+  const changed = () => {
+    changes++;
+    return refresh();
+  };
   const setStep = (step: string) => {
     state.step = step;
     refresh();
   };
   const scale = (replicas: number) => {
     state.spec.replicas = replicas;
-    return refresh();
+    return changed();
   };
   setHandler(ownerStatusQuery, () => opts.status());
   setHandler(machineChangedSignal, (status) => {
-    state.machines = recordMachineStatus(state.machines, status);
-    refresh();
+    state.machines = recordMachineStatus(state.machines, status, new Date().toISOString());
+    changed();
   });
   setHandler(scaleUpdate, scale, { validator: opts.validateReplicas });
   setHandler(scaleSignal, (replicas) => void scale(replicas));
   setHandler(deleteOwnerSignal, (request) => {
     state.deleting ??= request;
-    refresh();
+    changed();
   });
+
+  const name = () => opts.status().name;
+  // Undo means the revision before the current one unless a number is given.
+  const undoTarget = (toRevision?: number) => (toRevision === undefined ? opts.revisions().at(-2) : opts.revisions().find((r) => r.revision === toRevision));
+  setHandler(rolloutHistoryQuery, () => opts.revisions());
+  setHandler(
+    rolloutUndoUpdate,
+    ({ toRevision }) => {
+      const target = undoTarget(toRevision)!;
+      opts.reapply(target, `undo to revision ${target.revision}`, target.restartedAt);
+      return changed();
+    },
+    {
+      validator: ({ toRevision }) => {
+        const target = undoTarget(toRevision);
+        if (!target || target === opts.revisions().at(-1)) {
+          const known = opts.revisions().map((r) => r.revision).join(', ');
+          const what = toRevision === undefined ? 'no previous revision' : target ? `revision ${toRevision} is already the current one` : `no revision ${toRevision}`;
+          throw ApplicationFailure.create({ message: `${opts.kind} ${name()} has ${what}; revisions: ${known}`, type: 'InvalidSpec', nonRetryable: true });
+        }
+        opts.validateUndo?.(target);
+      },
+    },
+  );
+  setHandler(rolloutPauseUpdate, ({ paused }) => {
+    state.paused = paused;
+    return changed();
+  }, { validator: (_request: { paused: boolean }) => refuseWhileDeleting('pause or resume') });
+  setHandler(rolloutRestartUpdate, () => {
+    opts.reapply(opts.revisions().at(-1)!, 'restart', new Date().toISOString());
+    return changed();
+  }, { validator: () => refuseWhileDeleting('restart') });
+  function refuseWhileDeleting(what: string): void {
+    if (state.deleting) throw ApplicationFailure.create({ message: `${opts.kind} ${name()} is being deleted; there is nothing to ${what}`, type: 'InvalidSpec', nonRetryable: true });
+  }
   return {
     refresh,
     setStep,
+    changes: () => changes,
     finish: async () => {
       state.step = 'deleted';
       const final = report(opts.status());

@@ -8,8 +8,16 @@ export interface OwnerStatus {
   version: string;
   replicas: number;
   readyReplicas: number;
+  /** Running for minReadySeconds (MachineDeployments; the control plane counts ready ones). */
+  availableReplicas: number;
   /** Running machines of the current template. */
   updatedReplicas: number;
+  /** The rollout is paused: scaling applies, machines are not replaced. */
+  paused: boolean;
+  /** Every machine on the current template and available, none leaving. */
+  rolloutComplete: boolean;
+  /** MachineDeployments: their MachineSets, newest last, with how many machines each holds. */
+  machineSets?: { name: string; revision: number; version: string; machines: number; ready: number }[];
   /** The current template's revision and hash (a rollout undo changes them without the cluster's manifest). */
   revision: number;
   templateHash: string;

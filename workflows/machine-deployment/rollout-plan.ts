@@ -1,0 +1,94 @@
+import type { MachineDeploymentModel } from '../../src/api/model';
+import { resolveIntOrPercent } from '../../src/api/int-or-percent';
+
+/** What the plan needs of each machine. */
+export interface PlanMachine {
+  name: string;
+  /** The MachineSet hash the machine was created from. */
+  set: string;
+  createdAt: string;
+  deleting: boolean;
+  running: boolean;
+  /** Running for minReadySeconds. */
+  available: boolean;
+  /** Carries cluster.x-k8s.io/delete-machine: goes first. */
+  marked: boolean;
+}
+
+export interface PlanInput {
+  replicas: number;
+  strategy: MachineDeploymentModel['strategy'];
+  paused: boolean;
+  currentSet: string;
+  /** Set hashes, newest revision first: where a paused deployment adds machines. */
+  setsNewestFirst: string[];
+  machines: PlanMachine[];
+}
+
+export interface RolloutPlan {
+  create?: { set: string; count: number };
+  remove: string[];
+  /** Every machine on the current template, available, none old or leaving. */
+  complete: boolean;
+  /** When nothing can be done now: why, for status and the UI. */
+  waiting?: string;
+}
+
+/** maxSurge and maxUnavailable as counts; never both 0 (validation refuses it, and 1 surge keeps a bad spec moving). */
+export function rolloutBounds(strategy: MachineDeploymentModel['strategy'], replicas: number): { maxSurge: number; maxUnavailable: number } {
+  const maxSurge = resolveIntOrPercent(strategy.maxSurge, replicas, true);
+  const maxUnavailable = resolveIntOrPercent(strategy.maxUnavailable, replicas, false);
+  return maxSurge === 0 && maxUnavailable === 0 ? { maxSurge: 1, maxUnavailable: 0 } : { maxSurge, maxUnavailable };
+}
+
+/** Deletion priority as Cluster API's MachineSet: annotated, then not running, then by the deletion order. */
+export function byDeletionPriority(machines: PlanMachine[], order: MachineDeploymentModel['strategy']['deletionOrder']): PlanMachine[] {
+  const age = (a: PlanMachine, b: PlanMachine) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name);
+  // Machine names end in random characters, so name order is the deterministic stand-in for Random.
+  const rest = order === 'Oldest' ? age : order === 'Newest' ? (a: PlanMachine, b: PlanMachine) => age(b, a) : (a: PlanMachine, b: PlanMachine) => a.name.localeCompare(b.name);
+  return [...machines].sort((a, b) => Number(b.marked) - Number(a.marked) || Number(a.running) - Number(b.running) || rest(a, b));
+}
+
+/**
+ * One reconcile step of a MachineDeployment, as a pure function. Machines being deleted still count
+ * against maxSurge (their Nodes still exist) and never as available, so the bounds hold at every moment:
+ * all machines <= replicas + maxSurge, available >= replicas - maxUnavailable.
+ */
+export function planRollout(input: PlanInput): RolloutPlan {
+  const { replicas, strategy } = input;
+  const live = input.machines.filter((m) => !m.deleting);
+  const current = live.filter((m) => m.set === input.currentSet);
+  const old = live.filter((m) => m.set !== input.currentSet);
+  const leaving = input.machines.filter((m) => m.deleting);
+  const complete = old.length === 0 && leaving.length === 0 && current.length === replicas && current.every((m) => m.available);
+
+  if (input.paused || strategy.type === 'OnDelete') {
+    // Scaling still applies; templates change only by deletion (OnDelete) or not at all (paused).
+    if (live.length < replicas) {
+      const set = input.paused ? (input.setsNewestFirst.find((h) => live.some((m) => m.set === h)) ?? input.currentSet) : input.currentSet;
+      return { create: { set, count: replicas - live.length }, remove: [], complete };
+    }
+    if (live.length > replicas) return { remove: [...byDeletionPriority(old, strategy.deletionOrder), ...byDeletionPriority(current, strategy.deletionOrder)].slice(0, live.length - replicas).map((m) => m.name), complete };
+    const why = input.paused ? 'paused: scaling applies, the rollout waits for resume' : old.length ? `OnDelete: ${old.length} machine(s) on an older template are replaced as they are deleted` : undefined;
+    return { remove: [], complete, ...(why && !complete ? { waiting: why } : {}) };
+  }
+
+  const { maxSurge, maxUnavailable } = rolloutBounds(strategy, replicas);
+  const minAvailable = Math.max(0, replicas - maxUnavailable);
+  const remove: PlanMachine[] = [];
+  if (current.length > replicas) remove.push(...byDeletionPriority(current, strategy.deletionOrder).slice(0, current.length - replicas));
+  // Old machines that are not available cost no availability when they go.
+  remove.push(...old.filter((m) => !m.available));
+  const available = live.filter((m) => m.available && !remove.includes(m)).length;
+  const budget = available - minAvailable;
+  if (budget > 0) remove.push(...byDeletionPriority(old.filter((m) => m.available), strategy.deletionOrder).slice(0, budget));
+  const count = Math.max(0, Math.min(replicas + maxSurge - input.machines.length, replicas - current.length));
+  const plan: RolloutPlan = { remove: remove.map((m) => m.name), complete, ...(count > 0 ? { create: { set: input.currentSet, count } } : {}) };
+  if (count > 0 || remove.length || complete) return plan;
+  const pending = current.filter((m) => !m.available).map((m) => m.name);
+  const reasons = [
+    ...(leaving.length ? [`waiting for ${leaving.map((m) => m.name).join(', ')} to be deleted`] : []),
+    ...(pending.length ? [`waiting for ${pending.join(', ')} to become available`] : []),
+  ];
+  return { ...plan, waiting: `${reasons.join('; ') || 'waiting'} (maxSurge ${maxSurge}, maxUnavailable ${maxUnavailable})` };
+}
