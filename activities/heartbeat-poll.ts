@@ -18,3 +18,14 @@ export async function pollWithHeartbeat<T>(
     await ctx.sleep(opts.deadline !== undefined ? Math.max(0, Math.min(opts.intervalMs, opts.deadline - Date.now())) : opts.intervalMs);
   }
 }
+
+/** Runs `work`, heartbeating every 5 s until it settles: for calls that take seconds but must not hide a dead worker. */
+export async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), 5000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}

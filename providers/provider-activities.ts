@@ -1,4 +1,4 @@
-import { pollWithHeartbeat } from '../activities/heartbeat-poll';
+import { heartbeating, pollWithHeartbeat } from '../activities/heartbeat-poll';
 import type { BootstrapCheck, ClusterInfraSpec, InfrastructureProvider, MachineInfraSpec, MachineRef } from './provider';
 
 /**
@@ -7,26 +7,27 @@ import type { BootstrapCheck, ClusterInfraSpec, InfrastructureProvider, MachineI
  */
 export function providerActivities(provider: InfrastructureProvider) {
   return {
+    // Each heartbeats while it works, so a worker that dies mid-call is noticed in seconds, not at the timeout.
     async createClusterInfrastructure(spec: ClusterInfraSpec) {
-      return provider.createCluster(spec);
+      return heartbeating(() => provider.createCluster(spec));
     },
     async deleteClusterInfrastructure(namespace: string, name: string): Promise<void> {
-      await provider.deleteCluster(namespace, name);
+      await heartbeating(() => provider.deleteCluster(namespace, name));
     },
     async createMachineInfrastructure(spec: MachineInfraSpec) {
-      return provider.createMachine(spec);
+      return heartbeating(() => provider.createMachine(spec));
     },
     async describeMachineInfrastructure(ref: MachineRef) {
-      return provider.describeMachine(ref);
+      return heartbeating(() => provider.describeMachine(ref));
     },
     async deleteMachineInfrastructure(ref: MachineRef): Promise<void> {
-      await provider.deleteMachine(ref);
+      await heartbeating(() => provider.deleteMachine(ref));
     },
     async powerOffMachine(ref: MachineRef): Promise<void> {
-      await provider.powerOffMachine(ref);
+      await heartbeating(() => provider.powerOffMachine(ref));
     },
     async detachFromEndpoint(ref: MachineRef): Promise<void> {
-      await provider.detachFromEndpoint(ref);
+      await heartbeating(() => provider.detachFromEndpoint(ref));
     },
     /**
      * Waits (heartbeating) for the bootstrap success sentinel. Past `timeoutSeconds` with no sentinel the

@@ -18,7 +18,7 @@ function simulate(replicas: number, strategy: Strategy, start: PlanMachine[], op
   for (let tick = 0; tick < 200; tick++) {
     if (opts.scaleAt && tick === opts.scaleAt[0]) want = opts.scaleAt[1];
     machines = machines.filter((m) => !m.deleting).map((m) => ({ ...m, age: m.age + 1, running: m.age + 1 >= (opts.readyAfter ?? 2), available: m.age + 1 >= (opts.readyAfter ?? 2) }));
-    const plan = planRollout({ replicas: want, strategy, paused: false, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines });
+    const plan = planRollout({ replicas: want, strategy, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines });
     for (const name of plan.remove) machines.find((m) => m.name === name)!.deleting = true;
     for (let i = 0; i < (plan.create?.count ?? 0); i++) machines.push({ name: `n${serial++}`, set: 'new', createdAt: String(tick).padStart(4, '0'), deleting: false, running: false, available: false, marked: false, age: 0 });
     if (want === replicas) {
@@ -51,25 +51,28 @@ test('a scale-down in the middle of a rollout ends with the new count, all new',
 });
 
 test('paused: no machine is replaced, a scale-up adds machines of the running template', () => {
-  const plan = planRollout({ replicas: 6, strategy: rolling(1, 0), paused: true, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: oldMachines(5) });
+  const plan = planRollout({ replicas: 6, strategy: rolling(1, 0), paused: { surplus: 0 }, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: oldMachines(5) });
   assert.deepEqual(plan, { create: { set: 'old', count: 1 }, remove: [], complete: false });
-  const idle = planRollout({ replicas: 5, strategy: rolling(1, 0), paused: true, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: oldMachines(5) });
+  const idle = planRollout({ replicas: 5, strategy: rolling(1, 0), paused: { surplus: 0 }, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: oldMachines(5) });
   assert.deepEqual([idle.create, idle.remove, idle.waiting], [undefined, [], 'paused: scaling applies, the rollout waits for resume']);
+  const surged = [...oldMachines(5), { ...oldMachines(1)[0]!, name: 'n0', set: 'new' }];
+  const held = planRollout({ replicas: 5, strategy: rolling(1, 0), paused: { surplus: 1 }, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: surged });
+  assert.deepEqual([held.create, held.remove], [undefined, []], 'the surge machine there at the pause stays, nothing is removed');
 });
 
 test('OnDelete: nothing is removed; a deleted machine comes back on the new template', () => {
   const onDelete: Strategy = { type: 'OnDelete', maxSurge: 1, maxUnavailable: 0, deletionOrder: 'Random' };
-  const idle = planRollout({ replicas: 5, strategy: onDelete, paused: false, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: oldMachines(5) });
+  const idle = planRollout({ replicas: 5, strategy: onDelete, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: oldMachines(5) });
   assert.deepEqual([idle.create, idle.remove], [undefined, []]);
   const machines = oldMachines(5).map((m, i) => (i === 2 ? { ...m, deleting: true } : m));
-  assert.deepEqual(planRollout({ replicas: 5, strategy: onDelete, paused: false, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines }).create, { set: 'new', count: 1 });
+  assert.deepEqual(planRollout({ replicas: 5, strategy: onDelete, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines }).create, { set: 'new', count: 1 });
 });
 
 test('machines annotated for deletion go first, then unhealthy ones, then by deletion order', () => {
   const machines = oldMachines(4).map((m) => ({ ...m, set: 'new' }));
   machines[3] = { ...machines[3]!, marked: true };
   machines[1] = { ...machines[1]!, running: false, available: false };
-  const plan = planRollout({ replicas: 2, strategy: { ...rolling(1, 0), deletionOrder: 'Newest' }, paused: false, currentSet: 'new', setsNewestFirst: ['new'], machines });
+  const plan = planRollout({ replicas: 2, strategy: { ...rolling(1, 0), deletionOrder: 'Newest' }, currentSet: 'new', setsNewestFirst: ['new'], machines });
   assert.deepEqual(plan.remove, ['o3', 'o1']);
 });
 

@@ -58,7 +58,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   };
   const { facts } = state;
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
-  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '5m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const self = workflowInfo().workflowId;
 
   let publishedPhase = '';
@@ -106,7 +106,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       const previous = state.model;
       state.model = next;
       const running = state.children[`KubeadmControlPlane/${previous.controlPlane.name}`]?.templateHash ?? templateHash(previous.controlPlane);
-      if (templateHash(next.controlPlane) !== running) {
+      if (templateHash(next.controlPlane) !== running || JSON.stringify({ ...previous.controlPlane, replicas: 0 }) !== JSON.stringify({ ...next.controlPlane, replicas: 0 })) {
         await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, next.controlPlane.name)).signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply' });
       }
       if (next.controlPlane.replicas !== previous.controlPlane.replicas) {

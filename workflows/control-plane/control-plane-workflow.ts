@@ -8,6 +8,7 @@ import { deletePoolMachine, isRunning, newMachineName, startPoolMachine, type Po
 import { ownerRuntime } from '../shared/owner-runtime';
 import { controlPlaneSpecSignal } from '../../src/temporal/cluster-messages';
 import { recordRevision } from '../shared/revisions';
+import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { specHash } from '../shared/spec-hash';
 import { controlPlaneRevisionHistoryLimit, templateHash, templateOf, type ControlPlaneRevision } from './control-plane-revisions';
 import { validateVersionChange } from './version-policy';
@@ -96,7 +97,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   const state: ControlPlaneState = input.state ?? { spec: input.spec, machines: [], initialized: false, step: 'starting' };
   // Every activity here takes seconds; a short timeout lets a worker that died mid-step be replaced quickly.
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '45s', retry: { initialInterval: '2s', maximumInterval: '30s' } });
-  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '45s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '45s', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const self = workflowInfo().workflowId;
 
   const record = (cause: string, restartedAt: string | undefined) => {
@@ -120,7 +121,9 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     validateUndo: (target) => validateVersionChange(state.spec.version, target.template.version, { undo: true }),
   });
   setHandler(controlPlaneSpecSignal, ({ spec, cause }) => {
-    changeTemplate(templateOf(spec), cause, state.revisions?.at(-1)?.restartedAt);
+    // Everything but replicas (scaled apart) and the name; a new template is a new revision.
+    state.spec = { ...spec, replicas: state.spec.replicas, name: state.spec.name };
+    record(cause, state.revisions?.at(-1)?.restartedAt);
     refresh();
   });
 
@@ -182,6 +185,10 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
 
   refresh();
   while (!state.deleting) {
+    if (rolloutAfterDue(state.spec.rolloutAfter, state.revisions?.at(-1)?.restartedAt, state.machines, Date.now())) {
+      record(`rolloutAfter ${state.spec.rolloutAfter}`, state.spec.rolloutAfter);
+      refresh();
+    }
     const live = state.machines.filter((m) => !m.deleting);
     // Paused: scaling still applies, outdated machines stay.
     const outdated = state.paused ? [] : live.filter((m) => m.templateHash !== machineHash(state));
@@ -199,7 +206,9 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       setStep(`${live.length} control-plane machines running${waiting ? ` (paused: ${waiting} on an older revision wait for resume)` : ''}`);
       const hash = machineHash(state);
       const paused = state.paused;
-      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || machineHash(state) !== hash || state.paused !== paused || workflowInfo().continueAsNewSuggested);
+      const moved = () => !!state.deleting || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || machineHash(state) !== hash || state.paused !== paused || workflowInfo().continueAsNewSuggested;
+      const untilRolloutAfter = msUntilRolloutAfter(state.spec.rolloutAfter, Date.now());
+      await (untilRolloutAfter === undefined ? condition(moved) : condition(moved, untilRolloutAfter));
       if (workflowInfo().continueAsNewSuggested && !state.deleting) {
         await condition(allHandlersFinished);
         return continueAsNew<typeof controlPlaneWorkflow>({ ...input, state });

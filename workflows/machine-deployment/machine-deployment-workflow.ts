@@ -6,9 +6,10 @@ import { deletePoolMachine, isAvailable, newMachineName, startPoolMachine, type 
 import { ownerRuntime } from '../shared/owner-runtime';
 import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
 import { recordRevision } from '../shared/revisions';
+import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
-import { planRollout, rolloutBounds } from './rollout-plan';
+import { planRollout } from './rollout-plan';
 
 export interface MachineDeploymentInput {
   cluster: ClusterFacts;
@@ -24,6 +25,8 @@ export interface MachineDeploymentState {
   machineSets: MachineSet[];
   machines: PoolMachine[];
   paused?: boolean;
+  /** Machines beyond replicas when the pause began (a rollout's surge): kept until resume. */
+  pausedSurplus?: number;
   deleting?: { clusterDeleting: boolean };
   step: string;
   reports?: number;
@@ -59,7 +62,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   };
   if (!state.machineSets.length) recordTemplate('created', undefined);
 
-  const { refresh, setStep, finish, changes } = ownerRuntime({
+  const { refresh, setStep, finish, changes, changed } = ownerRuntime({
     kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state, Date.now()),
     validateReplicas: (replicas) => validateMachineDeploymentReplicas(md, replicas),
     revisions: () => state.machineSets,
@@ -73,7 +76,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     state.spec = { ...spec, replicas: state.spec.replicas, name: md };
     if (pausedChanged) state.paused = spec.paused;
     recordTemplate(cause, current().restartedAt);
-    refresh();
+    changed();
   });
 
   const machineSpec = (name: string, set: MachineSet): MachineSpec => {
@@ -89,23 +92,19 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     };
   };
 
-  /** A rolloutAfter that has passed restarts the rollout once; one still ahead is a timer. */
-  const rolloutAfterDue = () => {
-    const after = state.spec.rolloutAfter;
-    if (!after || Date.parse(after) > Date.now() || (current().restartedAt ?? '') >= after) return false;
-    return state.machines.some((m) => !m.deleting && Date.parse(m.createdAt) < Date.parse(after));
-  };
-
   refresh();
   while (!state.deleting) {
-    if (rolloutAfterDue()) {
+    if (rolloutAfterDue(state.spec.rolloutAfter, current().restartedAt, state.machines, Date.now())) {
       recordTemplate(`rolloutAfter ${state.spec.rolloutAfter}`, state.spec.rolloutAfter);
       refresh();
     }
     const now = Date.now();
     const set = current();
+    const live = state.machines.filter((m) => !m.deleting).length;
+    if (!state.paused) state.pausedSurplus = undefined;
+    else state.pausedSurplus ??= Math.max(0, live - state.spec.replicas);
     const plan = planRollout({
-      replicas: state.spec.replicas, strategy: state.spec.strategy, paused: !!state.paused, currentSet: set.hash,
+      replicas: state.spec.replicas, strategy: state.spec.strategy, paused: state.paused ? { surplus: state.pausedSurplus! } : undefined, currentSet: set.hash,
       setsNewestFirst: [...state.machineSets].reverse().map((s) => s.hash),
       machines: state.machines.map((m) => ({
         name: m.name, set: m.templateHash, createdAt: m.createdAt, deleting: m.deleting, running: m.status?.phase === 'Running', available: isAvailable(m, state.spec.minReadySeconds, now),
@@ -129,8 +128,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       setStep([created.length ? `creating ${created.join(', ')} (revision ${target!.revision})` : '', plan.remove.length ? `deleting ${plan.remove.join(', ')}` : ''].filter(Boolean).join('; '));
       continue;
     }
-    const { maxSurge, maxUnavailable } = rolloutBounds(state.spec.strategy, state.spec.replicas);
-    setStep(plan.complete ? `${state.spec.replicas} machines running (revision ${set.revision})` : `rolling out revision ${set.revision} (${set.name}, maxSurge ${maxSurge}, maxUnavailable ${maxUnavailable}): ${plan.waiting ?? ''}${blockers()}`);
+    setStep(plan.complete ? `${state.spec.replicas} machines running (revision ${set.revision})` : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${blockers()}`);
     const seen = changes();
     const wake = nextWakeMs(now);
     const moved = () => !!state.deleting || changes() !== seen || workflowInfo().continueAsNewSuggested;
@@ -157,7 +155,8 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   /** When to look again without a message: a machine reaching minReadySeconds, or rolloutAfter passing. */
   function nextWakeMs(now: number): number | undefined {
     const times = state.machines.filter((m) => m.runningSince && !m.deleting).map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000).filter((t) => t > now);
-    if (state.spec.rolloutAfter && Date.parse(state.spec.rolloutAfter) > now) times.push(Date.parse(state.spec.rolloutAfter));
+    const untilRolloutAfter = msUntilRolloutAfter(state.spec.rolloutAfter, now);
+    if (untilRolloutAfter !== undefined) times.push(now + untilRolloutAfter);
     return times.length ? Math.max(1000, Math.min(...times) - now + 50) : undefined;
   }
 }

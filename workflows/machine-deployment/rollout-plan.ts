@@ -18,7 +18,8 @@ export interface PlanMachine {
 export interface PlanInput {
   replicas: number;
   strategy: MachineDeploymentModel['strategy'];
-  paused: boolean;
+  /** Paused, with the machines beyond replicas (a rollout's surge) there were when it paused: they stay. */
+  paused?: { surplus: number };
   currentSet: string;
   /** Set hashes, newest revision first: where a paused deployment adds machines. */
   setsNewestFirst: string[];
@@ -64,11 +65,12 @@ export function planRollout(input: PlanInput): RolloutPlan {
 
   if (input.paused || strategy.type === 'OnDelete') {
     // Scaling still applies; templates change only by deletion (OnDelete) or not at all (paused).
-    if (live.length < replicas) {
+    const wanted = replicas + (input.paused?.surplus ?? 0);
+    if (live.length < wanted) {
       const set = input.paused ? (input.setsNewestFirst.find((h) => live.some((m) => m.set === h)) ?? input.currentSet) : input.currentSet;
-      return { create: { set, count: replicas - live.length }, remove: [], complete };
+      return { create: { set, count: wanted - live.length }, remove: [], complete };
     }
-    if (live.length > replicas) return { remove: [...byDeletionPriority(old, strategy.deletionOrder), ...byDeletionPriority(current, strategy.deletionOrder)].slice(0, live.length - replicas).map((m) => m.name), complete };
+    if (live.length > wanted) return { remove: [...byDeletionPriority(old, strategy.deletionOrder), ...byDeletionPriority(current, strategy.deletionOrder)].slice(0, live.length - wanted).map((m) => m.name), complete };
     const why = input.paused ? 'paused: scaling applies, the rollout waits for resume' : old.length ? `OnDelete: ${old.length} machine(s) on an older template are replaced as they are deleted` : undefined;
     return { remove: [], complete, ...(why && !complete ? { waiting: why } : {}) };
   }

@@ -34,9 +34,10 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   const ref = { namespace: spec.namespace, cluster: spec.cluster, name: spec.name };
   const target = { namespace: spec.namespace, cluster: spec.cluster };
 
-  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  // Short calls: a dead worker's activity is retried within a minute.
+  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const waits = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '30 days', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
-  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: '5m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const bootstrapTimeoutSeconds = spec.bootstrapTimeoutSeconds ?? 600;
   const providerWaits = proxyActivities<ProviderActivities>({
     taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: `${bootstrapTimeoutSeconds + 300}s`, heartbeatTimeout: '30s',

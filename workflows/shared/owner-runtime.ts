@@ -26,6 +26,8 @@ export interface OwnerRuntime {
   finish(): Promise<OwnerStatus>;
   /** Grows with every message received: a reconcile loop waits for it to move. */
   changes(): number;
+  /** For a workflow's own handlers: counts the message and publishes the status. */
+  changed(): OwnerStatus;
 }
 
 /**
@@ -131,6 +133,7 @@ export function ownerRuntime(opts: {
     refresh,
     setStep,
     changes: () => changes,
+    changed,
     finish: async () => {
       state.step = 'deleted';
       const final = report(opts.status());

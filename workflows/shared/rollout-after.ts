@@ -1,0 +1,15 @@
+import type { PoolMachine } from './machine-pool';
+
+/**
+ * `rolloutAfter`, as Cluster API reads it: once the time has passed, machines created before it are
+ * replaced, once (the revision made for it records the time as its restartedAt).
+ */
+export function rolloutAfterDue(rolloutAfter: string | undefined, lastRestart: string | undefined, machines: PoolMachine[], nowMs: number): boolean {
+  if (!rolloutAfter || Date.parse(rolloutAfter) > nowMs || (lastRestart ?? '') >= rolloutAfter) return false;
+  return machines.some((m) => !m.deleting && Date.parse(m.createdAt) < Date.parse(rolloutAfter));
+}
+
+/** Milliseconds until a future rolloutAfter, for a workflow timer; undefined when none is ahead. */
+export function msUntilRolloutAfter(rolloutAfter: string | undefined, nowMs: number): number | undefined {
+  return rolloutAfter && Date.parse(rolloutAfter) > nowMs ? Date.parse(rolloutAfter) - nowMs + 50 : undefined;
+}
