@@ -36,7 +36,9 @@ export function machinesTable(machines: MachineStatus[], wide: boolean): string 
 }
 
 export function ownersTable(owners: OwnerStatus[]): string {
-  return table(['NAMESPACE', 'NAME', 'KIND', 'REPLICAS', 'READY', 'VERSION', 'STEP'], owners.map((o) => [o.namespace, o.name, o.kind, String(o.replicas), String(o.readyReplicas), o.version, o.step]));
+  return table(['NAMESPACE', 'NAME', 'KIND', 'REPLICAS', 'READY', 'UPDATED', 'AVAILABLE', 'REVISION', 'VERSION', 'STEP'], owners.map((o) => [
+    o.namespace, o.name, o.kind, String(o.replicas), String(o.readyReplicas), String(o.updatedReplicas), String(o.availableReplicas), `${o.revision}${o.paused ? ' (paused)' : ''}`, o.version, o.step,
+  ]));
 }
 
 function ready(conditions: Condition[]): Condition {

@@ -1,32 +1,23 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
 import { listMembers } from '../../activities/etcd/etcd-client';
 import { httpsGet } from '../../src/util/https-probe';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
-import { CaptClient, RejectedError } from '../../src/client/capt-client';
+import { RejectedError } from '../../src/client/capt-client';
 import { availableKubernetesVersions } from '../../src/tools';
 import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
-import { MachineHarness } from '../fixtures/machine-harness';
+import { harnessWithClient } from '../fixtures/machine-harness';
 
 const [older, newer] = availableKubernetesVersions() as [string, string];
-const h = new MachineHarness('up-base');
-let client: CaptClient;
+const suite = harnessWithClient('up-base');
+const h = suite.harness;
 
-before(async () => {
-  await h.start();
-  client = await CaptClient.connect({ address: h.env.address });
-});
-after(async () => {
-  await client?.close();
-  await h.stop();
-});
-
-const status = () => client.clusterStatus('default', 'up');
+const status = () => suite.client.clusterStatus('default', 'up');
 
 /**
  * Polls /readyz through the control-plane endpoint every 200 ms, as a client with a 5 s timeout; reports
@@ -104,14 +95,14 @@ async function rollTo(version: string, during?: () => Promise<void>): Promise<{ 
 test(`control plane upgrade ${older} -> ${newer}: etcd members right after every step, endpoint answering, worker killed mid-way; undo; bad versions refused`, async () => {
   const text = readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8');
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'up', CONTROL_PLANE_MACHINE_COUNT: '3', WORKER_MACHINE_COUNT: '1', KUBERNETES_VERSION: older });
-  await client.apply([model!]);
-  const ready = await client.waitForCluster('default', 'up', () => undefined, 600_000);
+  await suite.client.apply([model!]);
+  const ready = await suite.client.waitForCluster('default', 'up', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned');
   await checkStep(ready, []);
 
   const probe = readyzProbe(ready.endpoint);
   const upgraded: ClusterModel = { ...model!, controlPlane: { ...model!.controlPlane, version: newer } };
-  assert.deepEqual((await client.apply([upgraded]))[0], { ref: 'cluster.cluster.x-k8s.io/up', outcome: 'configured' });
+  assert.deepEqual((await suite.client.apply([upgraded]))[0], { ref: 'cluster.cluster.x-k8s.io/up', outcome: 'configured' });
   const { final: done, steps } = await rollTo(newer, async () => {
     await h.killWorker();
     await sleep(1000);
@@ -125,18 +116,18 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
   assert.equal(done.controlPlane!.machines.length, 3, 'exactly 3 machines at the end');
 
   const tooFar: ClusterModel = { ...upgraded, controlPlane: { ...upgraded.controlPlane, version: 'v1.38.0' } };
-  await assert.rejects(client.apply([tooFar]), (err: Error) => err instanceof RejectedError && /cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0/.test(err.message));
-  await assert.rejects(client.apply([model!]), (err: Error) => err instanceof RejectedError && new RegExp(`cannot update Kubernetes version from ${newer} to ${older}: downgrades are not supported`).test(err.message));
+  await assert.rejects(suite.client.apply([tooFar]), (err: Error) => err instanceof RejectedError && /cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0/.test(err.message));
+  await assert.rejects(suite.client.apply([model!]), (err: Error) => err instanceof RejectedError && new RegExp(`cannot update Kubernetes version from ${newer} to ${older}: downgrades are not supported`).test(err.message));
 
-  const history = await client.rolloutHistory('kubeadmcontrolplane', 'default', 'up-control-plane');
+  const history = await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', 'up-control-plane');
   assert.deepEqual(history.map((r) => [r.revision, r.version]), [[1, older], [2, newer]]);
-  await assert.rejects(client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane', 7), (err: Error) => err instanceof RejectedError && /has no revision 7; revisions: 1, 2/.test(err.message));
-  const undo = await client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane');
+  await assert.rejects(suite.client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane', 7), (err: Error) => err instanceof RejectedError && /has no revision 7; revisions: 1, 2/.test(err.message));
+  const undo = await suite.client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane');
   assert.equal(undo.revision, 3);
   const { final: undone } = await rollTo(older);
   assert.ok(undone.controlPlane!.machines.every((m) => m.version === older));
-  assert.deepEqual((await client.rolloutHistory('kubeadmcontrolplane', 'default', 'up-control-plane')).map((r) => [r.revision, r.version]), [[2, newer], [3, older]], 'undo re-applies revision 1 as revision 3');
+  assert.deepEqual((await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', 'up-control-plane')).map((r) => [r.revision, r.version]), [[2, newer], [3, older]], 'undo re-applies revision 1 as revision 3');
 
-  await client.deleteCluster('default', 'up');
-  await client.waitForDeletion('default', 'up', () => undefined, 300_000);
+  await suite.client.deleteCluster('default', 'up');
+  await suite.client.waitForDeletion('default', 'up', () => undefined, 300_000);
 });

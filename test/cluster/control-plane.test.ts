@@ -2,36 +2,26 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
 import { listMembers } from '../../activities/etcd/etcd-client';
 import { loadManifests } from '../../src/api/load-manifests';
-import { CaptClient } from '../../src/client/capt-client';
 import { toolPaths } from '../../src/tools';
 import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
-import { MachineHarness } from '../fixtures/machine-harness';
+import { harnessWithClient } from '../fixtures/machine-harness';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
-const h = new MachineHarness('cp-base');
-let client: CaptClient;
-
-before(async () => {
-  await h.start();
-  client = await CaptClient.connect({ address: h.env.address });
-});
-after(async () => {
-  await client?.close();
-  await h.stop();
-});
+const suite = harnessWithClient('cp-base');
+const h = suite.harness;
 
 async function settled(predicate: (s: ClusterStatus) => boolean, what: string, timeoutMs = 300_000): Promise<ClusterStatus> {
   const deadline = Date.now() + timeoutMs;
   let last: ClusterStatus | undefined;
   while (Date.now() < deadline) {
-    last = await client.clusterStatus('default', 'ha');
+    last = await suite.client.clusterStatus('default', 'ha');
     if (predicate(last)) return last;
     await sleep(1000);
   }
@@ -51,36 +41,53 @@ async function members(status: ClusterStatus): Promise<{ etcd: string[]; machine
   throw new Error('no etcd member answered');
 }
 
-test('3 control-plane and 2 worker machines: 5 Ready nodes; scale 3 -> 1 -> 3 keeps etcd members equal to the machines; delete leaves nothing', async () => {
+test('3 control-plane and 2 worker machines: 5 Ready nodes; scale 3 -> 1 -> 3 keeps etcd members equal to the machines; pause, restart, resume; delete leaves nothing', async () => {
   const vars = { CLUSTER_NAME: 'ha', CONTROL_PLANE_MACHINE_COUNT: '3', WORKER_MACHINE_COUNT: '2' };
   const text = (await import('node:fs')).readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], vars);
-  await client.apply([model!]);
-  const ready = await client.waitForCluster('default', 'ha', () => undefined, 600_000);
+  await suite.client.apply([model!]);
+  const ready = await suite.client.waitForCluster('default', 'ha', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned');
   const kubeconfig = join(h.home, 'ha.kubeconfig');
-  await writeFile(kubeconfig, await client.kubeconfig('default', 'ha'), { mode: 0o600 });
+  await writeFile(kubeconfig, await suite.client.kubeconfig('default', 'ha'), { mode: 0o600 });
   const nodes = JSON.parse((await run(toolPaths().kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'])).stdout).items;
   assert.equal(nodes.filter((n: { status: { conditions: { type: string; status: string }[] } }) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')).length, 5);
   let m = await members(ready);
   assert.deepEqual(m.etcd, m.machines, 'three etcd members, one per control-plane machine');
   assert.equal(m.etcd.length, 3);
 
-  await assert.rejects(client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 2), /2 replicas cannot keep etcd quorum/);
-  await client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 1);
+  await assert.rejects(suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 2), /2 replicas cannot keep etcd quorum/);
+  await suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 1);
   const one = await settled((s) => s.controlPlane!.machines.length === 1 && s.controlPlane!.readyReplicas === 1, 'scale to 1');
   m = await members(one);
   assert.deepEqual(m.etcd, m.machines);
   assert.equal(m.etcd.length, 1);
 
-  await client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 3);
+  // Restart while paused records a revision and replaces nothing; resume replaces the machine (join, then remove).
+  const kcp = 'ha-control-plane';
+  const before = one.controlPlane!.machines[0]!.name;
+  await suite.client.rolloutPause('kubeadmcontrolplane', 'default', kcp, true);
+  assert.equal((await suite.client.rolloutRestart('kubeadmcontrolplane', 'default', kcp)).revision, 2);
+  await sleep(5000);
+  const held = await suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
+  assert.deepEqual([held.paused, held.rolloutComplete, held.machines.map((x) => x.name)], [true, false, [before]], 'paused: the restart waits');
+  assert.match(held.step, /paused: 1 on an older revision wait for resume/);
+  await suite.client.rolloutPause('kubeadmcontrolplane', 'default', kcp, false);
+  const restarted = await settled((s) => s.controlPlane!.rolloutComplete && s.controlPlane!.machines.length === 1 && s.controlPlane!.machines[0]!.name !== before, 'the restart to replace the machine');
+  m = await members(restarted);
+  assert.deepEqual(m.etcd, m.machines, 'the new machine is the only etcd member');
+  const cli = await run(process.execPath, [join(root, 'dist/src/cli/main.js'), 'rollout', 'status', `kubeadmcontrolplane/${kcp}`], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address } });
+  assert.match(cli.stdout, /^kubeadmcontrolplane\/ha-control-plane successfully rolled out \(revision 2, v\S+\)/);
+  assert.deepEqual((await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', kcp)).map((r) => [r.revision, r.cause, r.change]), [[1, 'created', 'initial template'], [2, 'restart', 'same template (restart)']]);
+
+  await suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 3);
   const three = await settled((s) => s.controlPlane!.readyReplicas === 3 && s.controlPlane!.machines.length === 3, 'scale back to 3');
   m = await members(three);
   assert.deepEqual(m.etcd, m.machines);
   assert.equal(m.etcd.length, 3);
 
-  await client.deleteCluster('default', 'ha');
-  await client.waitForDeletion('default', 'ha', () => undefined, 300_000);
+  await suite.client.deleteCluster('default', 'ha');
+  await suite.client.waitForDeletion('default', 'ha', () => undefined, 300_000);
   const { existsSync } = await import('node:fs');
   const { clusterDir } = await import('../../providers/local/layout');
   assert.equal(existsSync(clusterDir('default', 'ha')), false);

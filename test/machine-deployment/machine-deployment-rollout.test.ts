@@ -2,38 +2,29 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { KubeClient } from '../../activities/kube/kube-client';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel, MachineDeploymentModel } from '../../src/api/model';
-import { CaptClient, RejectedError } from '../../src/client/capt-client';
+import { RejectedError } from '../../src/client/capt-client';
 import { availableKubernetesVersions } from '../../src/tools';
 import type { OwnerStatus } from '../../workflows/shared/owner-status';
-import { MachineHarness } from '../fixtures/machine-harness';
+import { harnessWithClient } from '../fixtures/machine-harness';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
 const [older, newer] = availableKubernetesVersions() as [string, string];
-const h = new MachineHarness('md-base');
-let client: CaptClient;
+const suite = harnessWithClient('md-base');
+const h = suite.harness;
 let kube: KubeClient;
 let model: ClusterModel;
 const MD = 'ro-md-0';
 
-before(async () => {
-  await h.start();
-  client = await CaptClient.connect({ address: h.env.address });
-});
-after(async () => {
-  await client?.close();
-  await h.stop();
-});
-
-const status = () => client.ownerStatus('machinedeployment', 'default', MD);
-const history = async () => (await client.rolloutHistory('machinedeployment', 'default', MD)).map((r) => [r.revision, r.version, r.cause]);
+const status = () => suite.client.ownerStatus('machinedeployment', 'default', MD);
+const history = async () => (await suite.client.rolloutHistory('machinedeployment', 'default', MD)).map((r) => [r.revision, r.version, r.cause]);
 
 /** The model with the MachineDeployment changed; the control plane stays at the newer version. */
 function withMd(change: (md: MachineDeploymentModel) => MachineDeploymentModel): ClusterModel {
@@ -110,15 +101,15 @@ const newestSetMachines = (s: OwnerStatus) => s.machines.filter((m) => m.labels[
 test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with the worker killed, then 0/2), history and undo, pause with scale, supersede, OnDelete, bad input refused`, async () => {
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
   [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'ro', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '5', KUBERNETES_VERSION: newer }) as [ClusterModel];
-  await client.apply([withMd((md) => ({ ...md, template: { ...md.template, version: older } }))]);
-  const ready = await client.waitForCluster('default', 'ro', () => undefined, 600_000);
+  await suite.client.apply([withMd((md) => ({ ...md, template: { ...md.template, version: older } }))]);
+  const ready = await suite.client.waitForCluster('default', 'ro', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', ready.step);
-  kube = new KubeClient(await client.kubeconfig('default', 'ro'));
+  kube = new KubeClient(await suite.client.kubeconfig('default', 'ro'));
   assert.deepEqual(await history(), [[1, older, 'created']]);
 
   // Rollout 1: maxSurge 1, maxUnavailable 0; the worker is SIGKILLed once two new machines exist.
   let watcher = boundsWatcher(5, 1, 0);
-  await client.apply([withMd((md) => ({ ...md, template: { ...md.template, version: newer } }))]);
+  await suite.client.apply([withMd((md) => ({ ...md, template: { ...md.template, version: newer } }))]);
   let killed = false;
   let done = await rolledOut(newer, 5, async (s) => {
     if (newestSetMachines(s).length < 2) return false;
@@ -137,11 +128,11 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   assert.deepEqual((await history()).map((r) => r.slice(0, 2)), [[1, older], [2, newer]]);
 
   // A strategy change applies in place; then undo to revision 1 rolls back with maxSurge 0, maxUnavailable 2.
-  await client.apply([withMd((md) => ({ ...md, strategy: { ...md.strategy, maxSurge: 0, maxUnavailable: 2 } }))]);
+  await suite.client.apply([withMd((md) => ({ ...md, strategy: { ...md.strategy, maxSurge: 0, maxUnavailable: 2 } }))]);
   assert.equal((await status()).revision, 2, 'a strategy change is no new revision');
-  await assert.rejects(client.rolloutUndo('machinedeployment', 'default', MD, 9), (e: Error) => e instanceof RejectedError && /has no revision 9; revisions: 1, 2/.test(e.message));
+  await assert.rejects(suite.client.rolloutUndo('machinedeployment', 'default', MD, 9), (e: Error) => e instanceof RejectedError && /has no revision 9; revisions: 1, 2/.test(e.message));
   watcher = boundsWatcher(5, 0, 2);
-  assert.equal((await client.rolloutUndo('machinedeployment', 'default', MD, 1)).revision, 3);
+  assert.equal((await suite.client.rolloutUndo('machinedeployment', 'default', MD, 1)).revision, 3);
   done = await rolledOut(older, 5);
   bounds = await watcher.stop();
   console.log(`rollout 2 (undo; maxSurge 0, maxUnavailable 2): ${bounds.samples} samples, at most ${bounds.peak} machines/nodes, at least ${bounds.trough} serving nodes`);
@@ -151,18 +142,18 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   assert.match(historyCli.stdout, /3\s+v\S+\s+version v\S+ -> v\S+\s+undo to revision 1/);
 
   // Pause mid-rollout: nothing more is replaced, a scale still applies; resume completes.
-  await client.apply([withMd((md) => ({ ...md, strategy: { ...md.strategy, maxSurge: 1, maxUnavailable: 0 }, template: { ...md.template, version: newer } }))]);
+  await suite.client.apply([withMd((md) => ({ ...md, strategy: { ...md.strategy, maxSurge: 1, maxUnavailable: 0 }, template: { ...md.template, version: newer } }))]);
   await until((s) => newestSetMachines(s).length >= 1, 'the first machine of revision 4');
-  await client.rolloutPause('machinedeployment', 'default', MD, true);
+  await suite.client.rolloutPause('machinedeployment', 'default', MD, true);
   const atPause = new Set((await status()).machines.map((m) => m.name));
   await sleep(8000);
   const paused = await status();
   assert.deepEqual(paused.machines.map((m) => m.name).filter((n) => !atPause.has(n)), [], 'no machine is created while paused');
   assert.ok(paused.paused && !paused.rolloutComplete);
   assert.equal((await capt('rollout', 'status', `machinedeployment/${MD}`)).stdout.split('\n')[0], `machinedeployment/${MD}: rollout paused: revision 4 (${newer})`);
-  await client.scale('machinedeployment', 'default', MD, 6);
+  await suite.client.scale('machinedeployment', 'default', MD, 6);
   await until((s) => s.machines.some((m) => !atPause.has(m.name)), 'a scale to apply while paused', 120_000);
-  await client.rolloutPause('machinedeployment', 'default', MD, false);
+  await suite.client.rolloutPause('machinedeployment', 'default', MD, false);
   const watched = await capt('rollout', 'status', `machinedeployment/${MD}`, '--watch', '--timeout', '6m');
   assert.equal(watched.code, 0);
   assert.match(watched.stdout, new RegExp(`machinedeployment/${MD} successfully rolled out \\(revision 4, ${newer}\\)`));
@@ -170,17 +161,17 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
 
   // Supersede: a second template change while the first rolls replaces it; the bounds hold throughout.
   watcher = boundsWatcher(6, 1, 0);
-  await client.apply([withMd((md) => ({ ...md, replicas: 6, template: { ...md.template, version: older } }))]);
+  await suite.client.apply([withMd((md) => ({ ...md, replicas: 6, template: { ...md.template, version: older } }))]);
   await until((s) => newestSetMachines(s).some((m) => m.phase === 'Running'), 'a running machine of revision 5');
   const labelled = withMd((md) => {
     md.template.bootstrap.config.joinConfiguration!.nodeRegistration!.kubeletExtraArgs = { 'node-labels': 'capt.example/pool=md-0-b' };
     return md;
   });
-  await client.apply([labelled]);
+  await suite.client.apply([labelled]);
   done = await rolledOut(older, 6);
   bounds = await watcher.stop();
   assert.deepEqual(bounds.violations, []);
-  const final = (await client.rolloutHistory('machinedeployment', 'default', MD)).at(-1)!;
+  const final = (await suite.client.rolloutHistory('machinedeployment', 'default', MD)).at(-1)!;
   assert.equal(final.change, 'bootstrap changed');
   assert.ok(done.machines.every((m) => m.labels['cluster.x-k8s.io/set-name'] === done.machineSets!.at(-1)!.name), 'every machine is on the superseding template');
   const nodes = (await kube.listNodes()).filter((n) => n.metadata!.name!.startsWith(`${MD}-`));
@@ -188,7 +179,7 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   assert.ok(nodes.every((n) => n.metadata!.labels!['capt.example/pool'] === 'md-0-b'));
 
   // OnDelete: a template change replaces nothing until a machine is deleted; its replacement is new.
-  await client.apply([withMd((md) => ({ ...md, strategy: { ...md.strategy, type: 'OnDelete' }, template: { ...md.template, version: newer } }))]);
+  await suite.client.apply([withMd((md) => ({ ...md, strategy: { ...md.strategy, type: 'OnDelete' }, template: { ...md.template, version: newer } }))]);
   const before = (await status()).machines.map((m) => m.name).sort();
   await sleep(6000);
   assert.deepEqual((await status()).machines.map((m) => m.name).sort(), before, 'OnDelete replaces nothing by itself');
@@ -200,14 +191,14 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
 
   // Bad input changes nothing.
   const revision = (await status()).revision;
-  await assert.rejects(client.apply([withMd((md) => ({ ...md, strategy: { type: 'RollingUpdate', maxSurge: 0, maxUnavailable: 0, deletionOrder: 'Random' } }))]), /maxSurge and maxUnavailable are both 0/);
-  await assert.rejects(client.scale('machinedeployment', 'default', MD, -1), /replicas must be a whole number >= 0, got -1/);
+  await assert.rejects(suite.client.apply([withMd((md) => ({ ...md, strategy: { type: 'RollingUpdate', maxSurge: 0, maxUnavailable: 0, deletionOrder: 'Random' } }))]), /maxSurge and maxUnavailable are both 0/);
+  await assert.rejects(suite.client.scale('machinedeployment', 'default', MD, -1), /replicas must be a whole number >= 0, got -1/);
   assert.equal((await capt('rollout', 'undo', `machinedeployment/${MD}`, '--to-revision', '99')).code, 2);
   const after = await status();
   assert.equal(after.revision, revision);
   assert.equal(after.replicas, 6);
 
-  await client.deleteCluster('default', 'ro');
-  await client.waitForDeletion('default', 'ro', () => undefined, 300_000);
+  await suite.client.deleteCluster('default', 'ro');
+  await suite.client.waitForDeletion('default', 'ro', () => undefined, 300_000);
   await assert.rejects(readdir(clusterDir('default', 'ro')), /ENOENT/, 'nothing of the cluster is left on disk');
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planRollout, rolloutBounds, type PlanMachine } from '../../workflows/machine-deployment/rollout-plan';
 import { recordRevision, type Revision } from '../../workflows/shared/revisions';
+import { msUntilRolloutAfter, rolloutAfterDue } from '../../workflows/shared/rollout-after';
 
 type Strategy = Parameters<typeof planRollout>[0]['strategy'];
 const rolling = (maxSurge: number | string, maxUnavailable: number | string): Strategy => ({ type: 'RollingUpdate', maxSurge, maxUnavailable, deletionOrder: 'Oldest' });
@@ -86,4 +87,16 @@ test('revisions: the number only grows, a returning template moves to the new nu
   assert.deepEqual(history.map((r) => [r.revision, r.hash, r.change]), [[2, 'b', 'version v1.35.4 -> v1.36.3'], [3, 'a', 'version v1.36.3 -> v1.35.4']]);
   history = recordRevision(history, rev('c', 'v1.36.3'), 0, (r) => r.hash === 'b');
   assert.deepEqual(history.map((r) => r.revision), [2, 4], 'limit 0 keeps only the current revision and the kept one');
+});
+
+test('rolloutAfter: due once it has passed and a machine predates it, never again after its restart; a timer until then', () => {
+  const machine = { name: 'm', createdAt: '2026-01-01T00:00:00.000Z', templateHash: 'h', deleting: false };
+  const after = '2026-06-01T00:00:00.000Z';
+  const now = Date.parse('2026-07-01T00:00:00.000Z');
+  assert.equal(rolloutAfterDue(after, undefined, [machine], now), true);
+  assert.equal(rolloutAfterDue(after, after, [machine], now), false, 'the restart for it happened');
+  assert.equal(rolloutAfterDue(after, undefined, [{ ...machine, createdAt: '2026-06-15T00:00:00.000Z' }], now), false, 'every machine is newer');
+  assert.equal(rolloutAfterDue(after, undefined, [machine], Date.parse('2026-05-01T00:00:00.000Z')), false, 'not yet');
+  assert.equal(msUntilRolloutAfter(after, Date.parse(after) - 1000), 1050);
+  assert.equal(msUntilRolloutAfter(after, now), undefined);
 });
