@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -87,17 +87,33 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
   }
 }
 
-/** Stops the process group recorded under `name`: SIGTERM, then SIGKILL after `graceMs`. Already gone is success. */
+/**
+ * Stops the process group recorded under `name`: SIGTERM, then SIGKILL after `graceMs`, and returns once
+ * no process of the group is left (a restart loop's leader goes first; the component it ran may take
+ * longer, and must not outlive the call, holding its address). Already gone is success.
+ */
 export async function stopProcess(stateDir: string, name: string, graceMs = 5000): Promise<void> {
   const pid = await runningPid(stateDir, name);
   if (pid) {
     signalGroup(pid, 'SIGTERM');
     const deadline = Date.now() + graceMs;
-    while (Date.now() < deadline && (await runningPid(stateDir, name))) await sleep(50);
-    if (await runningPid(stateDir, name)) signalGroup(pid, 'SIGKILL');
-    while (await runningPid(stateDir, name)) await sleep(20);
+    while (Date.now() < deadline && (await groupAlive(pid))) await sleep(50);
+    if (await groupAlive(pid)) signalGroup(pid, 'SIGKILL');
+    while (await groupAlive(pid)) await sleep(20);
   }
   await rm(join(stateDir, `${name}.pid`), { force: true });
+}
+
+/** Whether any process of the group runs; zombies do not count (an orphan's may never be reaped here). */
+async function groupAlive(pgid: number): Promise<boolean> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    // After the parenthesised command: state, ppid, pgrp.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z') return true;
+  }
+  return false;
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

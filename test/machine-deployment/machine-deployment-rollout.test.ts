@@ -13,6 +13,7 @@ import { RejectedError } from '../../src/client/capt-client';
 import { availableKubernetesVersions } from '../../src/tools';
 import type { OwnerStatus } from '../../workflows/shared/owner-status';
 import { harnessWithClient } from '../fixtures/machine-harness';
+import { Workloads } from '../fixtures/workloads';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
@@ -183,7 +184,16 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   const before = (await status()).machines.map((m) => m.name).sort();
   await sleep(6000);
   assert.deepEqual((await status()).machines.map((m) => m.name).sort(), before, 'OnDelete replaces nothing by itself');
+  // The machine to delete holds a pod whose disruption budget allows no eviction: the rollout says so.
+  const workloads = new Workloads(await suite.client.kubeconfig('default', 'ro'));
+  await workloads.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'held', labels: { app: 'held' } }, spec: { nodeName: before[0]!, containers: [{ name: 'app', image: 'registry.example/app:1' }] } } });
+  await workloads.budget('default', 'held-pdb', 'held', 1);
   assert.equal((await capt('delete', 'machine', before[0]!)).code, 0);
+  const held = await until((s) => new RegExp(`${before[0]} Deleting: .*disruption budget.*held-pdb`).test(s.step), 'the rollout to name the held drain');
+  assert.match(held.step, /^rolling out revision \d+/);
+  assert.match((await capt('rollout', 'status', `machinedeployment/${MD}`)).stdout, new RegExp(`step: .*${before[0]} Deleting: .*held-pdb`));
+  assert.match((await capt('describe', 'cluster', 'ro')).stdout, /held-pdb/);
+  await workloads.policy.deleteNamespacedPodDisruptionBudget({ namespace: 'default', name: 'held-pdb' });
   const replaced = await until((s) => !s.machines.some((m) => m.name === before[0]) && s.machines.length === 6 && s.machines.every((m) => m.phase === 'Running'), 'the deleted machine replaced');
   const fresh = replaced.machines.filter((m) => !before.includes(m.name));
   assert.deepEqual(fresh.map((m) => m.version), [newer], 'one replacement, on the new template');

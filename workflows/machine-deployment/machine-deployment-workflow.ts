@@ -149,7 +149,8 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   /** What the machines a rollout waits on are doing: a drain held by a budget, a failing bootstrap. */
   function blockers(): string {
     const stuck = state.machines.filter((m) => m.status && (m.deleting || m.status.phase !== 'Running')).slice(0, 3);
-    return stuck.length ? ` [${stuck.map((m) => `${m.name} ${m.status!.phase}: ${m.status!.step}`).join('; ')}]` : '';
+    const why = (m: PoolMachine) => m.status!.conditions.find((c) => c.type === 'Deleting')?.message ?? m.status!.conditions.find((c) => c.status === 'False' && c.message)?.message ?? m.status!.step;
+    return stuck.length ? ` [${stuck.map((m) => `${m.name} ${m.status!.phase}: ${why(m)}`).join('; ')}]` : '';
   }
 
   /** When to look again without a message: a machine reaching minReadySeconds, or rolloutAfter passing. */

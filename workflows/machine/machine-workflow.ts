@@ -44,19 +44,24 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   });
 
   let publishedPhase = '';
+  let reportedBlocker: string | undefined;
   /** Recomputes status after every change: current details, search attributes, and the owner's notice. */
   function refresh(): MachineStatus {
     const status = machineStatus(state);
     const blocked = status.conditions.find((c) => c.type === 'Deleting')?.message;
     setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}`);
-    if (status.phase !== publishedPhase) {
-      publishedPhase = status.phase;
+    // The owner hears of phase changes and of a new reason deletion is held (a drain blocked by a budget), so its rollout can say why it waits.
+    if (status.phase !== publishedPhase || blocked !== reportedBlocker) {
+      reportedBlocker = blocked;
       state.reports = (state.reports ?? 0) + 1;
       status.sequence = state.reports;
-      upsertSearchAttributes([
-        { key: CaptKind, value: 'Machine' }, { key: CaptNamespace, value: spec.namespace }, { key: CaptCluster, value: spec.cluster },
-        { key: CaptPhase, value: status.phase }, { key: CaptKubernetesVersion, value: spec.version }, { key: CaptProvider, value: spec.provider },
-      ]);
+      if (status.phase !== publishedPhase) {
+        publishedPhase = status.phase;
+        upsertSearchAttributes([
+          { key: CaptKind, value: 'Machine' }, { key: CaptNamespace, value: spec.namespace }, { key: CaptCluster, value: spec.cluster },
+          { key: CaptPhase, value: status.phase }, { key: CaptKubernetesVersion, value: spec.version }, { key: CaptProvider, value: spec.provider },
+        ]);
+      }
       if (spec.owner && status.phase !== 'Deleted') void getExternalWorkflowHandle(spec.owner).signal(machineChangedSignal, status).catch(() => undefined);
     }
     return status;
