@@ -13,9 +13,15 @@ export interface PreflightMachine {
   version: string;
 }
 
+export interface PreflightProblem {
+  /** The machine whose component is unhealthy; absent for cluster-wide problems. */
+  machine?: string;
+  message: string;
+}
+
 export interface PreflightResult {
   ok: boolean;
-  problems: string[];
+  problems: PreflightProblem[];
   members: string[];
   machines: string[];
   apiserverVersions: Record<string, string>;
@@ -24,15 +30,16 @@ export interface PreflightResult {
 const healthy = async (url: string) => httpsGet(url, { insecure: true }, 2000).then((r) => r.status === 200, () => false);
 
 export async function controlPlanePreflight(input: { namespace: string; cluster: string; machines: PreflightMachine[] }): Promise<PreflightResult> {
-  const problems: string[] = [];
+  const problems: PreflightProblem[] = [];
   const apiserverVersions: Record<string, string> = {};
   for (const m of input.machines) {
-    if (!(await healthy(`https://${m.address}:6443/readyz`))) problems.push(`kube-apiserver on ${m.name} is not ready`);
-    if (!(await healthy(`https://${m.address}:10257/healthz`))) problems.push(`kube-controller-manager on ${m.name} is not healthy`);
-    if (!(await healthy(`https://${m.address}:10259/healthz`))) problems.push(`kube-scheduler on ${m.name} is not healthy`);
+    const problem = (message: string) => problems.push({ machine: m.name, message });
+    if (!(await healthy(`https://${m.address}:6443/readyz`))) problem(`kube-apiserver on ${m.name} is not ready`);
+    if (!(await healthy(`https://${m.address}:10257/healthz`))) problem(`kube-controller-manager on ${m.name} is not healthy`);
+    if (!(await healthy(`https://${m.address}:10259/healthz`))) problem(`kube-scheduler on ${m.name} is not healthy`);
     const version = await httpsGet(`https://${m.address}:6443/version`, { insecure: true }, 2000).then((r) => JSON.parse(r.body).gitVersion as string, () => 'unknown');
     apiserverVersions[m.name] = version;
-    if (version !== m.version) problems.push(`kube-apiserver on ${m.name} runs ${version}, not ${m.version}`);
+    if (version !== m.version) problem(`kube-apiserver on ${m.name} runs ${version}, not ${m.version}`);
   }
   const tls = await etcdClientTLS(input.namespace, input.cluster);
   let members: string[] | undefined;
@@ -41,7 +48,11 @@ export async function controlPlanePreflight(input: { namespace: string; cluster:
     if (members) break;
   }
   const machines = input.machines.map((m) => m.name).sort();
-  if (!members) problems.push('no etcd member answered');
-  else if (JSON.stringify(members) !== JSON.stringify(machines)) problems.push(`etcd members [${members.join(', ')}] are not the machines [${machines.join(', ')}]`);
+  if (!members) problems.push({ message: 'no etcd member answered' });
+  else if (JSON.stringify(members) !== JSON.stringify(machines)) {
+    // A difference of one machine is that machine's problem (a member that never joined, or one left over).
+    const odd = [...members.filter((x) => !machines.includes(x)), ...machines.filter((x) => !members!.includes(x))];
+    problems.push({ ...(odd.length === 1 ? { machine: odd[0] } : {}), message: `etcd members [${members.join(', ')}] are not the machines [${machines.join(', ')}]` });
+  }
   return { ok: problems.length === 0, problems, members: members ?? [], machines, apiserverVersions };
 }

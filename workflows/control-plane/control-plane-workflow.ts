@@ -13,6 +13,7 @@ import { specHash } from '../shared/spec-hash';
 import { controlPlaneRevisionHistoryLimit, templateHash, templateOf, type ControlPlaneRevision } from './control-plane-revisions';
 import { validateVersionChange } from './version-policy';
 import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
+import type { PreflightProblem } from '../../activities/control-plane/preflight';
 
 export interface ControlPlaneInput {
   cluster: ClusterFacts;
@@ -78,13 +79,18 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
 
 /**
  * Which machine leaves first, as Cluster API picks: outdated with the delete-machine annotation, any with
- * it, outdated, then all; the oldest among them.
+ * it, outdated with unhealthy components (from the last preflight), outdated, then all; the oldest among them.
  */
-export function scaleDownVictim(machines: PoolMachine[], currentHash: string): PoolMachine {
+export function scaleDownVictim(machines: PoolMachine[], currentHash: string, unhealthy: string[] = []): PoolMachine {
   const live = machines.filter((m) => !m.deleting).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
   const marked = (m: PoolMachine) => m.status?.annotations['cluster.x-k8s.io/delete-machine'] !== undefined;
   const outdated = (m: PoolMachine) => m.templateHash !== currentHash;
-  return live.find((m) => outdated(m) && marked(m)) ?? live.find(marked) ?? live.find(outdated) ?? live[0]!;
+  return live.find((m) => outdated(m) && marked(m)) ?? live.find(marked) ?? live.find((m) => outdated(m) && unhealthy.includes(m.name)) ?? live.find(outdated) ?? live[0]!;
+}
+
+/** The problems that hold a step back: all of them, except those of the machine about to leave (as Cluster API excludes it). */
+export function blockingProblems(problems: PreflightProblem[], leaving?: string): PreflightProblem[] {
+  return problems.filter((p) => !leaving || p.machine !== leaving);
 }
 
 /**
@@ -149,8 +155,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     if (machine && isRunning(machine)) state.initialized = true;
   }
 
-  async function scaleDown(): Promise<void> {
-    const victim = scaleDownVictim(state.machines, machineHash(state));
+  async function scaleDown(victim: PoolMachine): Promise<void> {
     const addresses = state.machines.flatMap((m) => m.status?.addresses ?? []);
     const address = victim.status?.addresses[0];
     // Out of the endpoint first, so no client reaches an apiserver whose etcd member is about to go.
@@ -167,20 +172,26 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     await condition(() => !state.machines.some((m) => m.name === victim.name));
   }
 
-  /** Preflight before a step; false (after saying why and waiting) when it fails, so the loop tries again. */
-  async function preflight(): Promise<boolean> {
+  /**
+   * Preflight before a step. A scale-down picks its machine here (unhealthy outdated ones first), and that
+   * machine's own problems do not hold it back. Undefined (after saying why and waiting) when it fails.
+   */
+  async function preflight(down: boolean): Promise<{ victim?: PoolMachine } | undefined> {
+    const pick = (unhealthy: string[]) => (down ? scaleDownVictim(state.machines, machineHash(state), unhealthy) : undefined);
     const machines = state.machines.filter((m) => !m.deleting && m.status?.addresses[0]);
-    if (!state.initialized || machines.length === 0) return true;
+    if (!state.initialized || machines.length === 0) return { victim: pick([]) };
     const result = await core.controlPlanePreflight({
       namespace: facts.namespace, cluster: facts.name, machines: machines.map((m) => ({ name: m.name, address: m.status!.addresses[0]!, version: m.status!.version })),
     });
-    if (result.ok) {
+    const victim = pick([...new Set(result.problems.flatMap((p) => (p.machine ? [p.machine] : [])))]);
+    const blocking = blockingProblems(result.problems, victim?.name);
+    if (!blocking.length) {
       state.preflights = [...(state.preflights ?? []), { at: new Date().toISOString(), members: result.members, machines: result.machines, apiserverVersions: result.apiserverVersions }].slice(-5);
-      return true;
+      return { victim };
     }
-    setStep(`preflight failed, retrying in 10s: ${result.problems.join('; ')}`);
+    setStep(`preflight failed, retrying in 10s: ${blocking.map((p) => p.message).join('; ')}`);
     await condition(() => !!state.deleting, '10s');
-    return false;
+    return undefined;
   }
 
   refresh();
@@ -193,15 +204,15 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     // Paused: scaling still applies, outdated machines stay.
     const outdated = state.paused ? [] : live.filter((m) => m.templateHash !== machineHash(state));
     const needsStep = live.length !== state.spec.replicas || outdated.length > 0;
+    // A rollout: with maxSurge 1 a new machine joins before an outdated one leaves; with 0, the other way round.
+    const up = live.length < state.spec.replicas || (live.length === state.spec.replicas && outdated.length > 0 && state.spec.maxSurge === 1);
     if (live.some((m) => m.status?.phase !== 'Running' && m.status?.phase !== 'Failed')) {
       await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every((m) => m.status?.phase === 'Running' || m.status?.phase === 'Failed'));
-    } else if (needsStep && !(await preflight())) continue;
-    else if (live.length < state.spec.replicas) await scaleUp();
-    else if (live.length > state.spec.replicas) await scaleDown();
-    // A rollout: with maxSurge 1 a new machine joins before an outdated one leaves; with 0, the other way round.
-    else if (outdated.length && state.spec.maxSurge === 1) await scaleUp();
-    else if (outdated.length) await scaleDown();
-    else {
+    } else if (needsStep) {
+      const checked = await preflight(!up);
+      if (checked?.victim) await scaleDown(checked.victim);
+      else if (checked) await scaleUp();
+    } else {
       const waiting = live.filter((m) => m.templateHash !== machineHash(state)).length;
       setStep(`${live.length} control-plane machines running${waiting ? ` (paused: ${waiting} on an older revision wait for resume)` : ''}`);
       const hash = machineHash(state);
