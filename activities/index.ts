@@ -4,3 +4,4 @@ export { deleteNode, drainNode, syncNode, waitForNode, waitForVolumeDetach } fro
 export { etcdMembers, removeEtcdMember } from './etcd/etcd-activities';
 export { ensureClusterSecrets, deleteClusterSecrets } from './bootstrap/cluster-secrets';
 export { controlPlanePreflight } from './control-plane/preflight';
+export { controlPlaneCertificateExpiry } from './control-plane/certificate-expiry';

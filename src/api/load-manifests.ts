@@ -1,5 +1,6 @@
 import { parseAllDocuments } from 'yaml';
 import { resolveIntOrPercent } from './int-or-percent';
+import { machineCertificateDays } from '../../workflows/control-plane/certificate-rotation';
 import type { z } from 'zod';
 import type { KubeadmConfigSpec } from '../../activities/bootstrap/kubeadm-config-spec';
 import type { ClusterDoc, HealthCheckDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
@@ -137,6 +138,7 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
     const provider = providerOfKind(infra.kind)!;
     const cp = cpParsed.value as ControlPlaneDoc;
     if (cp.replicas % 2 === 0) problems.push({ ...cpParsed.loc, path: 'spec.replicas', message: `${cp.replicas} control-plane machines cannot keep etcd quorum`, hint: 'stacked etcd needs an odd replica count: 1, 3 or 5' });
+    if (cp.certificatesExpiryDays !== undefined && cp.certificatesExpiryDays >= machineCertificateDays) problems.push({ ...cpParsed.loc, path: 'spec.rollout.before.certificatesExpiryDays', message: `${cp.certificatesExpiryDays} days is not less than the ${machineCertificateDays}-day validity of machine certificates, so every new machine would be replaced at once`, hint: `use fewer than ${machineCertificateDays} days, e.g. 30` });
     if (cp.maxSurge === 0 && cp.replicas < 3) problems.push({ ...cpParsed.loc, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: `maxSurge 0 (delete before create) needs at least 3 replicas, not ${cp.replicas}`, hint: 'use maxSurge 1, or 3 or more replicas' });
     const cpInfra = find(cpParsed, cp.infrastructureRef, 'spec.machineTemplate.infrastructureRef', infraTemplateKinds);
     if (!cpInfra) continue;

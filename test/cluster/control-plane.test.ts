@@ -80,6 +80,14 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; scale 3 -> 1 -> 3 ke
   assert.match(cli.stdout, /^kubeadmcontrolplane\/ha-control-plane successfully rolled out \(revision 2, v\S+\)/);
   assert.deepEqual((await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', kcp)).map((r) => [r.revision, r.cause, r.change]), [[1, 'created', 'initial template'], [2, 'restart', 'same template (restart)']]);
 
+  // certificatesExpiryDays: the apiserver certificates are read from the machines; a year ahead, they replace nothing.
+  await suite.client.apply([{ ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 300 } }]);
+  const certs = await settled((s) => Object.keys(s.controlPlane!.certificatesExpireAt ?? {}).length === 1, 'the certificate check');
+  const expiresInDays = (Date.parse(Object.values(certs.controlPlane!.certificatesExpireAt!)[0]!) - Date.now()) / 86_400_000;
+  assert.ok(expiresInDays > 364 && expiresInDays <= 365, `the machine's apiserver certificate expires in ${expiresInDays.toFixed(2)} days`);
+  assert.deepEqual([certs.controlPlane!.revision, certs.controlPlane!.machines.map((x) => x.name)], [2, [restarted.controlPlane!.machines[0]!.name]], 'no rollout');
+  await assert.rejects(suite.client.apply([{ ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 365 } }]), /certificatesExpiryDays 365 is not less than the 365-day validity/);
+
   await suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 3);
   const three = await settled((s) => s.controlPlane!.readyReplicas === 3 && s.controlPlane!.machines.length === 3, 'scale back to 3');
   m = await members(three);

@@ -13,6 +13,7 @@ import { providerTaskQueue } from '../../src/temporal/task-queues';
 import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
 import { templateHash } from '../control-plane/control-plane-revisions';
 import { validateVersionChange } from '../control-plane/version-policy';
+import { machineCertificateDays } from '../control-plane/certificate-rotation';
 import { machineDeploymentWorkflow } from '../machine-deployment/machine-deployment-workflow';
 import { machineTemplateHash } from '../machine-deployment/machine-sets';
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
@@ -34,6 +35,8 @@ export function validateClusterChange(current: ClusterModel, next: ClusterModel,
   if (next.provider !== current.provider) refuse(`the provider cannot change (${current.provider} -> ${next.provider})`);
   if (next.controlPlane.name !== current.controlPlane.name) refuse(`the control plane cannot be replaced (${current.controlPlane.name} -> ${next.controlPlane.name})`);
   validateVersionChange(runningVersion, next.controlPlane.version);
+  const days = next.controlPlane.certificatesExpiryDays;
+  if (days !== undefined && days >= machineCertificateDays) refuse(`certificatesExpiryDays ${days} is not less than the ${machineCertificateDays}-day validity of machine certificates; every new machine would be replaced at once`);
   if (next.controlPlane.replicas % 2 === 0) refuse(`${next.controlPlane.replicas} control-plane replicas cannot keep etcd quorum; use an odd count`);
   const minor = (v: string) => Number(v.split('.')[1]);
   for (const md of next.machineDeployments) {

@@ -12,6 +12,7 @@ import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { specHash } from '../shared/spec-hash';
 import { controlPlaneRevisionHistoryLimit, templateHash, templateOf, type ControlPlaneRevision } from './control-plane-revisions';
 import { validateVersionChange } from './version-policy';
+import { expiringMachines } from './certificate-rotation';
 import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
 import type { PreflightProblem } from '../../activities/control-plane/preflight';
 
@@ -31,6 +32,9 @@ export interface ControlPlaneState {
   reports?: number;
   revisions?: ControlPlaneRevision[];
   paused?: boolean;
+  /** When each machine's apiserver certificate expires, checked hourly while certificatesExpiryDays is set. */
+  certificateExpiry?: Record<string, string>;
+  certificatesCheckedAt?: string;
   /** Passed preflights, newest last (a few kept): what etcd and the apiservers looked like before each step. */
   preflights?: PreflightRecord[];
 }
@@ -74,6 +78,7 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     machines: state.machines.flatMap((m) => (m.status ? [m.status] : [])),
     sequence: state.reports ?? 0,
     preflights: state.preflights ?? [],
+    ...(state.certificateExpiry ? { certificatesExpireAt: state.certificateExpiry } : {}),
   };
 }
 
@@ -81,10 +86,9 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
  * Which machine leaves first, as Cluster API picks: outdated with the delete-machine annotation, any with
  * it, outdated with unhealthy components (from the last preflight), outdated, then all; the oldest among them.
  */
-export function scaleDownVictim(machines: PoolMachine[], currentHash: string, unhealthy: string[] = []): PoolMachine {
+export function scaleDownVictim(machines: PoolMachine[], outdated: (m: PoolMachine) => boolean, unhealthy: string[] = []): PoolMachine {
   const live = machines.filter((m) => !m.deleting).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
   const marked = (m: PoolMachine) => m.status?.annotations['cluster.x-k8s.io/delete-machine'] !== undefined;
-  const outdated = (m: PoolMachine) => m.templateHash !== currentHash;
   return live.find((m) => outdated(m) && marked(m)) ?? live.find(marked) ?? live.find((m) => outdated(m) && unhealthy.includes(m.name)) ?? live.find(outdated) ?? live[0]!;
 }
 
@@ -177,7 +181,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
    * machine's own problems do not hold it back. Undefined (after saying why and waiting) when it fails.
    */
   async function preflight(down: boolean): Promise<{ victim?: PoolMachine } | undefined> {
-    const pick = (unhealthy: string[]) => (down ? scaleDownVictim(state.machines, machineHash(state), unhealthy) : undefined);
+    const pick = (unhealthy: string[]) => (down ? scaleDownVictim(state.machines, isOutdated, unhealthy) : undefined);
     const machines = state.machines.filter((m) => !m.deleting && m.status?.addresses[0]);
     if (!state.initialized || machines.length === 0) return { victim: pick([]) };
     const result = await core.controlPlanePreflight({
@@ -194,15 +198,28 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     return undefined;
   }
 
+  /** Outdated: another template, or a certificate expiring within certificatesExpiryDays. */
+  const isOutdated = (m: PoolMachine) => m.templateHash !== machineHash(state) || expiringMachines(state.certificateExpiry ?? {}, state.spec.certificatesExpiryDays, Date.now()).includes(m.name);
+  const certificateCheckEveryMs = 3_600_000;
+  async function checkCertificates(): Promise<void> {
+    const running = state.machines.filter((m) => isRunning(m) && m.status?.addresses[0]);
+    const checkedAt = state.certificatesCheckedAt ? Date.parse(state.certificatesCheckedAt) : 0;
+    const unknown = running.some((m) => !state.certificateExpiry?.[m.name]);
+    if (!state.spec.certificatesExpiryDays || !running.length || (!unknown && Date.now() - checkedAt < certificateCheckEveryMs)) return;
+    state.certificateExpiry = await core.controlPlaneCertificateExpiry({ machines: running.map((m) => ({ name: m.name, address: m.status!.addresses[0]! })) });
+    state.certificatesCheckedAt = new Date().toISOString();
+  }
+
   refresh();
   while (!state.deleting) {
+    await checkCertificates();
     if (rolloutAfterDue(state.spec.rolloutAfter, state.revisions?.at(-1)?.restartedAt, state.machines, Date.now())) {
       record(`rolloutAfter ${state.spec.rolloutAfter}`, state.spec.rolloutAfter);
       refresh();
     }
     const live = state.machines.filter((m) => !m.deleting);
     // Paused: scaling still applies, outdated machines stay.
-    const outdated = state.paused ? [] : live.filter((m) => m.templateHash !== machineHash(state));
+    const outdated = state.paused ? [] : live.filter(isOutdated);
     const needsStep = live.length !== state.spec.replicas || outdated.length > 0;
     // A rollout: with maxSurge 1 a new machine joins before an outdated one leaves; with 0, the other way round.
     const up = live.length < state.spec.replicas || (live.length === state.spec.replicas && outdated.length > 0 && state.spec.maxSurge === 1);
@@ -217,9 +234,10 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       setStep(`${live.length} control-plane machines running${waiting ? ` (paused: ${waiting} on an older revision wait for resume)` : ''}`);
       const hash = machineHash(state);
       const paused = state.paused;
-      const moved = () => !!state.deleting || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || machineHash(state) !== hash || state.paused !== paused || workflowInfo().continueAsNewSuggested;
-      const untilRolloutAfter = msUntilRolloutAfter(state.spec.rolloutAfter, Date.now());
-      await (untilRolloutAfter === undefined ? condition(moved) : condition(moved, untilRolloutAfter));
+      const spec = state.spec;
+      const moved = () => !!state.deleting || state.spec !== spec || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || machineHash(state) !== hash || state.paused !== paused || workflowInfo().continueAsNewSuggested;
+      const wakes = [msUntilRolloutAfter(state.spec.rolloutAfter, Date.now()), state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined].filter((t): t is number => t !== undefined);
+      await (wakes.length ? condition(moved, Math.min(...wakes)) : condition(moved));
       if (workflowInfo().continueAsNewSuggested && !state.deleting) {
         await condition(allHandlersFinished);
         return continueAsNew<typeof controlPlaneWorkflow>({ ...input, state });

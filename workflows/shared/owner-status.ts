@@ -29,6 +29,8 @@ export interface OwnerStatus {
   machines: MachineStatus[];
   /** Control plane only: the last passed preflights (etcd members, machines, apiserver versions). */
   preflights?: { at: string; members: string[]; machines: string[]; apiserverVersions: Record<string, string> }[];
+  /** Control plane with certificatesExpiryDays: when each machine's apiserver certificate expires. */
+  certificatesExpireAt?: Record<string, string>;
   /** Grows with every report: signals may arrive out of order, and the receiver keeps the newest. */
   sequence: number;
 }

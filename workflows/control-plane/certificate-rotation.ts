@@ -1,0 +1,12 @@
+/** Certificates capt issues to machines are valid this long (kubeadm's default). */
+export const machineCertificateDays = 365;
+
+/**
+ * rolloutBefore.certificatesExpiryDays, as Cluster API reads it: machines whose apiserver certificate
+ * expires within that many days count as outdated and are replaced by the rollout.
+ */
+export function expiringMachines(expiry: Record<string, string>, days: number | undefined, nowMs: number): string[] {
+  if (!days) return [];
+  const limit = nowMs + days * 86_400_000;
+  return Object.entries(expiry).filter(([, at]) => Date.parse(at) < limit).map(([name]) => name);
+}
