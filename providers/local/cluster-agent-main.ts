@@ -45,17 +45,24 @@ async function main(): Promise<void> {
   );
   await lb.listen(cluster.endpoint.host, cluster.endpoint.port);
   let kubelets: SimulatedKubelets | undefined;
+  // Two loops, so a kubelet report stuck on a slow apiserver never leaves the load balancer's backends stale.
+  await Promise.all([
+    everyWhileClusterExists(dir, 500, () => lb.checkBackends()),
+    everyWhileClusterExists(dir, 1000, async () => {
+      kubelets ??= new SimulatedKubelets(new KubeClient(await getSecret(cluster.adminKubeconfig)));
+      const registrations = (await poweredMachines(dir)).flatMap((m) => (m.registration ? [m.registration] : []));
+      await kubelets.sync(registrations);
+    }),
+  ]);
+  await lb.close();
+}
+
+/** Runs `work` every `intervalMs` until the cluster's record is gone; errors are logged once per distinct message. */
+async function everyWhileClusterExists(dir: string, intervalMs: number, work: () => Promise<void>): Promise<void> {
   let lastError = '';
-  // The load balancer re-reads its backends every half second; the kubelets report every second.
-  let tick = 0;
   while (await readJson(join(dir, 'cluster.json'))) {
     try {
-      await lb.checkBackends();
-      if (tick++ % 2 === 0) {
-        kubelets ??= new SimulatedKubelets(new KubeClient(await getSecret(cluster.adminKubeconfig)));
-        const registrations = (await poweredMachines(dir)).flatMap((m) => (m.registration ? [m.registration] : []));
-        await kubelets.sync(registrations);
-      }
+      await work();
       lastError = '';
     } catch (err) {
       // The apiserver is often not up yet; say so once per distinct error, not every second.
@@ -63,9 +70,8 @@ async function main(): Promise<void> {
       if (message !== lastError) console.error(new Date().toISOString(), message);
       lastError = message;
     }
-    await sleep(500);
+    await sleep(intervalMs);
   }
-  await lb.close();
 }
 
 main().catch((err) => {
