@@ -14,7 +14,7 @@ import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
 import { harnessWithClient } from '../fixtures/machine-harness';
 
 const [older, newer] = availableKubernetesVersions() as [string, string];
-const suite = harnessWithClient('up-base');
+const suite = harnessWithClient();
 const h = suite.harness;
 
 const status = () => suite.client.clusterStatus('default', 'up');

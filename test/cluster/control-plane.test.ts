@@ -14,7 +14,7 @@ import { harnessWithClient } from '../fixtures/machine-harness';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
-const suite = harnessWithClient('cp-base');
+const suite = harnessWithClient();
 const h = suite.harness;
 
 async function settled(predicate: (s: ClusterStatus) => boolean, what: string, timeoutMs = 300_000): Promise<ClusterStatus> {

@@ -18,7 +18,7 @@ import { Workloads } from '../fixtures/workloads';
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
 const [older, newer] = availableKubernetesVersions() as [string, string];
-const suite = harnessWithClient('md-base');
+const suite = harnessWithClient();
 const h = suite.harness;
 let kube: KubeClient;
 let model: ClusterModel;
