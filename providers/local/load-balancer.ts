@@ -5,10 +5,22 @@ import { httpsGet } from '../../src/util/https-probe';
  * The control-plane endpoint: a TCP load balancer that forwards to the kube-apiservers that answer
  * /readyz, round robin. Backends come from a callback so it follows machines as they join and leave.
  */
+/** One client connection forwarded to a backend. */
+interface Pipe {
+  backend: string;
+  client: Socket;
+  upstream: Socket;
+  /** When bytes last came from the client and from the backend: a request is in flight while the client's are newer. */
+  lastClient: number;
+  lastUpstream: number;
+  draining: boolean;
+}
+
 export class ApiserverLoadBalancer {
   private healthy: string[] = [];
   private next = 0;
   private server?: Server;
+  private readonly pipes = new Set<Pipe>();
 
   constructor(private readonly backends: () => Promise<string[]>) {}
 
@@ -27,12 +39,34 @@ export class ApiserverLoadBalancer {
       candidates.map((b) => httpsGet(`https://${b}/readyz`, { insecure: true }, 1000).then((r) => r.status === 200, () => false)),
     );
     this.healthy = candidates.filter((_, i) => results[i]);
+    for (const pipe of this.pipes) if (!this.healthy.includes(pipe.backend)) this.drain(pipe);
+  }
+
+  /**
+   * A backend that left (taken out of the endpoint, or unhealthy) keeps no client: each of its kept-alive
+   * connections is closed once idle between requests (the backend answered last, 50 ms ago), so the
+   * client's next request opens a connection to a healthy backend instead of reaching an apiserver that
+   * is shutting down. A connection never idle (a watch) is closed after 10 s.
+   */
+  private drain(pipe: Pipe): void {
+    if (pipe.draining) return;
+    pipe.draining = true;
+    const giveUpAt = Date.now() + 10_000;
+    const timer = setInterval(() => {
+      const idle = pipe.lastUpstream >= pipe.lastClient && Date.now() - pipe.lastUpstream >= 50;
+      if (!idle && Date.now() < giveUpAt) return;
+      clearInterval(timer);
+      pipe.client.end();
+      pipe.upstream.end();
+    }, 20);
+    pipe.client.once('close', () => clearInterval(timer));
   }
 
   /** Connects the client to a healthy backend; a backend that refuses the connection is skipped for the next. */
   private forward(client: Socket, attempt = 0): void {
     if (this.healthy.length === 0 || attempt >= this.healthy.length) return void client.destroy();
-    const [host, port] = this.healthy[this.next++ % this.healthy.length]!.split(':') as [string, string];
+    const backend = this.healthy[this.next++ % this.healthy.length]!;
+    const [host, port] = backend.split(':') as [string, string];
     client.pause();
     const upstream = connect(Number(port), host);
     upstream.once('error', () => {
@@ -41,9 +75,13 @@ export class ApiserverLoadBalancer {
     });
     upstream.once('connect', () => {
       upstream.removeAllListeners('error');
+      const pipe: Pipe = { backend, client, upstream, lastClient: 0, lastUpstream: Date.now(), draining: false };
+      this.pipes.add(pipe);
+      client.on('data', () => (pipe.lastClient = Date.now()));
+      upstream.on('data', () => (pipe.lastUpstream = Date.now()));
       client.pipe(upstream).pipe(client);
       client.resume();
-      const close = () => { client.destroy(); upstream.destroy(); };
+      const close = () => { this.pipes.delete(pipe); client.destroy(); upstream.destroy(); };
       client.on('error', close);
       upstream.on('error', close);
       client.on('close', close);
