@@ -165,7 +165,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     // Out of the endpoint first, so no client reaches an apiserver whose etcd member is about to go.
     setStep(`taking ${victim.name} out of the control-plane endpoint`);
     await provider.detachFromEndpoint({ namespace: facts.namespace, cluster: facts.name, name: victim.name });
-    await sleep('2s');
+    // The load balancer re-checks every 0.5 s and then drains kept-alive connections; 3 s covers both.
+    await sleep('3s');
     if (address) {
       setStep(`removing etcd member ${victim.name} (leadership moves first if it leads)`);
       await core.removeEtcdMember({ namespace: facts.namespace, cluster: facts.name, addresses, memberName: victim.name, memberAddress: address });
