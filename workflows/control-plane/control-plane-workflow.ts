@@ -209,6 +209,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     if (!state.spec.certificatesExpiryDays || !running.length || (!unknown && Date.now() - checkedAt < certificateCheckEveryMs)) return;
     state.certificateExpiry = await core.controlPlaneCertificateExpiry({ machines: running.map((m) => ({ name: m.name, address: m.status!.addresses[0]! })) });
     state.certificatesCheckedAt = new Date().toISOString();
+    refresh();
   }
 
   refresh();
