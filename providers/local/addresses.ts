@@ -10,11 +10,24 @@ import { localRoot } from './layout';
  * its address again instead of taking a second one.
  */
 const claimsDir = () => join(localRoot(), 'addresses');
-// 127.0.0.x is left to the host's own services.
-const first = (1 << 16) | 1;
-const last = (254 << 16) | 0xfffe;
-
 const toIP = (n: number) => `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+const fromIP = (ip: string) => {
+  const [a, b, c, d] = ip.split('.').map(Number);
+  if (a !== 127 || [b, c, d].some((x) => !Number.isInteger(x) || x! < 0 || x! > 255)) throw new Error(`CAPT_LOCAL_ADDRESSES: ${ip} is not a 127.x.y.z address`);
+  return (b! << 16) | (c! << 8) | d!;
+};
+
+/**
+ * The block to claim from: 127.1.0.1 - 127.254.255.254 by default (127.0.0.x is the host's own), or
+ * CAPT_LOCAL_ADDRESSES=FIRST-LAST, so capt homes that run side by side (parallel tests) never race for one.
+ */
+function addressRange(): { first: number; last: number } {
+  const spec = process.env.CAPT_LOCAL_ADDRESSES;
+  if (!spec) return { first: (1 << 16) | 1, last: (254 << 16) | 0xfffe };
+  const [first, last] = spec.split('-').map((ip) => fromIP(ip.trim())) as [number, number];
+  if (last === undefined || first < 1 << 16 || last < first) throw new Error(`CAPT_LOCAL_ADDRESSES=${spec}: write FIRST-LAST within 127.1.0.0/8, e.g. 127.100.0.1-127.199.255.254`);
+  return { first, last };
+}
 
 async function owned(owner: string): Promise<string | undefined> {
   for (const ip of await readdir(claimsDir()).catch(() => [] as string[])) {
@@ -30,6 +43,7 @@ export async function claimAddress(owner: string): Promise<string> {
   if (existing) return existing;
   await mkdir(claimsDir(), { recursive: true });
   const taken = new Set(await readdir(claimsDir()));
+  const { first, last } = addressRange();
   for (let n = first; n <= last; n++) {
     const ip = toIP(n);
     if ((n & 255) === 0 || (n & 255) === 255 || taken.has(ip)) continue;
@@ -46,7 +60,7 @@ export async function claimAddress(owner: string): Promise<string> {
     await writeFile(join(claimsDir(), ip, 'owner'), owner);
     return ip;
   }
-  throw new Error('no free loopback address left in 127.1.0.0 - 127.254.255.254');
+  throw new Error(`no free loopback address left in ${toIP(first)} - ${toIP(last)}`);
 }
 
 /** Releasing an address that is not claimed succeeds. */

@@ -21,6 +21,9 @@ export class ApiserverLoadBalancer {
   private next = 0;
   private server?: Server;
   private readonly pipes = new Set<Pipe>();
+  /** Backends in service, and how many checks in a row each has failed. */
+  private readonly up = new Set<string>();
+  private readonly failures = new Map<string, number>();
 
   constructor(private readonly backends: () => Promise<string[]>) {}
 
@@ -32,13 +35,28 @@ export class ApiserverLoadBalancer {
     });
   }
 
-  /** Probes every backend once; anonymous /readyz is allowed by Kubernetes' default RBAC. */
+  /**
+   * Probes every backend once; anonymous /readyz is allowed by Kubernetes' default RBAC. As load balancers
+   * do (rise 1, fall 2), one passed check puts a backend in service and two failed in a row take it out,
+   * so a single slow answer on a busy host does not empty the pool; a backend no longer listed goes at once.
+   */
   async checkBackends(): Promise<void> {
     const candidates = await this.backends();
     const results = await Promise.all(
       candidates.map((b) => httpsGet(`https://${b}/readyz`, { insecure: true }, 1000).then((r) => r.status === 200, () => false)),
     );
-    this.healthy = candidates.filter((_, i) => results[i]);
+    candidates.forEach((b, i) => {
+      const failed = results[i] ? 0 : (this.failures.get(b) ?? 0) + 1;
+      this.failures.set(b, failed);
+      if (failed === 0) this.up.add(b);
+      else if (failed >= 2) this.up.delete(b);
+    });
+    for (const b of [...this.up, ...this.failures.keys()]) {
+      if (candidates.includes(b)) continue;
+      this.up.delete(b);
+      this.failures.delete(b);
+    }
+    this.healthy = candidates.filter((b) => this.up.has(b));
     for (const pipe of this.pipes) if (!this.healthy.includes(pipe.backend)) this.drain(pipe);
   }
 
