@@ -99,7 +99,7 @@ async function until(predicate: (s: OwnerStatus) => boolean, what: string, timeo
 
 const newestSetMachines = (s: OwnerStatus) => s.machines.filter((m) => m.labels['cluster.x-k8s.io/set-name'] === s.machineSets!.at(-1)!.name);
 
-test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with the worker killed, then 0/2), history and undo, pause with scale, supersede, OnDelete, bad input refused`, async () => {
+test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with the worker killed, then 0/2), history and undo, pause with scale, supersede, OnDelete with a held drain, rolloutAfter, bad input refused`, async () => {
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
   [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'ro', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '5', KUBERNETES_VERSION: newer }) as [ClusterModel];
   await suite.client.apply([withMd((md) => ({ ...md, template: { ...md.template, version: older } }))]);
@@ -198,6 +198,14 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   const fresh = replaced.machines.filter((m) => !before.includes(m.name));
   assert.deepEqual(fresh.map((m) => m.version), [newer], 'one replacement, on the new template');
   assert.equal(replaced.machines.filter((m) => m.version === older).length, 5, 'the others stay');
+
+  // rolloutAfter: back to RollingUpdate, which finishes the OnDelete rollout; once the time passes, every
+  // machine created before it is replaced by a restart revision of the same template.
+  const rolloutAfter = new Date(Date.now() + 5000).toISOString();
+  await suite.client.apply([withMd((md) => ({ ...md, replicas: 6, rolloutAfter, strategy: { ...md.strategy, type: 'RollingUpdate', maxSurge: 1, maxUnavailable: 0 } }))]);
+  const restarted = await until((s) => s.rolloutComplete && s.machines.length === 6 && s.machines.every((m) => m.createdAt > rolloutAfter && m.version === newer), 'every machine replaced after rolloutAfter');
+  const last = (await suite.client.rolloutHistory('machinedeployment', 'default', MD)).at(-1)!;
+  assert.deepEqual([last.cause, last.change, last.revision], [`rolloutAfter ${rolloutAfter}`, 'same template (restart)', restarted.revision]);
 
   // Bad input changes nothing.
   const revision = (await status()).revision;
