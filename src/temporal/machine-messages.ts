@@ -9,6 +9,8 @@ export const deleteMachineUpdate = defineUpdate<MachineStatus, [{ clusterDeletin
 export const requestMachineDeletionSignal = defineSignal<[{ clusterDeleting?: boolean }]>('requestMachineDeletion');
 /** Labels, annotations and timeouts change in place; version, bootstrap, infrastructure and failure domain are refused. */
 export const changeMachineUpdate = defineUpdate<MachineStatus, [MachineSpecChange]>('changeMachine');
+/** The same, from the owning MachineDeployment (in-place fields of its template); a refused change is logged and dropped. */
+export const changeMachineSignal = defineSignal<[MachineSpecChange]>('changeMachineRequested');
 /** From the drain activity, only when what blocks the drain changes. */
 export const drainProgressSignal = defineSignal<[DrainProgress]>('drainProgress');
 /** To the owner, when the machine's phase changes. */

@@ -91,6 +91,14 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; scale 3 -> 1 -> 3 ke
   assert.deepEqual([certs.revision, certs.machines.map((x) => x.name)], [2, [restarted.controlPlane!.machines[0]!.name]], 'no rollout');
   await assert.rejects(suite.client.apply([{ ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 365 } }]), /certificatesExpiryDays 365 is not less than the 365-day validity/);
 
+  // rolloutAfter: once it passes, the machine created before it is replaced.
+  const rolloutAfter = new Date(Date.now() + 3000).toISOString();
+  await suite.client.apply([{ ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 300, rolloutAfter } }]);
+  const renewed = await settled((s) => s.controlPlane!.rolloutComplete && s.controlPlane!.machines.length === 1 && s.controlPlane!.machines[0]!.createdAt > rolloutAfter, 'the rolloutAfter replacement');
+  m = await members(renewed);
+  assert.deepEqual(m.etcd, m.machines);
+  assert.equal((await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', kcp)).at(-1)!.cause, `rolloutAfter ${rolloutAfter}`);
+
   await suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 3);
   const three = await settled((s) => s.controlPlane!.readyReplicas === 3 && s.controlPlane!.machines.length === 3, 'scale back to 3');
   m = await members(three);

@@ -179,6 +179,18 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   assert.equal(nodes.length, 6);
   assert.ok(nodes.every((n) => n.metadata!.labels!['capt.example/pool'] === 'md-0-b'));
 
+  // A template label is no rollout: it reaches the running machines, and their Nodes (node.cluster.x-k8s.io/ labels), in place.
+  const revisionBefore = (await status()).revision;
+  await suite.client.apply([withMd((md) => ({ ...md, template: { ...md.template, labels: { ...md.template.labels, 'node.cluster.x-k8s.io/tier': 'gold' } } }))]);
+  for (const deadline = Date.now() + 60_000; ; await sleep(500)) {
+    const labelled = (await kube.listNodes()).filter((n) => n.metadata!.name!.startsWith(`${MD}-`) && n.metadata!.labels!['node.cluster.x-k8s.io/tier'] === 'gold');
+    if (labelled.length === 6) break;
+    assert.ok(Date.now() < deadline, `the label reached ${labelled.length} of 6 Nodes`);
+  }
+  const inPlace = await status();
+  assert.deepEqual([inPlace.revision, inPlace.machines.map((m) => m.name).sort()], [revisionBefore, done.machines.map((m) => m.name).sort()], 'no new revision, no machine replaced');
+  assert.ok((await suite.client.listMachines('default')).filter((m) => m.name.startsWith(`${MD}-`)).every((m) => m.labels['node.cluster.x-k8s.io/tier'] === 'gold'));
+
   // OnDelete: a template change replaces nothing until a machine is deleted; its replacement is new.
   await suite.client.apply([withMd((md) => ({ ...md, strategy: { ...md.strategy, type: 'OnDelete' }, template: { ...md.template, version: newer } }))]);
   const before = (await status()).machines.map((m) => m.name).sort();

@@ -1,8 +1,9 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { MachineDeploymentModel } from '../../src/api/model';
 import { machineDeploymentSpecSignal } from '../../src/temporal/cluster-messages';
 import type { MachineSpec } from '../machine/machine-model';
-import { deletePoolMachine, isAvailable, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
+import { deletePoolMachine, isAvailable, machineWorkflowId, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
+import { changeMachineSignal } from '../../src/temporal/machine-messages';
 import { ownerRuntime } from '../shared/owner-runtime';
 import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
 import { recordRevision } from '../shared/revisions';
@@ -73,11 +74,28 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   });
   setHandler(machineDeploymentSpecSignal, ({ spec, cause }) => {
     const pausedChanged = spec.paused !== state.spec.paused;
+    const before = current();
     state.spec = { ...spec, replicas: state.spec.replicas, name: md };
     if (pausedChanged) state.paused = spec.paused;
     recordTemplate(cause, current().restartedAt);
+    if (current().hash === before.hash) propagateInPlace(before.template, current().template);
     changed();
   });
+
+  /** Labels, annotations and timeouts reach the current set's machines in place, as Cluster API propagates them. */
+  function propagateInPlace(before: MachineSet['template'], after: MachineSet['template']): void {
+    const fields = (t: MachineSet['template']) => [t.labels, t.annotations, t.nodeDrainTimeoutSeconds, t.nodeVolumeDetachTimeoutSeconds, t.nodeDeletionTimeoutSeconds];
+    if (JSON.stringify(fields(before)) === JSON.stringify(fields(after))) return;
+    // Keys the old template set are replaced; whatever else a machine carries (an operator's annotation) stays.
+    const merge = (now: Record<string, string>, old: Record<string, string>, next: Record<string, string>) =>
+      ({ ...Object.fromEntries(Object.entries(now).filter(([k]) => !(k in old))), ...next });
+    for (const m of state.machines.filter((x) => !x.deleting && x.status && x.templateHash === current().hash)) {
+      void getExternalWorkflowHandle(machineWorkflowId(facts.namespace, m.name)).signal(changeMachineSignal, {
+        labels: merge(m.status!.labels, before.labels, after.labels), annotations: merge(m.status!.annotations, before.annotations, after.annotations),
+        nodeDrainTimeoutSeconds: after.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: after.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: after.nodeDeletionTimeoutSeconds,
+      }).catch(() => undefined);
+    }
+  }
 
   const machineSpec = (name: string, set: MachineSet): MachineSpec => {
     const t = set.template;

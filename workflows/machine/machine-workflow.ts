@@ -1,18 +1,18 @@
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, getExternalWorkflowHandle, isCancellation,
+  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, getExternalWorkflowHandle, isCancellation, log,
   proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import {
-  changeMachineUpdate, deleteMachineUpdate, drainProgressSignal, machineChangedSignal, machineStatusQuery, requestMachineDeletionSignal,
+  changeMachineSignal, changeMachineUpdate, deleteMachineUpdate, drainProgressSignal, machineChangedSignal, machineStatusQuery, requestMachineDeletionSignal,
 } from '../../src/temporal/machine-messages';
 import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
 import { providerTaskQueue } from '../../src/temporal/task-queues';
 import { validateMachineChange } from './machine-change';
 import {
   DeletionGate, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
-  type MachineSpec, type MachineState, type MachineStatus,
+  type MachineSpec, type MachineSpecChange, type MachineState, type MachineStatus,
 } from './machine-model';
 import { machineStatus } from './machine-status';
 
@@ -44,15 +44,17 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   });
 
   let publishedPhase = '';
-  let reportedBlocker: string | undefined;
+  let reported = '';
   /** Recomputes status after every change: current details, search attributes, and the owner's notice. */
   function refresh(): MachineStatus {
     const status = machineStatus(state);
     const blocked = status.conditions.find((c) => c.type === 'Deleting')?.message;
     setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}`);
-    // The owner hears of phase changes and of a new reason deletion is held (a drain blocked by a budget), so its rollout can say why it waits.
-    if (status.phase !== publishedPhase || blocked !== reportedBlocker) {
-      reportedBlocker = blocked;
+    // The owner hears of phase changes, of a new reason deletion is held (a drain blocked by a budget), so its
+    // rollout can say why it waits, and of label or annotation changes (the delete-machine annotation orders scale-down).
+    const key = JSON.stringify([status.phase, blocked, spec.labels, spec.annotations]);
+    if (key !== reported) {
+      reported = key;
       state.reports = (state.reports ?? 0) + 1;
       status.sequence = state.reports;
       if (status.phase !== publishedPhase) {
@@ -84,13 +86,22 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   setHandler(requestMachineDeletionSignal, (opts) => void requestDeletion(opts));
   setHandler(
     changeMachineUpdate,
-    (change) => {
-      Object.assign(spec, change);
-      state.nodeSyncPending = !!state.nodeRef && (change.labels !== undefined || change.annotations !== undefined);
-      return refresh();
-    },
+    (change) => applyChange(change),
     { validator: (change) => validateMachineChange(spec, change) },
   );
+  setHandler(changeMachineSignal, (change) => {
+    try {
+      validateMachineChange(spec, change);
+    } catch (err) {
+      return log.warn('change from the owner refused', { error: (err as Error).message });
+    }
+    applyChange(change);
+  });
+  function applyChange(change: MachineSpecChange): MachineStatus {
+    Object.assign(spec, change);
+    state.nodeSyncPending = !!state.nodeRef && (change.labels !== undefined || change.annotations !== undefined);
+    return refresh();
+  }
   setHandler(drainProgressSignal, (progress) => {
     if (state.deletion?.gate !== DeletionGate.Drain) return;
     state.deletion.drain = progress;
