@@ -123,7 +123,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     state.spec = { ...state.spec, ...template };
     record(cause, restartedAt);
   };
-  const { refresh, setStep, finish } = ownerRuntime({
+  const { refresh, setStep, deleteAllAndFinish } = ownerRuntime({
     kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
     validateReplicas: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas),
     revisions: () => state.revisions ?? [],
@@ -246,11 +246,5 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       }
     }
   }
-  setStep('deleting every control-plane machine');
-  for (const m of state.machines) {
-    m.deleting = true;
-    await deletePoolMachine(facts.namespace, m.name, state.deleting.clusterDeleting);
-  }
-  await condition(() => state.machines.length === 0);
-  return finish();
+  return deleteAllAndFinish('control-plane machine');
 }

@@ -63,7 +63,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   };
   if (!state.machineSets.length) recordTemplate('created', undefined);
 
-  const { refresh, setStep, finish, changes, changed } = ownerRuntime({
+  const { refresh, setStep, deleteAllAndFinish, changes, changed } = ownerRuntime({
     kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state, Date.now()),
     validateReplicas: (replicas) => validateMachineDeploymentReplicas(md, replicas),
     revisions: () => state.machineSets,
@@ -156,13 +156,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       return continueAsNew<typeof machineDeploymentWorkflow>({ ...input, state });
     }
   }
-  setStep('deleting every machine');
-  for (const m of state.machines) {
-    m.deleting = true;
-    await deletePoolMachine(facts.namespace, m.name, state.deleting.clusterDeleting);
-  }
-  await condition(() => state.machines.length === 0);
-  return finish();
+  return deleteAllAndFinish('machine');
 
   /** What the machines a rollout waits on are doing: a drain held by a budget, a failing bootstrap. */
   function blockers(): string {

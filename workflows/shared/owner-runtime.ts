@@ -1,10 +1,10 @@
-import { ApplicationFailure, getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, condition, getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import {
   childChangedSignal, deleteOwnerSignal, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleSignal, scaleUpdate,
 } from '../../src/temporal/cluster-messages';
 import { machineChangedSignal } from '../../src/temporal/machine-messages';
 import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
-import { recordMachineStatus, type PoolMachine } from './machine-pool';
+import { deletePoolMachine, recordMachineStatus, type PoolMachine } from './machine-pool';
 import type { ClusterFacts, OwnerStatus } from './owner-status';
 import type { Revision } from './revisions';
 
@@ -22,8 +22,8 @@ export interface OwnerState {
 export interface OwnerRuntime {
   refresh(): OwnerStatus;
   setStep(step: string): void;
-  /** The last report, awaited so the cluster hears it before this run closes. */
-  finish(): Promise<OwnerStatus>;
+  /** Deletes every machine (`what` names them in the step), waits until all are gone, then sends the last report. */
+  deleteAllAndFinish(what: string): Promise<OwnerStatus>;
   /** Grows with every message received: a reconcile loop waits for it to move. */
   changes(): number;
   /** For a workflow's own handlers: counts the message and publishes the status. */
@@ -134,7 +134,14 @@ export function ownerRuntime(opts: {
     setStep,
     changes: () => changes,
     changed,
-    finish: async () => {
+    deleteAllAndFinish: async (what) => {
+      setStep(`deleting every ${what}`);
+      for (const m of state.machines) {
+        m.deleting = true;
+        await deletePoolMachine(facts.namespace, m.name, !!state.deleting?.clusterDeleting);
+      }
+      await condition(() => state.machines.length === 0);
+      // The last report is awaited so the cluster hears it before this run closes.
       state.step = 'deleted';
       const final = report(opts.status());
       await getExternalWorkflowHandle(opts.owner).signal(childChangedSignal, final).catch(() => undefined);
