@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { manifestVariables, substituteVariables } from '../api/variables';
-import { CaptClient, RejectedError, type OwnerKind } from '../client/capt-client';
+import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../client/capt-client';
 import { devStart, devStatus, devStop } from '../dev/dev-stack';
 import { availableKubernetesVersions, toolPaths } from '../tools';
 import { age, clustersTable, describeTree, formatOutput, machinesTable, ownersTable, table } from './render';
@@ -150,6 +150,7 @@ async function run(argv: string[]): Promise<number> {
           endProgress();
           if (status.phase === 'Failed') failed = true;
           out(`cluster ${m.namespace}/${m.name}: ${status.phase}`);
+          if (status.phase === 'Failed') out(failedMachines(status));
         }
         return failed ? 1 : 0;
       });

@@ -242,3 +242,9 @@ function waitingOn(status: ClusterStatus): string {
     return `${o.name}: ${o.step}${pending.length ? `; ${pending.join(', ')}` : ''}`;
   }).join(' | ') || status.step;
 }
+
+/** The failed machines of a cluster and why, one per line (empty when none failed). */
+export function failedMachines(status: ClusterStatus): string {
+  return [status.controlPlane, ...status.machineDeployments].flatMap((o) => o?.machines ?? []).filter((m) => m.phase === 'Failed')
+    .map((m) => `machine ${m.name} failed: ${m.conditions.filter((c) => c.status === 'False' && c.message).map((c) => `${c.type}: ${c.message}`).join('; ') || m.step}`).join('\n');
+}

@@ -8,7 +8,7 @@ import { listMembers } from '../../activities/etcd/etcd-client';
 import { httpsGet } from '../../src/util/https-probe';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
-import { RejectedError } from '../../src/client/capt-client';
+import { failedMachines, RejectedError } from '../../src/client/capt-client';
 import { availableKubernetesVersions } from '../../src/tools';
 import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
 import { harnessWithClient } from '../fixtures/machine-harness';
@@ -97,7 +97,7 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'up', CONTROL_PLANE_MACHINE_COUNT: '3', WORKER_MACHINE_COUNT: '1', KUBERNETES_VERSION: older });
   await suite.client.apply([model!]);
   const ready = await suite.client.waitForCluster('default', 'up', () => undefined, 600_000);
-  assert.equal(ready.phase, 'Provisioned');
+  assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
   await checkStep(ready, []);
 
   const probe = readyzProbe(ready.endpoint);

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
 import { listMembers } from '../../activities/etcd/etcd-client';
 import { loadManifests } from '../../src/api/load-manifests';
+import { failedMachines } from '../../src/client/capt-client';
 import { toolPaths } from '../../src/tools';
 import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
 import { harnessWithClient } from '../fixtures/machine-harness';
@@ -47,7 +48,7 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; scale 3 -> 1 -> 3 ke
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], vars);
   await suite.client.apply([model!]);
   const ready = await suite.client.waitForCluster('default', 'ha', () => undefined, 600_000);
-  assert.equal(ready.phase, 'Provisioned');
+  assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
   const kubeconfig = join(h.home, 'ha.kubeconfig');
   await writeFile(kubeconfig, await suite.client.kubeconfig('default', 'ha'), { mode: 0o600 });
   const nodes = JSON.parse((await run(toolPaths().kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'])).stdout).items;

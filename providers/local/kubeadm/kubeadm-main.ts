@@ -91,21 +91,22 @@ async function init(meta: MachineMetadata, docs: KubeadmDocuments): Promise<void
   const layout = layoutFor(meta, docs, `${meta.name}=${etcdPeerUrl(meta.ip, standardPorts.etcdPeer)}`, 'new');
   const client = await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'));
   for (const { token } of docs.init?.bootstrapTokens ?? []) await createBootstrapToken(client, token);
-  await client.ensureConfigMap({ metadata: { name: 'cluster-info', namespace: 'kube-public' }, data: { 'ca.crt': cas.ca.cert, endpoint: `${endpoint.host}:${endpoint.port}` } });
+  // kube-public is created by the apiserver's own controller shortly after it is ready.
+  await patiently(() => client.ensureConfigMap({ metadata: { name: 'cluster-info', namespace: 'kube-public' }, data: { 'ca.crt': cas.ca.cert, endpoint: `${endpoint.host}:${endpoint.port}` } }));
   await registerKubelet(meta, docs.init?.nodeRegistration, true);
 }
 
 async function createBootstrapToken(client: KubeClient, token: string): Promise<void> {
   const match = /^([a-z0-9]{6})\.([a-z0-9]{16})$/.exec(token);
   if (!match) throw new KubeadmError(`bootstrap token '${token.slice(0, 6)}…' is malformed: it must match [a-z0-9]{6}.[a-z0-9]{16}`);
-  await client.ensureSecret({
+  await patiently(() => client.ensureSecret({
     metadata: { name: `bootstrap-token-${match[1]}`, namespace: 'kube-system' },
     type: 'bootstrap.kubernetes.io/token',
     stringData: {
       'token-id': match[1]!, 'token-secret': match[2]!, 'usage-bootstrap-authentication': 'true', 'usage-bootstrap-signing': 'true',
       'auth-extra-groups': 'system:bootstrappers:kubeadm:default-node-token',
     },
-  });
+  }));
 }
 
 /** kubeadm's discovery: the token must authenticate against the endpoint (401 means it does not). */
@@ -148,7 +149,8 @@ async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, contro
     const etcdClient = await issueCertificate(cas.etcdCA, { commonName: `${meta.name}-join`, usage: 'client' });
     const tls: EtcdTLS = { ca: cas.etcdCA.cert, ...etcdClient };
     const admin = new KubeClient(await readFile('/etc/kubernetes/admin.conf', 'utf8'));
-    const peers = await etcdMemberURL(await admin.controlPlaneAddresses(), tls);
+    // Right after a member joined, etcd may answer no one for a moment: wait that out as kubeadm does.
+    const peers = await patiently(async () => etcdMemberURL(await admin.controlPlaneAddresses(), tls));
     const selfURL = etcdPeerUrl(meta.ip, standardPorts.etcdPeer);
     const { members } = await addMemberPatiently(peers, selfURL, tls);
     const initialCluster = members.map((m) => `${m.name || meta.name}=${m.peerURLs[0]}`).join(',');
@@ -169,6 +171,20 @@ async function addMemberPatiently(endpoint: string, peerURL: string, tls: EtcdTL
       return await addMember(endpoint, peerURL, tls);
     } catch (err) {
       if (!/unhealthy cluster|too many learner|not started/i.test((err as Error).message) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+/** Retries `work` every second for up to `timeoutMs` (transient API and etcd errors); the last error after that. */
+async function patiently<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await work();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      process.stderr.write(`kubeadm: ${(err as Error).message.split('\n')[0]}; retrying\n`);
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
