@@ -20,12 +20,17 @@ const syncedLabel = /^(node-role\.kubernetes\.io|node-restriction\.kubernetes\.i
 export async function waitForNode(target: NodeTarget & { providerID: string; timeoutSeconds: number }): Promise<{ nodeName: string } | undefined> {
   const client = await workloadClient(target.namespace, target.cluster);
   const started = Date.now();
+  let seen = 'no Node with that providerID yet';
+  // Registered is not enough: a kubelet reports Ready a moment later, and owners count Running machines as serving.
   return pollWithHeartbeat(
     async () => {
       const node = await client.nodeByProviderID(target.providerID).catch(() => undefined);
-      return node && { nodeName: node.metadata!.name! };
+      const ready = node?.status?.conditions?.find((c) => c.type === 'Ready');
+      if (node && ready?.status === 'True') return { nodeName: node.metadata!.name! };
+      if (node) seen = `Node ${node.metadata!.name} registered, not Ready yet${ready?.message ? `: ${ready.message}` : ''}`;
+      return undefined;
     },
-    { intervalMs: 1000, deadline: started + target.timeoutSeconds * 1000, progress: () => `no Node with providerID ${target.providerID} yet (${Math.round((Date.now() - started) / 1000)}s)` },
+    { intervalMs: 1000, deadline: started + target.timeoutSeconds * 1000, progress: () => `${seen} (${Math.round((Date.now() - started) / 1000)}s)` },
   );
 }
 

@@ -135,7 +135,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       if (check.state === 'failed') return setStep(`bootstrap failed: '${check.command}' exited ${check.exitCode}; waiting to be deleted or remediated`);
     }
     while (!state.nodeRef) {
-      setStep(`waiting for a Node with providerID ${state.infrastructure.providerID}`);
+      setStep(`waiting for a Ready Node with providerID ${state.infrastructure.providerID}`);
       const node = await waits.waitForNode({ ...target, providerID: state.infrastructure.providerID, timeoutSeconds: nodeStartupChunkSeconds });
       if (node) state.nodeRef = { name: node.nodeName };
     }
