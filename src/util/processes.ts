@@ -27,14 +27,16 @@ interface PidRecord {
   command: string;
 }
 
-async function processStartTime(pid: number): Promise<string | undefined> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // Field 22 (starttime) follows the parenthesised command name, which may itself contain spaces.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
+/** /proc/<pid>/stat from the state field on: the command name before it is parenthesised and may hold spaces. */
+async function statFields(pid: number): Promise<string[] | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ') : undefined;
+}
+
+/** The start time (field 22) of a running process; undefined when no process has that pid, or it is a zombie. */
+async function liveStartTime(pid: number): Promise<string | undefined> {
+  const fields = await statFields(pid);
+  return fields && fields[0] !== 'Z' ? fields[19] : undefined;
 }
 
 async function readPidRecord(stateDir: string, name: string): Promise<PidRecord | undefined> {
@@ -49,11 +51,7 @@ async function readPidRecord(stateDir: string, name: string): Promise<PidRecord 
 export async function runningPid(stateDir: string, name: string): Promise<number | undefined> {
   const record = await readPidRecord(stateDir, name);
   if (!record) return undefined;
-  const startTime = await processStartTime(record.pid);
-  if (startTime !== record.startTime) return undefined;
-  // A zombie still has a /proc entry; it is not running.
-  const status = await readFile(`/proc/${record.pid}/status`, 'utf8').catch(() => '');
-  return /^State:\s+Z/m.test(status) ? undefined : record.pid;
+  return (await liveStartTime(record.pid)) === record.startTime ? record.pid : undefined;
 }
 
 /** Get-or-start: returns the running process's pid, starting it only when it is not running. */
@@ -77,7 +75,7 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
       child.once('spawn', () => resolve(child.pid as number));
     });
     child.unref();
-    const startTime = await processStartTime(pid);
+    const startTime = await liveStartTime(pid);
     if (!startTime) throw new Error(`${spec.command} exited at once; see ${join(spec.stateDir, `${spec.name}.log`)}`);
     const record: PidRecord = { pid, startTime, command: spec.command };
     await writeFile(join(spec.stateDir, `${spec.name}.pid`), JSON.stringify(record));
@@ -89,40 +87,48 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
 
 /**
  * Stops the process group recorded under `name`: SIGTERM, then SIGKILL after `graceMs`, and returns once
- * no process of the group is left (a restart loop's leader goes first; the component it ran may take
- * longer, and must not outlive the call, holding its address). Already gone is success.
+ * every process the group had is gone (a restart loop's leader goes first; the component it ran may take
+ * longer, and must not outlive the call, holding its address). Already gone is success. Processes are
+ * followed by pid and start time, never by group id alone: pids wrap quickly here (pid_max 32768), and
+ * a reused group id must never be signalled.
  */
 export async function stopProcess(stateDir: string, name: string, graceMs = 5000): Promise<void> {
   const pid = await runningPid(stateDir, name);
   if (pid) {
+    const members = await groupMembers(pid);
     signalGroup(pid, 'SIGTERM');
+    const alive = async () => (await Promise.all(members.map(async (m) => (await liveStartTime(m.pid)) === m.startTime))).some(Boolean);
     const deadline = Date.now() + graceMs;
-    while (Date.now() < deadline && (await groupAlive(pid))) await sleep(50);
-    if (await groupAlive(pid)) signalGroup(pid, 'SIGKILL');
-    while (await groupAlive(pid)) await sleep(20);
+    while (Date.now() < deadline && (await alive())) await sleep(50);
+    for (const m of members) if ((await liveStartTime(m.pid)) === m.startTime) signalProcess(m.pid, 'SIGKILL');
+    while (await alive()) await sleep(20);
   }
   await rm(join(stateDir, `${name}.pid`), { force: true });
 }
 
-/** Whether any process of the group runs; zombies do not count (an orphan's may never be reaped here). */
-async function groupAlive(pgid: number): Promise<boolean> {
+/** The processes of a group, each with its start time; zombies excluded (pid 1 here may never reap an orphan). */
+async function groupMembers(pgid: number): Promise<{ pid: number; startTime: string }[]> {
+  const members: { pid: number; startTime: string }[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    // After the parenthesised command: state, ppid, pgrp.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z') return true;
+    // state, ppid, pgrp, ... starttime
+    const fields = await statFields(Number(entry));
+    if (fields && Number(fields[2]) === pgid && fields[0] !== 'Z') members.push({ pid: Number(entry), startTime: fields[19]! });
   }
-  return false;
+  return members;
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+function signalProcess(pid: number, signal: NodeJS.Signals): void {
   try {
-    // Detached children lead their own process group, so this also reaches anything they started.
-    process.kill(-pid, signal);
+    process.kill(pid, signal);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
   }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  // Detached children lead their own process group, so this also reaches anything they started.
+  signalProcess(-pid, signal);
 }
 
 /** The last `lines` lines of a process's log, for error messages. */
