@@ -9,7 +9,7 @@ import { ownerRuntime } from '../shared/owner-runtime';
 import { controlPlaneSpecSignal } from '../../src/temporal/cluster-messages';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
-import { specHash } from '../shared/spec-hash';
+import { revisionHash } from '../shared/spec-hash';
 import { controlPlaneRevisionHistoryLimit, templateHash, templateOf, type ControlPlaneRevision } from './control-plane-revisions';
 import { validateVersionChange } from './version-policy';
 import { expiringMachines } from './certificate-rotation';
@@ -58,7 +58,7 @@ export function validateControlPlaneReplicas(name: string, replicas: number): vo
 /** The hash machines are compared by: the template's, and the last restart's time when there was one. */
 export const machineHash = (state: ControlPlaneState) => {
   const restartedAt = state.revisions?.at(-1)?.restartedAt;
-  return restartedAt ? specHash({ ...templateOf(state.spec), restartedAt }) : templateHash(state.spec);
+  return revisionHash(templateOf(state.spec), restartedAt);
 };
 
 export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState): OwnerStatus {
@@ -112,7 +112,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
 
   const record = (cause: string, restartedAt: string | undefined) => {
     const template = templateOf(state.spec);
-    const hash = restartedAt ? specHash({ ...template, restartedAt }) : templateHash(state.spec);
+    const hash = revisionHash(template, restartedAt);
     state.revisions = recordRevision<ControlPlaneRevision, ControlPlaneRevision['template']>(state.revisions ?? [], {
       hash, version: state.spec.version, cause, at: new Date().toISOString(), template, restartedAt,
     }, controlPlaneRevisionHistoryLimit);

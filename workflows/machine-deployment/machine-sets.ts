@@ -1,6 +1,6 @@
 import type { MachineTemplateModel } from '../../src/api/model';
 import type { Revision } from '../shared/revisions';
-import { specHash } from '../shared/spec-hash';
+import { revisionHash, specHash } from '../shared/spec-hash';
 
 /**
  * A MachineSet, as plain workflow state: one per template revision, named `<md>-<hash>`. The sets are
@@ -16,6 +16,6 @@ export const rolloutFields = (t: MachineTemplateModel) => ({ version: t.version,
 /** The template's hash as clients compare it with a manifest. */
 export const machineTemplateHash = (t: MachineTemplateModel) => specHash(rolloutFields(t));
 
-export const machineSetHash = (t: MachineTemplateModel, restartedAt?: string) => (restartedAt ? specHash({ ...rolloutFields(t), restartedAt }) : machineTemplateHash(t));
+export const machineSetHash = (t: MachineTemplateModel, restartedAt?: string) => revisionHash(rolloutFields(t), restartedAt);
 
 export const machineSetName = (deployment: string, hash: string) => `${deployment}-${hash}`;

@@ -11,3 +11,6 @@ export function specHash(value: unknown): string {
   }
   return hash.toString(16).padStart(8, '0');
 }
+
+/** A revision's hash: its template's, with the restart time mixed in when a restart made it (same template, new machines). */
+export const revisionHash = (template: Record<string, unknown>, restartedAt?: string) => specHash(restartedAt ? { ...template, restartedAt } : template);
