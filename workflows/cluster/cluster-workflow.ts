@@ -14,7 +14,7 @@ import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
 import { templateHash } from '../control-plane/control-plane-revisions';
 import { validateVersionChange } from '../control-plane/version-policy';
 import { machineCertificateDays } from '../control-plane/certificate-rotation';
-import { machineDeploymentWorkflow } from '../machine-deployment/machine-deployment-workflow';
+import { machineDeploymentWorkflow, validateMachineDeploymentReplicas } from '../machine-deployment/machine-deployment-workflow';
 import { machineTemplateHash } from '../machine-deployment/machine-sets';
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
 import { clusterStatus, type ClusterState, type ClusterStatus } from './cluster-status';
@@ -41,7 +41,7 @@ export function validateClusterChange(current: ClusterModel, next: ClusterModel,
   const minor = (v: string) => Number(v.split('.')[1]);
   for (const md of next.machineDeployments) {
     if (minor(md.template.version) > minor(next.controlPlane.version)) refuse(`MachineDeployment ${md.name}: workers at ${md.template.version} would be newer than the control plane at ${next.controlPlane.version}; upgrade the control plane first`);
-    if (!Number.isInteger(md.replicas) || md.replicas < 0) refuse(`MachineDeployment ${md.name}: replicas must be a whole number >= 0, got ${md.replicas}`);
+    validateMachineDeploymentReplicas(md.name, md.replicas);
     const { maxSurge, maxUnavailable } = md.strategy;
     if (md.strategy.type === 'RollingUpdate' && resolveIntOrPercent(maxSurge, md.replicas, true) === 0 && resolveIntOrPercent(maxUnavailable, md.replicas, false) === 0) {
       refuse(`MachineDeployment ${md.name}: maxSurge and maxUnavailable are both 0, so a rollout could never progress; set either to at least 1`);
