@@ -1,7 +1,8 @@
 import { deleteSecret, getSecret, putSecret, type SecretRef } from '../../src/secrets/secret-store';
-import { renderCloudConfig, type BootstrapRole } from './cloud-config-renderer';
+import { renderCloudConfig } from './cloud-config-renderer';
+import { type BootstrapRole } from '../../src/contract/machine';
 import { clusterPki, clusterSecretRefs } from './cluster-secrets';
-import type { KubeadmConfigSpec } from './kubeadm-config-spec';
+import type { KubeadmConfigSpec } from '../../src/contract/kubeadm-config-spec';
 
 /** Input to the bootstrap activity: only names and non-secret facts; secrets are looked up by reference. */
 export interface BootstrapDataRequest {

@@ -1,11 +1,11 @@
 import { stringify } from 'yaml';
-import type { BootstrapFile, KubeadmConfigSpec, NodeRegistrationOptions } from './kubeadm-config-spec';
+import type { BootstrapRole } from '../../src/contract/machine';
+import type { BootstrapFile, KubeadmConfigSpec, NodeRegistrationOptions } from '../../src/contract/kubeadm-config-spec';
 
 /**
  * Renders a KubeadmConfigSpec into cloud-init user-data, as Cluster API's kubeadm bootstrap provider does:
  * files first, then preKubeadmCommands, kubeadm chained with the success sentinel, postKubeadmCommands.
  */
-export type BootstrapRole = 'init' | 'join-control-plane' | 'join';
 
 export interface ClusterFacts {
   clusterName: string;

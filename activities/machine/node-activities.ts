@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { drainProgressSignal } from '../../src/temporal/machine-messages';
-import type { DrainProgress } from '../../workflows/machine/machine-model';
+import { drainProgressSignal } from '../../src/contract/machine-messages';
+import type { DrainProgress } from '../../src/contract/machine';
 import { blockingReasons, drainPass } from '../drain/drain';
 import { pollWithHeartbeat } from '../heartbeat-poll';
 import { workloadClient } from '../kube/workload-cluster';

@@ -2,7 +2,7 @@ import { parseAllDocuments } from 'yaml';
 import { resolveIntOrPercent } from './int-or-percent';
 import { machineCertificateDays } from '../../workflows/control-plane/certificate-rotation';
 import type { z } from 'zod';
-import type { KubeadmConfigSpec } from '../../activities/bootstrap/kubeadm-config-spec';
+import type { KubeadmConfigSpec } from '../contract/kubeadm-config-spec';
 import type { ClusterDoc, HealthCheckDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
 import type { Ref } from './kinds/common';
 import { toKubeadmConfigSpec, type ControlPlaneDoc } from './kinds/kubeadm';

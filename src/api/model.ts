@@ -1,4 +1,4 @@
-import type { KubeadmConfigSpec } from '../../activities/bootstrap/kubeadm-config-spec';
+import type { KubeadmConfigSpec } from '../contract/kubeadm-config-spec';
 import type { ControlPlaneDoc } from './kinds/kubeadm';
 import type { HealthCheckDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
 

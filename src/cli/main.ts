@@ -8,10 +8,10 @@ import { manifestVariables, substituteVariables } from '../api/variables';
 import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../client/capt-client';
 import { devStart, devStatus, devStop } from '../dev/dev-stack';
 import { availableKubernetesVersions, toolPaths } from '../tools';
-import { age, clustersTable, describeTree, formatOutput, machinesTable, ownersTable, table } from './render';
+import { age, clustersTable, describeTree, formatOutput, listedMachines, machinesTable, ownersTable, table } from './render';
 import { readSources, UsageError } from './read-sources';
 import { rolloutStatusText } from './rollout-status';
-import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
+import type { ClusterView } from '../contract/cluster';
 
 /** Options as data: one place for names, types, defaults and help. */
 const options = {
@@ -69,7 +69,7 @@ function durationMs(text: string): number {
 }
 
 /** Progress: one rewritten line on a terminal, a line per change otherwise. Ctrl-C stops only the waiting. */
-function progressPrinter(): (s: ClusterStatus) => void {
+function progressPrinter(): (s: ClusterView) => void {
   let last = '';
   return (s) => {
     if (!s) return;
@@ -84,6 +84,12 @@ function progressPrinter(): (s: ClusterStatus) => void {
 
 function endProgress(): void {
   if (process.stdout.isTTY) process.stdout.write('\n');
+}
+
+/** The describe tree, with the listed machines' details read from their own workflows. */
+async function describeCluster(client: CaptClient, view: ClusterView, allConditions: boolean): Promise<string> {
+  const names = [view.controlPlane, ...view.machineDeployments].flatMap((o) => (o ? listedMachines(o).map((m) => m.name) : []));
+  return describeTree(view, allConditions, await client.machineStatuses(view.namespace, names));
 }
 
 const rolloutActions = ['status', 'history', 'undo', 'pause', 'resume', 'restart'] as const;
@@ -178,7 +184,7 @@ async function run(argv: string[]): Promise<number> {
     case 'describe': {
       if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt describe cluster NAME');
       return withClient(async (client) => {
-        out(describeTree(await client.clusterStatus(ns, args[1]!), values['show-conditions'] === 'all'));
+        out(await describeCluster(client, await client.clusterStatus(ns, args[1]!), values['show-conditions'] === 'all'));
         return 0;
       });
     }
@@ -297,7 +303,7 @@ async function run(argv: string[]): Promise<number> {
         const m = models[0]!;
         const final = await client.waitForCluster(m.namespace, m.name, progressPrinter(), durationMs(values.timeout ?? '15m'));
         endProgress();
-        out(describeTree(final, false));
+        out(await describeCluster(client, final, false));
         out(`\nTemporal Web UI: ${status.ui}/namespaces/default/workflows?query=CaptCluster%3D%22${m.name}%22`);
         out(`Try the cluster:  capt kubeconfig ${m.name} > ${m.name}.kubeconfig && kubectl --kubeconfig ${m.name}.kubeconfig get nodes`);
         return final.phase === 'Failed' ? 1 : 0;

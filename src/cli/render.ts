@@ -1,7 +1,7 @@
 import { stringify } from 'yaml';
-import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
-import type { Condition, MachineStatus } from '../../workflows/machine/machine-model';
-import type { OwnerStatus } from '../../workflows/shared/owner-status';
+import type { ClusterView } from '../contract/cluster';
+import type { Condition, MachineStatus } from '../contract/machine';
+import type { MachineRecord, OwnerStatus } from '../contract/owner';
 
 /** Plain-text rendering for the CLI: tables as kubectl prints them, and clusterctl's describe tree. */
 export function table(headers: string[], rows: string[][]): string {
@@ -22,7 +22,7 @@ export function formatOutput(value: unknown, format: string): string {
   return format === 'yaml' ? stringify(value) : JSON.stringify(value, null, 2);
 }
 
-export function clustersTable(clusters: ClusterStatus[], wide: boolean): string {
+export function clustersTable(clusters: ClusterView[], wide: boolean): string {
   const headers = ['NAMESPACE', 'NAME', 'PHASE', 'VERSION', 'PROVIDER', 'CONTROL PLANE', 'WORKERS', 'AGE', ...(wide ? ['ENDPOINT', 'STEP'] : [])];
   return table(headers, clusters.map((c) => {
     const workers = c.machineDeployments.reduce((a, m) => [a[0]! + m.readyReplicas, a[1]! + m.replicas], [0, 0]);
@@ -45,24 +45,47 @@ function ready(conditions: Condition[]): Condition {
   return conditions.find((c) => c.type === 'Ready' || c.type === 'Available') ?? { type: 'Ready', status: 'Unknown' };
 }
 
-/** clusterctl describe's tree: Cluster -> control plane -> MachineDeployments -> Machines, with READY/REASON/SINCE/MESSAGE. */
-export function describeTree(c: ClusterStatus, allConditions: boolean): string {
+/** An owner's machines shown one per row; with more than this, Running ones are grouped into one row, as clusterctl groups them. */
+const machineRowLimit = 20;
+
+/** The machines describe shows one by one: all of a small owner's, else those not Running (at most machineRowLimit). */
+export function listedMachines(o: OwnerStatus): MachineRecord[] {
+  if (o.machines.length <= machineRowLimit) return o.machines;
+  return o.machines.filter((m) => m.phase !== 'Running' || m.deleting).slice(0, machineRowLimit);
+}
+
+/**
+ * clusterctl describe's tree: Cluster -> control plane -> MachineDeployments -> Machines, with
+ * READY/REASON/SINCE/MESSAGE. `details` are the listed machines' own statuses, read from their workflows.
+ */
+export function describeTree(c: ClusterView, allConditions: boolean, details: MachineStatus[] = []): string {
   const rows: string[][] = [];
   const add = (prefix: string, name: string, conditions: Condition[], since?: string, step?: string) => {
     const r = ready(conditions);
     rows.push([`${prefix}${name}`, r.status, r.reason ?? '', age(r.lastTransitionTime ?? since), r.message ?? step ?? '']);
     if (allConditions) for (const cond of conditions.filter((x) => x !== r)) rows.push([`${prefix.replace(/[├└]─ $/, '│  ')}  ${cond.type}`, cond.status, cond.reason ?? '', age(cond.lastTransitionTime), cond.message ?? '']);
   };
+  const detail = new Map(details.map((m) => [m.name, m]));
+  const inProgress: string[] = [];
+  if (!/reconciled|deleted/.test(c.step)) inProgress.push(`Cluster/${c.name}: ${c.step}`);
   add('', `Cluster/${c.name}`, c.conditions, c.createdAt, c.step);
   const children = [...(c.controlPlane ? [c.controlPlane] : []), ...c.machineDeployments];
   children.forEach((o, i) => {
     const last = i === children.length - 1;
     add(last ? '└─ ' : '├─ ', `${o.kind}/${o.name} (${o.readyReplicas}/${o.replicas}, ${o.version})`, o.conditions, undefined, o.step);
-    o.machines.forEach((m, j) => {
-      add(`${last ? '   ' : '│  '}${j === o.machines.length - 1 ? '└─ ' : '├─ '}`, `Machine/${m.name} (${m.phase})`, m.conditions, m.createdAt, m.step);
+    if (!o.rolloutComplete || !o.ready) inProgress.push(`${o.kind}/${o.name}: ${o.step}`);
+    const listed = listedMachines(o);
+    const grouped = o.machines.length - listed.length;
+    const rowsOf = listed.length + (grouped ? 1 : 0);
+    const branch = (j: number) => `${last ? '   ' : '│  '}${j === rowsOf - 1 ? '└─ ' : '├─ '}`;
+    listed.forEach((m, j) => {
+      const d = detail.get(m.name);
+      const conditions = d?.conditions ?? [{ type: 'Ready', status: m.phase === 'Running' ? 'True' : 'False', ...(m.blocker ? { message: m.blocker } : {}) }];
+      add(branch(j), `Machine/${m.name} (${m.phase})`, conditions, m.createdAt, d?.step ?? m.blocker);
+      if (d && d.phase !== 'Running') inProgress.push(`Machine/${m.name}: ${d.step}`);
     });
+    if (grouped) rows.push([`${branch(listed.length)}Machines: ${grouped} more, Running`, 'True', '', '', '']);
   });
-  const inProgress = [c, ...children, ...children.flatMap((o) => o.machines)].filter((x) => 'step' in x && x.step && !/running|reconciled|deleted/.test(x.step));
-  const footer = inProgress.length ? `\nIn progress:\n${inProgress.map((x) => `  ${'kind' in x ? `${x.kind}/${x.name}` : 'phase' in x && 'nodeRef' in x ? `Machine/${(x as MachineStatus).name}` : `Cluster/${c.name}`}: ${x.step}`).join('\n')}` : '';
+  const footer = inProgress.length ? `\nIn progress:\n${inProgress.map((x) => `  ${x}`).join('\n')}` : '';
   return table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) + footer;
 }

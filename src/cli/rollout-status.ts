@@ -1,4 +1,4 @@
-import type { OwnerStatus } from '../../workflows/shared/owner-status';
+import type { OwnerStatus } from '../contract/owner';
 
 /**
  * `capt rollout status`: kubectl's sentence, the counts, a progress bar of updated-and-available machines,

@@ -5,16 +5,17 @@ import { temporalAddress, temporalNamespace, temporalTLS } from '../config/tempo
 import { getSecret } from '../secrets/secret-store';
 import {
   applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleUpdate,
-} from '../temporal/cluster-messages';
+} from '../contract/cluster-messages';
 import { templateHash } from '../../workflows/control-plane/control-plane-revisions';
 import { machineTemplateHash } from '../../workflows/machine-deployment/machine-sets';
-import type { Revision } from '../../workflows/shared/revisions';
-import { deleteMachineUpdate, machineStatusQuery } from '../temporal/machine-messages';
-import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../temporal/search-attributes';
-import { coreTaskQueue } from '../temporal/task-queues';
-import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
-import type { MachineStatus } from '../../workflows/machine/machine-model';
-import type { OwnerStatus } from '../../workflows/shared/owner-status';
+import type { Revision } from '../contract/owner';
+import { deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
+import { captAttributes } from '../contract/search-attributes';
+import { coreTaskQueue } from '../contract/task-queues';
+import type { ClusterStatus, ClusterView } from '../contract/cluster';
+import type { MachineStatus } from '../contract/machine';
+import type { OwnerStatus, OwnerSummary } from '../contract/owner';
+import { clusterWorkflowId, controlPlaneWorkflowId, machineDeploymentWorkflowId, machineWorkflowId } from '../contract/workflow-ids';
 import { clusterWorkflow } from '../../workflows';
 
 /** capt's programmatic client: everything the CLI does, as calls over Temporal. */
@@ -45,8 +46,6 @@ export class NotFoundError extends Error {
     this.name = 'NotFoundError';
   }
 }
-
-export const clusterWorkflowId = (ns: string, name: string) => `cluster/${ns}/${name}`;
 
 /** The kinds that own machines, as the CLI names them. */
 export type OwnerKind = 'machinedeployment' | 'kubeadmcontrolplane';
@@ -84,10 +83,9 @@ export class CaptClient {
         await this.client.workflow.start(clusterWorkflow, {
           taskQueue: coreTaskQueue, workflowId: clusterWorkflowId(model.namespace, model.name), args: [{ model }],
           staticSummary: `Cluster ${model.namespace}/${model.name} (${model.provider}, ${model.controlPlane.version})`,
-          typedSearchAttributes: [
-            { key: CaptKind, value: 'Cluster' }, { key: CaptNamespace, value: model.namespace }, { key: CaptCluster, value: model.name },
-            { key: CaptPhase, value: 'Provisioning' }, { key: CaptKubernetesVersion, value: model.controlPlane.version }, { key: CaptProvider, value: model.provider },
-          ],
+          typedSearchAttributes: captAttributes({
+            kind: 'Cluster', namespace: model.namespace, cluster: model.name, phase: 'Provisioning', version: model.controlPlane.version, provider: model.provider,
+          }),
         });
         outcome = 'created';
       } catch (err) {
@@ -115,13 +113,30 @@ export class CaptClient {
     }
   }
 
-  async clusterStatus(ns: string, name: string): Promise<ClusterStatus> {
+  /** The cluster with each owner's own status (the cluster workflow keeps only their summaries). */
+  async clusterStatus(ns: string, name: string): Promise<ClusterView> {
+    return this.view(await this.clusterSummary(ns, name));
+  }
+
+  private async clusterSummary(ns: string, name: string): Promise<ClusterStatus> {
     const handle = this.cluster(ns, name);
     const description = await handle.describe().catch((err: Error) => {
       throw new NotFoundError(`cluster ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get clusters -A\` lists them`);
     });
     if (description.status.name !== 'RUNNING') throw new NotFoundError(`cluster ${ns}/${name} not found: it was deleted at ${description.closeTime?.toISOString()}`);
     return handle.query(clusterStatusQuery);
+  }
+
+  private async view(status: ClusterStatus): Promise<ClusterView> {
+    // An owner that has finished (deleted) answers no query: its summary is all there is.
+    const full = (s: OwnerSummary) => this.ownerHandle(s).query(ownerStatusQuery).catch(() => undefined);
+    const [controlPlane, ...machineDeployments] = await Promise.all([status.controlPlane, ...status.machineDeployments].map((s) => (s ? full(s) : undefined)));
+    return { ...status, controlPlane, machineDeployments: machineDeployments.filter((s): s is OwnerStatus => !!s) };
+  }
+
+  private ownerHandle(s: Pick<OwnerSummary, 'kind' | 'namespace' | 'name'>): WorkflowHandle {
+    const id = s.kind === 'MachineDeployment' ? machineDeploymentWorkflowId(s.namespace, s.name) : controlPlaneWorkflowId(s.namespace, s.name);
+    return this.client.workflow.getHandle(id);
   }
 
   private async listRunning(kind: string, namespace?: string): Promise<string[]> {
@@ -131,14 +146,26 @@ export class CaptClient {
     return ids.sort();
   }
 
-  async listClusters(namespace?: string): Promise<ClusterStatus[]> {
+  async listClusters(namespace?: string): Promise<ClusterView[]> {
     const ids = await this.listRunning('Cluster', namespace);
-    return Promise.all(ids.map((id) => this.client.workflow.getHandle(id).query(clusterStatusQuery)));
+    return Promise.all(ids.map(async (id) => this.view(await this.client.workflow.getHandle(id).query(clusterStatusQuery))));
+  }
+
+  /** Machines' full statuses, from their own workflows, a bounded number at a time. */
+  async machineStatuses(ns: string, names: string[]): Promise<MachineStatus[]> {
+    const out: MachineStatus[] = [];
+    for (let i = 0; i < names.length; i += 50) {
+      const batch = await Promise.all(names.slice(i, i + 50).map((n) => this.client.workflow.getHandle(machineWorkflowId(ns, n)).query(machineStatusQuery).catch(() => undefined)));
+      out.push(...batch.filter((m): m is MachineStatus => !!m));
+    }
+    return out;
   }
 
   async listMachines(namespace?: string): Promise<MachineStatus[]> {
     const ids = await this.listRunning('Machine', namespace);
-    return Promise.all(ids.map((id) => this.client.workflow.getHandle(id).query(machineStatusQuery)));
+    const out: MachineStatus[] = [];
+    for (let i = 0; i < ids.length; i += 50) out.push(...(await Promise.all(ids.slice(i, i + 50).map((id) => this.client.workflow.getHandle(id).query(machineStatusQuery)))));
+    return out;
   }
 
   async listOwners(kind: 'MachineDeployment' | 'KubeadmControlPlane', namespace?: string): Promise<OwnerStatus[]> {
@@ -151,7 +178,7 @@ export class CaptClient {
   }
 
   private owner(kind: OwnerKind, ns: string, name: string): WorkflowHandle {
-    return this.client.workflow.getHandle(`${kind === 'machinedeployment' ? 'md' : 'kcp'}/${ns}/${name}`);
+    return this.ownerHandle({ kind: kind === 'machinedeployment' ? 'MachineDeployment' : 'KubeadmControlPlane', namespace: ns, name });
   }
 
   /** A query to a control plane or MachineDeployment, its absence said as kubectl says it. */
@@ -190,7 +217,7 @@ export class CaptClient {
 
   /** Deletes one machine (drained first); its owner replaces it if it still wants the replicas. */
   async deleteMachine(ns: string, name: string): Promise<MachineStatus> {
-    const handle = this.client.workflow.getHandle(`machine/${ns}/${name}`);
+    const handle = this.client.workflow.getHandle(machineWorkflowId(ns, name));
     await handle.query(machineStatusQuery).catch((err: Error) => {
       throw new NotFoundError(`machine ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get machines\` lists them`);
     });
@@ -202,20 +229,21 @@ export class CaptClient {
   }
 
   /** Waits for the cluster's workflow to finish (deletion), reporting progress. */
-  async waitForDeletion(ns: string, name: string, onProgress: (s: ClusterStatus) => void, timeoutMs: number): Promise<void> {
+  async waitForDeletion(ns: string, name: string, onProgress: (s: ClusterView) => void, timeoutMs: number): Promise<void> {
     const handle = this.cluster(ns, name);
     const deadline = Date.now() + timeoutMs;
     const done = handle.result().then(() => true);
     while (Date.now() < deadline) {
       const finished = await Promise.race([done, new Promise<false>((r) => setTimeout(() => r(false), 1000))]);
       if (finished) return;
-      onProgress(await handle.query(clusterStatusQuery).catch(() => undefined as never));
+      const status = await handle.query(clusterStatusQuery).catch(() => undefined);
+      if (status) onProgress(await this.view(status));
     }
     throw new Error(`cluster ${ns}/${name} was not deleted within ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`);
   }
 
   /** Waits until the cluster is Provisioned with every replica running, or a machine Failed. */
-  async waitForCluster(ns: string, name: string, onProgress: (s: ClusterStatus) => void, timeoutMs: number): Promise<ClusterStatus> {
+  async waitForCluster(ns: string, name: string, onProgress: (s: ClusterView) => void, timeoutMs: number): Promise<ClusterView> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const status = await this.clusterStatus(ns, name);
@@ -235,16 +263,17 @@ export class CaptClient {
   }
 }
 
-/** What a cluster that is not ready waits on, each owner's step and its machines that are not Running. */
-function waitingOn(status: ClusterStatus): string {
+/** What a cluster that is not ready waits on: each owner's step and a few of its machines that are not Running. */
+function waitingOn(status: ClusterView): string {
   return [status.controlPlane, ...status.machineDeployments].filter((o): o is OwnerStatus => !!o).map((o) => {
-    const pending = o.machines.filter((m) => m.phase !== 'Running').map((m) => `${m.name} ${m.phase}${m.step ? ` (${m.step})` : ''}`);
-    return `${o.name}: ${o.step}${pending.length ? `; ${pending.join(', ')}` : ''}`;
+    const pending = o.machines.filter((m) => m.phase !== 'Running');
+    const shown = pending.slice(0, 5).map((m) => `${m.name} ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);
+    return `${o.name}: ${o.step}${shown.length ? `; ${shown.join(', ')}${pending.length > shown.length ? ` and ${pending.length - shown.length} more` : ''}` : ''}`;
   }).join(' | ') || status.step;
 }
 
 /** The failed machines of a cluster and why, one per line (empty when none failed). */
-export function failedMachines(status: ClusterStatus): string {
+export function failedMachines(status: ClusterView): string {
   return [status.controlPlane, ...status.machineDeployments].flatMap((o) => o?.machines ?? []).filter((m) => m.phase === 'Failed')
-    .map((m) => `machine ${m.name} failed: ${m.conditions.filter((c) => c.status === 'False' && c.message).map((c) => `${c.type}: ${c.message}`).join('; ') || m.step}`).join('\n');
+    .map((m) => `machine ${m.name} failed: ${m.blocker ?? 'see its workflow'}`).join('\n');
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { captHome } from '../config/capt-home';
-import { devServerSearchAttributeArgs } from '../temporal/search-attributes';
+import { devServerSearchAttributeArgs } from '../contract/search-attributes';
 import { toolPaths } from '../tools';
 import { isListening } from '../util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';

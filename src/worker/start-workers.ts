@@ -3,7 +3,7 @@ import * as coreActivities from '../../activities';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { providerActivities } from '../../providers/provider-activities';
 import type { InfrastructureProvider } from '../../providers/provider';
-import { coreTaskQueue, providerTaskQueue } from '../temporal/task-queues';
+import { coreTaskQueue, providerTaskQueue } from '../contract/task-queues';
 
 /** Every provider capt ships, by name. */
 export const installedProviders = (): InfrastructureProvider[] => [new LocalProvider()];

@@ -10,7 +10,7 @@ import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { failedMachines, RejectedError } from '../../src/client/capt-client';
 import { availableKubernetesVersions } from '../../src/tools';
-import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
+import type { ClusterView } from '../../src/contract/cluster';
 import { harnessWithClient } from '../fixtures/machine-harness';
 
 const [older, newer] = availableKubernetesVersions() as [string, string];
@@ -48,17 +48,17 @@ function readyzProbe(endpoint: string) {
 }
 
 /** Etcd members equal the control-plane machines, and each apiserver reports its machine's version. */
-async function checkStep(s: ClusterStatus, seen: string[]): Promise<void> {
+async function checkStep(s: ClusterView, seen: string[]): Promise<void> {
   const machines = s.controlPlane!.machines;
   const tls = await etcdClientTLS('default', 'up');
   let members: string[] = [];
   for (const m of machines) {
-    members = await listMembers(`https://${m.addresses[0]}:2379`, tls).then((list) => list.map((x) => x.name).sort(), () => []);
+    members = await listMembers(`https://${m.address}:2379`, tls).then((list) => list.map((x) => x.name).sort(), () => []);
     if (members.length) break;
   }
   assert.deepEqual(members, machines.map((m) => m.name).sort(), `etcd members equal the machines at step ${seen.length}`);
   for (const m of machines) {
-    const version = JSON.parse((await httpsGet(`https://${m.addresses[0]}:6443/version`, { insecure: true })).body).gitVersion;
+    const version = JSON.parse((await httpsGet(`https://${m.address}:6443/version`, { insecure: true })).body).gitVersion;
     assert.equal(version, m.version, `apiserver of ${m.name} runs ${m.version}`);
   }
 }
@@ -68,8 +68,8 @@ async function checkStep(s: ClusterStatus, seen: string[]): Promise<void> {
  * before every step and records what it saw; each record seen on the way must show etcd's members equal
  * to the machines and every apiserver at its machine's version.
  */
-async function rollTo(version: string, during?: () => Promise<void>): Promise<{ final: ClusterStatus; steps: number }> {
-  const preflights = new Map<string, NonNullable<ClusterStatus['controlPlane']>['preflights']>();
+async function rollTo(version: string, during?: () => Promise<void>): Promise<{ final: ClusterView; steps: number }> {
+  const preflights = new Map<string, NonNullable<ClusterView['controlPlane']>['preflights']>();
   let duringDone = !during;
   for (const deadline = Date.now() + 600_000; Date.now() < deadline; await sleep(300)) {
     const s = await status();

@@ -10,7 +10,7 @@ import { listMembers } from '../../activities/etcd/etcd-client';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
 import { toolPaths } from '../../src/tools';
-import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
+import type { ClusterView } from '../../src/contract/cluster';
 import { harnessWithClient } from '../fixtures/machine-harness';
 
 const run = promisify(execFile);
@@ -18,9 +18,9 @@ const root = join(__dirname, '../../..');
 const suite = harnessWithClient();
 const h = suite.harness;
 
-async function settled(predicate: (s: ClusterStatus) => boolean, what: string, timeoutMs = 300_000): Promise<ClusterStatus> {
+async function settled(predicate: (s: ClusterView) => boolean, what: string, timeoutMs = 300_000): Promise<ClusterView> {
   const deadline = Date.now() + timeoutMs;
-  let last: ClusterStatus | undefined;
+  let last: ClusterView | undefined;
   while (Date.now() < deadline) {
     last = await suite.client.clusterStatus('default', 'ha');
     if (predicate(last)) return last;
@@ -29,8 +29,8 @@ async function settled(predicate: (s: ClusterStatus) => boolean, what: string, t
   throw new Error(`timed out waiting for ${what}: ${last?.step} / ${last?.controlPlane?.step}`);
 }
 
-async function members(status: ClusterStatus): Promise<{ etcd: string[]; machines: string[] }> {
-  const addresses = status.controlPlane!.machines.flatMap((m) => m.addresses);
+async function members(status: ClusterView): Promise<{ etcd: string[]; machines: string[] }> {
+  const addresses = status.controlPlane!.machines.flatMap((m) => (m.address ? [m.address] : []));
   const tls = await etcdClientTLS('default', 'ha');
   for (const ip of addresses) {
     try {

@@ -11,7 +11,7 @@ import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel, MachineDeploymentModel } from '../../src/api/model';
 import { failedMachines, RejectedError } from '../../src/client/capt-client';
 import { availableKubernetesVersions } from '../../src/tools';
-import type { OwnerStatus } from '../../workflows/shared/owner-status';
+import type { OwnerStatus } from '../../src/contract/owner';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { Workloads } from '../fixtures/workloads';
 
@@ -97,7 +97,7 @@ async function until(predicate: (s: OwnerStatus) => boolean, what: string, timeo
   throw new Error(`timed out waiting for ${what}: ${last?.step}`);
 }
 
-const newestSetMachines = (s: OwnerStatus) => s.machines.filter((m) => m.labels['cluster.x-k8s.io/set-name'] === s.machineSets!.at(-1)!.name);
+const newestSetMachines = (s: OwnerStatus) => s.machines.filter((m) => m.templateHash === s.machineSets!.at(-1)!.hash);
 
 test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with the worker killed, then 0/2), history and undo, pause with scale, supersede, OnDelete with a held drain, rolloutAfter, bad input refused`, async () => {
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
@@ -124,7 +124,7 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   assert.ok(killed, 'the worker was killed mid-rollout');
   assert.deepEqual(bounds.violations, []);
   assert.equal(done.machines.length, 5);
-  assert.equal(new Set(done.machines.map((m) => m.labels['cluster.x-k8s.io/set-name'])).size, 1, 'every machine belongs to the new MachineSet');
+  assert.equal(new Set(done.machines.map((m) => m.templateHash)).size, 1, 'every machine belongs to the new MachineSet');
   assert.equal((await readdir(machinesDir(clusterDir('default', 'ro')))).filter((d) => d.startsWith(`${MD}-`)).length, 5, 'the provider holds exactly 5 machines');
   assert.deepEqual((await history()).map((r) => r.slice(0, 2)), [[1, older], [2, newer]]);
 
@@ -174,7 +174,7 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   assert.deepEqual(bounds.violations, []);
   const final = (await suite.client.rolloutHistory('machinedeployment', 'default', MD)).at(-1)!;
   assert.equal(final.change, 'bootstrap changed');
-  assert.ok(done.machines.every((m) => m.labels['cluster.x-k8s.io/set-name'] === done.machineSets!.at(-1)!.name), 'every machine is on the superseding template');
+  assert.ok(done.machines.every((m) => m.templateHash === done.machineSets!.at(-1)!.hash), 'every machine is on the superseding template');
   const nodes = (await kube.listNodes()).filter((n) => n.metadata!.name!.startsWith(`${MD}-`));
   assert.equal(nodes.length, 6);
   assert.ok(nodes.every((n) => n.metadata!.labels!['capt.example/pool'] === 'md-0-b'));

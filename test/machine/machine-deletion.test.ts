@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { getSecret } from '../../src/secrets/secret-store';
-import { changeMachineUpdate, deleteMachineUpdate } from '../../src/temporal/machine-messages';
+import { changeMachineUpdate, deleteMachineUpdate } from '../../src/contract/machine-messages';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { Workloads } from '../fixtures/workloads';
 

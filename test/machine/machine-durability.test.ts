@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { clusterDir, machineDir, machineRoot, machinesDir } from '../../providers/local/layout';
 import { getSecret } from '../../src/secrets/secret-store';
-import { deleteMachineUpdate } from '../../src/temporal/machine-messages';
+import { deleteMachineUpdate } from '../../src/contract/machine-messages';
 import { processesMentioning } from '../fixtures/leaks';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { Workloads } from '../fixtures/workloads';

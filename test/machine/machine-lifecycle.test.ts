@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { ApplicationFailure } from '@temporalio/common';
-import { changeMachineUpdate, deleteMachineUpdate } from '../../src/temporal/machine-messages';
+import { changeMachineUpdate, deleteMachineUpdate } from '../../src/contract/machine-messages';
 import { clusterDir, machineDir } from '../../providers/local/layout';
 import { MachineHarness } from '../fixtures/machine-harness';
 

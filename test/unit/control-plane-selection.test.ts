@@ -1,21 +1,19 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { blockingProblems, scaleDownVictim } from '../../workflows/control-plane/control-plane-workflow';
-import type { PoolMachine } from '../../workflows/shared/machine-pool';
+import type { MachineRecord } from '../../src/contract/owner';
+import { newRecord } from '../../workflows/shared/machine-pool';
 import { expiringMachines } from '../../workflows/control-plane/certificate-rotation';
 
-const machine = (name: string, createdAt: string, templateHash: string, annotations: Record<string, string> = {}): PoolMachine => ({
-  name, createdAt, templateHash, deleting: false,
-  status: { annotations } as PoolMachine['status'],
-});
+const machine = (name: string, createdAt: string, templateHash: string, marked = false): MachineRecord => ({ ...newRecord(name, templateHash, 'v1.36.3', createdAt), marked });
 
-const old = (m: PoolMachine) => m.templateHash !== 'new';
+const old = (m: MachineRecord) => m.templateHash !== 'new';
 
 test('control-plane scale-down order: outdated+annotated, annotated, outdated+unhealthy, outdated, oldest', () => {
   const a = machine('a', '1', 'old');
   const b = machine('b', '2', 'old');
   const c = machine('c', '3', 'new');
-  const marked = machine('d', '4', 'new', { 'cluster.x-k8s.io/delete-machine': '' });
+  const marked = machine('d', '4', 'new', true);
   assert.equal(scaleDownVictim([a, b, c, marked], old).name, 'd', 'the annotation wins over age');
   assert.equal(scaleDownVictim([a, b, c], old, ['b']).name, 'b', 'an outdated machine with unhealthy components before an older healthy one');
   assert.equal(scaleDownVictim([a, b, c], old, ['c']).name, 'a', 'unhealthy but current: outdated ones still go first');

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planRollout, rolloutBounds, type PlanMachine } from '../../workflows/machine-deployment/rollout-plan';
-import { recordRevision, type Revision } from '../../workflows/shared/revisions';
+import { recordRevision } from '../../workflows/shared/revisions';
+import { type Revision } from '../../src/contract/owner';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../../workflows/shared/rollout-after';
+import { newRecord } from '../../workflows/shared/machine-pool';
 
 type Strategy = Parameters<typeof planRollout>[0]['strategy'];
 const rolling = (maxSurge: number | string, maxUnavailable: number | string): Strategy => ({ type: 'RollingUpdate', maxSurge, maxUnavailable, deletionOrder: 'Oldest' });
@@ -90,7 +92,7 @@ test('revisions: the number only grows, a returning template moves to the new nu
 });
 
 test('rolloutAfter: due once it has passed and a machine predates it, never again after its restart; a timer until then', () => {
-  const machine = { name: 'm', createdAt: '2026-01-01T00:00:00.000Z', templateHash: 'h', deleting: false };
+  const machine = newRecord('m', 'h', 'v1.36.3', '2026-01-01T00:00:00.000Z');
   const after = '2026-06-01T00:00:00.000Z';
   const now = Date.parse('2026-07-01T00:00:00.000Z');
   assert.equal(rolloutAfterDue(after, undefined, [machine], now), true);

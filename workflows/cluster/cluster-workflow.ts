@@ -2,14 +2,16 @@ import {
   allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
   setHandler, startChild, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
+import type { ClusterStatus } from '../../src/contract/cluster';
+import { controlPlaneWorkflowId as kcpWorkflowId, machineDeploymentWorkflowId as mdWorkflowId } from '../../src/contract/workflow-ids';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import type { ClusterModel } from '../../src/api/model';
 import {
   applyClusterUpdate, childChangedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, machineDeploymentSpecSignal, scaleSignal,
-} from '../../src/temporal/cluster-messages';
-import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
-import { providerTaskQueue } from '../../src/temporal/task-queues';
+} from '../../src/contract/cluster-messages';
+import { captAttributes } from '../../src/contract/search-attributes';
+import { providerTaskQueue } from '../../src/contract/task-queues';
 import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
 import { templateHash } from '../control-plane/control-plane-revisions';
 import { validateVersionChange } from '../control-plane/version-policy';
@@ -17,15 +19,12 @@ import { machineCertificateDays } from '../control-plane/certificate-rotation';
 import { machineDeploymentWorkflow, validateMachineDeploymentReplicas } from '../machine-deployment/machine-deployment-workflow';
 import { machineTemplateHash } from '../machine-deployment/machine-sets';
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
-import { clusterStatus, type ClusterState, type ClusterStatus } from './cluster-status';
+import { clusterStatus, type ClusterState } from './cluster-status';
 
 export interface ClusterInput {
   model: ClusterModel;
   state?: ClusterState;
 }
-
-export const kcpWorkflowId = (ns: string, name: string) => `kcp/${ns}/${name}`;
-export const mdWorkflowId = (ns: string, name: string) => `md/${ns}/${name}`;
 
 /** What `capt apply` may change on an existing cluster today; the rest is refused with the reason. */
 export function validateClusterChange(current: ClusterModel, next: ClusterModel, runningVersion = current.controlPlane.version): void {
@@ -71,10 +70,9 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     setCurrentDetails(`**${status.phase}**: ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}`);
     if (status.phase !== publishedPhase) {
       publishedPhase = status.phase;
-      upsertSearchAttributes([
-        { key: CaptKind, value: 'Cluster' }, { key: CaptNamespace, value: facts.namespace }, { key: CaptCluster, value: facts.name },
-        { key: CaptPhase, value: status.phase }, { key: CaptKubernetesVersion, value: state.model.controlPlane.version }, { key: CaptProvider, value: facts.provider },
-      ]);
+      upsertSearchAttributes(captAttributes({
+        kind: 'Cluster', namespace: facts.namespace, cluster: facts.name, phase: status.phase, version: state.model.controlPlane.version, provider: facts.provider,
+      }));
     }
     return status;
   };

@@ -1,5 +1,5 @@
 import type { ControlPlaneModel } from '../../src/api/model';
-import type { Revision } from '../shared/revisions';
+import type { Revision } from '../../src/contract/owner';
 import { specHash } from '../shared/spec-hash';
 
 /** One revision of the control plane's machine template, for rollout history and undo. */

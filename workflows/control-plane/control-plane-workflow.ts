@@ -1,19 +1,19 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
-import { providerTaskQueue } from '../../src/temporal/task-queues';
+import { providerTaskQueue } from '../../src/contract/task-queues';
 import type { ControlPlaneModel } from '../../src/api/model';
-import type { MachineSpec } from '../machine/machine-model';
-import { deletePoolMachine, isRunning, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
+import { MachinePhase, type MachineSpec } from '../../src/contract/machine';
+import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
+import { isRunning, newMachineName } from '../shared/machine-pool';
 import { ownerRuntime } from '../shared/owner-runtime';
-import { controlPlaneSpecSignal } from '../../src/temporal/cluster-messages';
+import { controlPlaneSpecSignal } from '../../src/contract/cluster-messages';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { revisionHash } from '../shared/spec-hash';
 import { controlPlaneRevisionHistoryLimit, templateHash, templateOf, type ControlPlaneRevision } from './control-plane-revisions';
 import { validateVersionChange } from './version-policy';
 import { expiringMachines } from './certificate-rotation';
-import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
 import type { PreflightProblem } from '../../activities/control-plane/preflight';
 
 export interface ControlPlaneInput {
@@ -25,7 +25,7 @@ export interface ControlPlaneInput {
 
 export interface ControlPlaneState {
   spec: ControlPlaneModel;
-  machines: PoolMachine[];
+  machines: MachineRecord[];
   initialized: boolean;
   deleting?: { clusterDeleting: boolean };
   step: string;
@@ -71,11 +71,13 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     readyReplicas: ready, availableReplicas: ready, updatedReplicas: updated, paused: !!state.paused,
     rolloutComplete: updated === state.spec.replicas && state.machines.length === state.spec.replicas,
     revision: state.revisions?.at(-1)?.revision ?? 1, templateHash: templateHash(state.spec), initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
+    ready: ready === state.spec.replicas && state.machines.length === state.spec.replicas,
+    failedMachines: state.machines.filter((m) => m.phase === MachinePhase.Failed).length,
     conditions: [
       { type: 'Available', status: available ? 'True' : 'False', ...(available ? {} : { reason: 'WaitingForMachines', message: state.step }) },
       { type: 'MachinesReady', status: ready === state.spec.replicas ? 'True' : 'False', ...(ready === state.spec.replicas ? {} : { reason: 'Scaling', message: `${ready}/${state.spec.replicas} machines running` }) },
     ],
-    machines: state.machines.flatMap((m) => (m.status ? [m.status] : [])),
+    machines: state.machines,
     sequence: state.reports ?? 0,
     preflights: state.preflights ?? [],
     ...(state.certificateExpiry ? { certificatesExpireAt: state.certificateExpiry } : {}),
@@ -86,9 +88,9 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
  * Which machine leaves first, as Cluster API picks: outdated with the delete-machine annotation, any with
  * it, outdated with unhealthy components (from the last preflight), outdated, then all; the oldest among them.
  */
-export function scaleDownVictim(machines: PoolMachine[], outdated: (m: PoolMachine) => boolean, unhealthy: string[] = []): PoolMachine {
+export function scaleDownVictim(machines: MachineRecord[], outdated: (m: MachineRecord) => boolean, unhealthy: string[] = []): MachineRecord {
   const live = machines.filter((m) => !m.deleting).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
-  const marked = (m: PoolMachine) => m.status?.annotations['cluster.x-k8s.io/delete-machine'] !== undefined;
+  const marked = (m: MachineRecord) => m.marked;
   return live.find((m) => outdated(m) && marked(m)) ?? live.find(marked) ?? live.find((m) => outdated(m) && unhealthy.includes(m.name)) ?? live.find(outdated) ?? live[0]!;
 }
 
@@ -123,12 +125,13 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     state.spec = { ...state.spec, ...template };
     record(cause, restartedAt);
   };
-  const { refresh, setStep, deleteAllAndFinish } = ownerRuntime({
+  const { refresh, setStep, deleteAllAndFinish, checkpoint, startMachines, deleteMachines } = ownerRuntime({
     kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
     validateReplicas: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas),
     revisions: () => state.revisions ?? [],
     reapply: (target, cause, restartedAt) => changeTemplate((target as ControlPlaneRevision).template, cause, restartedAt),
     validateUndo: (target) => validateVersionChange(state.spec.version, target.template.version, { undo: true }),
+    continueAsNew: () => continueAsNew<typeof controlPlaneWorkflow>({ ...input, state }),
   });
   setHandler(controlPlaneSpecSignal, ({ spec, cause }) => {
     // Everything but replicas (scaled apart) and the name; a new template is a new revision.
@@ -150,18 +153,18 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   async function scaleUp(): Promise<void> {
     const init = !state.initialized && state.machines.length === 0;
     const name = newMachineName(state.spec.name);
-    state.machines.push({ name, createdAt: new Date().toISOString(), templateHash: machineHash(state), deleting: false });
     setStep(`creating control-plane machine ${name} (${init ? 'kubeadm init' : 'kubeadm join --control-plane'})`);
-    await startPoolMachine(machineSpec(name, init), `Control-plane machine ${name} of cluster ${facts.name}`);
-    await condition(() => !state.machines.some((m) => m.name === name) || isRunning(state.machines.find((m) => m.name === name)!) || state.machines.find((m) => m.name === name)!.status?.phase === 'Failed' || !!state.deleting);
-    const machine = state.machines.find((m) => m.name === name);
-    if (machine?.status?.phase === 'Failed') setStep(`control-plane machine ${name} failed: ${machine.status.conditions.find((c) => c.reason === 'BootstrapFailed')?.message ?? 'see the machine'}; waiting for it to be deleted`);
-    if (machine && isRunning(machine)) state.initialized = true;
+    await startMachines([{ spec: machineSpec(name, init), templateHash: machineHash(state), summary: `Control-plane machine ${name} of cluster ${facts.name}` }]);
+    const machine = () => state.machines.find((m) => m.name === name);
+    await condition(() => !machine() || isRunning(machine()!) || machine()!.phase === MachinePhase.Failed || !!state.deleting);
+    const created = machine();
+    if (created?.phase === MachinePhase.Failed) setStep(`control-plane machine ${name} failed: ${created.blocker ?? 'see the machine'}; waiting for it to be deleted`);
+    if (created && isRunning(created)) state.initialized = true;
   }
 
-  async function scaleDown(victim: PoolMachine): Promise<void> {
-    const addresses = state.machines.flatMap((m) => m.status?.addresses ?? []);
-    const address = victim.status?.addresses[0];
+  async function scaleDown(victim: MachineRecord): Promise<void> {
+    const addresses = state.machines.flatMap((m) => (m.address ? [m.address] : []));
+    const address = victim.address;
     // Out of the endpoint first, so no client reaches an apiserver whose etcd member is about to go.
     setStep(`taking ${victim.name} out of the control-plane endpoint`);
     await provider.detachFromEndpoint({ namespace: facts.namespace, cluster: facts.name, name: victim.name });
@@ -171,9 +174,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       setStep(`removing etcd member ${victim.name} (leadership moves first if it leads)`);
       await core.removeEtcdMember({ namespace: facts.namespace, cluster: facts.name, addresses, memberName: victim.name, memberAddress: address });
     }
-    victim.deleting = true;
     setStep(`deleting control-plane machine ${victim.name}`);
-    await deletePoolMachine(facts.namespace, victim.name, false);
+    await deleteMachines([victim.name]);
     await condition(() => !state.machines.some((m) => m.name === victim.name));
   }
 
@@ -181,12 +183,12 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
    * Preflight before a step. A scale-down picks its machine here (unhealthy outdated ones first), and that
    * machine's own problems do not hold it back. Undefined (after saying why and waiting) when it fails.
    */
-  async function preflight(down: boolean): Promise<{ victim?: PoolMachine } | undefined> {
+  async function preflight(down: boolean): Promise<{ victim?: MachineRecord } | undefined> {
     const pick = (unhealthy: string[]) => (down ? scaleDownVictim(state.machines, isOutdated, unhealthy) : undefined);
-    const machines = state.machines.filter((m) => !m.deleting && m.status?.addresses[0]);
+    const machines = state.machines.filter((m) => !m.deleting && m.address);
     if (!state.initialized || machines.length === 0) return { victim: pick([]) };
     const result = await core.controlPlanePreflight({
-      namespace: facts.namespace, cluster: facts.name, machines: machines.map((m) => ({ name: m.name, address: m.status!.addresses[0]!, version: m.status!.version })),
+      namespace: facts.namespace, cluster: facts.name, machines: machines.map((m) => ({ name: m.name, address: m.address!, version: m.version })),
     });
     const victim = pick([...new Set(result.problems.flatMap((p) => (p.machine ? [p.machine] : [])))]);
     const blocking = blockingProblems(result.problems, victim?.name);
@@ -200,20 +202,21 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   }
 
   /** Outdated: another template, or a certificate expiring within certificatesExpiryDays. */
-  const isOutdated = (m: PoolMachine) => m.templateHash !== machineHash(state) || expiringMachines(state.certificateExpiry ?? {}, state.spec.certificatesExpiryDays, Date.now()).includes(m.name);
+  const isOutdated = (m: MachineRecord) => m.templateHash !== machineHash(state) || expiringMachines(state.certificateExpiry ?? {}, state.spec.certificatesExpiryDays, Date.now()).includes(m.name);
   const certificateCheckEveryMs = 3_600_000;
   async function checkCertificates(): Promise<void> {
-    const running = state.machines.filter((m) => isRunning(m) && m.status?.addresses[0]);
+    const running = state.machines.filter((m) => isRunning(m) && m.address);
     const checkedAt = state.certificatesCheckedAt ? Date.parse(state.certificatesCheckedAt) : 0;
     const unknown = running.some((m) => !state.certificateExpiry?.[m.name]);
     if (!state.spec.certificatesExpiryDays || !running.length || (!unknown && Date.now() - checkedAt < certificateCheckEveryMs)) return;
-    state.certificateExpiry = await core.controlPlaneCertificateExpiry({ machines: running.map((m) => ({ name: m.name, address: m.status!.addresses[0]! })) });
+    state.certificateExpiry = await core.controlPlaneCertificateExpiry({ machines: running.map((m) => ({ name: m.name, address: m.address! })) });
     state.certificatesCheckedAt = new Date().toISOString();
     refresh();
   }
 
   refresh();
   while (!state.deleting) {
+    await checkpoint();
     await checkCertificates();
     if (rolloutAfterDue(state.spec.rolloutAfter, state.revisions?.at(-1)?.restartedAt, state.machines, Date.now())) {
       record(`rolloutAfter ${state.spec.rolloutAfter}`, state.spec.rolloutAfter);
@@ -225,8 +228,9 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const needsStep = live.length !== state.spec.replicas || outdated.length > 0;
     // A rollout: with maxSurge 1 a new machine joins before an outdated one leaves; with 0, the other way round.
     const up = live.length < state.spec.replicas || (live.length === state.spec.replicas && outdated.length > 0 && state.spec.maxSurge === 1);
-    if (live.some((m) => m.status?.phase !== 'Running' && m.status?.phase !== 'Failed')) {
-      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every((m) => m.status?.phase === 'Running' || m.status?.phase === 'Failed'));
+    const settled = (m: MachineRecord) => m.phase === MachinePhase.Running || m.phase === MachinePhase.Failed;
+    if (!live.every(settled)) {
+      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every(settled) || workflowInfo().continueAsNewSuggested);
     } else if (needsStep) {
       const checked = await preflight(!up);
       if (checked?.victim) await scaleDown(checked.victim);
@@ -240,10 +244,6 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       const moved = () => !!state.deleting || state.spec !== spec || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || machineHash(state) !== hash || state.paused !== paused || workflowInfo().continueAsNewSuggested;
       const wakes = [msUntilRolloutAfter(state.spec.rolloutAfter, Date.now()), state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined].filter((t): t is number => t !== undefined);
       await (wakes.length ? condition(moved, Math.min(...wakes)) : condition(moved));
-      if (workflowInfo().continueAsNewSuggested && !state.deleting) {
-        await condition(allHandlersFinished);
-        return continueAsNew<typeof controlPlaneWorkflow>({ ...input, state });
-      }
     }
   }
   return deleteAllAndFinish('control-plane machine');

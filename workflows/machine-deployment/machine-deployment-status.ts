@@ -1,5 +1,6 @@
+import { MachinePhase } from '../../src/contract/machine';
+import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
 import { isAvailable, isRunning } from '../shared/machine-pool';
-import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
 import type { MachineDeploymentState } from './machine-deployment-workflow';
 import { machineTemplateHash } from './machine-sets';
 
@@ -13,17 +14,31 @@ export function machineDeploymentStatus(facts: ClusterFacts, state: MachineDeplo
   const complete = updated === state.spec.replicas && live.length === state.spec.replicas && available === state.spec.replicas && state.machines.length === live.length;
   const availableOk = available >= state.spec.replicas;
   return {
-    kind: 'MachineDeployment', namespace: facts.namespace, name: state.spec.name, version: state.spec.template.version, replicas: state.spec.replicas,
-    readyReplicas: ready, availableReplicas: available, updatedReplicas: updated, paused: !!state.paused, rolloutComplete: complete,
-    revision: set.revision, templateHash: machineTemplateHash(state.spec.template), initialized: true, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
+    kind: 'MachineDeployment',
+    namespace: facts.namespace,
+    name: state.spec.name,
+    version: state.spec.template.version,
+    replicas: state.spec.replicas,
+    readyReplicas: ready,
+    availableReplicas: available,
+    updatedReplicas: updated,
+    paused: !!state.paused,
+    rolloutComplete: complete,
+    revision: set.revision,
+    templateHash: machineTemplateHash(state.spec.template),
+    initialized: true,
+    ready: ready === state.spec.replicas && state.machines.length === state.spec.replicas,
+    failedMachines: state.machines.filter((m) => m.phase === MachinePhase.Failed).length,
+    deleted: !!state.deleting && state.machines.length === 0,
+    step: state.step,
     conditions: [
       { type: 'Available', status: availableOk ? 'True' : 'False', ...(availableOk ? {} : { reason: 'WaitingForAvailableMachines', message: `${available}/${state.spec.replicas} machines available` }) },
       { type: 'RollingOut', status: complete ? 'False' : 'True', ...(complete ? {} : { reason: state.paused ? 'Paused' : 'RollingOut', message: state.step }) },
     ],
-    machines: state.machines.flatMap((m) => (m.status ? [m.status] : [])),
+    machines: state.machines,
     machineSets: state.machineSets.map((s) => {
       const of = live.filter((m) => m.templateHash === s.hash);
-      return { name: s.name, revision: s.revision, version: s.version, machines: of.length, ready: of.filter(isRunning).length };
+      return { name: s.name, hash: s.hash, revision: s.revision, version: s.version, machines: of.length, ready: of.filter(isRunning).length };
     }),
     sequence: state.reports ?? 0,
   };

@@ -1,13 +1,15 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { MachineDeploymentModel } from '../../src/api/model';
-import { machineDeploymentSpecSignal } from '../../src/temporal/cluster-messages';
-import type { MachineSpec } from '../machine/machine-model';
-import { deletePoolMachine, isAvailable, machineWorkflowId, newMachineName, startPoolMachine, type PoolMachine } from '../shared/machine-pool';
-import { changeMachineSignal } from '../../src/temporal/machine-messages';
+import { machineDeploymentSpecSignal } from '../../src/contract/cluster-messages';
+import type { MachineSpec, MachineTemplateChange } from '../../src/contract/machine';
+import { machineTemplateChangedSignal } from '../../src/contract/machine-messages';
+import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
+import { machineWorkflowId } from '../../src/contract/workflow-ids';
+import { fanOutBatch, isAvailable, newMachineName } from '../shared/machine-pool';
 import { ownerRuntime } from '../shared/owner-runtime';
-import type { ClusterFacts, OwnerStatus } from '../shared/owner-status';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
+import { someNames } from '../shared/some-names';
 import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
 import { planRollout } from './rollout-plan';
@@ -24,8 +26,10 @@ export interface MachineDeploymentState {
   spec: MachineDeploymentModel;
   /** MachineSets, oldest revision first; the last is current. Old ones without machines are the history. */
   machineSets: MachineSet[];
-  machines: PoolMachine[];
+  machines: MachineRecord[];
   paused?: boolean;
+  /** An in-place template change not yet passed to every machine of the current set. */
+  inPlace?: MachineTemplateChange;
   /** Machines beyond replicas when the pause began (a rollout's surge): kept until resume. */
   pausedSurplus?: number;
   deleting?: { clusterDeleting: boolean };
@@ -63,7 +67,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   };
   if (!state.machineSets.length) recordTemplate('created', undefined);
 
-  const { refresh, setStep, deleteAllAndFinish, changes, changed } = ownerRuntime({
+  const { refresh, setStep, deleteAllAndFinish, changes, changed, checkpoint, startMachines, startBudget, deleteMachines } = ownerRuntime({
     kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state, Date.now()),
     validateReplicas: (replicas) => validateMachineDeploymentReplicas(md, replicas),
     revisions: () => state.machineSets,
@@ -71,6 +75,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       state.spec = { ...state.spec, template: (target as MachineSet).template };
       recordTemplate(cause, restartedAt);
     },
+    continueAsNew: () => continueAsNew<typeof machineDeploymentWorkflow>({ ...input, state }),
   });
   setHandler(machineDeploymentSpecSignal, ({ spec, cause }) => {
     const pausedChanged = spec.paused !== state.spec.paused;
@@ -86,15 +91,25 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   function propagateInPlace(before: MachineSet['template'], after: MachineSet['template']): void {
     const fields = (t: MachineSet['template']) => [t.labels, t.annotations, t.nodeDrainTimeoutSeconds, t.nodeVolumeDetachTimeoutSeconds, t.nodeDeletionTimeoutSeconds];
     if (JSON.stringify(fields(before)) === JSON.stringify(fields(after))) return;
-    // Keys the old template set are replaced; whatever else a machine carries (an operator's annotation) stays.
-    const merge = (now: Record<string, string>, old: Record<string, string>, next: Record<string, string>) =>
-      ({ ...Object.fromEntries(Object.entries(now).filter(([k]) => !(k in old))), ...next });
-    for (const m of state.machines.filter((x) => !x.deleting && x.status && x.templateHash === current().hash)) {
-      void getExternalWorkflowHandle(machineWorkflowId(facts.namespace, m.name)).signal(changeMachineSignal, {
-        labels: merge(m.status!.labels, before.labels, after.labels), annotations: merge(m.status!.annotations, before.annotations, after.annotations),
-        nodeDrainTimeoutSeconds: after.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: after.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: after.nodeDeletionTimeoutSeconds,
-      }).catch(() => undefined);
+    // Changes not yet passed on fold into one: the machines still carry the first one's previous keys.
+    state.inPlace = {
+      previous: state.inPlace?.previous ?? { labels: before.labels, annotations: before.annotations },
+      next: {
+        labels: after.labels, annotations: after.annotations, nodeDrainTimeoutSeconds: after.nodeDrainTimeoutSeconds,
+        nodeVolumeDetachTimeoutSeconds: after.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: after.nodeDeletionTimeoutSeconds,
+      },
+    };
+  }
+
+  /** Passes the pending in-place change to the current set's machines, a batch per workflow task. */
+  async function sendInPlace(change: MachineTemplateChange): Promise<void> {
+    const targets = state.machines.filter((m) => !m.deleting && m.templateHash === current().hash).map((m) => m.name);
+    setStep(`changing labels, annotations and timeouts of ${targets.length} machines in place`);
+    for (let i = 0; i < targets.length; i += fanOutBatch) {
+      await Promise.all(targets.slice(i, i + fanOutBatch).map((name) =>
+        getExternalWorkflowHandle(machineWorkflowId(facts.namespace, name)).signal(machineTemplateChangedSignal, change).catch(() => undefined)));
     }
+    if (state.inPlace === change) state.inPlace = undefined;
   }
 
   const machineSpec = (name: string, set: MachineSet): MachineSpec => {
@@ -112,9 +127,14 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
 
   refresh();
   while (!state.deleting) {
+    await checkpoint();
     if (rolloutAfterDue(state.spec.rolloutAfter, current().restartedAt, state.machines, Date.now())) {
       recordTemplate(`rolloutAfter ${state.spec.rolloutAfter}`, state.spec.rolloutAfter);
       refresh();
+    }
+    if (state.inPlace) {
+      await sendInPlace(state.inPlace);
+      continue;
     }
     const now = Date.now();
     const set = current();
@@ -125,25 +145,23 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       replicas: state.spec.replicas, strategy: state.spec.strategy, paused: state.paused ? { surplus: state.pausedSurplus! } : undefined, currentSet: set.hash,
       setsNewestFirst: [...state.machineSets].reverse().map((s) => s.hash),
       machines: state.machines.map((m) => ({
-        name: m.name, set: m.templateHash, createdAt: m.createdAt, deleting: m.deleting, running: m.status?.phase === 'Running', available: isAvailable(m, state.spec.minReadySeconds, now),
-        marked: m.status?.annotations['cluster.x-k8s.io/delete-machine'] !== undefined,
+        name: m.name, set: m.templateHash, createdAt: m.createdAt, deleting: m.deleting, running: m.phase === 'Running', available: isAvailable(m, state.spec.minReadySeconds, now),
+        marked: m.marked,
       })),
     });
-    if (plan.remove.length || plan.create) {
-      for (const name of plan.remove) {
-        const machine = state.machines.find((m) => m.name === name)!;
-        machine.deleting = true;
-        await deletePoolMachine(facts.namespace, name, false);
-      }
-      const target = state.machineSets.find((s) => s.hash === plan.create?.set);
-      const created: string[] = [];
-      for (let i = 0; target && i < plan.create!.count; i++) {
-        const name = newMachineName(target.name);
-        state.machines.push({ name, createdAt: new Date().toISOString(), templateHash: target.hash, deleting: false });
-        await startPoolMachine(machineSpec(name, target), `Machine ${name} of MachineSet ${target.name} (revision ${target.revision}), cluster ${facts.name}`);
-        created.push(name);
-      }
-      setStep([created.length ? `creating ${created.join(', ')} (revision ${target!.revision})` : '', plan.remove.length ? `deleting ${plan.remove.join(', ')}` : ''].filter(Boolean).join('; '));
+    const target = state.machineSets.find((s) => s.hash === plan.create?.set);
+    // A run starts a bounded number of children; the rest come after continue-as-new.
+    const count = target ? Math.min(plan.create!.count, startBudget()) : 0;
+    if (plan.remove.length || count > 0) {
+      await deleteMachines(plan.remove);
+      const names = Array.from({ length: count }, () => newMachineName(target!.name));
+      await startMachines(names.map((name) => ({
+        spec: machineSpec(name, target!), templateHash: target!.hash, summary: `Machine ${name} of MachineSet ${target!.name} (revision ${target!.revision}), cluster ${facts.name}`,
+      })));
+      setStep([
+        names.length ? `creating ${someNames(names)} (revision ${target!.revision})` : '',
+        plan.remove.length ? `deleting ${someNames(plan.remove)}` : '',
+      ].filter(Boolean).join('; '));
       continue;
     }
     setStep(plan.complete ? `${state.spec.replicas} machines running (revision ${set.revision})` : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${blockers()}`);
@@ -151,18 +169,13 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     const wake = nextWakeMs(now);
     const moved = () => !!state.deleting || changes() !== seen || workflowInfo().continueAsNewSuggested;
     await (wake === undefined ? condition(moved) : condition(moved, wake));
-    if (workflowInfo().continueAsNewSuggested && !state.deleting) {
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof machineDeploymentWorkflow>({ ...input, state });
-    }
   }
   return deleteAllAndFinish('machine');
 
   /** What the machines a rollout waits on are doing: a drain held by a budget, a failing bootstrap. */
   function blockers(): string {
-    const stuck = state.machines.filter((m) => m.status && (m.deleting || m.status.phase !== 'Running')).slice(0, 3);
-    const why = (m: PoolMachine) => m.status!.conditions.find((c) => c.type === 'Deleting')?.message ?? m.status!.conditions.find((c) => c.status === 'False' && c.message)?.message ?? m.status!.step;
-    return stuck.length ? ` [${stuck.map((m) => `${m.name} ${m.status!.phase}: ${why(m)}`).join('; ')}]` : '';
+    const stuck = state.machines.filter((m) => m.blocker).slice(0, 3);
+    return stuck.length ? ` [${stuck.map((m) => `${m.name} ${m.phase}: ${m.blocker}`).join('; ')}]` : '';
   }
 
   /** When to look again without a message: a machine reaching minReadySeconds, or rolloutAfter passing. */

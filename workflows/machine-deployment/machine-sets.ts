@@ -1,5 +1,5 @@
 import type { MachineTemplateModel } from '../../src/api/model';
-import type { Revision } from '../shared/revisions';
+import type { Revision } from '../../src/contract/owner';
 import { revisionHash, specHash } from '../shared/spec-hash';
 
 /**

@@ -1,5 +1,6 @@
 import type { MachineDeploymentModel } from '../../src/api/model';
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
+import { someNames } from '../shared/some-names';
 
 /** What the plan needs of each machine. */
 export interface PlanMachine {
@@ -89,8 +90,8 @@ export function planRollout(input: PlanInput): RolloutPlan {
   if (count > 0 || remove.length || complete) return plan;
   const pending = current.filter((m) => !m.available).map((m) => m.name);
   const reasons = [
-    ...(leaving.length ? [`waiting for ${leaving.map((m) => m.name).join(', ')} to be deleted`] : []),
-    ...(pending.length ? [`waiting for ${pending.join(', ')} to become available`] : []),
+    ...(leaving.length ? [`waiting for ${someNames(leaving.map((m) => m.name))} to be deleted`] : []),
+    ...(pending.length ? [`waiting for ${someNames(pending)} to become available`] : []),
   ];
   return { ...plan, waiting: `${reasons.join('; ') || 'waiting'} (maxSurge ${maxSurge}, maxUnavailable ${maxUnavailable})` };
 }

@@ -1,4 +1,5 @@
-import { MachinePhase, type Condition, type MachineState, type MachineStatus } from './machine-model';
+import { type MachineState } from './machine-model';
+import { MachinePhase, type Condition, type MachineStatus } from '../../src/contract/machine';
 
 /** Condition reasons of the machine workflow (Cluster API's where it has one). */
 export const Reason = {

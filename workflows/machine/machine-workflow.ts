@@ -4,16 +4,19 @@ import {
 } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
+import { machineReportSignal } from '../../src/contract/cluster-messages';
 import {
-  changeMachineSignal, changeMachineUpdate, deleteMachineUpdate, drainProgressSignal, machineChangedSignal, machineStatusQuery, requestMachineDeletionSignal,
-} from '../../src/temporal/machine-messages';
-import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
-import { providerTaskQueue } from '../../src/temporal/task-queues';
-import { validateMachineChange } from './machine-change';
+  changeMachineUpdate, deleteMachineUpdate, drainProgressSignal, machineStatusQuery, machineTemplateChangedSignal, requestMachineDeletionSignal,
+} from '../../src/contract/machine-messages';
+import { CaptPhase, machineSearchAttributes } from '../../src/contract/search-attributes';
+import { providerTaskQueue } from '../../src/contract/task-queues';
 import {
   DeletionGate, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
-  type MachineSpec, type MachineSpecChange, type MachineState, type MachineStatus,
-} from './machine-model';
+  type MachineSpec, type MachineSpecChange, type MachineStatus,
+} from '../../src/contract/machine';
+import type { MachineState } from './machine-model';
+import { mergeTemplateChange, validateMachineChange } from './machine-change';
+import { machineReport, reportKey } from './machine-report';
 import { machineStatus } from './machine-status';
 
 export interface MachineWorkflowInput {
@@ -43,30 +46,30 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: `${bootstrapTimeoutSeconds + 300}s`, heartbeatTimeout: '30s',
   });
 
-  let publishedPhase = '';
+  // Started by an owner, the machine already carries its first search attributes; upserts follow phase changes.
+  let publishedPhase = workflowInfo().typedSearchAttributes.get(CaptPhase) ?? '';
   let reported = '';
   /** Recomputes status after every change: current details, search attributes, and the owner's notice. */
   function refresh(): MachineStatus {
     const status = machineStatus(state);
     const blocked = status.conditions.find((c) => c.type === 'Deleting')?.message;
     setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}`);
-    // The owner hears of phase changes, of a new reason deletion is held (a drain blocked by a budget), so its
-    // rollout can say why it waits, and of label or annotation changes (the delete-machine annotation orders scale-down).
-    const key = JSON.stringify([status.phase, blocked, spec.labels, spec.annotations]);
-    if (key !== reported) {
+    if (status.phase !== publishedPhase) {
+      publishedPhase = status.phase;
+      upsertSearchAttributes(machineSearchAttributes(spec, status.phase));
+    }
+    // The owner hears only of what it plans with (see machine-report.ts), a few times in the machine's life.
+    const key = reportKey(status);
+    if (key !== reported && status.phase !== 'Deleted') {
       reported = key;
-      state.reports = (state.reports ?? 0) + 1;
-      status.sequence = state.reports;
-      if (status.phase !== publishedPhase) {
-        publishedPhase = status.phase;
-        upsertSearchAttributes([
-          { key: CaptKind, value: 'Machine' }, { key: CaptNamespace, value: spec.namespace }, { key: CaptCluster, value: spec.cluster },
-          { key: CaptPhase, value: status.phase }, { key: CaptKubernetesVersion, value: spec.version }, { key: CaptProvider, value: spec.provider },
-        ]);
-      }
-      if (spec.owner && status.phase !== 'Deleted') void getExternalWorkflowHandle(spec.owner).signal(machineChangedSignal, status).catch(() => undefined);
+      void report(status);
     }
     return status;
+  }
+  function report(status: MachineStatus): Promise<void> {
+    state.reports = (state.reports ?? 0) + 1;
+    if (!spec.owner) return Promise.resolve();
+    return getExternalWorkflowHandle(spec.owner).signal(machineReportSignal, machineReport(status, state.reports)).catch(() => undefined);
   }
   const setStep = (step: string) => {
     state.step = step;
@@ -74,28 +77,31 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   };
 
   setHandler(machineStatusQuery, () => machineStatus(state));
-  const requestDeletion = (opts: { clusterDeleting?: boolean }) => {
+  const requestDeletion = (opts: { clusterDeleting?: boolean }, byOwner = false) => {
     if (!state.deletion) {
       const now = nowISO();
       state.deletion = { requestedAt: now, clusterDeleting: opts.clusterDeleting ?? false, gate: DeletionGate.PreDrainHooks, gateStartedAt: now };
       state.step = 'deletion requested';
+      // The owner that asked already counts the machine as leaving: no report for that.
+      if (byOwner) reported = reportKey(machineStatus(state));
     }
     return refresh();
   };
-  setHandler(deleteMachineUpdate, requestDeletion);
-  setHandler(requestMachineDeletionSignal, (opts) => void requestDeletion(opts));
+  setHandler(deleteMachineUpdate, (opts) => requestDeletion(opts));
+  setHandler(requestMachineDeletionSignal, (opts) => void requestDeletion(opts, true));
   setHandler(
     changeMachineUpdate,
     (change) => applyChange(change),
     { validator: (change) => validateMachineChange(spec, change) },
   );
-  setHandler(changeMachineSignal, (change) => {
+  setHandler(machineTemplateChangedSignal, (change) => {
+    const merged = mergeTemplateChange(spec, change);
     try {
-      validateMachineChange(spec, change);
+      validateMachineChange(spec, merged);
     } catch (err) {
-      return log.warn('change from the owner refused', { error: (err as Error).message });
+      return log.warn('template change from the owner refused', { error: (err as Error).message });
     }
-    applyChange(change);
+    applyChange(merged);
   });
   function applyChange(change: MachineSpecChange): MachineStatus {
     Object.assign(spec, change);
@@ -242,6 +248,6 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   await runDeletion();
   const final = refresh();
   // The owner must hear of the deletion before this run closes, so this signal is awaited.
-  if (spec.owner) await getExternalWorkflowHandle(spec.owner).signal(machineChangedSignal, final).catch(() => undefined);
+  await report(final);
   return final;
 }

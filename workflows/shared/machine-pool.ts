@@ -1,56 +1,73 @@
 import { getExternalWorkflowHandle, ParentClosePolicy, startChild, uuid4, WorkflowIdReusePolicy } from '@temporalio/workflow';
-import { requestMachineDeletionSignal } from '../../src/temporal/machine-messages';
-import type { MachineSpec, MachineStatus } from '../machine/machine-model';
+import { requestMachineDeletionSignal } from '../../src/contract/machine-messages';
+import { MachinePhase, type MachineReport, type MachineSpec } from '../../src/contract/machine';
+import type { MachineRecord } from '../../src/contract/owner';
+import { machineSearchAttributes } from '../../src/contract/search-attributes';
+import { machineWorkflowId } from '../../src/contract/workflow-ids';
 import { machineWorkflow } from '../machine/machine-workflow';
 
 /**
- * The machines an owner (control plane, MachineDeployment) holds, as plain state, and the few ways it
- * acts on them. Machines are abandoned children: they outlive their owner's continue-as-new and report
- * back through machineChangedSignal.
+ * The machines an owner (control plane, MachineDeployment) holds, as compact records, and the few ways
+ * it acts on them. Machines are abandoned children: they outlive their owner's continue-as-new and report
+ * back through machineReportSignal.
  */
-export interface PoolMachine {
-  name: string;
-  createdAt: string;
-  /** Which template (MachineSet) the machine came from. */
-  templateHash: string;
-  status?: MachineStatus;
-  /** Set by the owner when it deletes the machine, or when the machine reports it is being deleted. */
-  deleting: boolean;
-  /** When the owner first saw it Running: it counts as available minReadySeconds later. */
-  runningSince?: string;
-}
 
-export const machineWorkflowId = (namespace: string, name: string) => `machine/${namespace}/${name}`;
+/** Machines started or signalled in one go: a plan of 1000 goes out in batches this big. */
+export const fanOutBatch = 200;
+
+/**
+ * Children one run may start before it continues as new. Temporal refuses a run more than 2,000 pending
+ * children, and an abandoned child stays pending for the run that started it until it closes.
+ */
+export const childrenPerRun = 1000;
 
 /** A fresh, deterministic machine name: `<base>-<5 chars>` as Cluster API names them. */
 export const newMachineName = (base: string) => `${base}-${uuid4().replace(/-/g, '').slice(0, 5)}`;
 
-export async function startPoolMachine(spec: MachineSpec, summary: string): Promise<void> {
-  await startChild(machineWorkflow, {
-    workflowId: machineWorkflowId(spec.namespace, spec.name),
-    args: [{ spec }],
-    parentClosePolicy: ParentClosePolicy.ABANDON,
-    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    staticSummary: summary,
-  });
+export const newRecord = (name: string, templateHash: string, version: string, createdAt: string): MachineRecord => ({
+  name, templateHash, version, createdAt, phase: MachinePhase.Provisioning, deleting: false, marked: false, sequence: -1,
+});
+
+/** Starts machines concurrently, a batch per workflow task. */
+export async function startPoolMachines(specs: { spec: MachineSpec; summary: string }[]): Promise<void> {
+  for (let i = 0; i < specs.length; i += fanOutBatch) {
+    await Promise.all(specs.slice(i, i + fanOutBatch).map(({ spec, summary }) => startChild(machineWorkflow, {
+      workflowId: machineWorkflowId(spec.namespace, spec.name),
+      args: [{ spec }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      staticSummary: summary,
+      typedSearchAttributes: machineSearchAttributes(spec, MachinePhase.Pending),
+    })));
+  }
 }
 
-export async function deletePoolMachine(namespace: string, name: string, clusterDeleting: boolean): Promise<void> {
-  await getExternalWorkflowHandle(machineWorkflowId(namespace, name)).signal(requestMachineDeletionSignal, { clusterDeleting });
+/** Asks machines to delete themselves, concurrently, a batch per workflow task. */
+export async function deletePoolMachines(namespace: string, names: string[], clusterDeleting: boolean): Promise<void> {
+  for (let i = 0; i < names.length; i += fanOutBatch) {
+    await Promise.all(names.slice(i, i + fanOutBatch).map((name) =>
+      getExternalWorkflowHandle(machineWorkflowId(namespace, name)).signal(requestMachineDeletionSignal, { clusterDeleting }).catch(() => undefined)));
+  }
 }
 
-/** Applies a machine's report (received at `now`) to the pool: its latest status, or its removal once Deleted. */
-export function recordMachineStatus(machines: PoolMachine[], status: MachineStatus, now: string): PoolMachine[] {
-  if (status.phase === 'Deleted') return machines.filter((m) => m.name !== status.name);
+/** Applies a machine's report (received at `now`) to the records: the newest one wins; Deleted removes it. */
+export function recordMachineReport(machines: MachineRecord[], report: MachineReport, now: string): MachineRecord[] {
+  if (report.phase === MachinePhase.Deleted) return machines.filter((m) => m.name !== report.name);
   return machines.map((m) => {
-    if (m.name !== status.name || (m.status?.sequence ?? -1) > status.sequence) return m;
-    const running = status.phase === 'Running';
-    return { ...m, status, deleting: m.deleting || status.phase === 'Deleting', runningSince: running ? (m.runningSince ?? now) : undefined };
+    if (m.name !== report.name || m.sequence > report.sequence) return m;
+    const running = report.phase === MachinePhase.Running;
+    const { blocker: _blocker, address: _address, runningSince: _since, ...rest } = m;
+    return {
+      ...rest, phase: report.phase, marked: report.marked, sequence: report.sequence, deleting: m.deleting || report.phase === MachinePhase.Deleting,
+      ...(report.address ? { address: report.address } : m.address ? { address: m.address } : {}),
+      ...(report.blocker ? { blocker: report.blocker } : {}),
+      ...(running ? { runningSince: m.runningSince ?? now } : {}),
+    };
   });
 }
 
-export const isRunning = (m: PoolMachine) => m.status?.phase === 'Running' && !m.deleting;
+export const isRunning = (m: MachineRecord) => m.phase === MachinePhase.Running && !m.deleting;
 
 /** Running for at least minReadySeconds at `nowMs`. */
-export const isAvailable = (m: PoolMachine, minReadySeconds: number, nowMs: number) =>
+export const isAvailable = (m: MachineRecord, minReadySeconds: number, nowMs: number) =>
   isRunning(m) && !!m.runningSince && Date.parse(m.runningSince) + minReadySeconds * 1000 <= nowMs;

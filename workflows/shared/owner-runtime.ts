@@ -1,20 +1,23 @@
-import { ApplicationFailure, condition, getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import {
-  childChangedSignal, deleteOwnerSignal, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleSignal, scaleUpdate,
-} from '../../src/temporal/cluster-messages';
-import { machineChangedSignal } from '../../src/temporal/machine-messages';
-import { CaptCluster, CaptKind, CaptKubernetesVersion, CaptNamespace, CaptPhase, CaptProvider } from '../../src/temporal/search-attributes';
-import { deletePoolMachine, recordMachineStatus, type PoolMachine } from './machine-pool';
-import type { ClusterFacts, OwnerStatus } from './owner-status';
-import type { Revision } from './revisions';
+  allHandlersFinished, ApplicationFailure, condition, getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
+} from '@temporalio/workflow';
+import {
+  childChangedSignal, deleteOwnerSignal, machineReportSignal, ownerMachineQuery, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate,
+  rolloutUndoUpdate, scaleSignal, scaleUpdate,
+} from '../../src/contract/cluster-messages';
+import type { MachineSpec } from '../../src/contract/machine';
+import type { ClusterFacts, MachineOwnerKind, MachineRecord, OwnerStatus, OwnerSummary, Revision } from '../../src/contract/owner';
+import { captAttributes } from '../../src/contract/search-attributes';
+import { childrenPerRun, deletePoolMachines, newRecord, recordMachineReport, startPoolMachines } from './machine-pool';
+import { ownerSummary, summaryKey } from './owner-summary';
 
 /** The state every machine owner (control plane, MachineDeployment) keeps, whatever else it holds. */
 export interface OwnerState {
   spec: { replicas: number };
-  machines: PoolMachine[];
+  machines: MachineRecord[];
   deleting?: { clusterDeleting: boolean };
   step: string;
-  /** How many status reports went to the cluster. */
+  /** How many summaries went to the cluster. */
   reports?: number;
   paused?: boolean;
 }
@@ -22,6 +25,14 @@ export interface OwnerState {
 export interface OwnerRuntime {
   refresh(): OwnerStatus;
   setStep(step: string): void;
+  /** Records and starts new machines, concurrently; at most `startBudget()` of them in this run. */
+  startMachines(machines: { spec: MachineSpec; templateHash: string; summary: string }[]): Promise<void>;
+  /** Machines this run may still start before it must continue as new. */
+  startBudget(): number;
+  /** Marks the machines deleting and asks them to go, concurrently. */
+  deleteMachines(names: string[]): Promise<void>;
+  /** Continues as new when Temporal suggests it or this run started its share of children; call it in every loop. */
+  checkpoint(): Promise<void>;
   /** Deletes every machine (`what` names them in the step), waits until all are gone, then sends the last report. */
   deleteAllAndFinish(what: string): Promise<OwnerStatus>;
   /** Grows with every message received: a reconcile loop waits for it to move. */
@@ -32,11 +43,11 @@ export interface OwnerRuntime {
 
 /**
  * What the control plane and MachineDeployment workflows share: their handlers (status query, machine
- * reports, scale, delete) and the one place their status is published (current details, search
- * attributes, and a sequenced report to the cluster when something changed).
+ * reports, scale, delete, rollout operations), the one place their status is published, and the
+ * continue-as-new discipline that keeps a run's history and pending children bounded.
  */
 export function ownerRuntime(opts: {
-  kind: OwnerStatus['kind'];
+  kind: MachineOwnerKind;
   facts: ClusterFacts;
   owner: string;
   state: OwnerState;
@@ -48,28 +59,34 @@ export function ownerRuntime(opts: {
   reapply: (target: Revision, cause: string, restartedAt: string | undefined) => void;
   /** Refuses an undo the kind cannot take (the control plane: a downgrade). */
   validateUndo?: (target: Revision) => void;
+  /** The workflow's own continue-as-new with its current state. */
+  continueAsNew: () => Promise<never>;
 }): OwnerRuntime {
   const { state, facts } = opts;
-  let published = '';
+  let reportedKey = '';
+  let attributesKey = '';
   let changes = 0;
-  const report = (status: OwnerStatus) => {
+  let startedThisRun = 0;
+  const sendSummary = (status: OwnerStatus) => {
     state.reports = (state.reports ?? 0) + 1;
-    return { ...status, sequence: state.reports };
+    const summary: OwnerSummary = { ...ownerSummary(status), sequence: state.reports };
+    return getExternalWorkflowHandle(opts.owner).signal(childChangedSignal, summary).catch(() => undefined);
   };
   const refresh = () => {
     const status = opts.status();
     setCurrentDetails(`**${status.readyReplicas}/${status.replicas} machines running** (${status.version}): ${state.step}`);
-    const key = JSON.stringify([status.readyReplicas, status.replicas, status.initialized, status.deleted, status.step, status.machines.map((m) => m.phase)]);
-    if (key === published) return status;
-    published = key;
-    const sequenced = report(status);
-    void getExternalWorkflowHandle(opts.owner).signal(childChangedSignal, sequenced).catch(() => undefined);
-    upsertSearchAttributes([
-      { key: CaptKind, value: opts.kind }, { key: CaptNamespace, value: facts.namespace }, { key: CaptCluster, value: facts.name },
-      { key: CaptPhase, value: state.deleting ? 'Deleting' : status.readyReplicas === status.replicas ? 'Ready' : 'Scaling' },
-      { key: CaptKubernetesVersion, value: status.version }, { key: CaptProvider, value: facts.provider },
-    ]);
-    return sequenced;
+    // The cluster hears only of changes to what it plans with, never of each machine's progress.
+    const key = summaryKey(status);
+    if (key !== reportedKey) {
+      reportedKey = key;
+      void sendSummary(status);
+    }
+    const phase = state.deleting ? 'Deleting' : status.ready ? 'Ready' : 'Scaling';
+    if (`${phase}/${status.version}` !== attributesKey) {
+      attributesKey = `${phase}/${status.version}`;
+      upsertSearchAttributes(captAttributes({ kind: opts.kind, namespace: facts.namespace, cluster: facts.name, phase, version: status.version, provider: facts.provider }));
+    }
+    return status;
   };
   const changed = () => {
     changes++;
@@ -84,8 +101,9 @@ export function ownerRuntime(opts: {
     return changed();
   };
   setHandler(ownerStatusQuery, () => opts.status());
-  setHandler(machineChangedSignal, (status) => {
-    state.machines = recordMachineStatus(state.machines, status, new Date().toISOString());
+  setHandler(ownerMachineQuery, (name) => state.machines.find((m) => m.name === name));
+  setHandler(machineReportSignal, (report) => {
+    state.machines = recordMachineReport(state.machines, report, new Date().toISOString());
     changed();
   });
   setHandler(scaleUpdate, scale, { validator: opts.validateReplicas });
@@ -129,22 +147,45 @@ export function ownerRuntime(opts: {
   function refuseWhileDeleting(what: string): void {
     if (state.deleting) throw ApplicationFailure.create({ message: `${opts.kind} ${name()} is being deleted; there is nothing to ${what}`, type: 'InvalidSpec', nonRetryable: true });
   }
+
+  const mustContinueAsNew = () => workflowInfo().continueAsNewSuggested || startedThisRun >= childrenPerRun;
+  const checkpoint = async () => {
+    if (!mustContinueAsNew()) return;
+    await condition(allHandlersFinished);
+    await opts.continueAsNew();
+  };
+  const deleteMachines = async (names: string[]) => {
+    const leaving = new Set(names);
+    for (const m of state.machines) if (leaving.has(m.name)) m.deleting = true;
+    await deletePoolMachines(facts.namespace, names, !!state.deleting?.clusterDeleting);
+  };
   return {
     refresh,
     setStep,
     changes: () => changes,
     changed,
+    checkpoint,
+    startBudget: () => Math.max(0, childrenPerRun - startedThisRun),
+    startMachines: async (machines) => {
+      const now = new Date().toISOString();
+      startedThisRun += machines.length;
+      state.machines.push(...machines.map((m) => newRecord(m.spec.name, m.templateHash, m.spec.version, now)));
+      await startPoolMachines(machines);
+    },
+    deleteMachines,
     deleteAllAndFinish: async (what) => {
       setStep(`deleting every ${what}`);
-      for (const m of state.machines) {
-        m.deleting = true;
-        await deletePoolMachine(facts.namespace, m.name, !!state.deleting?.clusterDeleting);
+      for (;;) {
+        // Machines deleted in an earlier run were asked already; asking again is harmless but costs a signal each.
+        await deleteMachines(state.machines.filter((m) => !m.deleting).map((m) => m.name));
+        await condition(() => state.machines.length === 0 || state.machines.some((m) => !m.deleting) || mustContinueAsNew());
+        if (state.machines.length === 0) break;
+        await checkpoint();
       }
-      await condition(() => state.machines.length === 0);
       // The last report is awaited so the cluster hears it before this run closes.
       state.step = 'deleted';
-      const final = report(opts.status());
-      await getExternalWorkflowHandle(opts.owner).signal(childChangedSignal, final).catch(() => undefined);
+      const final = opts.status();
+      await sendSummary(final);
       return final;
     },
   };

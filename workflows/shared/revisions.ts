@@ -1,20 +1,7 @@
-/**
- * Rollout history, shared by the control plane and MachineDeployments: one revision per machine template,
- * numbered as Kubernetes numbers them (max + 1, never decreased; a template that comes back moves to the
- * new number, as `kubectl rollout undo` does).
- */
-export interface Revision<T extends { version: string } = { version: string }> {
-  revision: number;
-  hash: string;
-  version: string;
-  /** What differs from the revision before it, e.g. `version v1.35.4 -> v1.36.3`. */
-  change: string;
-  cause: string;
-  at: string;
-  template: T;
-  /** A restart (rolloutAfter) makes a new revision of the same template: its machines are new. */
-  restartedAt?: string;
-}
+import type { Revision } from '../../src/contract/owner';
+
+// Rollout history, shared by the control plane and MachineDeployments: a template that comes back moves
+// to the new number, as `kubectl rollout undo` does.
 
 /** The top-level template fields that differ, the version spelled out. */
 export function describeChange(before: Record<string, unknown> | undefined, after: Record<string, unknown>): string {

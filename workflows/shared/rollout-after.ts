@@ -1,10 +1,10 @@
-import type { PoolMachine } from './machine-pool';
+import type { MachineRecord } from '../../src/contract/owner';
 
 /**
  * `rolloutAfter`, as Cluster API reads it: once the time has passed, machines created before it are
  * replaced, once (the revision made for it records the time as its restartedAt).
  */
-export function rolloutAfterDue(rolloutAfter: string | undefined, lastRestart: string | undefined, machines: PoolMachine[], nowMs: number): boolean {
+export function rolloutAfterDue(rolloutAfter: string | undefined, lastRestart: string | undefined, machines: MachineRecord[], nowMs: number): boolean {
   if (!rolloutAfter || Date.parse(rolloutAfter) > nowMs || (lastRestart ?? '') >= rolloutAfter) return false;
   return machines.some((m) => !m.deleting && Date.parse(m.createdAt) < Date.parse(rolloutAfter));
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { KubeadmConfigSpec } from '../../../activities/bootstrap/kubeadm-config-spec';
+import type { KubeadmConfigSpec } from '../../contract/kubeadm-config-spec';
 import { duration, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubernetesVersion, metadata, refV1beta1, refV1beta2, seconds, taint, type Ref } from './common';
 
 /** KubeadmConfig, KubeadmConfigTemplate and KubeadmControlPlane in v1beta1 and v1beta2, normalised to one model. */

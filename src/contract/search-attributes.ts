@@ -1,4 +1,5 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import type { MachineSpec } from './machine';
 
 // What an operator filters on in the Temporal UI: `CaptCluster = "prod" AND CaptPhase = "Failed"`.
 export const CaptKind = defineSearchAttributeKey('CaptKind', SearchAttributeType.KEYWORD);
@@ -9,6 +10,17 @@ export const CaptKubernetesVersion = defineSearchAttributeKey('CaptKubernetesVer
 export const CaptProvider = defineSearchAttributeKey('CaptProvider', SearchAttributeType.KEYWORD);
 
 export const captSearchAttributes = [CaptKind, CaptCluster, CaptNamespace, CaptPhase, CaptKubernetesVersion, CaptProvider];
+
+/** Every capt attribute of one workflow, in one list: what a start sets and an upsert replaces. */
+export function captAttributes(a: { kind: string; namespace: string; cluster: string; phase: string; version: string; provider: string }): SearchAttributePair[] {
+  return [
+    { key: CaptKind, value: a.kind }, { key: CaptNamespace, value: a.namespace }, { key: CaptCluster, value: a.cluster },
+    { key: CaptPhase, value: a.phase }, { key: CaptKubernetesVersion, value: a.version }, { key: CaptProvider, value: a.provider },
+  ];
+}
+
+export const machineSearchAttributes = (spec: MachineSpec, phase: string) =>
+  captAttributes({ kind: 'Machine', namespace: spec.namespace, cluster: spec.cluster, phase, version: spec.version, provider: spec.provider });
 
 /** `--search-attribute Name=Keyword` arguments for `temporal server start-dev`. */
 export function devServerSearchAttributeArgs(): string[] {

@@ -1,9 +1,8 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ClusterModel } from '../api/model';
-import type { ClusterStatus } from '../../workflows/cluster/cluster-status';
-import type { OwnerStatus } from '../../workflows/shared/owner-status';
-import type { ControlPlaneModel, MachineDeploymentModel } from '../api/model';
-import type { Revision } from '../../workflows/shared/revisions';
+import type { ClusterModel, ControlPlaneModel, MachineDeploymentModel } from '../api/model';
+import type { ClusterStatus } from './cluster';
+import type { MachineReport } from './machine';
+import type { MachineRecord, OwnerStatus, OwnerSummary, Revision } from './owner';
 
 /** Messages of the cluster, control-plane and MachineDeployment workflows. Wire name = constant name without its suffix. */
 export const clusterStatusQuery = defineQuery<ClusterStatus>('clusterStatus');
@@ -12,14 +11,18 @@ export const applyClusterUpdate = defineUpdate<ClusterStatus, [ClusterModel]>('a
 export const deleteClusterUpdate = defineUpdate<ClusterStatus, []>('deleteCluster');
 
 export const ownerStatusQuery = defineQuery<OwnerStatus>('ownerStatus');
+/** One compact record, without the whole list (a machine's owner answers it at any size). */
+export const ownerMachineQuery = defineQuery<MachineRecord | undefined, [string]>('ownerMachine');
 /** Scale a control plane or MachineDeployment; the validator refuses counts the kind cannot take. */
 export const scaleUpdate = defineUpdate<OwnerStatus, [number]>('scale');
 /** From the cluster to a child: scale (no reply needed between workflows). */
 export const scaleSignal = defineSignal<[number]>('scaleRequested');
 /** From the cluster to a child: delete every machine, then finish. */
 export const deleteOwnerSignal = defineSignal<[{ clusterDeleting: boolean }]>('deleteOwner');
-/** From a child to its cluster, whenever its status changes. */
-export const childChangedSignal = defineSignal<[OwnerStatus]>('childChanged');
+/** From a child to its cluster, only when its summary changes. */
+export const childChangedSignal = defineSignal<[OwnerSummary]>('childChanged');
+/** From a machine to its owner, only when a field the owner plans with changes. */
+export const machineReportSignal = defineSignal<[MachineReport]>('machineReport');
 /** From the cluster to its control plane: a new machine template (version, kubeadm config, infrastructure). */
 export const controlPlaneSpecSignal = defineSignal<[{ spec: ControlPlaneModel; cause: string }]>('controlPlaneSpec');
 /** From the cluster to a MachineDeployment: its new spec (template, strategy, in-place fields); replicas travel by scaleSignal. */

@@ -1,0 +1,124 @@
+import type { KubeadmConfigSpec } from './kubeadm-config-spec';
+
+/** How a machine's bootstrap data runs kubeadm. */
+export type BootstrapRole = 'init' | 'join-control-plane' | 'join';
+
+/** A Machine's desired state, as the machine workflow receives it (plain JSON). */
+export interface MachineSpec {
+  namespace: string;
+  name: string;
+  cluster: string;
+  provider: string;
+  role: 'control-plane' | 'worker';
+  version: string;
+  bootstrap: { role: BootstrapRole; config: KubeadmConfigSpec; controlPlaneEndpoint: string };
+  infrastructure: { kind: string; spec: Record<string, unknown> };
+  failureDomain?: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** 0 or absent: no limit. */
+  nodeDrainTimeoutSeconds?: number;
+  nodeVolumeDetachTimeoutSeconds?: number;
+  /** Default 10 s, as Cluster API's. */
+  nodeDeletionTimeoutSeconds?: number;
+  bootstrapTimeoutSeconds?: number;
+  /** Workflow ID of the owner (MachineDeployment, control plane) told about phase changes. */
+  owner?: string;
+}
+
+/** The fields a running Machine accepts in place; anything else means a new Machine. */
+export type MachineSpecChange = Partial<Pick<MachineSpec, 'labels' | 'annotations' | 'nodeDrainTimeoutSeconds' | 'nodeVolumeDetachTimeoutSeconds' | 'nodeDeletionTimeoutSeconds'>> &
+  Partial<Pick<MachineSpec, 'version' | 'bootstrap' | 'infrastructure' | 'failureDomain'>>;
+
+export const MachinePhase = {
+  Pending: 'Pending',
+  Provisioning: 'Provisioning',
+  Provisioned: 'Provisioned',
+  Running: 'Running',
+  Deleting: 'Deleting',
+  Deleted: 'Deleted',
+  Failed: 'Failed',
+} as const;
+export type MachinePhase = (typeof MachinePhase)[keyof typeof MachinePhase];
+
+/** The deletion gates, in the order Cluster API passes them. */
+export const DeletionGate = {
+  PreDrainHooks: 'WaitingForPreDrainHook',
+  Drain: 'Draining',
+  VolumeDetach: 'WaitingForVolumeDetach',
+  PreTerminateHooks: 'WaitingForPreTerminateHook',
+  Infrastructure: 'DeletingInfrastructure',
+  BootstrapData: 'DeletingBootstrapData',
+  Node: 'DeletingNode',
+  Done: 'Deleted',
+} as const;
+export type DeletionGate = (typeof DeletionGate)[keyof typeof DeletionGate];
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+/** What the drain activity reports while it works. */
+export interface DrainProgress {
+  evicted: number;
+  remaining: number;
+  /** Sorted, human-readable reasons the drain cannot finish yet (budgets, terminating pods). */
+  blocked: string[];
+  warnings: string[];
+}
+
+export interface MachineStatus {
+  namespace: string;
+  name: string;
+  cluster: string;
+  phase: MachinePhase;
+  version: string;
+  providerID?: string;
+  nodeRef?: string;
+  addresses: string[];
+  failureDomain?: string;
+  createdAt: string;
+  conditions: Condition[];
+  step: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** Grows with every report to the owner: signals may arrive out of order, and the owner keeps the newest. */
+  sequence: number;
+}
+
+/** Annotations and labels with meaning to the machine lifecycle (Cluster API's names). */
+export const preDrainHookPrefix = 'pre-drain.delete.hook.machine.cluster.x-k8s.io';
+export const preTerminateHookPrefix = 'pre-terminate.delete.hook.machine.cluster.x-k8s.io';
+export const excludeNodeDrainingAnnotation = 'machine.cluster.x-k8s.io/exclude-node-draining';
+export const excludeVolumeDetachAnnotation = 'machine.cluster.x-k8s.io/exclude-wait-for-node-volume-detach';
+
+/**
+ * What a machine tells its owner: only the fields the owner plans with, sent only when one of them
+ * changes (a few times in a machine's life), so an owner of 1000 machines stays small.
+ */
+export interface MachineReport {
+  name: string;
+  /** Running, Failed, Deleting and Deleted as they are; every phase before Running reads Provisioning. */
+  phase: MachinePhase;
+  /** The machine's first address, once it has one (the control plane reaches etcd and apiservers there). */
+  address?: string;
+  /** Carries cluster.x-k8s.io/delete-machine: scale-down takes it first. */
+  marked: boolean;
+  /** Why it is stuck, in one short line: a drain held by a budget, a failed bootstrap. */
+  blocker?: string;
+  /** Grows with every report: signals may arrive out of order, and the owner keeps the newest. */
+  sequence: number;
+}
+
+/** The MachineDeployment's template changed in place: the machine swaps the old template's keys for the new ones. */
+export interface MachineTemplateChange {
+  previous: Pick<MachineSpec, 'labels' | 'annotations'>;
+  next: Pick<MachineSpec, 'labels' | 'annotations' | 'nodeDrainTimeoutSeconds' | 'nodeVolumeDetachTimeoutSeconds' | 'nodeDeletionTimeoutSeconds'>;
+}
+
+/** The annotation that orders a machine out first on scale-down. */
+export const deleteMachineAnnotation = 'cluster.x-k8s.io/delete-machine';

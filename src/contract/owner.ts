@@ -1,0 +1,101 @@
+import type { Condition, MachinePhase } from './machine';
+
+/**
+ * What an owner (control plane, MachineDeployment) keeps of each of its machines: what planning needs
+ * and nothing more, so 1000 records stay far below Temporal's payload limits. Conditions, Node info and
+ * steps live in the machine workflow and are read on demand (its status query).
+ */
+export interface MachineRecord {
+  name: string;
+  /** The template hash (MachineSet) the machine was created from. */
+  templateHash: string;
+  version: string;
+  createdAt: string;
+  phase: MachinePhase;
+  address?: string;
+  /** Set by the owner when it deletes the machine, or when the machine reports it is being deleted. */
+  deleting: boolean;
+  /** Carries cluster.x-k8s.io/delete-machine. */
+  marked: boolean;
+  blocker?: string;
+  /** When the owner first saw it Running: it counts as available minReadySeconds later. */
+  runningSince?: string;
+  /** The newest report applied. */
+  sequence: number;
+}
+
+/**
+ * What an owner tells its cluster: the fields the cluster plans with, sent only when one changes
+ * (never on every machine's progress).
+ */
+export interface OwnerSummary {
+  kind: 'KubeadmControlPlane' | 'MachineDeployment';
+  namespace: string;
+  name: string;
+  version: string;
+  /** The current template's revision and hash (a rollout undo changes them without the cluster's manifest). */
+  revision: number;
+  templateHash: string;
+  replicas: number;
+  /** The control plane: its first machine has initialised the cluster. */
+  initialized: boolean;
+  /** Every replica Running, and no machine beyond them. */
+  ready: boolean;
+  failedMachines: number;
+  deleted: boolean;
+  /** Grows with every report: signals may arrive out of order, and the receiver keeps the newest. */
+  sequence: number;
+}
+
+/** What an owner's status query answers, and what `capt get`, `describe` and `rollout status` show. */
+export interface OwnerStatus extends OwnerSummary {
+  readyReplicas: number;
+  /** Running for minReadySeconds (MachineDeployments; the control plane counts ready ones). */
+  availableReplicas: number;
+  /** Running machines of the current template. */
+  updatedReplicas: number;
+  /** The rollout is paused: scaling applies, machines are not replaced. */
+  paused: boolean;
+  /** Every machine on the current template and available, none leaving. */
+  rolloutComplete: boolean;
+  /** MachineDeployments: their MachineSets, newest last, with how many machines each holds. */
+  machineSets?: { name: string; hash: string; revision: number; version: string; machines: number; ready: number }[];
+  step: string;
+  conditions: Condition[];
+  /** The compact records; a machine's detail is its own workflow's status query. */
+  machines: MachineRecord[];
+  /** Control plane only: the last passed preflights (etcd members, machines, apiserver versions). */
+  preflights?: { at: string; members: string[]; machines: string[]; apiserverVersions: Record<string, string> }[];
+  /** Control plane with certificatesExpiryDays: when each machine's apiserver certificate expires. */
+  certificatesExpireAt?: Record<string, string>;
+}
+
+/** Where a cluster's children live, to reach them by signal. */
+export interface ClusterFacts {
+  namespace: string;
+  name: string;
+  provider: string;
+  /** host:port of the control-plane endpoint. */
+  endpoint: string;
+  serviceSubnet: string;
+  podSubnet: string;
+}
+
+/**
+ * One revision of a machine template, shared by the control plane and MachineDeployments: numbered as
+ * Kubernetes numbers them (max + 1, never decreased).
+ */
+export interface Revision<T extends { version: string } = { version: string }> {
+  revision: number;
+  hash: string;
+  version: string;
+  /** What differs from the revision before it, e.g. `version v1.35.4 -> v1.36.3`. */
+  change: string;
+  cause: string;
+  at: string;
+  template: T;
+  /** A restart (rolloutAfter) makes a new revision of the same template: its machines are new. */
+  restartedAt?: string;
+}
+
+export type MachineOwnerKind = OwnerSummary['kind'];

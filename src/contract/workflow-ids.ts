@@ -1,0 +1,5 @@
+/** Workflow IDs an operator can guess: one spelling, used by workflows, client, CLI and tests alike. */
+export const clusterWorkflowId = (namespace: string, name: string) => `cluster/${namespace}/${name}`;
+export const controlPlaneWorkflowId = (namespace: string, name: string) => `kcp/${namespace}/${name}`;
+export const machineDeploymentWorkflowId = (namespace: string, name: string) => `md/${namespace}/${name}`;
+export const machineWorkflowId = (namespace: string, name: string) => `machine/${namespace}/${name}`;

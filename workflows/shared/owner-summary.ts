@@ -1,0 +1,10 @@
+import type { OwnerStatus, OwnerSummary } from '../../src/contract/owner';
+
+/** The fields of an owner's status its cluster plans with. */
+export function ownerSummary(status: OwnerStatus): OwnerSummary {
+  const { kind, namespace, name, version, revision, templateHash, replicas, initialized, ready, failedMachines, deleted, sequence } = status;
+  return { kind, namespace, name, version, revision, templateHash, replicas, initialized, ready, failedMachines, deleted, sequence };
+}
+
+/** Two statuses with the same key need no new summary to the cluster. */
+export const summaryKey = (status: OwnerStatus) => JSON.stringify({ ...ownerSummary(status), sequence: 0 });
