@@ -5,7 +5,7 @@ import { providerTaskQueue } from '../../src/contract/task-queues';
 import type { ControlPlaneModel } from '../../src/api/model';
 import { MachinePhase, type MachineSpec } from '../../src/contract/machine';
 import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
-import { isRunning, newMachineName } from '../shared/machine-pool';
+import { isRunning } from '../shared/machine-pool';
 import { ownerRuntime } from '../shared/owner-runtime';
 import { controlPlaneSpecSignal } from '../../src/contract/cluster-messages';
 import { recordRevision } from '../shared/revisions';
@@ -125,7 +125,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     state.spec = { ...state.spec, ...template };
     record(cause, restartedAt);
   };
-  const { refresh, setStep, deleteAllAndFinish, checkpoint, startMachines, deleteMachines } = ownerRuntime({
+  const { refresh, setStep, deleteAllAndFinish, checkpoint, startMachines, deleteMachines, newNames } = ownerRuntime({
     kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
     validateReplicas: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas),
     revisions: () => state.revisions ?? [],
@@ -152,7 +152,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
 
   async function scaleUp(): Promise<void> {
     const init = !state.initialized && state.machines.length === 0;
-    const name = newMachineName(state.spec.name);
+    const [name] = newNames(state.spec.name, 1) as [string];
     setStep(`creating control-plane machine ${name} (${init ? 'kubeadm init' : 'kubeadm join --control-plane'})`);
     await startMachines([{ spec: machineSpec(name, init), templateHash: machineHash(state), summary: `Control-plane machine ${name} of cluster ${facts.name}` }]);
     const machine = () => state.machines.find((m) => m.name === name);

@@ -5,7 +5,7 @@ import type { MachineSpec, MachineTemplateChange } from '../../src/contract/mach
 import { machineTemplateChangedSignal } from '../../src/contract/machine-messages';
 import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
-import { fanOutBatch, isAvailable, newMachineName } from '../shared/machine-pool';
+import { fanOutBatch, isAvailable } from '../shared/machine-pool';
 import { ownerRuntime } from '../shared/owner-runtime';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
@@ -67,7 +67,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   };
   if (!state.machineSets.length) recordTemplate('created', undefined);
 
-  const { refresh, setStep, deleteAllAndFinish, changes, changed, checkpoint, startMachines, startBudget, deleteMachines } = ownerRuntime({
+  const { refresh, setStep, deleteAllAndFinish, changes, changed, checkpoint, startMachines, startBudget, deleteMachines, newNames } = ownerRuntime({
     kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state, Date.now()),
     validateReplicas: (replicas) => validateMachineDeploymentReplicas(md, replicas),
     revisions: () => state.machineSets,
@@ -154,7 +154,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     const count = target ? Math.min(plan.create!.count, startBudget()) : 0;
     if (plan.remove.length || count > 0) {
       await deleteMachines(plan.remove);
-      const names = Array.from({ length: count }, () => newMachineName(target!.name));
+      const names = newNames(target!.name, count);
       await startMachines(names.map((name) => ({
         spec: machineSpec(name, target!), templateHash: target!.hash, summary: `Machine ${name} of MachineSet ${target!.name} (revision ${target!.revision}), cluster ${facts.name}`,
       })));

@@ -1,3 +1,4 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { getExternalWorkflowHandle, ParentClosePolicy, startChild, uuid4, WorkflowIdReusePolicy } from '@temporalio/workflow';
 import { requestMachineDeletionSignal } from '../../src/contract/machine-messages';
 import { MachinePhase, type MachineReport, type MachineSpec } from '../../src/contract/machine';
@@ -19,17 +20,34 @@ export const fanOutBatch = 200;
  * Children one run may start before it continues as new. Temporal refuses a run more than 2,000 pending
  * children, and an abandoned child stays pending for the run that started it until it closes.
  */
-export const childrenPerRun = 1000;
+export const childrenPerRun = 250;
 
-/** A fresh, deterministic machine name: `<base>-<5 chars>` as Cluster API names them. */
-export const newMachineName = (base: string) => `${base}-${uuid4().replace(/-/g, '').slice(0, 5)}`;
+/**
+ * Fresh, deterministic machine names, `<base>-<5 chars>` as Cluster API names them, none of them `taken`:
+ * 1000 random names of 5 hex characters would collide more often than not.
+ */
+export function newMachineNames(base: string, count: number, taken: Iterable<string>): string[] {
+  const used = new Set(taken);
+  const names: string[] = [];
+  while (names.length < count) {
+    const name = `${base}-${uuid4().replace(/-/g, '').slice(0, 5)}`;
+    if (used.has(name)) continue;
+    used.add(name);
+    names.push(name);
+  }
+  return names;
+}
 
 export const newRecord = (name: string, templateHash: string, version: string, createdAt: string): MachineRecord => ({
   name, templateHash, version, createdAt, phase: MachinePhase.Provisioning, deleting: false, marked: false, sequence: -1,
 });
 
-/** Starts machines concurrently, a batch per workflow task. */
-export async function startPoolMachines(specs: { spec: MachineSpec; summary: string }[]): Promise<void> {
+/**
+ * Starts machines concurrently, a batch per workflow task. Returns the names that could not start (a
+ * machine of that name existed before): the owner drops them and its next plan picks new names.
+ */
+export async function startPoolMachines(specs: { spec: MachineSpec; summary: string }[]): Promise<string[]> {
+  const refused: string[] = [];
   for (let i = 0; i < specs.length; i += fanOutBatch) {
     await Promise.all(specs.slice(i, i + fanOutBatch).map(({ spec, summary }) => startChild(machineWorkflow, {
       workflowId: machineWorkflowId(spec.namespace, spec.name),
@@ -38,8 +56,12 @@ export async function startPoolMachines(specs: { spec: MachineSpec; summary: str
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       staticSummary: summary,
       typedSearchAttributes: machineSearchAttributes(spec, MachinePhase.Pending),
+    }).catch((err: unknown) => {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      refused.push(spec.name);
     })));
   }
+  return refused;
 }
 
 /** Asks machines to delete themselves, concurrently, a batch per workflow task. */

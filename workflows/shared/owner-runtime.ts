@@ -8,7 +8,7 @@ import {
 import type { MachineSpec } from '../../src/contract/machine';
 import type { ClusterFacts, MachineOwnerKind, MachineRecord, OwnerStatus, OwnerSummary, Revision } from '../../src/contract/owner';
 import { captAttributes } from '../../src/contract/search-attributes';
-import { childrenPerRun, deletePoolMachines, newRecord, recordMachineReport, startPoolMachines } from './machine-pool';
+import { childrenPerRun, deletePoolMachines, newMachineNames, newRecord, recordMachineReport, startPoolMachines } from './machine-pool';
 import { ownerSummary, summaryKey } from './owner-summary';
 
 /** The state every machine owner (control plane, MachineDeployment) keeps, whatever else it holds. */
@@ -25,10 +25,12 @@ export interface OwnerState {
 export interface OwnerRuntime {
   refresh(): OwnerStatus;
   setStep(step: string): void;
-  /** Records and starts new machines, concurrently; at most `startBudget()` of them in this run. */
+  /** Records and starts new machines, concurrently; at most `startBudget()` of them in this run. Names come from `newNames`. */
   startMachines(machines: { spec: MachineSpec; templateHash: string; summary: string }[]): Promise<void>;
   /** Machines this run may still start before it must continue as new. */
   startBudget(): number;
+  /** `count` fresh machine names no machine of this owner has. */
+  newNames(base: string, count: number): string[];
   /** Marks the machines deleting and asks them to go, concurrently. */
   deleteMachines(names: string[]): Promise<void>;
   /** Continues as new when Temporal suggests it or this run started its share of children; call it in every loop. */
@@ -166,11 +168,13 @@ export function ownerRuntime(opts: {
     changed,
     checkpoint,
     startBudget: () => Math.max(0, childrenPerRun - startedThisRun),
+    newNames: (base, count) => newMachineNames(base, count, state.machines.map((m) => m.name)),
     startMachines: async (machines) => {
       const now = new Date().toISOString();
       startedThisRun += machines.length;
       state.machines.push(...machines.map((m) => newRecord(m.spec.name, m.templateHash, m.spec.version, now)));
-      await startPoolMachines(machines);
+      const refused = new Set(await startPoolMachines(machines));
+      if (refused.size) state.machines = state.machines.filter((m) => !refused.has(m.name));
     },
     deleteMachines,
     deleteAllAndFinish: async (what) => {
