@@ -60,10 +60,6 @@ export class KubeClient {
     this.apps = kc.makeApiClient(AppsV1Api);
   }
 
-  async nodeByProviderID(providerID: string): Promise<V1Node | undefined> {
-    return (await this.listNodes()).find((n) => n.spec?.providerID === providerID);
-  }
-
   /** Marks the node unschedulable; already cordoned is fine. */
   async cordon(name: string): Promise<void> {
     await this.patchNode(name, { spec: { unschedulable: true } });

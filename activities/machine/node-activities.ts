@@ -1,9 +1,11 @@
+import type { V1Node } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { drainProgressSignal } from '../../src/contract/machine-messages';
 import type { DrainProgress } from '../../src/contract/machine';
 import { blockingReasons, drainPass } from '../drain/drain';
 import { pollWithHeartbeat } from '../heartbeat-poll';
+import { sharedNodeList } from '../kube/shared-node-list';
 import { workloadClient } from '../kube/workload-cluster';
 
 /** Activities on a machine's Node in the workload cluster. Each is idempotent. */
@@ -24,7 +26,8 @@ export async function waitForNode(target: NodeTarget & { providerID: string; tim
   // Registered is not enough: a kubelet reports Ready a moment later, and owners count Running machines as serving.
   return pollWithHeartbeat(
     async () => {
-      const node = await client.nodeByProviderID(target.providerID).catch(() => undefined);
+      const nodes = await sharedNodeList(`${target.namespace}/${target.cluster}`, client).catch(() => [] as V1Node[]);
+      const node = nodes.find((n) => n.spec?.providerID === target.providerID);
       const ready = node?.status?.conditions?.find((c) => c.type === 'Ready');
       if (node && ready?.status === 'True') return { nodeName: node.metadata!.name! };
       if (node) seen = `Node ${node.metadata!.name} registered, not Ready yet${ready?.message ? `: ${ready.message}` : ''}`;

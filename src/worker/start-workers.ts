@@ -18,19 +18,28 @@ export interface WorkerOptions {
   providers?: string[];
 }
 
+/**
+ * Activities one worker runs at once. Most of capt's are long, heartbeating waits (a bootstrap, a Node,
+ * a drain) that cost little while they wait; the SDK's default of 100 would queue the machines of a
+ * large scale-up behind each other's waits.
+ */
+const maxConcurrentActivityTaskExecutions = 400;
+
 /** Creates capt's workers: `capt-core` (workflows and provider-independent activities) and one per provider. */
 export async function createWorkers(opts: WorkerOptions): Promise<Worker[]> {
   const workers: Worker[] = [];
   const namespace = opts.namespace ?? 'default';
   if (opts.core ?? true) {
     workers.push(await Worker.create({
-      connection: opts.connection, namespace, taskQueue: coreTaskQueue, activities: coreActivities,
+      connection: opts.connection, namespace, taskQueue: coreTaskQueue, activities: coreActivities, maxConcurrentActivityTaskExecutions,
       ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../../workflows') }),
     }));
   }
   const wanted = opts.providers ?? installedProviders().map((p) => p.name);
   for (const provider of installedProviders().filter((p) => wanted.includes(p.name))) {
-    workers.push(await Worker.create({ connection: opts.connection, namespace, taskQueue: providerTaskQueue(provider.name), activities: providerActivities(provider) }));
+    workers.push(await Worker.create({
+      connection: opts.connection, namespace, taskQueue: providerTaskQueue(provider.name), activities: providerActivities(provider), maxConcurrentActivityTaskExecutions,
+    }));
   }
   return workers;
 }

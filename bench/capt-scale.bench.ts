@@ -1,0 +1,144 @@
+import { execFileSync } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { clusterDir, machinesDir } from '../providers/local/layout';
+import { loadManifests } from '../src/api/load-manifests';
+import type { ClusterModel } from '../src/api/model';
+import { CaptClient } from '../src/client/capt-client';
+import { measureHistories } from '../test/fixtures/history-guard';
+import { processesMentioning } from '../test/fixtures/leaks';
+import { MachineHarness } from '../test/fixtures/machine-harness';
+
+/**
+ * capt at scale, against the real stack (Temporal dev server, a capt worker process, the local provider):
+ * one cluster of 1 control plane + a MachineDeployment scaled to N workers, rolled out at maxSurge 10%,
+ * scaled to 0 and deleted. `node dist/bench/capt-scale.bench.js [N]` writes bench/results/capt-scale-<N>.json.
+ */
+const workers = Number(process.argv[2] ?? 1000);
+const root = join(__dirname, '../..');
+const MD = 'bench-md-0';
+
+async function rssMiB(pids: number[]): Promise<number> {
+  let kib = 0;
+  for (const pid of pids) kib += Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1] ?? 0);
+  return Math.round(kib / 1024);
+}
+
+/** Samples the worker's and the Temporal server's memory every second; peaks are kept. */
+function memoryWatcher(workerPid: number) {
+  const peaks = { workerMiB: 0, temporalMiB: 0 };
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      const temporal = (await processesMentioning(['start-dev'])).map((p) => p.pid);
+      peaks.workerMiB = Math.max(peaks.workerMiB, await rssMiB([workerPid]));
+      peaks.temporalMiB = Math.max(peaks.temporalMiB, await rssMiB(temporal));
+      await sleep(1000);
+    }
+  })();
+  return { peaks, stop: async () => { running = false; await done; return peaks; } };
+}
+
+const providerMachines = async () => (await readdir(machinesDir(clusterDir('default', 'bench'))).catch(() => [] as string[])).filter((d) => d.startsWith(`${MD}-`)).length;
+
+/** Waits until the MachineDeployment has `replicas` machines, all Running on its newest revision; returns seconds. */
+async function settle(client: CaptClient, replicas: number, what: string, startedAt = Date.now()): Promise<number> {
+  let lastLog = 0;
+  for (;;) {
+    const s = await client.ownerStatus('machinedeployment', 'default', MD);
+    if (s.rolloutComplete && s.machines.length === replicas && s.readyReplicas === replicas) return (Date.now() - startedAt) / 1000;
+    if (s.failedMachines) throw new Error(`${what}: ${s.failedMachines} machines failed; ${s.step}`);
+    if (Date.now() - lastLog > 10_000) {
+      lastLog = Date.now();
+      console.log(`${what}: ${Math.round((Date.now() - startedAt) / 1000)} s, ${s.readyReplicas}/${replicas} ready, ${s.updatedReplicas} updated, ${s.machines.length} machines; ${s.step.slice(0, 160)}`);
+    }
+    await sleep(500);
+  }
+}
+
+async function main(): Promise<void> {
+  const h = new MachineHarness(undefined, { guard: false });
+  await h.start();
+  const client = await CaptClient.connect({ address: h.env.address });
+  const memory = memoryWatcher(h.worker!.pid);
+  const result: Record<string, unknown> = {
+    date: new Date().toISOString(), commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim(),
+    machine: { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30) }, workers,
+  };
+  try {
+    const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
+    const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'bench', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '0' }) as [ClusterModel];
+    const md = model.machineDeployments[0]!;
+    md.strategy = { ...md.strategy, type: 'RollingUpdate', maxSurge: '10%', maxUnavailable: 0 };
+    await client.apply([model]);
+    await client.waitForCluster('default', 'bench', () => undefined, 600_000);
+
+    let startedAt = Date.now();
+    await client.scale('machinedeployment', 'default', MD, workers);
+    const scaleUp = await settle(client, workers, 'scale-up', startedAt);
+    console.log(`scale-up: ${workers} workers Running in ${scaleUp} s`);
+
+    // One wave of the rollout as its own figures: create maxSurge machines, then delete them.
+    const wave = Math.ceil(workers / 10);
+    startedAt = Date.now();
+    await client.scale('machinedeployment', 'default', MD, workers + wave);
+    const waveCreate = await settle(client, workers + wave, 'wave create', startedAt);
+    startedAt = Date.now();
+    await client.scale('machinedeployment', 'default', MD, workers);
+    const waveDelete = await settle(client, workers, 'wave delete', startedAt);
+    while ((await providerMachines()) > workers) await sleep(200);
+    const waveDeleteProvider = (Date.now() - startedAt) / 1000;
+
+    startedAt = Date.now();
+    await client.rolloutRestart('machinedeployment', 'default', MD);
+    const rollout = await settle(client, workers, 'rollout', startedAt);
+    const waves = Math.ceil(workers / wave);
+    const ideal = waves * (waveCreate + waveDeleteProvider);
+    console.log(`rollout: ${rollout} s; ideal ${ideal.toFixed(1)} s (${waves} waves of ${waveCreate} s create + ${waveDeleteProvider} s delete)`);
+
+    startedAt = Date.now();
+    await client.scale('machinedeployment', 'default', MD, 0);
+    while ((await client.ownerStatus('machinedeployment', 'default', MD)).machines.length > 0) await sleep(500);
+    const scaleDown = (Date.now() - startedAt) / 1000;
+    startedAt = Date.now();
+    await client.deleteCluster('default', 'bench');
+    await client.waitForDeletion('default', 'bench', () => undefined, 900_000);
+    const deletion = (Date.now() - startedAt) / 1000;
+
+    const histories = await measureHistories(h.env.client);
+    const machineRuns = new Set<string>();
+    let running = 0;
+    for await (const wf of h.env.client.workflow.list()) {
+      if (wf.workflowId.startsWith('machine/')) machineRuns.add(wf.workflowId);
+      if (wf.status.name === 'RUNNING') running++;
+    }
+    const leftover = {
+      providerMachines: await providerMachines(),
+      clusterDirectory: (await readdir(clusterDir('default', 'bench')).catch(() => [])).length,
+      processes: (await processesMentioning([join(h.home, 'local')])).length,
+      runningWorkflows: running,
+    };
+    Object.assign(result, {
+      seconds: { scaleUp, waveCreate, waveDelete, waveDeleteProvider, rollout, rolloutIdeal: ideal, scaleDownToZero: scaleDown, clusterDelete: deletion },
+      machinesPerSecond: { scaleUp: workers / scaleUp, rollout: workers / rollout },
+      rolloutOverIdeal: rollout / ideal,
+      peakRssMiB: memory.peaks,
+      histories: { runs: histories.runs, maxEvents: histories.maxHistoryEvents, maxBytes: histories.maxHistoryBytes, largest: histories.largest, maxPayloadBytes: histories.maxPayloadBytes, failedWorkflowTasks: histories.failedWorkflowTasks.length },
+      actions: { total: histories.actions, machineLifecycles: machineRuns.size, perMachine: histories.actions / machineRuns.size },
+      leftover,
+    });
+  } finally {
+    await memory.stop();
+    await client.close();
+    await h.stop();
+  }
+  console.log(JSON.stringify(result, null, 2));
+  await writeFile(join(root, 'bench/results', `capt-scale-${workers}.json`), `${JSON.stringify(result, null, 2)}\n`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { clusterDir, machinesDir } from '../../providers/local/layout';
+import { loadManifests } from '../../src/api/load-manifests';
+import { failedMachines } from '../../src/client/capt-client';
+import { machineDeploymentWorkflowId } from '../../src/contract/workflow-ids';
+import { childrenPerRun } from '../../workflows/shared/machine-pool';
+import { measureHistories } from '../fixtures/history-guard';
+import { harnessWithClient } from '../fixtures/machine-harness';
+
+const root = join(__dirname, '../../..');
+const suite = harnessWithClient();
+const h = suite.harness;
+const MD = 'big-md-0';
+const target = 300;
+
+const providerMachines = async () => (await readdir(machinesDir(clusterDir('default', 'big'))).catch(() => [] as string[])).filter((d) => d.startsWith(`${MD}-`)).length;
+
+test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while busy; no history or payload outgrows Temporal's warnings`, async () => {
+  const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'big', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2' });
+  await suite.client.apply([model!]);
+  const ready = await suite.client.waitForCluster('default', 'big', () => undefined, 600_000);
+  assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
+
+  const handle = h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', MD));
+  const started = Date.now();
+  await suite.client.scale('machinedeployment', 'default', MD, target);
+  // Runs seen while the scale-up was still under way: more than one means continue-as-new while busy.
+  const busyRuns = new Set<string>();
+  let peak = 0;
+  for (;;) {
+    const [s, description, dirs] = await Promise.all([suite.client.ownerStatus('machinedeployment', 'default', MD), handle.describe(), providerMachines()]);
+    peak = Math.max(peak, dirs);
+    if (s.readyReplicas === target && s.machines.length === target) break;
+    busyRuns.add(description.runId);
+    assert.equal(s.failedMachines, 0, `no machine fails: ${s.step}`);
+    assert.ok(Date.now() - started < 1_200_000, `scale-up to ${target} within 20 min: ${s.readyReplicas} ready; ${s.step}`);
+    await sleep(1000);
+  }
+  const seconds = (Date.now() - started) / 1000;
+  const figures = await measureHistories(h.env.client);
+  console.log(`scale-up to ${target}: ${seconds.toFixed(0)} s (${(target / seconds).toFixed(1)} machines/s); ${busyRuns.size} MachineDeployment runs while busy; at most ${peak} provider machines; largest history ${figures.maxHistoryBytes} bytes / ${figures.maxHistoryEvents} events (${figures.largest}); largest payload ${figures.maxPayloadBytes} bytes`);
+  assert.ok(busyRuns.size >= Math.ceil(target / childrenPerRun), `continue-as-new during the scale-up: runs seen ${busyRuns.size}`);
+  assert.ok(peak <= target, `never more machines than asked for: ${peak}`);
+  assert.equal(await providerMachines(), target, 'exactly one provider machine per replica');
+  const running = await suite.client.listMachines('default');
+  assert.equal(running.filter((m) => m.cluster === 'big' && m.name.startsWith(`${MD}-`)).length, target, 'one machine workflow per replica');
+
+  await suite.client.scale('machinedeployment', 'default', MD, 2);
+  for (let s = await suite.client.ownerStatus('machinedeployment', 'default', MD); s.machines.length !== 2 || s.readyReplicas !== 2; s = await suite.client.ownerStatus('machinedeployment', 'default', MD)) {
+    assert.ok(Date.now() - started < 1_800_000, `scale-down to 2: ${s.machines.length} machines; ${s.step}`);
+    await sleep(1000);
+  }
+  assert.equal(await providerMachines(), 2, 'the scale-down leaves no provider machine behind');
+
+  await suite.client.deleteCluster('default', 'big');
+  await suite.client.waitForDeletion('default', 'big', () => undefined, 600_000);
+  assert.equal(await providerMachines(), 0);
+});
