@@ -18,6 +18,17 @@ const workflowImportRules = {
   }],
 };
 
+// The contract (messages, IDs, shared types) sits under everything else: it imports nothing of capt's
+// but the API model, so every arrow points one way.
+const contractImportRules = {
+  '@typescript-eslint/no-restricted-imports': ['error', {
+    patterns: ['workflows', 'activities', 'providers', 'src/client', 'src/cli', 'src/worker', 'src/dev', 'src/secrets', 'src/util', 'src/config', 'src/tools'].map((dir) => ({
+      regex: `(^|/|\\.\\./)${dir.replace('src/', '').replace('/', '\\/')}(/|$)`,
+      message: `src/contract/ imports nothing of capt's but src/api; move what it needs from ${dir}/ into the contract`,
+    })),
+  }],
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'tools/**', 'eslint.config.mjs'] },
   js.configs.recommended,
@@ -33,4 +44,5 @@ export default tseslint.config(
     },
   },
   { files: ['workflows/**/*.ts', 'test/workflows/**/*.ts'], rules: workflowImportRules },
+  { files: ['src/contract/**/*.ts'], rules: contractImportRules },
 );
