@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +42,11 @@ function memoryWatcher(workerPid: number) {
   return { peaks, stop: async () => { running = false; await done; return peaks; } };
 }
 
+/** The operations go through the CLI, as an operator runs them. */
+async function capt(address: string, ...args: string[]): Promise<void> {
+  await promisify(execFile)(process.execPath, [join(root, 'dist/src/cli/main.js'), ...args], { env: { ...process.env, TEMPORAL_ADDRESS: address } });
+}
+
 const providerMachines = async () => (await readdir(machinesDir(clusterDir('default', 'bench'))).catch(() => [] as string[])).filter((d) => d.startsWith(`${MD}-`)).length;
 
 /** Waits until the MachineDeployment has `replicas` machines, all Running on its newest revision; returns seconds. */
@@ -76,35 +82,34 @@ async function main(): Promise<void> {
     await client.waitForCluster('default', 'bench', () => undefined, 600_000);
 
     let startedAt = Date.now();
-    await client.scale('machinedeployment', 'default', MD, workers);
+    await capt(h.env.address, 'scale', 'machinedeployment', MD, '--replicas', String(workers));
     const scaleUp = await settle(client, workers, 'scale-up', startedAt);
     console.log(`scale-up: ${workers} workers Running in ${scaleUp} s`);
 
     // One wave of the rollout as its own figures: create maxSurge machines, then delete them.
     const wave = Math.ceil(workers / 10);
     startedAt = Date.now();
-    await client.scale('machinedeployment', 'default', MD, workers + wave);
+    await capt(h.env.address, 'scale', 'machinedeployment', MD, '--replicas', String(workers + wave));
     const waveCreate = await settle(client, workers + wave, 'wave create', startedAt);
     startedAt = Date.now();
-    await client.scale('machinedeployment', 'default', MD, workers);
+    await capt(h.env.address, 'scale', 'machinedeployment', MD, '--replicas', String(workers));
     const waveDelete = await settle(client, workers, 'wave delete', startedAt);
     while ((await providerMachines()) > workers) await sleep(200);
     const waveDeleteProvider = (Date.now() - startedAt) / 1000;
 
     startedAt = Date.now();
-    await client.rolloutRestart('machinedeployment', 'default', MD);
+    await capt(h.env.address, 'rollout', 'restart', `machinedeployment/${MD}`);
     const rollout = await settle(client, workers, 'rollout', startedAt);
     const waves = Math.ceil(workers / wave);
     const ideal = waves * (waveCreate + waveDeleteProvider);
     console.log(`rollout: ${rollout} s; ideal ${ideal.toFixed(1)} s (${waves} waves of ${waveCreate} s create + ${waveDeleteProvider} s delete)`);
 
     startedAt = Date.now();
-    await client.scale('machinedeployment', 'default', MD, 0);
+    await capt(h.env.address, 'scale', 'machinedeployment', MD, '--replicas', '0');
     while ((await client.ownerStatus('machinedeployment', 'default', MD)).machines.length > 0) await sleep(500);
     const scaleDown = (Date.now() - startedAt) / 1000;
     startedAt = Date.now();
-    await client.deleteCluster('default', 'bench');
-    await client.waitForDeletion('default', 'bench', () => undefined, 900_000);
+    await capt(h.env.address, 'delete', 'cluster', 'bench', '--wait', '--timeout', '15m');
     const deletion = (Date.now() - startedAt) / 1000;
 
     const histories = await measureHistories(h.env.client);

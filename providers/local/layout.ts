@@ -4,6 +4,8 @@ import type { SecretRef } from '../../src/secrets/secret-store';
 
 /** Where the local provider keeps a cluster's and its machines' state on this host. */
 export const localRoot = () => join(captHome(), 'local');
+/** The cluster agent serves its workers' `kubeadm join` on this port of the cluster's endpoint address. */
+export const agentJoinPort = 6444;
 export const clusterDir = (namespace: string, cluster: string) => join(localRoot(), namespace, cluster);
 export const clusterRunDir = (dir: string) => join(dir, 'run');
 export const machinesDir = (dir: string) => join(dir, 'machines');

@@ -7,9 +7,10 @@ import type {
   BootstrapCheck, ClusterInfraSpec, ClusterInfraStatus, InfrastructureProvider, MachineInfraSpec, MachineInfraStatus, MachineRef,
 } from '../provider';
 import { claimAddress, releaseAddress } from './addresses';
-import type { BootstrapReport } from './cloud-init/cloud-init-main';
+import { renderCloudInitScript, scriptInMachine, stepOutputInMachine, type BootstrapReport } from './cloud-init/cloud-init-script';
+import { kubeadmShim } from './kubeadm/kubeadm-shim';
 import {
-  bootstrapReportPath, clusterDir, clusterRunDir, machineDir, machineRoot, machineRunDir, machinesDir, sentinelPath,
+  agentJoinPort, bootstrapReportPath, clusterDir, clusterRunDir, machineDir, machineRoot, machineRunDir, machinesDir, sentinelPath,
   type LocalClusterRecord, type LocalMachineRecord,
 } from './layout';
 import type { MachineMetadata } from './machine-metadata';
@@ -92,7 +93,8 @@ export class LocalProvider implements InfrastructureProvider {
       throw unsupportedVersion(`Kubernetes ${spec.version} is not available on the local provider: it can run ${versions.join(', ')}. Set spec.version to one of them.`);
     }
     const cdir = clusterDir(spec.namespace, spec.cluster);
-    if (!(await exists(join(cdir, 'cluster.json')))) {
+    const cluster = await readJson<LocalClusterRecord>(join(cdir, 'cluster.json'));
+    if (!cluster) {
       throw unsupportedVersion(`local cluster ${spec.namespace}/${spec.cluster} does not exist; create its cluster infrastructure first`);
     }
     const mdir = machineDir(cdir, spec.name);
@@ -108,13 +110,15 @@ export class LocalProvider implements InfrastructureProvider {
     if (!existing) {
       const root = machineRoot(mdir);
       await prepareMachineRoot(root);
-      const metadata: MachineMetadata & Pick<LocalMachineRecord, 'bootDelaySeconds' | 'failBootstrap'> = {
+      const metadata: MachineMetadata = {
         name: spec.name, ip: record.ip, providerID: record.providerID, kubernetesVersion: spec.version, kubernetesBin, etcdBinary: toolPaths().etcd,
-        bootDelaySeconds: record.bootDelaySeconds, failBootstrap: record.failBootstrap,
       };
       await writeJsonAtomic(join(root, 'run/capt/metadata.json'), metadata);
-      await writeFile(join(root, 'var/lib/cloud/instance/user-data.txt'), await getSecret(spec.bootstrapData), { mode: 0o600 });
-      await writeFile(join(root, 'run/capt/bin/kubeadm'), `#!/bin/sh\nexec "${process.execPath}" "${join(__dirname, 'kubeadm/kubeadm-main.js')}" "$@"\n`, { mode: 0o755 });
+      const userData = await getSecret(spec.bootstrapData);
+      await writeFile(join(root, 'var/lib/cloud/instance/user-data.txt'), userData, { mode: 0o600 });
+      // Like cloud-init, the user-data becomes a script; it holds the user-data's secrets too.
+      await writeFile(join(root, scriptInMachine), renderCloudInitScript(userData, record), { mode: 0o700 });
+      await writeFile(join(root, 'run/capt/bin/kubeadm'), kubeadmShim({ host: cluster.endpoint.host, port: agentJoinPort }), { mode: 0o755 });
       // The record goes last: its presence means the machine is fully laid out.
       await writeJsonAtomic(join(mdir, 'machine.json'), record);
     }
@@ -125,7 +129,7 @@ export class LocalProvider implements InfrastructureProvider {
   /** Starts cloud-init once per machine life: never again after it has reported, so kubeadm never runs twice. */
   private async boot(mdir: string): Promise<void> {
     if (await exists(bootstrapReportPath(mdir))) return;
-    const { command, args } = sandboxed(machineRoot(mdir), [process.execPath, join(__dirname, 'cloud-init/cloud-init-main.js')]);
+    const { command, args } = sandboxed(machineRoot(mdir), ['/bin/sh', scriptInMachine]);
     await startDetached({ name: 'cloud-init', command, args, stateDir: machineRunDir(mdir) });
   }
 
@@ -171,7 +175,10 @@ export class LocalProvider implements InfrastructureProvider {
     const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
     if (await exists(sentinelPath(mdir))) return { state: 'succeeded' };
     const report = await readJson<BootstrapReport>(bootstrapReportPath(mdir));
-    if (report?.state === 'failed') return { state: 'failed', command: report.command ?? '', exitCode: report.exitCode ?? 1, output: report.output ?? '' };
+    if (report?.state === 'failed') {
+      const output = await readFile(join(machineRoot(mdir), stepOutputInMachine), 'utf8').catch(() => '');
+      return { state: 'failed', command: report.command ?? '', exitCode: report.exitCode ?? 1, output: output.slice(-4000) };
+    }
     if (report?.state === 'finished') {
       return { state: 'failed', command: '(runcmd)', exitCode: 0, output: 'every command succeeded but none wrote /run/cluster-api/bootstrap-success.complete' };
     }

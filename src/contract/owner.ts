@@ -41,6 +41,8 @@ export interface OwnerSummary {
   initialized: boolean;
   /** Every replica Running, and no machine beyond them. */
   ready: boolean;
+  /** The owner's Available condition: the control plane answers, or enough workers are available. */
+  available: boolean;
   failedMachines: number;
   deleted: boolean;
   /** Grows with every report: signals may arrive out of order, and the receiver keeps the newest. */

@@ -62,7 +62,7 @@ test('an in-place template change replaces the old template keys and keeps the m
 });
 
 test('an owner summary changes with what the cluster plans with, not with each machine that becomes ready', () => {
-  const owner = { kind: 'MachineDeployment', namespace: 'default', name: 'md', version: 'v1.36.3', revision: 1, templateHash: 'h', replicas: 1000, initialized: true, ready: false, failedMachines: 0, deleted: false, sequence: 1, readyReplicas: 10, step: 'creating' } as OwnerStatus;
+  const owner = { kind: 'MachineDeployment', namespace: 'default', name: 'md', version: 'v1.36.3', revision: 1, templateHash: 'h', replicas: 1000, initialized: true, ready: false, available: false, failedMachines: 0, deleted: false, sequence: 1, readyReplicas: 10, step: 'creating' } as OwnerStatus;
   assert.equal(summaryKey(owner), summaryKey({ ...owner, readyReplicas: 500, step: 'waiting', sequence: 7 }));
   assert.notEqual(summaryKey(owner), summaryKey({ ...owner, ready: true }));
   assert.notEqual(summaryKey(owner), summaryKey({ ...owner, failedMachines: 1 }));

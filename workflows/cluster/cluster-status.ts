@@ -29,7 +29,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
   const conditions = [
     cond('InfrastructureReady', state.infrastructureReady, 'WaitingForInfrastructure'),
     cond('ControlPlaneInitialized', !!cp?.initialized, 'WaitingForControlPlane', cp && notReady(cp)),
-    cond('ControlPlaneAvailable', !!cp?.initialized && cp.ready, 'ControlPlaneNotAvailable', cp && notReady(cp)),
+    cond('ControlPlaneAvailable', !!cp?.available, 'ControlPlaneNotAvailable', cp && notReady(cp)),
     cond('WorkersAvailable', workersReady, 'WorkersNotAvailable', mds.filter((s) => !s.ready).map(notReady).join('; ') || undefined),
   ];
   const available = conditions.every((c) => c.status === 'True');

@@ -72,6 +72,7 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     rolloutComplete: updated === state.spec.replicas && state.machines.length === state.spec.replicas,
     revision: state.revisions?.at(-1)?.revision ?? 1, templateHash: templateHash(state.spec), initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
     ready: ready === state.spec.replicas && state.machines.length === state.spec.replicas,
+    available,
     failedMachines: state.machines.filter((m) => m.phase === MachinePhase.Failed).length,
     conditions: [
       { type: 'Available', status: available ? 'True' : 'False', ...(available ? {} : { reason: 'WaitingForMachines', message: state.step }) },

@@ -28,6 +28,7 @@ export function machineDeploymentStatus(facts: ClusterFacts, state: MachineDeplo
     templateHash: machineTemplateHash(state.spec.template),
     initialized: true,
     ready: ready === state.spec.replicas && state.machines.length === state.spec.replicas,
+    available: availableOk,
     failedMachines: state.machines.filter((m) => m.phase === MachinePhase.Failed).length,
     deleted: !!state.deleting && state.machines.length === 0,
     step: state.step,

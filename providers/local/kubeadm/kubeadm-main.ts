@@ -9,11 +9,11 @@ import { writeTree } from '../../../src/util/files';
 import {
   apiserverProcess, controllerManagerProcess, etcdPeerUrl, etcdProcess, schedulerProcess, standardPorts, type ControlPlaneLayout,
 } from '../control-plane-components';
-import type { KubeletRegistration } from '../layout';
 import { metadataPathInMachine, stateDirInMachine, type MachineMetadata } from '../machine-metadata';
 import { startDetached } from '../../../src/util/processes';
 import { waitForOk } from '../../../src/util/https-probe';
-import { nodeLabels, parseKubeadmConfig, splitHostPort, type KubeadmDocuments, type NodeRegistration } from './kubeadm-config';
+import { parseKubeadmConfig, splitHostPort, type KubeadmDocuments, type NodeRegistration } from './kubeadm-config';
+import { checkToken, joinEndpoint, KubeadmError, kubeletRegistration } from './worker-join';
 
 /**
  * capt's kubeadm for local machines: `kubeadm init|join [--control-plane] --config FILE` run from the
@@ -22,9 +22,6 @@ import { nodeLabels, parseKubeadmConfig, splitHostPort, type KubeadmDocuments, t
  * the kubelet's registration.
  */
 const pki = '/etc/kubernetes/pki';
-const controlPlaneTaint = { key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' };
-
-class KubeadmError extends Error {}
 
 function usage(): never {
   throw new KubeadmError('usage: kubeadm init --config FILE | kubeadm join [--control-plane] --config FILE');
@@ -72,12 +69,8 @@ async function startComponents(layout: ControlPlaneLayout, cas: ClusterCertifica
 }
 
 async function registerKubelet(meta: MachineMetadata, registration: NodeRegistration | undefined, controlPlane: boolean): Promise<void> {
-  const labels = { ...nodeLabels(registration), ...(controlPlane ? { 'node-role.kubernetes.io/control-plane': '', 'node.kubernetes.io/exclude-from-external-load-balancers': '' } : {}) };
-  // As kubeadm: an explicit taint list replaces the default control-plane taint.
-  const taints = registration?.taints ?? (controlPlane ? [controlPlaneTaint] : []);
-  const config: KubeletRegistration = { nodeName: registration?.name ?? meta.name, providerID: meta.providerID, kubeletVersion: meta.kubernetesVersion, ip: meta.ip, labels, taints };
   await mkdir('/var/lib/kubelet', { recursive: true });
-  await writeFile('/var/lib/kubelet/config.json', JSON.stringify(config, null, 2));
+  await writeFile('/var/lib/kubelet/config.json', JSON.stringify(kubeletRegistration(meta, registration, controlPlane), null, 2));
 }
 
 async function init(meta: MachineMetadata, docs: KubeadmDocuments): Promise<void> {
@@ -109,40 +102,9 @@ async function createBootstrapToken(client: KubeClient, token: string): Promise<
   }));
 }
 
-/** kubeadm's discovery: the token must authenticate against the endpoint (401 means it does not). */
-async function checkToken(endpoint: string, token: string | undefined): Promise<void> {
-  if (!token) throw new KubeadmError('JoinConfiguration.discovery.bootstrapToken.token is required');
-  const url = `https://${endpoint}/api/v1/namespaces/kube-public/configmaps/cluster-info`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      const res = await httpsGetWithToken(url, token);
-      if (res === 401) throw new KubeadmError(`the bootstrap token was rejected by ${endpoint} (HTTP 401): it is unknown or expired`);
-      return;
-    } catch (err) {
-      if (err instanceof KubeadmError || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
-
-function httpsGetWithToken(url: string, token: string): Promise<number> {
-  return import('node:https').then(({ request }) => new Promise<number>((resolve, reject) => {
-    const req = request(url, { rejectUnauthorized: false, headers: { authorization: `Bearer ${token}` }, timeout: 3000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  }));
-}
-
 async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, controlPlane: boolean): Promise<void> {
-  const discovery = docs.join?.discovery?.bootstrapToken;
-  const endpoint = discovery?.apiServerEndpoint ?? docs.cluster?.controlPlaneEndpoint;
-  if (!endpoint) throw new KubeadmError('JoinConfiguration.discovery.bootstrapToken.apiServerEndpoint is required');
-  await checkToken(endpoint, discovery?.token);
+  const endpoint = joinEndpoint(docs);
+  await checkToken(endpoint, docs.join?.discovery?.bootstrapToken?.token);
   if (controlPlane) {
     const cas = await readCAs();
     await writeControlPlaneFiles(meta, docs, splitHostPort(endpoint), cas);

@@ -1,0 +1,49 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { joinWorker } from './worker-join';
+
+/**
+ * Worker joins, served by the cluster agent for the `kubeadm` of its machines (kubeadm-shim.ts): a node
+ * process per join spent ~0.2 s of CPU starting and loading kubeadm's code, the agent has it loaded.
+ *
+ * Request: NUL-terminated fields: the argument count, the arguments, the machine's metadata.json, the
+ * --config file's content. Answer: the exit code, the kubelet registration (JSON on one line, empty on
+ * failure), then kubeadm's output.
+ */
+const maxRequestBytes = 1 << 20;
+
+export function serveWorkerJoins(host: string, port: number): Promise<Server> {
+  const server = createServer((socket) => receive(socket));
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+function receive(socket: Socket): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  socket.on('error', () => socket.destroy());
+  socket.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > maxRequestBytes) return void socket.destroy();
+    const fields = Buffer.concat(chunks).toString('utf8').split('\0');
+    const argc = Number(fields[0]);
+    // Complete once argc + 3 fields are terminated: the last split element is what follows the final NUL.
+    if (!Number.isInteger(argc) || fields.length < argc + 4) return;
+    socket.removeAllListeners('data');
+    void answer(socket, fields.slice(1, argc + 1), fields[argc + 1]!, fields[argc + 2]!);
+  });
+}
+
+async function answer(socket: Socket, args: string[], metadata: string, config: string): Promise<void> {
+  let reply: string;
+  try {
+    if (args[0] !== 'join' || args.includes('--control-plane')) throw new Error('only worker joins are served here');
+    const registration = await joinWorker(config, metadata);
+    reply = `0\n${JSON.stringify(registration)}\nkubeadm join: node ${registration.nodeName} ready\n`;
+  } catch (err) {
+    reply = `1\n\nkubeadm: ${(err as Error).message}\n`;
+  }
+  if (!socket.destroyed) socket.end(reply);
+}

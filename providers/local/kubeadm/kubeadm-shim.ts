@@ -1,0 +1,38 @@
+import { join } from 'node:path';
+
+/**
+ * The `kubeadm` a machine finds on its PATH (/run/capt/bin). `init` and control-plane joins run
+ * kubeadm-main.js on the machine; a worker's join is asked of the cluster agent at `agent` (join-service.ts)
+ * over bash's /dev/tcp, and the registration it answers is written to the machine's /var/lib/kubelet, so
+ * a worker boots without starting a node process. An agent that does not answer is retried for two minutes.
+ */
+export function kubeadmShim(agent: { host: string; port: number }): string {
+  const main = `exec "${process.execPath}" "${join(__dirname, 'kubeadm-main.js')}" "$@"`;
+  return `#!/bin/bash
+config=
+for ((i = 1; i < $#; i++)); do
+  if [ "\${!i}" = --config ]; then j=$((i + 1)); config=\${!j}; fi
+done
+if [ "$1" != join ] || [[ " $* " == *" --control-plane "* ]] || [ ! -r "$config" ]; then
+  ${main}
+fi
+for ((try = 0; ; try++)); do
+  if { exec 3<>/dev/tcp/${agent.host}/${agent.port}; } 2>/dev/null; then
+    printf '%s\\0' "$#" "$@" "$(< /run/capt/metadata.json)" "$(< "$config")" >&3
+    IFS= read -r code <&3 && break
+    exec 3<&-
+  fi
+  if ((try >= 120)); then echo "kubeadm: the cluster agent at ${agent.host}:${agent.port} does not answer" >&2; exit 1; fi
+  sleep 1
+done
+IFS= read -r kubelet <&3
+out=2
+if [ "$code" = 0 ]; then
+  [ -d /var/lib/kubelet ] || mkdir -p /var/lib/kubelet || exit 1
+  printf '%s\\n' "$kubelet" > /var/lib/kubelet/config.json || exit 1
+  out=1
+fi
+while IFS= read -r line; do printf '%s\\n' "$line" >&$out; done <&3
+exit "$code"
+`;
+}
