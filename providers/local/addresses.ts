@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { isListening } from '../../src/util/listening';
 import { localRoot } from './layout';
 
@@ -7,9 +8,12 @@ import { localRoot } from './layout';
  * Loopback addresses for local clusters and machines. Linux answers all of 127.0.0.0/8, so each machine
  * gets an address of its own and every component keeps its standard port, as on a real network. A claim
  * is a folder named after the address (mkdir is atomic) holding its owner, so a retried create finds
- * its address again instead of taking a second one.
+ * its address again instead of taking a second one. An index from owner to address finds it with one
+ * read: scanning every claim cost ~0.1 s per create at 1000 machines.
  */
 const claimsDir = () => join(localRoot(), 'addresses');
+const indexPath = (owner: string) => join(localRoot(), 'address-owners', createHash('sha256').update(owner).digest('hex'));
+const ownerOf = (ip: string) => readFile(join(claimsDir(), ip, 'owner'), 'utf8').catch(() => '');
 const toIP = (n: number) => `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 const fromIP = (ip: string) => {
   const [a, b, c, d] = ip.split('.').map(Number);
@@ -30,10 +34,9 @@ function addressRange(): { first: number; last: number } {
 }
 
 async function owned(owner: string): Promise<string | undefined> {
-  for (const ip of await readdir(claimsDir()).catch(() => [] as string[])) {
-    if ((await readFile(join(claimsDir(), ip, 'owner'), 'utf8').catch(() => '')) === owner) return ip;
-  }
-  return undefined;
+  const ip = await readFile(indexPath(owner), 'utf8').catch(() => undefined);
+  // An index entry outlives its claim only if a release was interrupted; the claim's owner file decides.
+  return ip && (await ownerOf(ip)) === owner ? ip : undefined;
 }
 
 const inUse = async (ip: string) => (await Promise.all([6443, 2379, 2380].map((port) => isListening(ip, port, 500)))).some(Boolean);
@@ -58,6 +61,8 @@ export async function claimAddress(owner: string): Promise<string> {
       continue;
     }
     await writeFile(join(claimsDir(), ip, 'owner'), owner);
+    await mkdir(dirname(indexPath(owner)), { recursive: true });
+    await writeFile(indexPath(owner), ip);
     return ip;
   }
   throw new Error(`no free loopback address left in ${toIP(first)} - ${toIP(last)}`);
@@ -65,6 +70,13 @@ export async function claimAddress(owner: string): Promise<string> {
 
 /** Releasing an address that is not claimed succeeds. */
 export async function releaseAddress(owner: string): Promise<void> {
-  const ip = await owned(owner);
+  // Claims made before the index existed are found by scanning, as they always were.
+  const ip = (await owned(owner)) ?? (await scanForOwner(owner));
   if (ip) await rm(join(claimsDir(), ip), { recursive: true, force: true });
+  await rm(indexPath(owner), { force: true });
+}
+
+async function scanForOwner(owner: string): Promise<string | undefined> {
+  for (const ip of await readdir(claimsDir()).catch(() => [] as string[])) if ((await ownerOf(ip)) === owner) return ip;
+  return undefined;
 }

@@ -1,21 +1,32 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubeClient } from '../../activities/kube/kube-client';
 import { getSecret } from '../../src/secrets/secret-store';
-import { SimulatedKubelets } from './kubelet/simulated-kubelets';
+import { serveWorkerJoins } from './kubeadm/join-service';
+import { KubeletApi } from './kubelet/kube-api';
+import { kubeletConcurrency, SimulatedKubelets } from './kubelet/simulated-kubelets';
 import {
-  kubeletConfigPath, machineDir, machinesDir, type KubeletRegistration, type LocalClusterRecord, type LocalMachineRecord,
+  agentJoinPort, kubeletConfigPath, machineDir, machinesDir, type KubeletRegistration, type LocalClusterRecord, type LocalMachineRecord,
 } from './layout';
 import { ApiserverLoadBalancer } from './load-balancer';
 
 /**
- * One process per local cluster: its control-plane endpoint (load balancer) and the simulated kubelets of
- * all its machines. It outlives capt workers and exits when the cluster's record is deleted.
+ * One process per local cluster: its control-plane endpoint (load balancer), the simulated kubelets of
+ * all its machines, and its workers' `kubeadm join`. It outlives capt workers and exits when the
+ * cluster's record is deleted.
  */
 async function readJson<T>(path: string): Promise<T | undefined> {
   try {
     return JSON.parse(await readFile(path, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+function readJsonSync<T>(path: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
   } catch {
     return undefined;
   }
@@ -26,34 +37,67 @@ interface PoweredMachine {
   registration: KubeletRegistration | undefined;
 }
 
-async function poweredMachines(dir: string): Promise<PoweredMachine[]> {
-  const names = await readdir(machinesDir(dir)).catch(() => [] as string[]);
-  const machines = await Promise.all(
-    names.map(async (name) => ({
-      record: await readJson<LocalMachineRecord>(join(machineDir(dir, name), 'machine.json')),
-      registration: await readJson<KubeletRegistration>(kubeletConfigPath(machineDir(dir, name))),
-    })),
-  );
-  return machines.filter((m): m is PoweredMachine => m.record?.power === 'on');
+/**
+ * The cluster's machines as their folders say. A machine.json is replaced (renamed over) on every change,
+ * so it is read again only when its inode or mtime changed. Synchronous on purpose: at 1000 machines a
+ * scan is ~5 ms of stats, where reading both files of every machine asynchronously, three scans a second,
+ * cost most of a core.
+ */
+class MachineFolders {
+  private readonly known = new Map<string, { version: string; record?: LocalMachineRecord; registration?: KubeletRegistration }>();
+
+  constructor(private readonly dir: string) {}
+
+  powered(): PoweredMachine[] {
+    let names: string[];
+    try {
+      names = readdirSync(machinesDir(this.dir));
+    } catch {
+      names = [];
+    }
+    const present = new Set(names);
+    for (const name of this.known.keys()) if (!present.has(name)) this.known.delete(name);
+    const powered: PoweredMachine[] = [];
+    for (const name of names) {
+      const mdir = machineDir(this.dir, name);
+      const stat = statSync(join(mdir, 'machine.json'), { throwIfNoEntry: false });
+      if (!stat) {
+        this.known.delete(name);
+        continue;
+      }
+      const version = `${stat.ino}:${stat.mtimeMs}`;
+      let entry = this.known.get(name);
+      if (entry?.version !== version) {
+        entry = { version, record: readJsonSync<LocalMachineRecord>(join(mdir, 'machine.json')) };
+        this.known.set(name, entry);
+      }
+      // kubeadm writes the registration once per machine life; until it has, look at every scan.
+      entry.registration ??= readJsonSync<KubeletRegistration>(kubeletConfigPath(mdir));
+      if (entry.record?.power === 'on') powered.push({ record: entry.record, registration: entry.registration });
+    }
+    return powered;
+  }
 }
 
 async function main(): Promise<void> {
   const dir = process.argv[2]!;
   const cluster = (await readJson<LocalClusterRecord>(join(dir, 'cluster.json')))!;
+  const machines = new MachineFolders(dir);
   const lb = new ApiserverLoadBalancer(async () =>
-    (await poweredMachines(dir)).filter((m) => m.record.role === 'control-plane' && !m.record.detached).map((m) => `${m.record.ip}:6443`),
+    machines.powered().filter((m) => m.record.role === 'control-plane' && !m.record.detached).map((m) => `${m.record.ip}:6443`),
   );
   await lb.listen(cluster.endpoint.host, cluster.endpoint.port);
+  const joins = await serveWorkerJoins(cluster.endpoint.host, agentJoinPort);
   let kubelets: SimulatedKubelets | undefined;
   // Two loops, so a kubelet report stuck on a slow apiserver never leaves the load balancer's backends stale.
   await Promise.all([
     everyWhileClusterExists(dir, 500, () => lb.checkBackends()),
     everyWhileClusterExists(dir, 1000, async () => {
-      kubelets ??= new SimulatedKubelets(new KubeClient(await getSecret(cluster.adminKubeconfig)));
-      const registrations = (await poweredMachines(dir)).flatMap((m) => (m.registration ? [m.registration] : []));
-      await kubelets.sync(registrations);
+      kubelets ??= new SimulatedKubelets(new KubeletApi(await getSecret(cluster.adminKubeconfig), kubeletConcurrency));
+      await kubelets.sync(machines.powered().flatMap((m) => (m.registration ? [m.registration] : [])));
     }),
   ]);
+  joins.close();
   await lb.close();
 }
 

@@ -18,20 +18,22 @@ mount --bind "$R" /mnt
 mount -t tmpfs -o size=1m,mode=700 tmpfs "$H"
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=/mnt/etc,workdir=/mnt/.work/etc" /etc
 for d in run var home; do mount --bind "/mnt/$d" "/$d"; done
-# capt's own code (kubeadm, cloud-init) must stay reachable at its path even when it lives under /tmp.
-mkdir -p /run/capt/code && mount --bind "$C" /run/capt/code
+# capt's own code (kubeadm) must stay reachable at its path even when it lives under /tmp.
+mount --bind "$C" /run/capt/code
 mount --bind /mnt/tmp /tmp
-mkdir -p "$C" && mount --bind /run/capt/code "$C" && mount -o remount,bind,ro "$C"
+# Every mount(8) is a process: test and bind,ro (bind then read-only remount) spare three.
+[ -d "$C" ] || mkdir -p "$C"
+mount -o bind,ro /run/capt/code "$C"
 umount /mnt
 mount -t tmpfs -o size=64m tmpfs /dev/shm
 mount -o remount,bind,ro /
 exec "$@"`;
 
-/** The checkout capt runs from (dist/ and node_modules/), which machines run kubeadm and cloud-init from. */
+/** The checkout capt runs from (dist/ and node_modules/), which machines run kubeadm from. */
 const codeRoot = join(__dirname, '../../..');
 
 export async function prepareMachineRoot(root: string): Promise<void> {
-  for (const dir of ['etc', '.work/etc', ...writable, 'run/capt/bin', 'run/cluster-api', 'var/lib/cloud/instance', 'var/log']) {
+  for (const dir of ['etc', '.work/etc', ...writable, 'run/capt/bin', 'run/capt/code', 'run/cluster-api', 'var/lib/cloud/instance', 'var/lib/kubelet', 'var/log']) {
     await mkdir(join(root, dir), { recursive: true });
   }
 }

@@ -1,14 +1,51 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import type { KubeClient } from '../../../activities/kube/kube-client';
 import type { KubeletRegistration } from '../layout';
+import { hasStatus, type KubeletApi } from './kube-api';
 
+/** As the kubelet: a 40 s node Lease, renewed every quarter of that. */
 const leaseSeconds = 40;
-const statusEverySeconds = 10;
+const renewEveryMs = 10_000;
+/**
+ * As the kubelet's nodeStatusReportFrequency: with the Lease as heartbeat an unchanged status is posted
+ * every 5 minutes, not every 10 s (at 1000 nodes, 100 status patches a second less). After a renewal that
+ * came late, at once: the node controller may have marked the Node Unknown meanwhile.
+ */
+const statusEveryMs = 300_000;
+const lateAfterMs = 2 * renewEveryMs;
+/** Reports in flight at once (the API client's connections); new nodes go first. */
+export const kubeletConcurrency = 16;
+
+const leasesPath = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
+
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; resourceVersion?: string; managedFields?: unknown };
+  spec: { holderIdentity: string; leaseDurationSeconds: number; renewTime: string };
+}
 
 interface NodeState {
   registration: KubeletRegistration;
+  registered: boolean;
+  /** The Lease as last written: a renewal is one update, without reading it first. */
+  lease?: Lease;
+  lastRenew: number;
   lastStatus: number;
   nextPodIP: number;
+}
+
+/** Lease times are MicroTime: the apiserver insists on six fractional digits. */
+const microTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+
+/** Runs `work` on every item, at most `limit` at a time; returns the failures instead of stopping at the first. */
+async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<Error[]> {
+  const failures: Error[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await work(items[next++]!).catch((err: Error) => void failures.push(err));
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return failures;
 }
 
 /**
@@ -19,38 +56,81 @@ interface NodeState {
 export class SimulatedKubelets {
   private readonly nodes = new Map<string, NodeState>();
 
-  constructor(private readonly client: KubeClient) {}
+  constructor(private readonly api: KubeletApi) {}
 
   /** Reconciles the set of powered machines: new ones register, vanished or powered-off ones go silent. */
   async sync(registrations: KubeletRegistration[], now = Date.now()): Promise<void> {
-    const wanted = new Set(registrations.map((r) => r.nodeName));
+    const wanted = new Map(registrations.map((r) => [r.nodeName, r]));
     for (const name of [...this.nodes.keys()]) if (!wanted.has(name)) this.nodes.delete(name);
-    for (const registration of registrations) {
-      if (!this.nodes.has(registration.nodeName)) {
-        await this.client.registerNode(nodeObject(registration));
-        this.nodes.set(registration.nodeName, { registration, lastStatus: 0, nextPodIP: 2 });
-      }
+    for (const [name, registration] of wanted) {
+      if (!this.nodes.has(name)) this.nodes.set(name, { registration, registered: false, lastRenew: 0, lastStatus: 0, nextPodIP: 2 });
     }
-    for (const [name, state] of this.nodes) {
-      if (now - state.lastStatus >= statusEverySeconds * 1000) {
-        await this.client.renewNodeLease(name, name, leaseSeconds);
-        await this.client.patchNodeStatus(name, { status: nodeStatus(state.registration, new Date(now)) });
-        state.lastStatus = now;
-      }
-    }
+    const due = [...this.nodes.values()]
+      .filter((s) => !s.registered || now - s.lastRenew >= renewEveryMs || now - s.lastStatus >= statusEveryMs)
+      .sort((a, b) => Number(a.registered) - Number(b.registered));
+    // One node's failure (its Node deleted under it, a dropped connection) must not hold up the others' heartbeats.
+    const failures = await inParallel(due, kubeletConcurrency, (state) => this.report(state, now));
     await this.syncPods(now);
+    if (failures.length > 0) throw failures[0]!;
+  }
+
+  private async report(state: NodeState, now: number): Promise<void> {
+    const { registration } = state;
+    if (!state.registered) {
+      // Create-if-missing: a restarted agent re-registers its nodes the same way.
+      await this.api.call('POST', '/api/v1/nodes', nodeObject(registration)).catch((err) => {
+        if (!hasStatus(err, 409)) throw err;
+      });
+      state.registered = true;
+    }
+    const late = now - state.lastRenew >= lateAfterMs;
+    if (now - state.lastRenew >= renewEveryMs) await this.renewLease(state, now);
+    if (late || now - state.lastStatus >= statusEveryMs) {
+      const path = `/api/v1/nodes/${encodeURIComponent(registration.nodeName)}/status`;
+      await this.api.call('PATCH', path, { status: nodeStatus(registration, new Date(now)) }, 'application/merge-patch+json');
+      state.lastStatus = now;
+    }
+  }
+
+  private async renewLease(state: NodeState, now: number): Promise<void> {
+    const name = state.registration.nodeName;
+    const path = `${leasesPath}/${encodeURIComponent(name)}`;
+    const spec = { holderIdentity: name, leaseDurationSeconds: leaseSeconds, renewTime: microTime(now) };
+    const update = async (lease: Lease) => {
+      const { managedFields: _, ...metadata } = lease.metadata;
+      return this.api.call<Lease>('PUT', path, { ...lease, metadata, spec: { ...lease.spec, ...spec } });
+    };
+    const create = () => this.api.call<Lease>('POST', leasesPath, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec });
+    try {
+      state.lease = state.lease ? await update(state.lease) : await create();
+    } catch (err) {
+      // Gone (the garbage collector follows its Node) or written elsewhere (a restarted agent): create it, or update what is there.
+      if (hasStatus(err, 404)) state.lease = await create();
+      else if (hasStatus(err, 409)) state.lease = await update(await this.api.call<Lease>('GET', path));
+      else throw err;
+    }
+    state.lastRenew = now;
   }
 
   private async syncPods(now: number): Promise<void> {
     if (this.nodes.size === 0) return;
-    const pods = (await this.client.listPods()).filter((p) => p.spec?.nodeName && this.nodes.has(p.spec.nodeName));
-    for (const pod of pods) {
+    const { items } = await this.api.call<{ items: V1Pod[] }>('GET', '/api/v1/pods');
+    for (const pod of items.filter((p) => p.spec?.nodeName && this.nodes.has(p.spec.nodeName))) {
       const { namespace, name, uid, deletionTimestamp } = pod.metadata!;
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace!)}/pods/${encodeURIComponent(name!)}`;
       if (deletionTimestamp) {
         // The apiserver sets deletionTimestamp to the end of the grace period.
-        if (new Date(deletionTimestamp).getTime() <= now) await this.client.deletePodNow(namespace!, name!, uid!);
+        if (new Date(deletionTimestamp).getTime() <= now) {
+          // A body's DeleteOptions replace the query's, so the grace period must be in the body.
+          await this.api.call('DELETE', path, { gracePeriodSeconds: 0, preconditions: { uid } }).catch((err) => {
+            if (!hasStatus(err, 404, 409)) throw err;
+          });
+        }
       } else if (pod.status?.phase !== 'Running' && pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed') {
-        await this.client.patchPodStatus(namespace!, name!, { status: runningStatus(pod, this.podIP(pod.spec!.nodeName!), new Date(now)) });
+        const status = runningStatus(pod, this.podIP(pod.spec!.nodeName!), new Date(now));
+        await this.api.call('PATCH', `${path}/status`, { status }, 'application/merge-patch+json').catch((err) => {
+          if (!hasStatus(err, 404)) throw err;
+        });
       }
     }
   }
