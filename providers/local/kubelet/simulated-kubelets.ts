@@ -77,13 +77,17 @@ export class SimulatedKubelets {
   private async report(state: NodeState, now: number): Promise<void> {
     const { registration } = state;
     if (!state.registered) {
-      // Create-if-missing: a restarted agent re-registers its nodes the same way.
-      await this.api.call('POST', '/api/v1/nodes', nodeObject(registration)).catch((err) => {
+      // As the kubelet, the Node is created with its status: Ready from the start, and one request fewer.
+      // Create-if-missing: a restarted agent re-registers its nodes the same way, then posts their status.
+      const node = { ...nodeObject(registration), status: nodeStatus(registration, new Date(now)) };
+      const created = await this.api.call('POST', '/api/v1/nodes', node).then(() => true, (err) => {
         if (!hasStatus(err, 409)) throw err;
+        return false;
       });
       state.registered = true;
+      if (created) state.lastStatus = now;
     }
-    const late = now - state.lastRenew >= lateAfterMs;
+    const late = state.lastRenew > 0 && now - state.lastRenew >= lateAfterMs;
     if (now - state.lastRenew >= renewEveryMs) await this.renewLease(state, now);
     if (late || now - state.lastStatus >= statusEveryMs) {
       const path = `/api/v1/nodes/${encodeURIComponent(registration.nodeName)}/status`;
