@@ -8,7 +8,8 @@ const { readdirSync, statSync } = require('node:fs');
 const { join, relative } = require('node:path');
 const { spawn } = require('node:child_process');
 
-const root = join(__dirname, '..', 'dist', 'test');
+// CAPT_TEST_ROOT points the runner at other compiled tests (the runner's own test does).
+const root = process.env.CAPT_TEST_ROOT ?? join(__dirname, '..', 'dist', 'test');
 const files = [];
 (function walk(dir) {
   for (const entry of readdirSync(dir).sort()) {
@@ -28,8 +29,10 @@ const longest = ['cluster/control-plane-upgrade', 'machine-deployment/', 'cluste
 const rank = (f) => { const i = longest.findIndex((p) => relative(root, f).includes(p)); return i < 0 ? longest.length : i; };
 const queue = [...selected].sort((a, b) => rank(a) - rank(b));
 const lanes = Math.max(1, Math.min(Number(process.env.CAPT_TEST_LANES ?? 2) || 1, queue.length));
-const totals = { tests: 0, pass: 0, fail: 0 };
-let failedFiles = 0;
+// A file that hangs is stopped after this long and counted as failed, so CI never stalls on one.
+const fileTimeoutMs = Number(process.env.CAPT_TEST_FILE_TIMEOUT_MINUTES ?? 30) * 60_000;
+const totals = { tests: 0, pass: 0, fail: 0, cancelled: 0 };
+const failedFiles = [];
 
 function runFile(file, lane) {
   return new Promise((resolve) => {
@@ -38,13 +41,26 @@ function runFile(file, lane) {
     const env = { ...process.env, CAPT_LOCAL_ADDRESSES: `127.${1 + size * lane}.0.1-127.${size * (lane + 1)}.255.254` };
     const child = spawn(process.execPath, ['--enable-source-maps', '--test', file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const chunks = [];
+    let timedOut = false;
+    // SIGTERM lets the file's after() hooks stop its servers and machines; SIGKILL if they hang too.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 60_000).unref();
+    }, fileTimeoutMs);
     child.stdout.on('data', (c) => chunks.push(c));
     child.stderr.on('data', (c) => chunks.push(c));
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
       const text = Buffer.concat(chunks).toString();
-      process.stdout.write(`# file ${relative(root, file)} (lane ${lane}, exit ${code})\n${text}`);
-      for (const key of Object.keys(totals)) totals[key] += Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
-      if (code !== 0) failedFiles++;
+      const name = relative(root, file);
+      process.stdout.write(`# file ${name} (lane ${lane}, exit ${code ?? signal})\n${text}`);
+      const counts = {};
+      for (const key of Object.keys(totals)) counts[key] = Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      for (const key of Object.keys(totals)) totals[key] += counts[key];
+      if (timedOut) failedFiles.push(`${name}: stopped after ${fileTimeoutMs / 60_000} min (CAPT_TEST_FILE_TIMEOUT_MINUTES)`);
+      // A file that failed without a failed test (a hook, a crash) still counts as one failure.
+      else if (code !== 0 && counts.fail + counts.cancelled === 0) failedFiles.push(`${name}: exit ${code ?? signal} with no failed test`);
       resolve();
     });
   });
@@ -55,7 +71,10 @@ async function lane(n) {
 }
 
 void Promise.all(Array.from({ length: lanes }, (_, n) => lane(n))).then(() => {
-  console.log(`# all files: tests ${totals.tests}, pass ${totals.pass}, fail ${totals.fail}, files failed ${failedFiles}`);
-  console.log(`${totals.pass} passed, ${totals.fail} failed`);
-  process.exit(totals.fail > 0 || failedFiles > 0 ? 1 : 0);
+  // Cancelled tests (a test's own timeout, or its file stopped) are failures, and so is a file that failed whole.
+  const failed = totals.fail + totals.cancelled + failedFiles.length;
+  for (const f of failedFiles) console.log(`# failed file ${f}`);
+  console.log(`# all files: tests ${totals.tests}, pass ${totals.pass}, fail ${totals.fail}, cancelled ${totals.cancelled}, files failed whole ${failedFiles.length}`);
+  console.log(`${totals.pass} passed, ${failed} failed`);
+  process.exit(failed > 0 ? 1 : 0);
 });
