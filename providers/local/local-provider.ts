@@ -173,8 +173,10 @@ export class LocalProvider implements InfrastructureProvider {
 
   async checkBootstrap(ref: MachineRef): Promise<BootstrapCheck> {
     const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
-    if (await exists(sentinelPath(mdir))) return { state: 'succeeded' };
+    // The report first: the sentinel is written before the report says finished, so reading them the
+    // other way round could see neither the sentinel nor a running script and call a success a failure.
     const report = await readJson<BootstrapReport>(bootstrapReportPath(mdir));
+    if (await exists(sentinelPath(mdir))) return { state: 'succeeded' };
     if (report?.state === 'failed') {
       const output = await readFile(join(machineRoot(mdir), stepOutputInMachine), 'utf8').catch(() => '');
       return { state: 'failed', command: report.command ?? '', exitCode: report.exitCode ?? 1, output: output.slice(-4000) };
@@ -183,7 +185,9 @@ export class LocalProvider implements InfrastructureProvider {
       return { state: 'failed', command: '(runcmd)', exitCode: 0, output: 'every command succeeded but none wrote /run/cluster-api/bootstrap-success.complete' };
     }
     const running = await runningPid(machineRunDir(mdir), 'cloud-init');
-    if (!report && !running && (await exists(join(mdir, 'machine.json')))) {
+    // A script that ended between the reads has written its report by now: the next check reads it.
+    const ended = !running && !(await readJson<BootstrapReport>(bootstrapReportPath(mdir)));
+    if (!report && ended && (await exists(join(mdir, 'machine.json')))) {
       return { state: 'failed', command: '(cloud-init)', exitCode: 1, output: await logTail(machineRunDir(mdir), 'cloud-init') };
     }
     return { state: 'pending', detail: report ? 'cloud-init is running' : 'machine is booting' };
