@@ -154,12 +154,14 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     const count = target ? Math.min(plan.create!.count, startBudget()) : 0;
     if (plan.remove.length || count > 0) {
       await deleteMachines(plan.remove);
-      const names = newNames(target!.name, count);
-      await startMachines(names.map((name) => ({
-        spec: machineSpec(name, target!), templateHash: target!.hash, summary: `Machine ${name} of MachineSet ${target!.name} (revision ${target!.revision}), cluster ${facts.name}`,
-      })));
+      const names = target ? newNames(target.name, count) : [];
+      if (target && names.length) {
+        await startMachines(names.map((name) => ({
+          spec: machineSpec(name, target), templateHash: target.hash, summary: `Machine ${name} of MachineSet ${target.name} (revision ${target.revision}), cluster ${facts.name}`,
+        })));
+      }
       setStep([
-        names.length ? `creating ${someNames(names)} (revision ${target!.revision})` : '',
+        target && names.length ? `creating ${someNames(names)} (revision ${target.revision})` : '',
         plan.remove.length ? `deleting ${someNames(plan.remove)}` : '',
       ].filter(Boolean).join('; '));
       continue;
