@@ -76,6 +76,8 @@ async function main(): Promise<void> {
   try {
     const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
     const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'bench', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '0' }) as [ClusterModel];
+    // 1000 nodes need more /24 node ranges than the quickstart's /16 pod network holds.
+    model.podSubnet = '10.128.0.0/12';
     const md = model.machineDeployments[0]!;
     md.strategy = { ...md.strategy, type: 'RollingUpdate', maxSurge: '10%', maxUnavailable: 0 };
     await client.apply([model]);

@@ -11,7 +11,8 @@ export interface MachineSpec {
   provider: string;
   role: 'control-plane' | 'worker';
   version: string;
-  bootstrap: { role: BootstrapRole; config: KubeadmConfigSpec; controlPlaneEndpoint: string };
+  /** The cluster's network (Cluster.spec.clusterNetwork) reaches kubeadm's configuration through it. */
+  bootstrap: { role: BootstrapRole; config: KubeadmConfigSpec; controlPlaneEndpoint: string; serviceSubnet?: string; podSubnet?: string };
   infrastructure: { kind: string; spec: Record<string, unknown> };
   failureDomain?: string;
   labels: Record<string, string>;

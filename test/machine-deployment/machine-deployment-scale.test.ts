@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { KubeClient } from '../../activities/kube/kube-client';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
@@ -16,12 +17,18 @@ const suite = harnessWithClient();
 const h = suite.harness;
 const MD = 'big-md-0';
 const target = 300;
+const podSubnet = '10.128.0.0/14';
+/** Whether an IPv4 CIDR lies inside 10.128.0.0/14. */
+const inPodSubnet = (cidr: string) => /^10\.(128|129|130|131)\.\d+\.0\/24$/.test(cidr);
 
 const providerMachines = async () => (await readdir(machinesDir(clusterDir('default', 'big'))).catch(() => [] as string[])).filter((d) => d.startsWith(`${MD}-`)).length;
 
 test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while busy; no history or payload outgrows Temporal's warnings`, async () => {
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
-  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'big', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2' });
+  // The quickstart's pod network (a /16, 256 node ranges of /24) cannot hold 300 nodes: this cluster asks for a /14.
+  const text14 = text.replace('cidrBlocks: ["10.244.0.0/16"]', `cidrBlocks: ["${podSubnet}"]`);
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text: text14 }], { CLUSTER_NAME: 'big', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2' });
+  assert.equal(model!.podSubnet, podSubnet);
   await suite.client.apply([model!]);
   const ready = await suite.client.waitForCluster('default', 'big', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
@@ -49,6 +56,15 @@ test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while 
   assert.equal(await providerMachines(), target, 'exactly one provider machine per replica');
   const running = await suite.client.listMachines('default');
   assert.equal(running.filter((m) => m.cluster === 'big' && m.name.startsWith(`${MD}-`)).length, target, 'one machine workflow per replica');
+  // Cluster.spec.clusterNetwork reached kubeadm: the controller-manager hands out node ranges from it.
+  const kube = new KubeClient(await suite.client.kubeconfig('default', 'big'));
+  let outside: string[] = [];
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(2000)) {
+    const nodes = await kube.listNodes();
+    outside = nodes.filter((n) => !inPodSubnet(n.spec?.podCIDR ?? '')).map((n) => `${n.metadata!.name}: ${n.spec?.podCIDR ?? 'none'}`);
+    if (nodes.length === target + 1 && !outside.length) break;
+  }
+  assert.deepEqual(outside.slice(0, 5), [], `every Node's podCIDR lies in ${podSubnet}`);
 
   await suite.client.scale('machinedeployment', 'default', MD, 2);
   for (let s = await suite.client.ownerStatus('machinedeployment', 'default', MD); s.machines.length !== 2 || s.readyReplicas !== 2; s = await suite.client.ownerStatus('machinedeployment', 'default', MD)) {

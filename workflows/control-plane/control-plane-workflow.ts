@@ -143,7 +143,10 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
 
   const machineSpec = (name: string, init: boolean): MachineSpec => ({
     namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'control-plane', version: state.spec.version,
-    bootstrap: { role: init ? 'init' : 'join-control-plane', config: state.spec.kubeadmConfigSpec, controlPlaneEndpoint: facts.endpoint },
+    bootstrap: {
+      role: init ? 'init' : 'join-control-plane', config: state.spec.kubeadmConfigSpec, controlPlaneEndpoint: facts.endpoint,
+      serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet,
+    },
     infrastructure: { kind: state.spec.infrastructure.kind, spec: state.spec.infrastructure.spec },
     labels: { 'cluster.x-k8s.io/control-plane': '', 'cluster.x-k8s.io/cluster-name': facts.name },
     annotations: {},

@@ -123,6 +123,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       await core.createBootstrapData({
         namespace: spec.namespace, cluster: spec.cluster, machine: spec.name, role: spec.bootstrap.role, kubernetesVersion: spec.version,
         controlPlaneEndpoint: spec.bootstrap.controlPlaneEndpoint, spec: spec.bootstrap.config,
+        serviceSubnet: spec.bootstrap.serviceSubnet, podSubnet: spec.bootstrap.podSubnet,
       });
       state.bootstrapDataReady = true;
     }
