@@ -35,7 +35,12 @@ export class KubeletApi {
       const req = request(
         {
           host: this.server.hostname, port: this.server.port || 443, path, method, agent: this.agent, timeout: 15_000,
-          headers: { accept: 'application/json', 'user-agent': 'capt-simulated-kubelet', ...(payload === undefined ? {} : { 'content-type': contentType }) },
+          // Content-Length always: Node frames no body for DELETE by default, and the apiserver would read the
+          // DeleteOptions as the next request on the kept-alive connection (HTTP 400 for every call after it).
+          headers: {
+            accept: 'application/json', 'user-agent': 'capt-simulated-kubelet',
+            ...(payload === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }),
+          },
         },
         (res) => {
           let text = '';
