@@ -153,17 +153,18 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     // A run starts a bounded number of children; the rest come after continue-as-new.
     const count = target ? Math.min(plan.create!.count, startBudget()) : 0;
     if (plan.remove.length || count > 0) {
-      await deleteMachines(plan.remove);
       const names = target ? newNames(target.name, count) : [];
+      // The step first: starting a few hundred machines takes a while, and the UI should say so meanwhile.
+      setStep([
+        target && names.length ? `creating ${someNames(names)} (revision ${target.revision})` : '',
+        plan.remove.length ? `deleting ${someNames(plan.remove)}` : '',
+      ].filter(Boolean).join('; '));
+      await deleteMachines(plan.remove);
       if (target && names.length) {
         await startMachines(names.map((name) => ({
           spec: machineSpec(name, target), templateHash: target.hash, summary: `Machine ${name} of MachineSet ${target.name} (revision ${target.revision}), cluster ${facts.name}`,
         })));
       }
-      setStep([
-        target && names.length ? `creating ${someNames(names)} (revision ${target.revision})` : '',
-        plan.remove.length ? `deleting ${someNames(plan.remove)}` : '',
-      ].filter(Boolean).join('; '));
       continue;
     }
     setStep(plan.complete ? `${state.spec.replicas} machines running (revision ${set.revision})` : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${blockers()}`);
