@@ -47,6 +47,29 @@ async function capt(address: string, ...args: string[]): Promise<void> {
   await promisify(execFile)(process.execPath, [join(root, 'dist/src/cli/main.js'), ...args], { env: { ...process.env, TEMPORAL_ADDRESS: address } });
 }
 
+/** CPU seconds (user + system) used so far by each part of the stack, read from /proc. */
+async function cpuSeconds(workerPid: number): Promise<Record<string, number>> {
+  const of = async (pids: number[]) => {
+    let ticks = 0;
+    for (const pid of pids) {
+      const fields = (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).split(') ')[1]?.split(' ') ?? [];
+      ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+    }
+    return ticks / 100;
+  };
+  const mentioning = async (needle: string) => (await processesMentioning([needle])).map((p) => p.pid);
+  const parts: Record<string, number[]> = {
+    worker: [workerPid], temporal: await mentioning('start-dev'), kubeApiserver: await mentioning('kube-apiserver '),
+    etcd: await mentioning('/etcd '), kubeControllerManager: await mentioning('kube-controller-manager '), kubeScheduler: await mentioning('kube-scheduler '),
+    clusterAgent: await mentioning('cluster-agent-main'), bench: [process.pid],
+  };
+  return Object.fromEntries(await Promise.all(Object.entries(parts).map(async ([k, pids]) => [k, await of(pids)] as const)));
+}
+
+/** CPU seconds per machine each part used between two snapshots. */
+const perMachine = (before: Record<string, number>, after: Record<string, number>, machines: number) =>
+  Object.fromEntries(Object.keys(after).map((k) => [k, Number(((after[k]! - (before[k] ?? 0)) / machines).toFixed(4))]));
+
 const providerMachines = async () => (await readdir(machinesDir(clusterDir('default', 'bench'))).catch(() => [] as string[])).filter((d) => d.startsWith(`${MD}-`)).length;
 
 /** Waits until the MachineDeployment has `replicas` machines, all Running on its newest revision; returns seconds. */
@@ -84,8 +107,10 @@ async function main(): Promise<void> {
     await client.waitForCluster('default', 'bench', () => undefined, 600_000);
 
     let startedAt = Date.now();
+    const cpuBeforeScaleUp = await cpuSeconds(h.worker!.pid);
     await capt(h.env.address, 'scale', 'machinedeployment', MD, '--replicas', String(workers));
     const scaleUp = await settle(client, workers, 'scale-up', startedAt);
+    const cpuScaleUp = perMachine(cpuBeforeScaleUp, await cpuSeconds(h.worker!.pid), workers);
     console.log(`scale-up: ${workers} workers Running in ${scaleUp} s`);
 
     // One wave of the rollout as its own figures: create maxSurge machines, then delete them.
@@ -100,8 +125,10 @@ async function main(): Promise<void> {
     const waveDeleteProvider = (Date.now() - startedAt) / 1000;
 
     startedAt = Date.now();
+    const cpuBeforeRollout = await cpuSeconds(h.worker!.pid);
     await capt(h.env.address, 'rollout', 'restart', `machinedeployment/${MD}`);
     const rollout = await settle(client, workers, 'rollout', startedAt);
+    const cpuRollout = perMachine(cpuBeforeRollout, await cpuSeconds(h.worker!.pid), workers);
     const waves = Math.ceil(workers / wave);
     const ideal = waves * (waveCreate + waveDeleteProvider);
     console.log(`rollout: ${rollout} s; ideal ${ideal.toFixed(1)} s (${waves} waves of ${waveCreate} s create + ${waveDeleteProvider} s delete)`);
@@ -131,6 +158,7 @@ async function main(): Promise<void> {
       seconds: { scaleUp, waveCreate, waveDelete, waveDeleteProvider, rollout, rolloutIdeal: ideal, scaleDownToZero: scaleDown, clusterDelete: deletion },
       machinesPerSecond: { scaleUp: workers / scaleUp, rollout: workers / rollout },
       rolloutOverIdeal: rollout / ideal,
+      cpuSecondsPerMachine: { scaleUp: cpuScaleUp, rolloutReplacement: cpuRollout },
       peakRssMiB: memory.peaks,
       histories: { runs: histories.runs, maxEvents: histories.maxHistoryEvents, maxBytes: histories.maxHistoryBytes, largest: histories.largest, maxPayloadBytes: histories.maxPayloadBytes, failedWorkflowTasks: histories.failedWorkflowTasks.length },
       actions: { total: histories.actions, machineLifecycles: machineRuns.size, perMachine: histories.actions / machineRuns.size },

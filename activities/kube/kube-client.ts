@@ -1,7 +1,24 @@
+import { Agent } from 'node:https';
 import {
   ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions,
-  type V1ConfigMap, type V1Namespace, type V1Node, type V1Pod, type V1Secret,
+  type RequestContext, type V1ConfigMap, type V1Namespace, type V1Node, type V1Pod, type V1Secret,
 } from '@kubernetes/client-node';
+
+/**
+ * client-node makes a new https.Agent, so a new TLS handshake, for every request (about 9 ms of CPU here
+ * and 5 ms in the apiserver); this one keeps its first agent's options and reuses kept-alive connections.
+ */
+class KeepAliveKubeConfig extends KubeConfig {
+  private agent?: Agent;
+
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    const made = context.getAgent();
+    if (!(made instanceof Agent)) return;
+    this.agent ??= new Agent({ ...made.options, keepAlive: true, maxSockets: 16 });
+    context.setAgent(this.agent);
+  }
+}
 
 // Merge patches need their content type set explicitly; the generated client defaults to JSON patch.
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -53,7 +70,7 @@ export class KubeClient {
   private readonly apps: AppsV1Api;
 
   constructor(kubeconfig: string) {
-    const kc = new KubeConfig();
+    const kc = new KeepAliveKubeConfig();
     kc.loadFromString(kubeconfig);
     this.core = kc.makeApiClient(CoreV1Api);
     this.coordination = kc.makeApiClient(CoordinationV1Api);
