@@ -17,6 +17,7 @@ import type { MachineStatus } from '../contract/machine';
 import type { OwnerStatus, OwnerSummary } from '../contract/owner';
 import { clusterWorkflowId, controlPlaneWorkflowId, machineDeploymentWorkflowId, machineWorkflowId } from '../contract/workflow-ids';
 import { clusterWorkflow } from '../../workflows';
+import { queryWithRetry } from './query-with-retry';
 
 /** capt's programmatic client: everything the CLI does, as calls over Temporal. */
 export interface ConnectOptions {
@@ -93,7 +94,7 @@ export class CaptClient {
         const handle = this.cluster(model.namespace, model.name);
         const description = await handle.describe();
         if (description.status.name !== 'RUNNING') throw new RejectedError(`cluster ${model.namespace}/${model.name} is finishing its deletion; apply again once \`capt get clusters\` no longer lists it`);
-        const current = await handle.query(clusterStatusQuery);
+        const current = await queryWithRetry(handle, clusterStatusQuery);
         const same = current.controlPlane?.replicas === model.controlPlane.replicas && current.controlPlane.templateHash === templateHash(model.controlPlane) && model.machineDeployments.every((md) => { const s = current.machineDeployments.find((x) => x.name === md.name); return s?.replicas === md.replicas && s.templateHash === machineTemplateHash(md.template); }) && current.machineDeployments.length === model.machineDeployments.length;
         await this.update(handle.executeUpdate(applyClusterUpdate, { args: [model] }));
         outcome = same ? 'unchanged' : 'configured';
@@ -124,12 +125,12 @@ export class CaptClient {
       throw new NotFoundError(`cluster ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get clusters -A\` lists them`);
     });
     if (description.status.name !== 'RUNNING') throw new NotFoundError(`cluster ${ns}/${name} not found: it was deleted at ${description.closeTime?.toISOString()}`);
-    return handle.query(clusterStatusQuery);
+    return queryWithRetry(handle, clusterStatusQuery);
   }
 
   private async view(status: ClusterStatus): Promise<ClusterView> {
     // An owner that has finished (deleted) answers no query: its summary is all there is.
-    const full = (s: OwnerSummary) => this.ownerHandle(s).query(ownerStatusQuery).catch(() => undefined);
+    const full = (s: OwnerSummary) => queryWithRetry(this.ownerHandle(s), ownerStatusQuery).catch(() => undefined);
     const [controlPlane, ...machineDeployments] = await Promise.all([status.controlPlane, ...status.machineDeployments].map((s) => (s ? full(s) : undefined)));
     return { ...status, controlPlane, machineDeployments: machineDeployments.filter((s): s is OwnerStatus => !!s) };
   }
@@ -148,14 +149,14 @@ export class CaptClient {
 
   async listClusters(namespace?: string): Promise<ClusterView[]> {
     const ids = await this.listRunning('Cluster', namespace);
-    return Promise.all(ids.map(async (id) => this.view(await this.client.workflow.getHandle(id).query(clusterStatusQuery))));
+    return Promise.all(ids.map(async (id) => this.view(await queryWithRetry(this.client.workflow.getHandle(id), clusterStatusQuery))));
   }
 
   /** Machines' full statuses, from their own workflows, a bounded number at a time. */
   async machineStatuses(ns: string, names: string[]): Promise<MachineStatus[]> {
     const out: MachineStatus[] = [];
     for (let i = 0; i < names.length; i += 50) {
-      const batch = await Promise.all(names.slice(i, i + 50).map((n) => this.client.workflow.getHandle(machineWorkflowId(ns, n)).query(machineStatusQuery).catch(() => undefined)));
+      const batch = await Promise.all(names.slice(i, i + 50).map((n) => queryWithRetry(this.client.workflow.getHandle(machineWorkflowId(ns, n)), machineStatusQuery).catch(() => undefined)));
       out.push(...batch.filter((m): m is MachineStatus => !!m));
     }
     return out;
@@ -164,13 +165,13 @@ export class CaptClient {
   async listMachines(namespace?: string): Promise<MachineStatus[]> {
     const ids = await this.listRunning('Machine', namespace);
     const out: MachineStatus[] = [];
-    for (let i = 0; i < ids.length; i += 50) out.push(...(await Promise.all(ids.slice(i, i + 50).map((id) => this.client.workflow.getHandle(id).query(machineStatusQuery)))));
+    for (let i = 0; i < ids.length; i += 50) out.push(...(await Promise.all(ids.slice(i, i + 50).map((id) => queryWithRetry(this.client.workflow.getHandle(id), machineStatusQuery)))));
     return out;
   }
 
   async listOwners(kind: 'MachineDeployment' | 'KubeadmControlPlane', namespace?: string): Promise<OwnerStatus[]> {
     const ids = await this.listRunning(kind, namespace);
-    return Promise.all(ids.map((id) => this.client.workflow.getHandle(id).query(ownerStatusQuery)));
+    return Promise.all(ids.map((id) => queryWithRetry(this.client.workflow.getHandle(id), ownerStatusQuery)));
   }
 
   async scale(kind: OwnerKind, ns: string, name: string, replicas: number): Promise<OwnerStatus> {
@@ -183,7 +184,7 @@ export class CaptClient {
 
   /** A query to a control plane or MachineDeployment, its absence said as kubectl says it. */
   private async ownerQuery<T>(kind: OwnerKind, ns: string, name: string, query: QueryDefinition<T>): Promise<T> {
-    return this.owner(kind, ns, name).query(query).catch((err: Error) => {
+    return queryWithRetry(this.owner(kind, ns, name), query).catch((err: Error) => {
       throw new NotFoundError(`${kind} ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get ${kind}s -A\` lists them`);
     });
   }
@@ -218,7 +219,7 @@ export class CaptClient {
   /** Deletes one machine (drained first); its owner replaces it if it still wants the replicas. */
   async deleteMachine(ns: string, name: string): Promise<MachineStatus> {
     const handle = this.client.workflow.getHandle(machineWorkflowId(ns, name));
-    await handle.query(machineStatusQuery).catch((err: Error) => {
+    await queryWithRetry(handle, machineStatusQuery).catch((err: Error) => {
       throw new NotFoundError(`machine ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get machines\` lists them`);
     });
     return this.update(handle.executeUpdate(deleteMachineUpdate, { args: [{}] }));
@@ -236,7 +237,7 @@ export class CaptClient {
     while (Date.now() < deadline) {
       const finished = await Promise.race([done, new Promise<false>((r) => setTimeout(() => r(false), 1000))]);
       if (finished) return;
-      const status = await handle.query(clusterStatusQuery).catch(() => undefined);
+      const status = await queryWithRetry(handle, clusterStatusQuery).catch(() => undefined);
       if (status) onProgress(await this.view(status));
     }
     throw new Error(`cluster ${ns}/${name} was not deleted within ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`);
