@@ -1,6 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { localRoot } from '../providers/local/layout';
@@ -11,6 +9,7 @@ import { clusterWorkflowId } from '../src/contract/workflow-ids';
 import { measureHistories } from '../test/fixtures/history-guard';
 import { processesMentioning } from '../test/fixtures/leaks';
 import { MachineHarness } from '../test/fixtures/machine-harness';
+import { resultHeader, runBenchmark, writeResult } from './bench-result';
 
 /**
  * A fleet applied at once: N clusters of 1 control plane + 2 workers (each control plane is a real etcd
@@ -31,8 +30,7 @@ async function main(): Promise<void> {
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
   const names = Array.from({ length: count }, (_, i) => `fleet-${i}`);
   const result: Record<string, unknown> = {
-    date: new Date().toISOString(), commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim(),
-    machine: { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30) }, clusters: count,
+    ...resultHeader(), clusters: count,
   };
   try {
     const started = Date.now();
@@ -72,11 +70,7 @@ async function main(): Promise<void> {
     await client.close();
     await h.stop();
   }
-  console.log(JSON.stringify(result, null, 2));
-  await writeFile(join(root, 'bench/results', `capt-fleet-${count}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  await writeResult(`capt-fleet-${count}`, result);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+runBenchmark(main);

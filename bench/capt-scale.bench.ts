@@ -1,7 +1,6 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterDir, machinesDir } from '../providers/local/layout';
@@ -11,6 +10,7 @@ import { CaptClient } from '../src/client/capt-client';
 import { measureHistories } from '../test/fixtures/history-guard';
 import { processesMentioning } from '../test/fixtures/leaks';
 import { MachineHarness } from '../test/fixtures/machine-harness';
+import { resultHeader, runBenchmark, writeResult } from './bench-result';
 
 /**
  * capt at scale, against the real stack (Temporal dev server, a capt worker process, the local provider):
@@ -93,8 +93,7 @@ async function main(): Promise<void> {
   const client = await CaptClient.connect({ address: h.env.address });
   const memory = memoryWatcher(h.worker!.pid);
   const result: Record<string, unknown> = {
-    date: new Date().toISOString(), commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim(),
-    machine: { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30) }, workers,
+    ...resultHeader(), workers,
   };
   try {
     const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
@@ -169,11 +168,7 @@ async function main(): Promise<void> {
     await client.close();
     await h.stop();
   }
-  console.log(JSON.stringify(result, null, 2));
-  await writeFile(join(root, 'bench/results', `capt-scale-${workers}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  await writeResult(`capt-scale-${workers}`, result);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+runBenchmark(main);

@@ -1,0 +1,29 @@
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+
+const root = join(__dirname, '../..');
+
+/** What every result records first: when, at which commit, on what machine. */
+export function resultHeader(): Record<string, unknown> {
+  return {
+    date: new Date().toISOString(),
+    commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim(),
+    machine: { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30) },
+  };
+}
+
+/** Prints the result and writes it to bench/results/<name>.json. */
+export async function writeResult(name: string, result: Record<string, unknown>): Promise<void> {
+  console.log(JSON.stringify(result, null, 2));
+  await writeFile(join(root, 'bench/results', `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+}
+
+/** Runs a benchmark's main; a failure prints and sets the exit code. */
+export function runBenchmark(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}
