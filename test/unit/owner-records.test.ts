@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { MachinePhase, type MachineStatus } from '../../src/contract/machine';
 import type { OwnerStatus } from '../../src/contract/owner';
 import { mergeTemplateChange } from '../../workflows/machine/machine-change';
-import { machineReport, reportKey } from '../../workflows/machine/machine-report';
+import { deletionHeld, machineReport, reportKey } from '../../workflows/machine/machine-report';
 import { newRecord, recordMachineReport } from '../../workflows/shared/machine-pool';
 import { summaryKey } from '../../workflows/shared/owner-summary';
 import { someNames } from '../../workflows/shared/some-names';
@@ -25,8 +25,10 @@ test('a machine reports to its owner only when a planning field changes: not for
 test('a blocker is one short line, whatever the drain said', () => {
   const long = `draining node web-abc12: ${'pod shop/api-1 blocked by disruption budget api-pdb; '.repeat(20)}`;
   const deleting = status(MachinePhase.Deleting, { conditions: [{ type: 'Deleting', status: 'True', reason: 'Draining', message: long }] });
-  const blocker = machineReport(deleting, 3).blocker!;
+  const blocker = machineReport(deleting, 3, true).blocker!;
   assert.ok(blocker.length <= 200 && blocker.startsWith('draining node web-abc12: pod shop/api-1'), blocker);
+  assert.equal(machineReport(deleting, 3, false).blocker, undefined, 'a deletion passing its gates is no news to the owner');
+  assert.equal(reportKey(deleting), reportKey(status(MachinePhase.Deleting, { conditions: [{ type: 'Deleting', status: 'True', reason: 'DeletingNode', message: 'deleting node' }] })));
 });
 
 test('owner records: the newest report wins, Running starts the ready clock once, Deleted removes the record', () => {
@@ -71,4 +73,13 @@ test('an owner summary changes with what the cluster plans with, not with each m
 test('steps name a few machines and count the rest', () => {
   assert.equal(someNames(['a', 'b']), 'a, b');
   assert.equal(someNames(['a', 'b', 'c', 'd', 'e']), 'a, b, c and 2 more');
+});
+
+test('a deletion is held on hooks, a blocked drain and volumes; not while it passes the other gates', () => {
+  const at = (gate: string, blocked: string[] = []) => deletionHeld({ deletion: { gate, drain: { evicted: 0, remaining: 1, blocked, warnings: [] } } } as never);
+  assert.deepEqual(
+    [at('WaitingForPreDrainHook'), at('Draining'), at('Draining', ['pod a/b blocked by budget c']), at('WaitingForVolumeDetach'), at('DeletingInfrastructure'), at('DeletingNode')],
+    [true, false, true, true, false, false],
+  );
+  assert.equal(deletionHeld({} as never), false);
 });

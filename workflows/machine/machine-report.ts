@@ -1,4 +1,5 @@
-import { deleteMachineAnnotation, MachinePhase, type MachineReport, type MachineStatus } from '../../src/contract/machine';
+import { DeletionGate, deleteMachineAnnotation, MachinePhase, type MachineReport, type MachineStatus } from '../../src/contract/machine';
+import type { MachineState } from './machine-model';
 
 /** A blocker longer than this is cut: the owner shows it in one line and carries a thousand of them. */
 const blockerLimit = 200;
@@ -7,17 +8,28 @@ const blockerLimit = 200;
 const ownerPhase = (phase: MachinePhase): MachinePhase =>
   phase === MachinePhase.Pending || phase === MachinePhase.Provisioned ? MachinePhase.Provisioning : phase;
 
-/** Why the machine is stuck, if it is: the deletion gate's message, or the failure. */
-function blocker(status: MachineStatus): string | undefined {
+/**
+ * A deletion is held, not merely under way, while it waits on something outside capt: a hook annotation,
+ * a drain a budget blocks, volumes still attached. Passing the gates one by one is no news to the owner.
+ */
+export function deletionHeld(state: MachineState): boolean {
+  const d = state.deletion;
+  if (!d) return false;
+  return d.gate === DeletionGate.PreDrainHooks || d.gate === DeletionGate.PreTerminateHooks || d.gate === DeletionGate.VolumeDetach
+    || (d.gate === DeletionGate.Drain && (d.drain?.blocked.length ?? 0) > 0);
+}
+
+/** Why the machine is stuck, if it is: a held deletion's message, or the failure. */
+function blocker(status: MachineStatus, held: boolean): string | undefined {
   const why = status.phase === MachinePhase.Deleting
-    ? status.conditions.find((c) => c.type === 'Deleting')?.message
+    ? (held ? status.conditions.find((c) => c.type === 'Deleting')?.message : undefined)
     : status.phase === MachinePhase.Failed ? status.conditions.find((c) => c.status === 'False' && c.message)?.message ?? status.step : undefined;
   return why && why.length > blockerLimit ? `${why.slice(0, blockerLimit - 1)}…` : why || undefined;
 }
 
-/** The report an owner receives: what it plans with, nothing more. */
-export function machineReport(status: MachineStatus, sequence: number): MachineReport {
-  const why = blocker(status);
+/** The report an owner receives: what it plans with, nothing more. `held`: see deletionHeld. */
+export function machineReport(status: MachineStatus, sequence: number, held = false): MachineReport {
+  const why = blocker(status, held);
   const phase = ownerPhase(status.phase);
   // The address matters once the machine runs (the control plane's etcd and preflight); earlier it would cost a report.
   const address = phase === MachinePhase.Provisioning ? undefined : status.addresses[0];
@@ -28,4 +40,4 @@ export function machineReport(status: MachineStatus, sequence: number): MachineR
 }
 
 /** Two statuses with the same key need no new report. */
-export const reportKey = (status: MachineStatus) => JSON.stringify({ ...machineReport(status, 0), sequence: undefined });
+export const reportKey = (status: MachineStatus, held = false) => JSON.stringify({ ...machineReport(status, 0, held), sequence: undefined });

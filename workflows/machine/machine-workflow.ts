@@ -16,7 +16,7 @@ import {
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
 import { mergeTemplateChange, validateMachineChange } from './machine-change';
-import { machineReport, reportKey } from './machine-report';
+import { deletionHeld, machineReport, reportKey } from './machine-report';
 import { machineStatus } from './machine-status';
 
 export interface MachineWorkflowInput {
@@ -59,7 +59,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       upsertSearchAttributes(machineSearchAttributes(spec, status.phase));
     }
     // The owner hears only of what it plans with (see machine-report.ts), a few times in the machine's life.
-    const key = reportKey(status);
+    const key = reportKey(status, deletionHeld(state));
     if (key !== reported && status.phase !== 'Deleted') {
       reported = key;
       void report(status);
@@ -69,7 +69,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   function report(status: MachineStatus): Promise<void> {
     state.reports = (state.reports ?? 0) + 1;
     if (!spec.owner) return Promise.resolve();
-    return getExternalWorkflowHandle(spec.owner).signal(machineReportSignal, machineReport(status, state.reports)).catch(() => undefined);
+    return getExternalWorkflowHandle(spec.owner).signal(machineReportSignal, machineReport(status, state.reports, deletionHeld(state))).catch(() => undefined);
   }
   const setStep = (step: string) => {
     state.step = step;
@@ -83,7 +83,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       state.deletion = { requestedAt: now, clusterDeleting: opts.clusterDeleting ?? false, gate: DeletionGate.PreDrainHooks, gateStartedAt: now };
       state.step = 'deletion requested';
       // The owner that asked already counts the machine as leaving: no report for that.
-      if (byOwner) reported = reportKey(machineStatus(state));
+      if (byOwner) reported = reportKey(machineStatus(state), deletionHeld(state));
     }
     return refresh();
   };
