@@ -17,7 +17,7 @@ import type { MachineStatus } from '../contract/machine';
 import type { OwnerStatus, OwnerSummary } from '../contract/owner';
 import { clusterWorkflowId, controlPlaneWorkflowId, machineDeploymentWorkflowId, machineWorkflowId } from '../contract/workflow-ids';
 import { clusterWorkflow } from '../../workflows';
-import { queryWithRetry } from './query-with-retry';
+import { queryWithRetry, withServiceRetry } from './query-with-retry';
 
 /** capt's programmatic client: everything the CLI does, as calls over Temporal. */
 export interface ConnectOptions {
@@ -121,7 +121,7 @@ export class CaptClient {
 
   private async clusterSummary(ns: string, name: string): Promise<ClusterStatus> {
     const handle = this.cluster(ns, name);
-    const description = await handle.describe().catch((err: Error) => {
+    const description = await withServiceRetry(() => handle.describe()).catch((err: Error) => {
       throw new NotFoundError(`cluster ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get clusters -A\` lists them`);
     });
     if (description.status.name !== 'RUNNING') throw new NotFoundError(`cluster ${ns}/${name} not found: it was deleted at ${description.closeTime?.toISOString()}`);
