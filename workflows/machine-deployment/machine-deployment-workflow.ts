@@ -5,7 +5,7 @@ import type { MachineSpec, MachineTemplateChange } from '../../src/contract/mach
 import { machineTemplateChangedSignal } from '../../src/contract/machine-messages';
 import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
-import { fanOutBatch, isAvailable } from '../shared/machine-pool';
+import { inBatches, isAvailable } from '../shared/machine-pool';
 import { ownerRuntime } from '../shared/owner-runtime';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
@@ -105,10 +105,8 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   async function sendInPlace(change: MachineTemplateChange): Promise<void> {
     const targets = state.machines.filter((m) => !m.deleting && m.templateHash === current().hash).map((m) => m.name);
     setStep(`changing labels, annotations and timeouts of ${targets.length} machines in place`);
-    for (let i = 0; i < targets.length; i += fanOutBatch) {
-      await Promise.all(targets.slice(i, i + fanOutBatch).map((name) =>
-        getExternalWorkflowHandle(machineWorkflowId(facts.namespace, name)).signal(machineTemplateChangedSignal, change).catch(() => undefined)));
-    }
+    await inBatches(targets, (name) =>
+      getExternalWorkflowHandle(machineWorkflowId(facts.namespace, name)).signal(machineTemplateChangedSignal, change).catch(() => undefined));
     if (state.inPlace === change) state.inPlace = undefined;
   }
 

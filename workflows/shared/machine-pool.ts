@@ -16,6 +16,11 @@ import { machineWorkflow } from '../machine/machine-workflow';
 /** Machines started or signalled in one go: a plan of 1000 goes out in batches this big. */
 export const fanOutBatch = 200;
 
+/** Runs `work` on every item concurrently, a batch of fanOutBatch per workflow task. */
+export async function inBatches<T>(items: T[], work: (item: T) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += fanOutBatch) await Promise.all(items.slice(i, i + fanOutBatch).map(work));
+}
+
 /**
  * Children one run may start before it continues as new. Temporal refuses a run more than 2,000 pending
  * children, and an abandoned child stays pending for the run that started it until it closes.
@@ -48,28 +53,24 @@ export const newRecord = (name: string, templateHash: string, version: string, c
  */
 export async function startPoolMachines(specs: { spec: MachineSpec; summary: string }[]): Promise<string[]> {
   const refused: string[] = [];
-  for (let i = 0; i < specs.length; i += fanOutBatch) {
-    await Promise.all(specs.slice(i, i + fanOutBatch).map(({ spec, summary }) => startChild(machineWorkflow, {
-      workflowId: machineWorkflowId(spec.namespace, spec.name),
-      args: [{ spec }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      staticSummary: summary,
-      typedSearchAttributes: machineSearchAttributes(spec, MachinePhase.Pending),
-    }).catch((err: unknown) => {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      refused.push(spec.name);
-    })));
-  }
+  await inBatches(specs, ({ spec, summary }) => startChild(machineWorkflow, {
+    workflowId: machineWorkflowId(spec.namespace, spec.name),
+    args: [{ spec }],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    staticSummary: summary,
+    typedSearchAttributes: machineSearchAttributes(spec, MachinePhase.Pending),
+  }).catch((err: unknown) => {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    refused.push(spec.name);
+  }));
   return refused;
 }
 
 /** Asks machines to delete themselves, concurrently, a batch per workflow task. */
 export async function deletePoolMachines(namespace: string, names: string[], clusterDeleting: boolean): Promise<void> {
-  for (let i = 0; i < names.length; i += fanOutBatch) {
-    await Promise.all(names.slice(i, i + fanOutBatch).map((name) =>
-      getExternalWorkflowHandle(machineWorkflowId(namespace, name)).signal(requestMachineDeletionSignal, { clusterDeleting }).catch(() => undefined)));
-  }
+  await inBatches(names, (name) =>
+    getExternalWorkflowHandle(machineWorkflowId(namespace, name)).signal(requestMachineDeletionSignal, { clusterDeleting }).catch(() => undefined));
 }
 
 /** Applies a machine's report (received at `now`) to the records: the newest one wins; Deleted removes it. */
