@@ -160,7 +160,9 @@ async function main(): Promise<void> {
       cpuSecondsPerMachine: { scaleUp: cpuScaleUp, rolloutReplacement: cpuRollout },
       peakRssMiB: memory.peaks,
       histories: { runs: histories.runs, maxEvents: histories.maxHistoryEvents, maxBytes: histories.maxHistoryBytes, largest: histories.largest, maxPayloadBytes: histories.maxPayloadBytes, failedWorkflowTasks: histories.failedWorkflowTasks.length },
-      actions: { total: histories.actions, machineLifecycles: machineRuns.size, perMachine: histories.actions / machineRuns.size },
+      actions: { total: histories.actions, machineLifecycles: machineRuns.size, perMachine: histories.actions / machineRuns.size,
+        perMachineByKind: Object.fromEntries(Object.entries(histories.actionsByKind).sort(([, a], [, b]) => b - a).map(([k, n]) => [k, Math.round((n / machineRuns.size) * 100) / 100])),
+      },
       leftover,
     });
   } finally {

@@ -23,6 +23,8 @@ export interface DrainPassResult {
   warnings: string[];
   /** Nothing left to evict or wait for. */
   done: boolean;
+  /** Volumes the Node reported attached when this pass began (none once drained means none to wait for). */
+  volumesAttached: number;
 }
 
 const podName = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
@@ -54,7 +56,7 @@ async function decide(pod: V1Pod, client: KubeClient, unreachable: boolean, now:
 
 export async function drainPass(client: KubeClient, nodeName: string, now = Date.now()): Promise<DrainPassResult> {
   const node = await client.getNode(nodeName);
-  const result: DrainPassResult = { evicted: [], blocked: [], waiting: [], skipped: [], warnings: [], done: false };
+  const result: DrainPassResult = { evicted: [], blocked: [], waiting: [], skipped: [], warnings: [], done: false, volumesAttached: node?.status?.volumesAttached?.length ?? 0 };
   if (!node) return { ...result, done: true };
   await client.cordon(nodeName);
   const unreachable = nodeUnreachable(node);

@@ -5,6 +5,7 @@ import { drainProgressSignal } from '../../src/contract/machine-messages';
 import type { DrainProgress } from '../../src/contract/machine';
 import { blockingReasons, drainPass } from '../drain/drain';
 import { pollWithHeartbeat } from '../heartbeat-poll';
+import type { KubeClient } from '../kube/kube-client';
 import { sharedNodeList } from '../kube/shared-node-list';
 import { workloadClient } from '../kube/workload-cluster';
 
@@ -18,51 +19,64 @@ const uninitializedTaint = 'node.cluster.x-k8s.io/uninitialized';
 // Cluster API syncs only labels in these domains to the Node; others belong to the Node's own managers.
 const syncedLabel = /^(node-role\.kubernetes\.io|node-restriction\.kubernetes\.io|node\.cluster\.x-k8s\.io)\/|^[^/]*\.(node-restriction\.kubernetes\.io|node\.cluster\.x-k8s\.io)\//;
 
-/** Waits (heartbeating) for a Node with the providerID; undefined when `timeoutSeconds` passes first. */
-export async function waitForNode(target: NodeTarget & { providerID: string; timeoutSeconds: number }): Promise<{ nodeName: string } | undefined> {
+type Readiness = { ready: 'True' | 'False' | 'Unknown'; message?: string };
+
+/**
+ * Waits (heartbeating) for a Ready Node with the providerID, then syncs it (see syncNode); undefined when
+ * `timeoutSeconds` passes first.
+ */
+export async function waitForNode(
+  target: NodeTarget & { providerID: string; timeoutSeconds: number; labels: Record<string, string>; annotations: Record<string, string> },
+): Promise<{ nodeName: string; readiness: Readiness } | undefined> {
   const client = await workloadClient(target.namespace, target.cluster);
   const started = Date.now();
   let seen = 'no Node with that providerID yet';
   // Registered is not enough: a kubelet reports Ready a moment later, and owners count Running machines as serving.
-  return pollWithHeartbeat(
+  const ready = await pollWithHeartbeat(
     async () => {
       const nodes = await sharedNodeList(`${target.namespace}/${target.cluster}`, client).catch(() => [] as V1Node[]);
       const node = nodes.find((n) => n.spec?.providerID === target.providerID);
-      const ready = node?.status?.conditions?.find((c) => c.type === 'Ready');
-      if (node && ready?.status === 'True') return { nodeName: node.metadata!.name! };
-      if (node) seen = `Node ${node.metadata!.name} registered, not Ready yet${ready?.message ? `: ${ready.message}` : ''}`;
+      const condition = node?.status?.conditions?.find((c) => c.type === 'Ready');
+      if (node && condition?.status === 'True') return node;
+      if (node) seen = `Node ${node.metadata!.name} registered, not Ready yet${condition?.message ? `: ${condition.message}` : ''}`;
       return undefined;
     },
     { intervalMs: 1000, deadline: started + target.timeoutSeconds * 1000, progress: () => `${seen} (${Math.round((Date.now() - started) / 1000)}s)` },
   );
+  return ready && { nodeName: ready.metadata!.name!, readiness: await syncNodeObject(client, ready, target.labels, target.annotations) };
 }
 
 /**
  * Puts the Machine's labels and annotations on its Node, removes the uninitialized taint, and returns the
  * Node's readiness.
  */
-export async function syncNode(target: NodeTarget & { nodeName: string; labels: Record<string, string>; annotations: Record<string, string> }): Promise<{ ready: 'True' | 'False' | 'Unknown'; message?: string }> {
+export async function syncNode(target: NodeTarget & { nodeName: string; labels: Record<string, string>; annotations: Record<string, string> }): Promise<Readiness> {
   const client = await workloadClient(target.namespace, target.cluster);
   const node = await client.getNode(target.nodeName);
   if (!node) throw ApplicationFailure.create({ message: `Node ${target.nodeName} disappeared`, type: 'NodeNotFound' });
-  const labels = Object.fromEntries(Object.entries(target.labels).filter(([k]) => syncedLabel.test(k)));
+  return syncNodeObject(client, node, target.labels, target.annotations);
+}
+
+async function syncNodeObject(client: KubeClient, node: V1Node, machineLabels: Record<string, string>, annotations: Record<string, string>): Promise<Readiness> {
+  const labels = Object.fromEntries(Object.entries(machineLabels).filter(([k]) => syncedLabel.test(k)));
   const taints = (node.spec?.taints ?? []).filter((t) => t.key !== uninitializedTaint);
-  await client.patchNode(target.nodeName, { metadata: { labels, annotations: target.annotations }, spec: { taints } });
+  await client.patchNode(node.metadata!.name!, { metadata: { labels, annotations }, spec: { taints } });
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
-  return { ready: (ready?.status as 'True' | 'False' | 'Unknown' | undefined) ?? 'Unknown', ...(ready?.message ? { message: ready.message } : {}) };
+  return { ready: (ready?.status as Readiness['ready'] | undefined) ?? 'Unknown', ...(ready?.message ? { message: ready.message } : {}) };
 }
 
 /**
  * Drains the Node: passes until it is empty or `deadline` (epoch ms) passes. Heartbeats each pass and
  * signals the machine workflow whenever what blocks the drain changes, so the UI says why it waits.
  */
-export async function drainNode(target: NodeTarget & { nodeName: string; deadline?: number }): Promise<DrainProgress & { done: boolean }> {
+export async function drainNode(target: NodeTarget & { nodeName: string; deadline?: number }): Promise<DrainProgress & { done: boolean; volumesAttached?: number }> {
   const ctx = Context.current();
   const client = await workloadClient(target.namespace, target.cluster);
   const workflowId = ctx.info.workflowExecution?.workflowId;
   const evicted = new Set<string>();
   let last: DrainProgress = { evicted: 0, remaining: 0, blocked: [], warnings: [] };
-  let reported = '';
+  // Nothing blocked is what the workflow assumes: a drain that never blocks costs it no signal.
+  let reported = '[]';
   const result = await pollWithHeartbeat(
     async () => {
       const pass = await drainPass(client, target.nodeName);
@@ -73,7 +87,7 @@ export async function drainNode(target: NodeTarget & { nodeName: string; deadlin
         reported = key;
         if (workflowId) await ctx.client.workflow.getHandle(workflowId).signal(drainProgressSignal, last);
       }
-      return pass.done ? { ...last, done: true } : undefined;
+      return pass.done ? { ...last, done: true, volumesAttached: pass.volumesAttached } : undefined;
     },
     { intervalMs: 2000, deadline: target.deadline, progress: () => last },
   );
@@ -95,7 +109,14 @@ export async function waitForVolumeDetach(target: NodeTarget & { nodeName: strin
   return { done: done === true, attached };
 }
 
-/** Deletes the Node; gone already is success. Retried by the workflow until nodeDeletionTimeout. */
-export async function deleteNode(target: NodeTarget & { nodeName: string }): Promise<void> {
-  await (await workloadClient(target.namespace, target.cluster)).deleteNode(target.nodeName);
+/**
+ * Deletes the Node, named or found by providerID (a fresh list: the machine's infrastructure is gone, so
+ * no Node for it can register after this); gone already is success. Retried until nodeDeletionTimeout.
+ */
+export async function deleteNode(target: NodeTarget & ({ nodeName: string } | { providerID: string })): Promise<void> {
+  const client = await workloadClient(target.namespace, target.cluster);
+  const names = 'nodeName' in target
+    ? [target.nodeName]
+    : (await client.listNodes()).filter((n) => n.spec?.providerID === target.providerID).map((n) => n.metadata!.name!);
+  for (const name of names) await client.deleteNode(name);
 }

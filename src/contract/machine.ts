@@ -42,6 +42,13 @@ export const MachinePhase = {
 } as const;
 export type MachinePhase = (typeof MachinePhase)[keyof typeof MachinePhase];
 
+/**
+ * The phase as owners and the visibility store see it: every phase before Running reads Provisioning.
+ * Passing those early phases is no news to anyone but the machine; each would cost a report and an upsert.
+ */
+export const coarsePhase = (phase: MachinePhase): MachinePhase =>
+  phase === MachinePhase.Pending || phase === MachinePhase.Provisioned ? MachinePhase.Provisioning : phase;
+
 /** The deletion gates, in the order Cluster API passes them. */
 export const DeletionGate = {
   PreDrainHooks: 'WaitingForPreDrainHook',

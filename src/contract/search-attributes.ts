@@ -1,5 +1,5 @@
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
-import type { MachineSpec } from './machine';
+import { coarsePhase, type MachinePhase, type MachineSpec } from './machine';
 
 // What an operator filters on in the Temporal UI: `CaptCluster = "prod" AND CaptPhase = "Failed"`.
 export const CaptKind = defineSearchAttributeKey('CaptKind', SearchAttributeType.KEYWORD);
@@ -19,8 +19,9 @@ export function captAttributes(a: { kind: string; namespace: string; cluster: st
   ];
 }
 
-export const machineSearchAttributes = (spec: MachineSpec, phase: string) =>
-  captAttributes({ kind: 'Machine', namespace: spec.namespace, cluster: spec.cluster, phase, version: spec.version, provider: spec.provider });
+/** A machine's attributes; CaptPhase carries the coarse phase (Provisioning until Running). */
+export const machineSearchAttributes = (spec: MachineSpec, phase: MachinePhase) =>
+  captAttributes({ kind: 'Machine', namespace: spec.namespace, cluster: spec.cluster, phase: coarsePhase(phase), version: spec.version, provider: spec.provider });
 
 /** `--search-attribute Name=Keyword` arguments for `temporal server start-dev`. */
 export function devServerSearchAttributeArgs(): string[] {

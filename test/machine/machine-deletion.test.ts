@@ -91,6 +91,36 @@ test('pre-drain and pre-terminate hooks hold deletion until their annotations ar
   assert.equal(await h.provider.describeMachine(h.driver.ref('dr-d')), undefined);
 });
 
+test('a Node with a volume attached holds deletion after the drain until it detaches; one without goes straight on', async () => {
+  const m = await h.startMachine(h.spec('dr-v'));
+  const s = await h.waitFor(m, (x) => x.phase === 'Running', 'Running');
+  await h.kube.patchNodeStatus(s.nodeRef!, { status: { volumesAttached: [{ name: 'kubernetes.io/csi/disk.example^vol-1', devicePath: '' }] } });
+  await m.executeUpdate(deleteMachineUpdate, { args: [{}] });
+  const held = await h.waitFor(m, (x) => x.conditions.find((c) => c.type === 'Deleting')?.reason === 'WaitingForVolumeDetach', 'the volume wait');
+  await sleep(2000);
+  assert.equal((await h.waitFor(m, () => true, 'status')).conditions.find((c) => c.type === 'Deleting')!.reason, 'WaitingForVolumeDetach', 'still held');
+  assert.ok(held.nodeRef && await h.provider.describeMachine(h.driver.ref('dr-v')), 'the infrastructure waits for the volume');
+  await h.kube.patchNodeStatus(s.nodeRef!, { status: { volumesAttached: null } });
+  assert.equal((await m.result()).phase, 'Deleted');
+
+  const plain = await h.startMachine(h.spec('dr-w'));
+  await h.waitFor(plain, (x) => x.phase === 'Running', 'Running');
+  await plain.executeUpdate(deleteMachineUpdate, { args: [{}] });
+  await plain.result();
+  const activities = (await plain.fetchHistory()).events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+  assert.ok(activities.includes('drainNode') && !activities.includes('waitForVolumeDetach'), `drained, no volume wait: ${activities.join(', ')}`);
+});
+
+test('a machine deleted mid-boot deletes the Node its kubelet registered, found by providerID', async () => {
+  const m = await h.startMachine(h.spec('dr-e', { infrastructure: { kind: 'LocalMachineTemplate', spec: { bootDelaySeconds: 600 } } }));
+  const booting = await h.waitFor(m, (x) => x.providerID !== undefined, 'infrastructure');
+  // A kubelet that registered but is not Ready yet: the machine has no nodeRef for it.
+  await h.kube.registerNode({ metadata: { name: 'dr-e-early' }, spec: { providerID: booting.providerID! } });
+  await m.executeUpdate(deleteMachineUpdate, { args: [{}] });
+  assert.equal((await m.result()).phase, 'Deleted');
+  assert.equal(await h.kube.getNode('dr-e-early'), undefined, 'the Node left with its machine');
+});
+
 /** What the Temporal UI shows as the workflow's current details (the built-in metadata query). */
 async function currentDetailsOf(handle: { query<T>(name: string): Promise<T> }): Promise<string> {
   return (await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata')).currentDetails ?? '';

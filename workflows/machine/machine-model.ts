@@ -22,6 +22,8 @@ export interface MachineState {
     drainStartedAt?: string;
     drainSkipped?: string;
     drain?: DrainProgress;
+    /** The drain finished with no volume attached to the Node. */
+    volumesClear?: boolean;
     volumeDetachStartedAt?: string;
     message?: string;
   };

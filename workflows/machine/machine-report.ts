@@ -1,12 +1,8 @@
-import { DeletionGate, deleteMachineAnnotation, MachinePhase, type MachineReport, type MachineStatus } from '../../src/contract/machine';
+import { coarsePhase, DeletionGate, deleteMachineAnnotation, MachinePhase, type MachineReport, type MachineStatus } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
 
 /** A blocker longer than this is cut: the owner shows it in one line and carries a thousand of them. */
 const blockerLimit = 200;
-
-/** Phases before Running mean the same to an owner: not there yet. */
-const ownerPhase = (phase: MachinePhase): MachinePhase =>
-  phase === MachinePhase.Pending || phase === MachinePhase.Provisioned ? MachinePhase.Provisioning : phase;
 
 /**
  * A deletion is held, not merely under way, while it waits on something outside capt: a hook annotation,
@@ -30,7 +26,7 @@ function blocker(status: MachineStatus, held: boolean): string | undefined {
 /** The report an owner receives: what it plans with, nothing more. `held`: see deletionHeld. */
 export function machineReport(status: MachineStatus, sequence: number, held = false): MachineReport {
   const why = blocker(status, held);
-  const phase = ownerPhase(status.phase);
+  const phase = coarsePhase(status.phase);
   // The address matters once the machine runs (the control plane's etcd and preflight); earlier it would cost a report.
   const address = phase === MachinePhase.Provisioning ? undefined : status.addresses[0];
   return {

@@ -11,7 +11,7 @@ import {
 import { CaptPhase, machineSearchAttributes } from '../../src/contract/search-attributes';
 import { providerTaskQueue } from '../../src/contract/task-queues';
 import {
-  DeletionGate, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
+  coarsePhase, DeletionGate, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
   type MachineSpec, type MachineSpecChange, type MachineStatus,
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
@@ -54,8 +54,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     const status = machineStatus(state);
     const blocked = status.conditions.find((c) => c.type === 'Deleting')?.message;
     setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}`);
-    if (status.phase !== publishedPhase) {
-      publishedPhase = status.phase;
+    if (coarsePhase(status.phase) !== publishedPhase) {
+      publishedPhase = coarsePhase(status.phase);
       upsertSearchAttributes(machineSearchAttributes(spec, status.phase));
     }
     // The owner hears only of what it plans with (see machine-report.ts), a few times in the machine's life.
@@ -105,7 +105,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   });
   function applyChange(change: MachineSpecChange): MachineStatus {
     Object.assign(spec, change);
-    state.nodeSyncPending = !!state.nodeRef && (change.labels !== undefined || change.annotations !== undefined);
+    // Before the Node is known, the wait that finds it syncs the change (or the loop does, once it returns).
+    state.nodeSyncPending ||= change.labels !== undefined || change.annotations !== undefined;
     return refresh();
   }
   setHandler(drainProgressSignal, (progress) => {
@@ -143,10 +144,16 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     }
     while (!state.nodeRef) {
       setStep(`waiting for a Ready Node with providerID ${state.infrastructure.providerID}`);
-      const node = await waits.waitForNode({ ...target, providerID: state.infrastructure.providerID, timeoutSeconds: nodeStartupChunkSeconds });
-      if (node) state.nodeRef = { name: node.nodeName };
+      // The wait syncs the Node as soon as it is Ready: one activity, not two, per machine.
+      state.nodeSyncPending = false;
+      const node = await waits.waitForNode({ ...target, providerID: state.infrastructure.providerID, timeoutSeconds: nodeStartupChunkSeconds, labels: spec.labels, annotations: spec.annotations });
+      if (!node) continue;
+      state.nodeRef = { name: node.nodeName };
+      state.node = node.readiness;
+      state.nodeSynced = true;
     }
-    await syncNode();
+    if (!state.nodeSynced) await syncNode();
+    setStep('running');
   }
 
   async function syncNode(): Promise<void> {
@@ -184,26 +191,36 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     d.drainStartedAt ??= nowISO();
     enterGate(DeletionGate.Drain, `draining node ${node}`);
     const result = await waits.drainNode({ ...target, nodeName: node, deadline: deadline(d.drainStartedAt, spec.nodeDrainTimeoutSeconds) });
+    // Drained with no volume attached, no volume can be left to detach: the volume wait is skipped.
+    d.volumesClear = result.done && result.volumesAttached === 0;
     if (!result.done) d.drainSkipped = `nodeDrainTimeout ${spec.nodeDrainTimeoutSeconds}s expired with ${result.remaining} pods left: ${result.blocked.join('; ')}`;
   }
 
   async function waitForVolumes(): Promise<void> {
     const d = state.deletion!;
     const node = state.nodeRef?.name;
-    if (!node || d.clusterDeleting || spec.annotations[excludeVolumeDetachAnnotation] !== undefined) return;
+    if (!node || d.clusterDeleting || d.volumesClear || spec.annotations[excludeVolumeDetachAnnotation] !== undefined) return;
     d.volumeDetachStartedAt ??= nowISO();
     enterGate(DeletionGate.VolumeDetach, `waiting for volumes to detach from node ${node}`);
     await waits.waitForVolumeDetach({ ...target, nodeName: node, deadline: deadline(d.volumeDetachStartedAt, spec.nodeVolumeDetachTimeoutSeconds) });
   }
 
-  async function deleteNode(): Promise<void> {
-    const node = state.nodeRef?.name;
-    if (!node || state.deletion!.clusterDeleting) return;
+  /** The Node to delete: by name once seen, else by providerID (a machine deleted mid-boot may have registered one). */
+  async function nodeToDelete(): Promise<{ nodeName: string } | { providerID: string } | undefined> {
+    if (state.deletion!.clusterDeleting) return undefined;
+    if (state.nodeRef) return { nodeName: state.nodeRef.name };
+    const providerID = state.infrastructure?.providerID ?? (await provider.describeMachineInfrastructure(ref))?.providerID;
+    return providerID ? { providerID } : undefined;
+  }
+
+  async function deleteNode(node: { nodeName: string } | { providerID: string } | undefined): Promise<void> {
+    if (!node) return;
     const timeout = spec.nodeDeletionTimeoutSeconds ?? 10;
-    enterGate(DeletionGate.Node, `deleting node ${node} (nodeDeletionTimeout ${timeout}s)`);
+    const what = 'nodeName' in node ? `node ${node.nodeName}` : `the node with providerID ${node.providerID}`;
+    enterGate(DeletionGate.Node, `deleting ${what} (nodeDeletionTimeout ${timeout}s)`);
     const bounded = proxyActivities<typeof coreActivities>({ startToCloseTimeout: `${Math.max(timeout, 1)}s`, scheduleToCloseTimeout: `${Math.max(timeout, 1)}s`, retry: { initialInterval: '500ms' } });
     try {
-      await bounded.deleteNode({ ...target, nodeName: node });
+      await bounded.deleteNode({ ...target, ...node });
     } catch (err) {
       // Cluster API gives up on the Node after nodeDeletionTimeout rather than hold the Machine forever.
       if (!(err instanceof ActivityFailure)) throw err;
@@ -215,11 +232,12 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     await drain();
     await waitForVolumes();
     await waitForHooks(DeletionGate.PreTerminateHooks, preTerminateHookPrefix);
+    const node = await nodeToDelete();
     enterGate(DeletionGate.Infrastructure, `deleting ${spec.infrastructure.kind} on provider ${spec.provider}`);
     await provider.deleteMachineInfrastructure(ref);
     enterGate(DeletionGate.BootstrapData, 'deleting bootstrap data');
     await core.deleteBootstrapData(spec.namespace, spec.name);
-    await deleteNode();
+    await deleteNode(node);
     enterGate(DeletionGate.Done, state.deletion!.drainSkipped ? `deleted; drain skipped: ${state.deletion!.drainSkipped}` : 'deleted');
   }
 
@@ -237,9 +255,10 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     if (state.deletion) scope.cancel();
     await creating;
     while (!state.deletion) {
-      await condition(() => state.deletion !== undefined || state.nodeSyncPending || workflowInfo().continueAsNewSuggested);
+      const syncDue = () => state.nodeSyncPending && !!state.nodeRef;
+      await condition(() => state.deletion !== undefined || syncDue() || workflowInfo().continueAsNewSuggested);
       if (state.deletion) break;
-      if (state.nodeSyncPending) await syncNode();
+      if (syncDue()) await syncNode();
       else if (workflowInfo().continueAsNewSuggested) {
         await condition(allHandlersFinished);
         return continueAsNew<typeof machineWorkflow>({ spec, state });
