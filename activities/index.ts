@@ -1,7 +1,7 @@
 // Provider-independent activities, served on the capt-core task queue.
 export { createBootstrapData, deleteBootstrapData } from './bootstrap/bootstrap-data';
 export { deleteNode, drainNode, syncNode, waitForNode, waitForVolumeDetach } from './machine/node-activities';
-export { etcdMembers, removeEtcdMember } from './etcd/etcd-activities';
+export { removeEtcdMember } from './etcd/etcd-activities';
 export { ensureClusterSecrets, deleteClusterSecrets } from './bootstrap/cluster-secrets';
 export { controlPlanePreflight } from './control-plane/preflight';
 export { controlPlaneCertificateExpiry } from './control-plane/certificate-expiry';

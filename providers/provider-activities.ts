@@ -23,9 +23,6 @@ export function providerActivities(provider: InfrastructureProvider) {
     async deleteMachineInfrastructure(ref: MachineRef): Promise<void> {
       await heartbeating(() => provider.deleteMachine(ref));
     },
-    async powerOffMachine(ref: MachineRef): Promise<void> {
-      await heartbeating(() => provider.powerOffMachine(ref));
-    },
     async detachFromEndpoint(ref: MachineRef): Promise<void> {
       await heartbeating(() => provider.detachFromEndpoint(ref));
     },
@@ -47,9 +44,6 @@ export function providerActivities(provider: InfrastructureProvider) {
         state: 'failed', command: '(bootstrap timeout)', exitCode: 1,
         output: `no bootstrap success sentinel within ${timeoutSeconds}s; last state: ${seen.state === 'pending' ? seen.detail : seen.state}`,
       };
-    },
-    async kubernetesVersions(): Promise<string[]> {
-      return provider.kubernetesVersions();
     },
   };
 }

@@ -58,7 +58,6 @@ export interface InfrastructureProvider {
   createMachine(spec: MachineInfraSpec): Promise<MachineInfraStatus>;
   describeMachine(ref: MachineRef): Promise<MachineInfraStatus | undefined>;
   deleteMachine(ref: MachineRef): Promise<void>;
-  powerOffMachine(ref: MachineRef): Promise<void>;
   /** Takes a control-plane machine out of the endpoint's load balancing before it leaves; gone is success. */
   detachFromEndpoint(ref: MachineRef): Promise<void>;
   checkBootstrap(ref: MachineRef): Promise<BootstrapCheck>;

@@ -7,10 +7,6 @@ import { ApplicationFailure } from '@temporalio/common';
 export const ErrorType = {
   InvalidSpec: 'InvalidSpec',
   UnsupportedVersion: 'UnsupportedVersion',
-  BootstrapFailed: 'BootstrapFailed',
-  EvictionBlocked: 'EvictionBlocked',
-  ProviderError: 'ProviderError',
-  NotFound: 'NotFound',
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 

@@ -20,7 +20,6 @@ export interface PreflightProblem {
 }
 
 export interface PreflightResult {
-  ok: boolean;
   problems: PreflightProblem[];
   members: string[];
   machines: string[];
@@ -54,5 +53,5 @@ export async function controlPlanePreflight(input: { namespace: string; cluster:
     const odd = [...members.filter((x) => !machines.includes(x)), ...machines.filter((x) => !members!.includes(x))];
     problems.push({ ...(odd.length === 1 ? { machine: odd[0] } : {}), message: `etcd members [${members.join(', ')}] are not the machines [${machines.join(', ')}]` });
   }
-  return { ok: problems.length === 0, problems, members: members ?? [], machines, apiserverVersions };
+  return { problems, members: members ?? [], machines, apiserverVersions };
 }

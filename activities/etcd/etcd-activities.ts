@@ -23,11 +23,6 @@ async function firstAnswering(target: EtcdTarget, tls: Awaited<ReturnType<typeof
   throw ApplicationFailure.create({ message: `no etcd member answered: ${errors.join('; ')}`, type: 'EtcdUnavailable' });
 }
 
-export async function etcdMembers(target: EtcdTarget): Promise<string[]> {
-  const tls = await etcdClientTLS(target.namespace, target.cluster);
-  return (await firstAnswering(target, tls)).members.map((m) => m.name).sort();
-}
-
 /**
  * Takes a machine's member out of etcd: leadership moves off it first if it leads, and removal only
  * happens when the remaining members keep quorum. A member already gone is success.

@@ -157,14 +157,6 @@ export class LocalProvider implements InfrastructureProvider {
     await rm(mdir, { recursive: true, force: true });
   }
 
-  async powerOffMachine(ref: MachineRef): Promise<void> {
-    const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
-    const record = await readJson<LocalMachineRecord>(join(mdir, 'machine.json'));
-    if (!record) return;
-    await writeJsonAtomic(join(mdir, 'machine.json'), { ...record, power: 'off' });
-    await this.stopMachineProcesses(mdir);
-  }
-
   async detachFromEndpoint(ref: MachineRef): Promise<void> {
     const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
     const record = await readJson<LocalMachineRecord>(join(mdir, 'machine.json'));

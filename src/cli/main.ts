@@ -305,7 +305,7 @@ async function run(argv: string[]): Promise<number> {
         endProgress();
         out(await describeCluster(client, final, false));
         out(`\nTemporal Web UI: ${status.ui}/namespaces/default/workflows?query=CaptCluster%3D%22${m.name}%22`);
-        out(`Try the cluster:  capt kubeconfig ${m.name} > ${m.name}.kubeconfig && kubectl --kubeconfig ${m.name}.kubeconfig get nodes`);
+        out(`Try the cluster:  npx capt kubeconfig ${m.name} > ${m.name}.kubeconfig && kubectl --kubeconfig ${m.name}.kubeconfig get nodes`);
         return final.phase === 'Failed' ? 1 : 0;
       });
     }

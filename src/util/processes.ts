@@ -70,13 +70,19 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
       detached: true,
       stdio: ['ignore', log.fd, log.fd],
     });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const pid = await new Promise<number>((resolve, reject) => {
       child.once('error', reject);
       child.once('spawn', () => resolve(child.pid as number));
     });
     child.unref();
     const startTime = await liveStartTime(pid);
-    if (!startTime) throw new Error(`${spec.command} exited at once; see ${join(spec.stateDir, `${spec.name}.log`)}`);
+    if (!startTime) {
+      // A short script (a machine's cloud-init) may be done before it could be looked at: that is success.
+      const code = await exited;
+      if (code === 0) return pid;
+      throw new Error(`${spec.command} exited at once with status ${code}; see ${join(spec.stateDir, `${spec.name}.log`)}`);
+    }
     const record: PidRecord = { pid, startTime, command: spec.command };
     await writeFile(join(spec.stateDir, `${spec.name}.pid`), JSON.stringify(record));
     return pid;

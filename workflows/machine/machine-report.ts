@@ -35,5 +35,10 @@ export function machineReport(status: MachineStatus, sequence: number, held = fa
   };
 }
 
+const keyOf = (r: MachineReport) => JSON.stringify([r.name, r.phase, r.marked, r.address ?? '', r.blocker ?? '']);
+
 /** Two statuses with the same key need no new report. */
-export const reportKey = (status: MachineStatus, held = false) => JSON.stringify({ ...machineReport(status, 0, held), sequence: undefined });
+export const reportKey = (status: MachineStatus, held = false) => keyOf(machineReport(status, 0, held));
+
+/** What an owner assumes of a machine it just started (see newRecord): telling it so would be no news. */
+export const startedByOwnerKey = (name: string) => keyOf({ name, phase: MachinePhase.Provisioning, marked: false, sequence: 0 });

@@ -16,7 +16,7 @@ import {
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
 import { mergeTemplateChange, validateMachineChange } from './machine-change';
-import { deletionHeld, machineReport, reportKey } from './machine-report';
+import { deletionHeld, machineReport, reportKey, startedByOwnerKey } from './machine-report';
 import { machineStatus } from './machine-status';
 
 export interface MachineWorkflowInput {
@@ -48,7 +48,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
 
   // Started by an owner, the machine already carries its first search attributes; upserts follow phase changes.
   let publishedPhase = workflowInfo().typedSearchAttributes.get(CaptPhase) ?? '';
-  let reported = '';
+  // A continued run already told its owner what it was; a new one is what its owner assumes.
+  let reported = input.state ? reportKey(machineStatus(state), deletionHeld(state)) : startedByOwnerKey(spec.name);
   /** Recomputes status after every change: current details, search attributes, and the owner's notice. */
   function refresh(): MachineStatus {
     const status = machineStatus(state);
