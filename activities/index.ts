@@ -1,5 +1,6 @@
 // Provider-independent activities, served on the capt-core task queue.
 export { createBootstrapData, deleteBootstrapData } from './bootstrap/bootstrap-data';
+export { requestMachineDeletions, startMachineWorkflows } from './machine/machine-fan-out';
 export { deleteNode, drainNode, syncNode, waitForNode, waitForVolumeDetach } from './machine/node-activities';
 export { removeEtcdMember } from './etcd/etcd-activities';
 export { ensureClusterSecrets, deleteClusterSecrets } from './bootstrap/cluster-secrets';

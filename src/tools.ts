@@ -6,8 +6,7 @@ import { join } from 'node:path';
 export interface ToolPaths {
   temporal: string;
   etcd: string;
-  kubectl: string;
-  /** Kubernetes version (vX.Y.Z) -> directory holding kube-apiserver, kube-controller-manager, kube-scheduler. */
+  /** Kubernetes version (vX.Y.Z) -> directory holding kube-apiserver, kube-controller-manager, kube-scheduler and kubectl. */
   kubernetes: Record<string, string>;
 }
 
@@ -26,6 +25,13 @@ export function toolPaths(): ToolPaths {
   } catch {
     throw new Error(`capt's tools are not installed (${manifest} is missing): run \`npm run setup\` in the capt checkout first`);
   }
+}
+
+/** The kubectl built with Kubernetes `version` (kubectl supports one minor of skew, so each version has its own). */
+export function kubectlFor(version: string): string {
+  const dir = toolPaths().kubernetes[version];
+  if (!dir) throw new Error(`no kubectl for Kubernetes ${version}: capt's tools have ${availableKubernetesVersions().join(', ')}`);
+  return join(dir, 'kubectl');
 }
 
 /** Kubernetes versions with binaries, oldest first. */

@@ -7,7 +7,7 @@ import { ManifestError } from '../api/manifest-error';
 import { manifestVariables, substituteVariables } from '../api/variables';
 import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../client/capt-client';
 import { devStart, devStatus, devStop } from '../dev/dev-stack';
-import { availableKubernetesVersions, toolPaths } from '../tools';
+import { availableKubernetesVersions, kubectlFor, toolPaths } from '../tools';
 import { age, clustersTable, describeTree, formatOutput, listedMachines, machinesTable, ownersTable, table } from './render';
 import { readSources, UsageError } from './read-sources';
 import { rolloutStatusText } from './rollout-status';
@@ -213,6 +213,8 @@ async function run(argv: string[]): Promise<number> {
       if (!args[0]) throw new UsageError('usage: capt kubeconfig NAME');
       return withClient(async (client) => {
         process.stdout.write(await client.kubeconfig(ns, args[0]!));
+        // On stderr, so `capt kubeconfig NAME > file` stays a clean kubeconfig.
+        process.stderr.write(`# kubectl for this cluster's Kubernetes: ${kubectlFor((await client.clusterStatus(ns, args[0]!)).version)}\n`);
         return 0;
       });
     }
@@ -262,8 +264,10 @@ async function run(argv: string[]): Promise<number> {
       });
     }
     case 'versions': {
-      const info = { capt: JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string, providers: { local: { kubernetesVersions: availableKubernetesVersions() } } };
-      out(values.output === 'json' ? JSON.stringify(info, null, 2) : `capt ${info.capt}\nprovider local: Kubernetes ${info.providers.local.kubernetesVersions.join(', ')}`);
+      const versions = availableKubernetesVersions();
+      const kubectl = Object.fromEntries(versions.map((v) => [v, kubectlFor(v)]));
+      const info = { capt: JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string, providers: { local: { kubernetesVersions: versions, kubectl } } };
+      out(values.output === 'json' ? JSON.stringify(info, null, 2) : [`capt ${info.capt}`, `provider local: Kubernetes ${versions.join(', ')}`, ...versions.map((v) => `kubectl for ${v}: ${kubectl[v]}`)].join('\n'));
       return 0;
     }
     case 'generate': {
@@ -305,7 +309,7 @@ async function run(argv: string[]): Promise<number> {
         endProgress();
         out(await describeCluster(client, final, false));
         out(`\nTemporal Web UI: ${status.ui}/namespaces/default/workflows?query=CaptCluster%3D%22${m.name}%22`);
-        out(`Try the cluster:  npx capt kubeconfig ${m.name} > ${m.name}.kubeconfig && kubectl --kubeconfig ${m.name}.kubeconfig get nodes`);
+        out(`Try the cluster:  npx capt kubeconfig ${m.name} > ${m.name}.kubeconfig && ${kubectlFor(final.version)} --kubeconfig ${m.name}.kubeconfig get nodes`);
         return final.phase === 'Failed' ? 1 : 0;
       });
     }

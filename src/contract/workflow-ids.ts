@@ -3,3 +3,6 @@ export const clusterWorkflowId = (namespace: string, name: string) => `cluster/$
 export const controlPlaneWorkflowId = (namespace: string, name: string) => `kcp/${namespace}/${name}`;
 export const machineDeploymentWorkflowId = (namespace: string, name: string) => `md/${namespace}/${name}`;
 export const machineWorkflowId = (namespace: string, name: string) => `machine/${namespace}/${name}`;
+
+/** The machine workflow's type name, for starting it by name where the workflow itself cannot be imported. */
+export const machineWorkflowType = 'machineWorkflow';

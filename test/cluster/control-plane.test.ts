@@ -9,7 +9,7 @@ import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
 import { listMembers } from '../../activities/etcd/etcd-client';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
-import { toolPaths } from '../../src/tools';
+import { kubectlFor } from '../../src/tools';
 import type { ClusterView } from '../../src/contract/cluster';
 import { harnessWithClient } from '../fixtures/machine-harness';
 
@@ -51,7 +51,7 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; scale 3 -> 1 -> 3 ke
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
   const kubeconfig = join(h.home, 'ha.kubeconfig');
   await writeFile(kubeconfig, await suite.client.kubeconfig('default', 'ha'), { mode: 0o600 });
-  const nodes = JSON.parse((await run(toolPaths().kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'])).stdout).items;
+  const nodes = JSON.parse((await run(kubectlFor(ready.version), ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'])).stdout).items;
   assert.equal(nodes.filter((n: { status: { conditions: { type: string; status: string }[] } }) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')).length, 5);
   let m = await members(ready);
   assert.deepEqual(m.etcd, m.machines, 'three etcd members, one per control-plane machine');

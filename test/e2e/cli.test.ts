@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { clusterDir } from '../../providers/local/layout';
-import { toolPaths } from '../../src/tools';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { listening, processesMentioning } from '../fixtures/leaks';
 
@@ -76,9 +75,14 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.equal(kubeconfig.code, 0);
   const file = join(h.home, 'e2e.kubeconfig');
   await writeFile(file, kubeconfig.stdout, { mode: 0o600 });
-  const nodes = JSON.parse((await run(toolPaths().kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items;
+  // The kubectl capt names is built from the cluster's own Kubernetes version, client and server alike.
+  const kubectl = /^# kubectl for this cluster's Kubernetes: (\S+)$/m.exec(kubeconfig.stderr)?.[1];
+  assert.ok(kubectl, kubeconfig.stderr);
+  const versions = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'version', '-o', 'json'])).stdout);
+  assert.equal(versions.clientVersion.gitVersion, versions.serverVersion.gitVersion);
+  const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items;
   assert.equal(nodes.length, 3);
-  assert.ok(nodes.every((n: { status: { conditions: { type: string; status: string }[] } }) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')), 'Debian kubectl sees three Ready nodes');
+  assert.ok(nodes.every((n: { status: { conditions: { type: string; status: string }[] } }) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')), 'kubectl sees three Ready nodes');
 
   const scaled = await capt('scale', 'machinedeployment', 'e2e-md-0', '--replicas', '1');
   assert.equal(scaled.code, 0, scaled.stderr);

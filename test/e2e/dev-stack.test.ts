@@ -48,6 +48,7 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI an
 
   const versions = JSON.parse((await capt('versions', '-o', 'json')).stdout);
   assert.deepEqual(versions.providers.local.kubernetesVersions, availableKubernetesVersions());
+  assert.deepEqual(Object.keys(versions.providers.local.kubectl), availableKubernetesVersions(), 'a kubectl for each version');
   assert.match(versions.capt, /^\d+\.\d+\.\d+$/);
 
   const stopped = await capt('dev', 'stop');

@@ -13,7 +13,7 @@ import { listMembers, removeMember } from '../../activities/etcd/etcd-client';
 import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { clusterDir, machineDir, machineRoot } from '../../providers/local/layout';
-import { availableKubernetesVersions, toolPaths } from '../../src/tools';
+import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
 import { LocalClusterDriver } from '../fixtures/local-cluster';
 import { listening, processesMentioning } from '../fixtures/leaks';
 
@@ -25,7 +25,7 @@ let kubeconfigFile: string;
 const provider = new LocalProvider();
 
 async function kubectlJson(...args: string[]) {
-  const { stdout } = await run(toolPaths().kubectl, ['--kubeconfig', kubeconfigFile, ...args, '-o', 'json']);
+  const { stdout } = await run(kubectlFor(version), ['--kubeconfig', kubeconfigFile, ...args, '-o', 'json']);
   return JSON.parse(stdout);
 }
 

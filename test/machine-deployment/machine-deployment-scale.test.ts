@@ -8,7 +8,7 @@ import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
 import { machineDeploymentWorkflowId } from '../../src/contract/workflow-ids';
-import { childrenPerRun } from '../../workflows/shared/machine-pool';
+import { startsPerRun } from '../../workflows/shared/machine-pool';
 import { measureHistories } from '../fixtures/history-guard';
 import { harnessWithClient } from '../fixtures/machine-harness';
 
@@ -51,7 +51,7 @@ test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while 
   const seconds = (Date.now() - started) / 1000;
   const figures = await measureHistories(h.env.client);
   console.log(`scale-up to ${target}: ${seconds.toFixed(0)} s (${(target / seconds).toFixed(1)} machines/s); ${busyRuns.size} MachineDeployment runs while busy; at most ${peak} provider machines; largest history ${figures.maxHistoryBytes} bytes / ${figures.maxHistoryEvents} events (${figures.largest}); largest payload ${figures.maxPayloadBytes} bytes`);
-  assert.ok(busyRuns.size >= Math.ceil(target / childrenPerRun), `continue-as-new during the scale-up: runs seen ${busyRuns.size}`);
+  assert.ok(busyRuns.size >= Math.ceil(target / startsPerRun), `continue-as-new during the scale-up: runs seen ${busyRuns.size}`);
   assert.ok(peak <= target, `never more machines than asked for: ${peak}`);
   assert.equal(await providerMachines(), target, 'exactly one provider machine per replica');
   const running = await suite.client.listMachines('default');

@@ -7,20 +7,21 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { startKubeControlPlane, type KubeControlPlane } from '../fixtures/kube-control-plane';
-import { availableKubernetesVersions, toolPaths } from '../../src/tools';
+import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
 
 const run = promisify(execFile);
 
 for (const version of availableKubernetesVersions()) {
-  test(`a real Kubernetes ${version} control plane answers Debian's kubectl and stops without leftovers`, async () => {
+  test(`a real Kubernetes ${version} control plane answers the kubectl built with it and stops without leftovers`, async () => {
     const cp = await startKubeControlPlane({ version });
     const dir = await mkdtemp(join(tmpdir(), 'capt-kubectl-'));
     let pids: number[];
     try {
       await writeFile(join(dir, 'kubeconfig'), cp.kubeconfig, { mode: 0o600 });
-      const kubectl = (...args: string[]) => run(toolPaths().kubectl, ['--kubeconfig', join(dir, 'kubeconfig'), ...args]);
+      const kubectl = (...args: string[]) => run(kubectlFor(version), ['--kubeconfig', join(dir, 'kubeconfig'), ...args]);
       const { stdout } = await kubectl('version', '-o', 'json');
       assert.equal(JSON.parse(stdout).serverVersion.gitVersion, version, 'the apiserver reports the version it was built as');
+      assert.equal(JSON.parse(stdout).clientVersion.gitVersion, version, 'so does its kubectl');
       const namespaces = await kubectl('get', 'namespaces', '-o', 'name');
       assert.match(namespaces.stdout, /namespace\/kube-system/);
       pids = await cp.pids();

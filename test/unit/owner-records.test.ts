@@ -3,7 +3,9 @@ import { test } from 'node:test';
 import { MachinePhase, type MachineStatus } from '../../src/contract/machine';
 import type { OwnerStatus } from '../../src/contract/owner';
 import { mergeTemplateChange } from '../../workflows/machine/machine-change';
-import { deletionHeld, machineReport, reportKey } from '../../workflows/machine/machine-report';
+import { machineWorkflowType } from '../../src/contract/workflow-ids';
+import { machineWorkflow } from '../../workflows/machine/machine-workflow';
+import { deletionHeld, machineReport, reportKey, startedByOwnerKey } from '../../workflows/machine/machine-report';
 import { newRecord, recordMachineReport } from '../../workflows/shared/machine-pool';
 import { summaryKey } from '../../workflows/shared/owner-summary';
 import { someNames } from '../../workflows/shared/some-names';
@@ -82,4 +84,12 @@ test('a deletion is held on hooks, a blocked drain and volumes; not while it pas
     [true, false, true, true, false, false],
   );
   assert.equal(deletionHeld({} as never), false);
+});
+
+test('a machine its owner just started tells it nothing new: the owner assumes Provisioning; the start names the real workflow type', () => {
+  assert.equal(startedByOwnerKey('web-abc12'), reportKey(status(MachinePhase.Pending)));
+  assert.equal(startedByOwnerKey('web-abc12'), reportKey(status(MachinePhase.Provisioned)));
+  assert.notEqual(startedByOwnerKey('web-abc12'), reportKey(status(MachinePhase.Running)));
+  assert.notEqual(startedByOwnerKey('web-abc12'), reportKey(status(MachinePhase.Pending, { annotations: { 'cluster.x-k8s.io/delete-machine': '' } })), 'a delete mark at birth is news');
+  assert.equal(machineWorkflow.name, machineWorkflowType);
 });

@@ -23,7 +23,7 @@ gover=$(sed -n 's/^go \(.*\)/\1/p' "$upstream")
 cat > "$dir/tools.go" <<GO
 //go:build tools
 
-// Package tools pins the Kubernetes commands capt builds for the local provider.
+// Package tools pins the Kubernetes commands capt builds for the local provider, and the matching kubectl.
 package tools
 
 import (
@@ -31,6 +31,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 GO
 cd "$dir" && go mod tidy -e

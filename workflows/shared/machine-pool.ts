@@ -1,31 +1,35 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { getExternalWorkflowHandle, ParentClosePolicy, startChild, uuid4, WorkflowIdReusePolicy } from '@temporalio/workflow';
-import { requestMachineDeletionSignal } from '../../src/contract/machine-messages';
+import { proxyActivities, uuid4 } from '@temporalio/workflow';
+import type * as coreActivities from '../../activities';
 import { MachinePhase, type MachineReport, type MachineSpec } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
-import { machineSearchAttributes } from '../../src/contract/search-attributes';
-import { machineWorkflowId } from '../../src/contract/workflow-ids';
-import { machineWorkflow } from '../machine/machine-workflow';
 
 /**
  * The machines an owner (control plane, MachineDeployment) holds, as compact records, and the few ways
- * it acts on them. Machines are abandoned children: they outlive their owner's continue-as-new and report
- * back through machineReportSignal.
+ * it acts on them. Machines are workflows of their own, started (and told to go) by an activity rather
+ * than as children, so none of it queues on the owner's history; they report back through
+ * machineReportSignal and outlive the owner's continue-as-new.
  */
 
-/** Machines started or signalled in one go: a plan of 1000 goes out in batches this big. */
-export const fanOutBatch = 200;
+/** Machines per fan-out activity: its input (full specs) stays far below Temporal's payload limits. */
+const fanOutBatch = 50;
 
-/** Runs `work` on every item concurrently, a batch of fanOutBatch per workflow task. */
+/** Commands one workflow task sends at most when it signals every machine (an in-place template change). */
+const commandsPerTask = 200;
+
+/** Runs `work` on every item concurrently, commandsPerTask per workflow task. */
 export async function inBatches<T>(items: T[], work: (item: T) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < items.length; i += fanOutBatch) await Promise.all(items.slice(i, i + fanOutBatch).map(work));
+  for (let i = 0; i < items.length; i += commandsPerTask) await Promise.all(items.slice(i, i + commandsPerTask).map(work));
 }
 
 /**
- * Children one run may start before it continues as new. Temporal refuses a run more than 2,000 pending
- * children, and an abandoned child stays pending for the run that started it until it closes.
+ * Machines one run may start before it continues as new: each reports to the run current when it
+ * changes, so a busy scale-up still moves to a fresh, small history every few hundred machines.
  */
-export const childrenPerRun = 250;
+export const startsPerRun = 250;
+
+const fanOut = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+
+const chunks = <T>(items: T[]): T[][] => Array.from({ length: Math.ceil(items.length / fanOutBatch) }, (_, i) => items.slice(i * fanOutBatch, (i + 1) * fanOutBatch));
 
 /**
  * Fresh, deterministic machine names, `<base>-<5 chars>` as Cluster API names them, none of them `taken`:
@@ -48,29 +52,17 @@ export const newRecord = (name: string, templateHash: string, version: string, c
 });
 
 /**
- * Starts machines concurrently, a batch per workflow task. Returns the names that could not start (a
- * machine of that name existed before): the owner drops them and its next plan picks new names.
+ * Starts machines, fanOutBatch per activity, the activities concurrently. Returns the names that could
+ * not start (a machine of that name existed before): the owner drops them and its next plan picks new names.
  */
 export async function startPoolMachines(specs: { spec: MachineSpec; summary: string }[]): Promise<string[]> {
-  const refused: string[] = [];
-  await inBatches(specs, ({ spec, summary }) => startChild(machineWorkflow, {
-    workflowId: machineWorkflowId(spec.namespace, spec.name),
-    args: [{ spec }],
-    parentClosePolicy: ParentClosePolicy.ABANDON,
-    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    staticSummary: summary,
-    typedSearchAttributes: machineSearchAttributes(spec, MachinePhase.Pending),
-  }).catch((err: unknown) => {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    refused.push(spec.name);
-  }));
-  return refused;
+  const refused = await Promise.all(chunks(specs).map((machines) => fanOut.startMachineWorkflows({ batch: uuid4(), machines })));
+  return refused.flat();
 }
 
-/** Asks machines to delete themselves, concurrently, a batch per workflow task. */
+/** Asks machines to delete themselves, fanOutBatch per activity, concurrently. */
 export async function deletePoolMachines(namespace: string, names: string[], clusterDeleting: boolean): Promise<void> {
-  await inBatches(names, (name) =>
-    getExternalWorkflowHandle(machineWorkflowId(namespace, name)).signal(requestMachineDeletionSignal, { clusterDeleting }).catch(() => undefined));
+  await Promise.all(chunks(names).map((batch) => fanOut.requestMachineDeletions({ namespace, names: batch, clusterDeleting })));
 }
 
 /** Applies a machine's report (received at `now`) to the records: the newest one wins; Deleted removes it. */

@@ -8,7 +8,7 @@ import {
 import type { MachineSpec } from '../../src/contract/machine';
 import type { ClusterFacts, MachineOwnerKind, MachineRecord, OwnerStatus, OwnerSummary, Revision } from '../../src/contract/owner';
 import { captAttributes } from '../../src/contract/search-attributes';
-import { childrenPerRun, deletePoolMachines, newMachineNames, newRecord, recordMachineReport, startPoolMachines } from './machine-pool';
+import { deletePoolMachines, newMachineNames, newRecord, recordMachineReport, startPoolMachines, startsPerRun } from './machine-pool';
 import { ownerSummary, summaryKey } from './owner-summary';
 
 /** The state every machine owner (control plane, MachineDeployment) keeps, whatever else it holds. */
@@ -150,7 +150,7 @@ export function ownerRuntime(opts: {
     if (state.deleting) throw ApplicationFailure.create({ message: `${opts.kind} ${name()} is being deleted; there is nothing to ${what}`, type: 'InvalidSpec', nonRetryable: true });
   }
 
-  const mustContinueAsNew = () => workflowInfo().continueAsNewSuggested || startedThisRun >= childrenPerRun;
+  const mustContinueAsNew = () => workflowInfo().continueAsNewSuggested || startedThisRun >= startsPerRun;
   const checkpoint = async () => {
     if (!mustContinueAsNew()) return;
     await condition(allHandlersFinished);
@@ -167,7 +167,7 @@ export function ownerRuntime(opts: {
     changes: () => changes,
     changed,
     checkpoint,
-    startBudget: () => Math.max(0, childrenPerRun - startedThisRun),
+    startBudget: () => Math.max(0, startsPerRun - startedThisRun),
     newNames: (base, count) => newMachineNames(base, count, state.machines.map((m) => m.name)),
     startMachines: async (machines) => {
       const now = new Date().toISOString();

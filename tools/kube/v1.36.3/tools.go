@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package tools pins the Kubernetes commands capt builds for the local provider.
+// Package tools pins the Kubernetes commands capt builds for the local provider, and the matching kubectl.
 package tools
 
 import (
@@ -8,4 +8,5 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )
