@@ -3,6 +3,7 @@ import { renderCloudConfig } from './cloud-config-renderer';
 import { type BootstrapRole } from '../../src/contract/machine';
 import { clusterPki, clusterSecretRefs } from './cluster-secrets';
 import type { KubeadmConfigSpec } from '../../src/contract/kubeadm-config-spec';
+import { clusterNetworkDefaults } from '../../src/contract/cluster-network';
 
 /** Input to the bootstrap activity: only names and non-secret facts; secrets are looked up by reference. */
 export interface BootstrapDataRequest {
@@ -14,6 +15,7 @@ export interface BootstrapDataRequest {
   controlPlaneEndpoint: string;
   serviceSubnet?: string;
   podSubnet?: string;
+  serviceDomain?: string;
   spec: KubeadmConfigSpec;
 }
 
@@ -22,10 +24,12 @@ export const bootstrapDataRef = (namespace: string, machine: string): SecretRef 
 /** Renders the machine's cloud-init user-data into the secret store (overwriting is idempotent) and returns its reference. */
 export async function createBootstrapData(req: BootstrapDataRequest): Promise<SecretRef> {
   const refs = clusterSecretRefs(req.namespace, req.cluster);
+  const networking = req.spec.clusterConfiguration?.networking;
   const userData = renderCloudConfig(req.role, req.spec, {
     clusterName: req.cluster, kubernetesVersion: req.kubernetesVersion, controlPlaneEndpoint: req.controlPlaneEndpoint,
-    serviceSubnet: req.serviceSubnet ?? req.spec.clusterConfiguration?.networking?.serviceSubnet ?? '10.96.0.0/12',
-    podSubnet: req.podSubnet ?? req.spec.clusterConfiguration?.networking?.podSubnet ?? '10.244.0.0/16',
+    serviceSubnet: req.serviceSubnet ?? networking?.serviceSubnet ?? clusterNetworkDefaults.serviceSubnet,
+    podSubnet: req.podSubnet ?? networking?.podSubnet ?? clusterNetworkDefaults.podSubnet,
+    serviceDomain: req.serviceDomain ?? networking?.dnsDomain ?? clusterNetworkDefaults.serviceDomain,
     token: (await getSecret(refs.bootstrapToken)).trim(),
     clusterPki: req.role === 'join' ? undefined : await clusterPki(req.namespace, req.cluster),
   });

@@ -14,6 +14,7 @@ export interface ClusterFacts {
   controlPlaneEndpoint: string;
   serviceSubnet: string;
   podSubnet: string;
+  serviceDomain: string;
   /** The bootstrap token (secret: it lives only in the rendered data, never in workflow state). */
   token: string;
   /** Files of etc/kubernetes/pki holding the cluster CAs, for control-plane machines (secret). */
@@ -36,7 +37,7 @@ function kubeadmDocuments(role: BootstrapRole, spec: KubeadmConfigSpec, facts: C
   const api = 'kubeadm.k8s.io/v1beta3';
   const cluster = {
     apiVersion: api, kind: 'ClusterConfiguration', clusterName: facts.clusterName, kubernetesVersion: facts.kubernetesVersion,
-    controlPlaneEndpoint: facts.controlPlaneEndpoint, networking: { serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet },
+    controlPlaneEndpoint: facts.controlPlaneEndpoint, networking: { serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, dnsDomain: facts.serviceDomain },
     ...(spec.clusterConfiguration?.apiServer ? { apiServer: spec.clusterConfiguration.apiServer } : {}),
   };
   const second = role === 'init'

@@ -39,6 +39,8 @@ export interface ControlPlaneNode {
   endpointPort: number;
   /** First address of the service subnet (the `kubernetes` Service). */
   serviceIP: string;
+  /** The cluster's DNS domain (clusterNetwork.serviceDomain): the Service's full name is in the SANs. */
+  serviceDomain: string;
 }
 
 /**
@@ -46,7 +48,7 @@ export interface ControlPlaneNode {
  * leaf certificates under etc/kubernetes/pki and the component kubeconfigs under etc/kubernetes.
  */
 export async function controlPlaneNodeFiles(cas: ClusterCertificateAuthorities, node: ControlPlaneNode): Promise<Record<string, string>> {
-  const dnsNames = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', 'localhost', node.nodeName];
+  const dnsNames = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${node.serviceDomain}`, 'localhost', node.nodeName];
   const ips = [...new Set([node.ip, node.serviceIP, '127.0.0.1', ...(isIP(node.endpointHost) ? [node.endpointHost] : [])])];
   if (!isIP(node.endpointHost)) dnsNames.push(node.endpointHost);
   const [apiserver, kubeletClient, etcdClient, frontProxyClient, etcdServer, etcdPeer, controllerManager, scheduler, admin] = await Promise.all([

@@ -21,6 +21,7 @@ export interface ControlPlaneLayout {
   etcdClusterState: 'new' | 'existing';
   serviceSubnet: string;
   podSubnet: string;
+  serviceDomain: string;
 }
 
 export interface ControlPlanePorts {
@@ -84,7 +85,7 @@ export function apiserverProcess(l: ControlPlaneLayout, stateDir: string): Proce
       `--tls-cert-file=${pki}/apiserver.crt`, `--tls-private-key-file=${pki}/apiserver.key`,
       `--kubelet-client-certificate=${pki}/apiserver-kubelet-client.crt`, `--kubelet-client-key=${pki}/apiserver-kubelet-client.key`,
       `--service-account-key-file=${pki}/sa.pub`, `--service-account-signing-key-file=${pki}/sa.key`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-issuer=https://kubernetes.default.svc.${l.serviceDomain}`,
       `--service-cluster-ip-range=${l.serviceSubnet}`,
       '--authorization-mode=Node,RBAC',
       '--enable-admission-plugins=NodeRestriction',

@@ -10,6 +10,7 @@ import { groups, installedKindsSummary, kinds, providerKinds, providerOfKind, su
 import { ManifestError, type ManifestLocation, type ManifestProblem } from './manifest-error';
 import type { BootstrapTemplate, ClusterModel, InfrastructureTemplate, MachineTemplateModel } from './model';
 import { substituteVariables } from './variables';
+import { clusterNetworkDefaults } from '../contract/cluster-network';
 
 export interface ManifestSource {
   /** Shown in errors: a path, or `-` for standard input. */
@@ -146,7 +147,8 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
     const model: ClusterModel = {
       namespace: c.namespace, name: c.name, labels: c.labels, annotations: c.annotations, provider,
       infrastructure: { kind: infra.kind, name: infra.name, spec: infra.value as Record<string, unknown> },
-      serviceSubnet: doc.serviceSubnet ?? '10.96.0.0/12', podSubnet: doc.podSubnet ?? '10.244.0.0/16', paused: doc.paused,
+      serviceSubnet: doc.serviceSubnet ?? clusterNetworkDefaults.serviceSubnet, podSubnet: doc.podSubnet ?? clusterNetworkDefaults.podSubnet,
+      serviceDomain: doc.serviceDomain ?? clusterNetworkDefaults.serviceDomain, paused: doc.paused,
       controlPlane: { ...withoutRef(cp), name: cpParsed.name, infrastructure: { kind: cpInfra.kind, name: cpInfra.name, spec: cpInfra.value as Record<string, unknown> } },
       machineDeployments: [], machines: [], healthChecks: [],
     };

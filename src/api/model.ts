@@ -50,6 +50,7 @@ export interface ClusterModel {
   infrastructure: InfrastructureTemplate;
   serviceSubnet: string;
   podSubnet: string;
+  serviceDomain: string;
   paused: boolean;
   controlPlane: ControlPlaneModel;
   machineDeployments: MachineDeploymentModel[];

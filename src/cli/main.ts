@@ -9,6 +9,7 @@ import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../cl
 import { devStart, devStatus, devStop } from '../dev/dev-stack';
 import { availableKubernetesVersions, kubectlFor, toolPaths } from '../tools';
 import { age, clustersTable, describeTree, formatOutput, listedMachines, machinesTable, ownersTable, table } from './render';
+import { controlPlaneMachineCount } from './flavors';
 import { readSources, UsageError } from './read-sources';
 import { rolloutStatusText } from './rollout-status';
 import type { ClusterView } from '../contract/cluster';
@@ -28,9 +29,9 @@ const options = {
   revision: { type: 'string', help: 'rollout history: show one revision whole' },
   watch: { type: 'boolean', short: 'w', help: 'rollout status: follow until the rollout completes' },
   'kubernetes-version': { type: 'string', help: 'generate: Kubernetes version' },
-  'control-plane-machine-count': { type: 'string', default: '1', help: 'generate: control-plane machines' },
+  'control-plane-machine-count': { type: 'string', help: 'generate: control-plane machines (default: 1 for the development flavor, 3 for ha)' },
   'worker-machine-count': { type: 'string', default: '2', help: 'generate: worker machines' },
-  flavor: { type: 'string', help: 'generate: template flavor (only the default one exists)' },
+  flavor: { type: 'string', help: 'generate: development (1 control-plane machine, the default) or ha (3)' },
   'tls-cert': { type: 'string', help: 'client certificate for mutual TLS to Temporal (TEMPORAL_TLS_CERT)' },
   'tls-key': { type: 'string', help: 'client key for mutual TLS to Temporal (TEMPORAL_TLS_KEY)' },
   'tls-ca': { type: 'string', help: 'CA certificate of the Temporal server (TEMPORAL_TLS_CA)' },
@@ -46,7 +47,7 @@ const usage = `capt: Cluster API on Temporal
   capt delete cluster NAME [--wait]
   capt kubeconfig NAME
   capt scale machinedeployment|kubeadmcontrolplane NAME --replicas N
-  capt generate cluster NAME --kubernetes-version V [--control-plane-machine-count N] [--worker-machine-count M]
+  capt generate cluster NAME [--flavor development|ha] [--kubernetes-version V] [--control-plane-machine-count N] [--worker-machine-count M]
   capt rollout status machinedeployment/NAME|kubeadmcontrolplane/NAME [--watch]
   capt rollout history machinedeployment/NAME|kubeadmcontrolplane/NAME [--revision N]
   capt rollout undo machinedeployment/NAME|kubeadmcontrolplane/NAME [--to-revision N]
@@ -272,9 +273,8 @@ async function run(argv: string[]): Promise<number> {
     }
     case 'generate': {
       if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt generate cluster NAME --kubernetes-version V');
-      if (values.flavor && values.flavor !== 'default') throw new UsageError(`--flavor ${values.flavor}: only the default flavor exists (examples/quickstart.yaml)`);
       const version = values['kubernetes-version'] ?? availableKubernetesVersions().at(-1)!;
-      const vars = { CLUSTER_NAME: args[1], KUBERNETES_VERSION: version, CONTROL_PLANE_MACHINE_COUNT: values['control-plane-machine-count'] ?? '1', WORKER_MACHINE_COUNT: values['worker-machine-count'] ?? '2' };
+      const vars = { CLUSTER_NAME: args[1], KUBERNETES_VERSION: version, CONTROL_PLANE_MACHINE_COUNT: controlPlaneMachineCount(values.flavor, values['control-plane-machine-count']), WORKER_MACHINE_COUNT: values['worker-machine-count'] ?? '2' };
       const template = readFileSync(join(repoRoot, 'examples/quickstart.yaml'), 'utf8');
       loadManifests([{ file: `generated cluster ${args[1]}`, text: template }], vars);
       out(substituteVariables(template, vars).text.trimEnd());

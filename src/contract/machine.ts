@@ -12,7 +12,7 @@ export interface MachineSpec {
   role: 'control-plane' | 'worker';
   version: string;
   /** The cluster's network (Cluster.spec.clusterNetwork) reaches kubeadm's configuration through it. */
-  bootstrap: { role: BootstrapRole; config: KubeadmConfigSpec; controlPlaneEndpoint: string; serviceSubnet?: string; podSubnet?: string };
+  bootstrap: { role: BootstrapRole; config: KubeadmConfigSpec; controlPlaneEndpoint: string; serviceSubnet?: string; podSubnet?: string; serviceDomain?: string };
   infrastructure: { kind: string; spec: Record<string, unknown> };
   failureDomain?: string;
   labels: Record<string, string>;

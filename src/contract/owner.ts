@@ -81,6 +81,7 @@ export interface ClusterFacts {
   endpoint: string;
   serviceSubnet: string;
   podSubnet: string;
+  serviceDomain: string;
 }
 
 /**

@@ -106,8 +106,12 @@ export async function stopProcess(stateDir: string, name: string, graceMs = 5000
     const alive = async () => (await Promise.all(members.map(async (m) => (await liveStartTime(m.pid)) === m.startTime))).some(Boolean);
     const deadline = Date.now() + graceMs;
     while (Date.now() < deadline && (await alive())) await sleep(50);
-    for (const m of members) if ((await liveStartTime(m.pid)) === m.startTime) signalProcess(m.pid, 'SIGKILL');
-    while (await alive()) await sleep(20);
+    // A restart loop may have forked a new component just before the signal: look again until none is left.
+    for (let late = members; late.length; late = (await groupMembers(pid)).filter((m) => !members.some((k) => k.pid === m.pid && k.startTime === m.startTime))) {
+      if (late !== members) members.push(...late);
+      for (const m of late) if ((await liveStartTime(m.pid)) === m.startTime) signalProcess(m.pid, 'SIGKILL');
+      while (await alive()) await sleep(20);
+    }
   }
   await rm(join(stateDir, `${name}.pid`), { force: true });
 }

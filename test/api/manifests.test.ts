@@ -28,6 +28,16 @@ test('the v1beta1 and v1beta2 forms of one cluster yield equal models', () => {
   assert.deepEqual(a[0]!.machineDeployments[0]!.template.bootstrap.config.joinConfiguration?.nodeRegistration?.kubeletExtraArgs, { 'node-labels': 'capt.example/pool=md-0' });
 });
 
+test('clusterNetwork reaches the model: services, pods and serviceDomain as given, kubeadm\'s defaults otherwise', () => {
+  const docs = baseDocs();
+  byKind(docs, 'Cluster').spec.clusterNetwork = { services: { cidrBlocks: ['10.100.0.0/16'] }, pods: { cidrBlocks: ['10.128.0.0/14'] }, serviceDomain: 'fleet.example' };
+  const [custom] = loadManifests([{ file: 'cluster.yaml', text: render(docs) }], {});
+  assert.deepEqual([custom!.serviceSubnet, custom!.podSubnet, custom!.serviceDomain], ['10.100.0.0/16', '10.128.0.0/14', 'fleet.example']);
+  delete byKind(docs, 'Cluster').spec.clusterNetwork;
+  const [plain] = loadManifests([{ file: 'cluster.yaml', text: render(docs) }], {});
+  assert.deepEqual([plain!.serviceSubnet, plain!.podSubnet, plain!.serviceDomain], ['10.96.0.0/12', '10.244.0.0/16', 'cluster.local']);
+});
+
 test('variables: ${VAR}, ${VAR:=default}, ${VAR:-default}; --var wins over the environment; unset without default is an error naming it', () => {
   assert.deepEqual(substituteVariables('a=${A} b=${B:=two} c=${C:-three}', { A: 'one' }), { text: 'a=one b=two c=three', missing: [] });
   assert.deepEqual(substituteVariables('${B:=two} ${C:-three}', { B: '', C: '' }), { text: 'two three', missing: [] }, 'empty falls back too');
@@ -82,6 +92,8 @@ const cases: Case[] = [
   { name: 'KCP maxSurge 0 with 1 replica', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: 0 } } }; }, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: /needs at least 3 replicas, not 1/ },
   { name: 'KCP certificatesExpiryDays not below the certificate validity', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { before: { certificatesExpiryDays: 400 } }; }, path: 'spec.rollout.before.certificatesExpiryDays', message: /400 days is not less than the 365-day validity/ },
   { name: 'bad CIDR', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.pods.cidrBlocks = ['10.244.0.0']; }, path: 'spec.clusterNetwork.pods.cidrBlocks[0]', message: /must be a CIDR/ },
+  { name: 'dual-stack services', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.services = { cidrBlocks: ['10.96.0.0/12', '10.97.0.0/16'] }; }, path: 'spec.clusterNetwork.services.cidrBlocks', message: /single-stack IPv4 clusters: give one CIDR block/ },
+  { name: 'apiServerPort other than 6443', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.apiServerPort = 8443; }, path: 'spec.clusterNetwork.apiServerPort', message: /serve the apiserver on port 6443/ },
   { name: 'relative file path', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.files = [{ path: 'etc/motd', content: 'hi' }]; }, path: 'spec.template.spec.files[0].path', message: /must be an absolute path/ },
   { name: 'v1beta1 kubeletExtraArgs map in v1beta2', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.joinConfiguration.nodeRegistration.kubeletExtraArgs = { 'node-labels': 'a=b' }; }, path: 'spec.template.spec.joinConfiguration.nodeRegistration.kubeletExtraArgs', message: /expected array/ },
   { name: 'bad taint effect', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.joinConfiguration.nodeRegistration.taints = [{ key: 'a', effect: 'Never' }]; }, path: 'spec.template.spec.joinConfiguration.nodeRegistration.taints[0].effect', message: /NoSchedule/ },

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { connect } from 'node:tls';
 import { promisify } from 'node:util';
 import { clusterDir } from '../../providers/local/layout';
 import { MachineHarness } from '../fixtures/machine-harness';
@@ -42,13 +43,15 @@ test('bad input exits 2 with the problem and its place, and submits nothing', as
 });
 
 test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wait against the real stack', async () => {
-  const applied = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=e2e', '--wait', '--timeout', '10m');
+  // A services CIDR and DNS domain of its own: both must reach the workload cluster.
+  const network = ['--var', 'SERVICE_CIDR=10.100.0.0/16', '--var', 'SERVICE_DOMAIN=fleet.example'];
+  const applied = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=e2e', ...network, '--wait', '--timeout', '10m');
   assert.equal(applied.code, 0, applied.stderr);
   assert.match(applied.stdout, /cluster\.cluster\.x-k8s\.io\/e2e created/);
   assert.match(applied.stdout, /machinedeployment\.cluster\.x-k8s\.io\/e2e-md-0 created/);
   assert.match(applied.stdout, /cluster default\/e2e: Provisioned/);
 
-  const again = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=e2e');
+  const again = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=e2e', ...network);
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, /cluster\.cluster\.x-k8s\.io\/e2e unchanged/);
 
@@ -83,6 +86,9 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items;
   assert.equal(nodes.length, 3);
   assert.ok(nodes.every((n: { status: { conditions: { type: string; status: string }[] } }) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')), 'kubectl sees three Ready nodes');
+  const service = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'svc', 'kubernetes', '-o', 'json'])).stdout);
+  assert.equal(service.spec.clusterIP, '10.100.0.1', 'the kubernetes Service has its IP from the services CIDR');
+  assert.match(await apiserverNames(kubeconfig.stdout), /DNS:kubernetes\.default\.svc\.fleet\.example\b/, 'the apiserver certificate names the Service in the cluster\'s DNS domain');
 
   const scaled = await capt('scale', 'machinedeployment', 'e2e-md-0', '--replicas', '1');
   assert.equal(scaled.code, 0, scaled.stderr);
@@ -101,3 +107,15 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.equal(gone.code, 1, 'a deleted cluster is not found');
   assert.match(gone.stderr, /cluster default\/e2e not found: it was deleted/);
 });
+
+/** The subject alternative names of the certificate the kubeconfig's apiserver presents. */
+async function apiserverNames(kubeconfig: string): Promise<string> {
+  const server = new URL(/server: (\S+)/.exec(kubeconfig)![1]!);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: server.hostname, port: Number(server.port), rejectUnauthorized: false }, () => {
+      resolve(socket.getPeerCertificate().subjectaltname ?? '');
+      socket.end();
+    });
+    socket.once('error', reject);
+  });
+}

@@ -55,7 +55,7 @@ export function validateClusterChange(current: ClusterModel, next: ClusterModel,
 export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatus> {
   const model = input.model;
   const state: ClusterState = input.state ?? {
-    facts: { namespace: model.namespace, name: model.name, provider: model.provider, endpoint: '', serviceSubnet: model.serviceSubnet, podSubnet: model.podSubnet },
+    facts: { namespace: model.namespace, name: model.name, provider: model.provider, endpoint: '', serviceSubnet: model.serviceSubnet, podSubnet: model.podSubnet, serviceDomain: model.serviceDomain },
     model, infrastructureReady: false, children: {}, workersStarted: false, deleting: false, deleted: false, createdAt: new Date().toISOString(), step: 'starting',
   };
   const { facts } = state;

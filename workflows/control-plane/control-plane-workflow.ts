@@ -145,7 +145,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'control-plane', version: state.spec.version,
     bootstrap: {
       role: init ? 'init' : 'join-control-plane', config: state.spec.kubeadmConfigSpec, controlPlaneEndpoint: facts.endpoint,
-      serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet,
+      serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, serviceDomain: facts.serviceDomain,
     },
     infrastructure: { kind: state.spec.infrastructure.kind, spec: state.spec.infrastructure.spec },
     labels: { 'cluster.x-k8s.io/control-plane': '', 'cluster.x-k8s.io/cluster-name': facts.name },

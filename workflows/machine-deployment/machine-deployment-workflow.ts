@@ -114,7 +114,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     const t = set.template;
     return {
       namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'worker', version: t.version,
-      bootstrap: { role: 'join', config: t.bootstrap.config, controlPlaneEndpoint: facts.endpoint, serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet },
+      bootstrap: { role: 'join', config: t.bootstrap.config, controlPlaneEndpoint: facts.endpoint, serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, serviceDomain: facts.serviceDomain },
       infrastructure: { kind: t.infrastructure.kind, spec: t.infrastructure.spec }, failureDomain: t.failureDomain,
       labels: { ...t.labels, 'cluster.x-k8s.io/deployment-name': md, 'cluster.x-k8s.io/set-name': set.name, 'cluster.x-k8s.io/cluster-name': facts.name },
       annotations: { ...t.annotations, 'machinedeployment.clusters.x-k8s.io/revision': String(set.revision) },

@@ -125,7 +125,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       await core.createBootstrapData({
         namespace: spec.namespace, cluster: spec.cluster, machine: spec.name, role: spec.bootstrap.role, kubernetesVersion: spec.version,
         controlPlaneEndpoint: spec.bootstrap.controlPlaneEndpoint, spec: spec.bootstrap.config,
-        serviceSubnet: spec.bootstrap.serviceSubnet, podSubnet: spec.bootstrap.podSubnet,
+        serviceSubnet: spec.bootstrap.serviceSubnet, podSubnet: spec.bootstrap.podSubnet, serviceDomain: spec.bootstrap.serviceDomain,
       });
       state.bootstrapDataReady = true;
     }

@@ -12,7 +12,7 @@ export interface KubeadmDocuments {
     clusterName?: string;
     kubernetesVersion?: string;
     controlPlaneEndpoint?: string;
-    networking?: { serviceSubnet?: string; podSubnet?: string };
+    networking?: { serviceSubnet?: string; podSubnet?: string; dnsDomain?: string };
   };
   init?: { bootstrapTokens?: { token: string; ttl?: string }[]; nodeRegistration?: NodeRegistration };
   join?: {

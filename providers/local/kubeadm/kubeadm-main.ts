@@ -14,6 +14,7 @@ import { startDetached } from '../../../src/util/processes';
 import { waitForOk } from '../../../src/util/https-probe';
 import { parseKubeadmConfig, splitHostPort, type KubeadmDocuments, type NodeRegistration } from './kubeadm-config';
 import { checkToken, joinEndpoint, KubeadmError, kubeletRegistration } from './worker-join';
+import { clusterNetworkDefaults } from '../../../src/contract/cluster-network';
 
 /**
  * capt's kubeadm for local machines: `kubeadm init|join [--control-plane] --config FILE` run from the
@@ -41,7 +42,16 @@ function layoutFor(meta: MachineMetadata, docs: KubeadmDocuments, initialCluster
   return {
     root: '/', ip: meta.ip, ports: standardPorts, kubernetesBin: meta.kubernetesBin, etcdBinary: meta.etcdBinary, nodeName: meta.name,
     etcdInitialCluster: initialCluster, etcdClusterState: state,
-    serviceSubnet: docs.cluster?.networking?.serviceSubnet ?? '10.96.0.0/12', podSubnet: docs.cluster?.networking?.podSubnet ?? '10.244.0.0/16',
+    ...networkingOf(docs),
+  };
+}
+
+/** The ClusterConfiguration's networking, kubeadm's defaults where it is silent. */
+function networkingOf(docs: KubeadmDocuments): { serviceSubnet: string; podSubnet: string; serviceDomain: string } {
+  const n = docs.cluster?.networking;
+  return {
+    serviceSubnet: n?.serviceSubnet ?? clusterNetworkDefaults.serviceSubnet, podSubnet: n?.podSubnet ?? clusterNetworkDefaults.podSubnet,
+    serviceDomain: n?.dnsDomain ?? clusterNetworkDefaults.serviceDomain,
   };
 }
 
@@ -53,7 +63,7 @@ function firstServiceIP(subnet: string): string {
 async function writeControlPlaneFiles(meta: MachineMetadata, docs: KubeadmDocuments, endpoint: { host: string; port: number }, cas: ClusterCertificateAuthorities): Promise<void> {
   const files = await controlPlaneNodeFiles(cas, {
     clusterName: docs.cluster?.clusterName ?? 'kubernetes', nodeName: meta.name, ip: meta.ip, apiserverPort: standardPorts.apiserver,
-    endpointHost: endpoint.host, endpointPort: endpoint.port, serviceIP: firstServiceIP(docs.cluster?.networking?.serviceSubnet ?? '10.96.0.0/12'),
+    endpointHost: endpoint.host, endpointPort: endpoint.port, serviceIP: firstServiceIP(networkingOf(docs).serviceSubnet), serviceDomain: networkingOf(docs).serviceDomain,
   });
   await writeTree('/etc/kubernetes', files);
 }

@@ -3,14 +3,21 @@ import { dnsName, duration, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubern
 
 /** Cluster, Machine, MachineDeployment and MachineHealthCheck (cluster.x-k8s.io v1beta1 and v1beta2), normalised. */
 const labelsAndAnnotations = z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }).strict();
-const cidrBlocks = z.object({ cidrBlocks: z.array(z.string().regex(/^\d+\.\d+\.\d+\.\d+\/\d+$/, 'must be a CIDR like 10.96.0.0/12')).min(1) }).strict();
-const clusterNetwork = z.object({ services: cidrBlocks.optional(), pods: cidrBlocks.optional(), serviceDomain: z.string().optional(), apiServerPort: z.number().int().optional() }).strict();
+const cidrBlocks = z.object({
+  cidrBlocks: z.array(z.string().regex(/^\d+\.\d+\.\d+\.\d+\/\d+$/, 'must be a CIDR like 10.96.0.0/12')).min(1).max(1, 'capt runs single-stack IPv4 clusters: give one CIDR block'),
+}).strict();
+const clusterNetwork = z.object({
+  services: cidrBlocks.optional(), pods: cidrBlocks.optional(), serviceDomain: dnsName.optional(),
+  // Every local machine serves its apiserver on 6443; another port would be accepted and not honoured.
+  apiServerPort: z.literal(6443, 'capt machines serve the apiserver on port 6443: remove apiServerPort or set it to 6443').optional(),
+}).strict();
 
 export interface ClusterDoc {
   controlPlaneRef?: Ref;
   infrastructureRef?: Ref;
   serviceSubnet?: string;
   podSubnet?: string;
+  serviceDomain?: string;
   paused: boolean;
 }
 
@@ -19,7 +26,8 @@ export const clusterV1beta1 = z.object({
   spec: z.object({ clusterNetwork: clusterNetwork.optional(), controlPlaneRef: refV1beta1.optional(), infrastructureRef: refV1beta1.optional(), paused: z.boolean().optional(), controlPlaneEndpoint: z.looseObject({}).optional() }).strict(),
 }).strict().transform((d): ClusterDoc => ({
   controlPlaneRef: d.spec.controlPlaneRef && fromV1beta1Ref(d.spec.controlPlaneRef), infrastructureRef: d.spec.infrastructureRef && fromV1beta1Ref(d.spec.infrastructureRef),
-  serviceSubnet: d.spec.clusterNetwork?.services?.cidrBlocks[0], podSubnet: d.spec.clusterNetwork?.pods?.cidrBlocks[0], paused: d.spec.paused ?? false,
+  serviceSubnet: d.spec.clusterNetwork?.services?.cidrBlocks[0], podSubnet: d.spec.clusterNetwork?.pods?.cidrBlocks[0],
+  serviceDomain: d.spec.clusterNetwork?.serviceDomain, paused: d.spec.paused ?? false,
 }));
 
 export const clusterV1beta2 = z.object({
@@ -27,7 +35,8 @@ export const clusterV1beta2 = z.object({
   spec: z.object({ clusterNetwork: clusterNetwork.optional(), controlPlaneRef: refV1beta2.optional(), infrastructureRef: refV1beta2.optional(), paused: z.boolean().optional(), controlPlaneEndpoint: z.looseObject({}).optional() }).strict(),
 }).strict().transform((d): ClusterDoc => ({
   controlPlaneRef: d.spec.controlPlaneRef && fromV1beta2Ref(d.spec.controlPlaneRef), infrastructureRef: d.spec.infrastructureRef && fromV1beta2Ref(d.spec.infrastructureRef),
-  serviceSubnet: d.spec.clusterNetwork?.services?.cidrBlocks[0], podSubnet: d.spec.clusterNetwork?.pods?.cidrBlocks[0], paused: d.spec.paused ?? false,
+  serviceSubnet: d.spec.clusterNetwork?.services?.cidrBlocks[0], podSubnet: d.spec.clusterNetwork?.pods?.cidrBlocks[0],
+  serviceDomain: d.spec.clusterNetwork?.serviceDomain, paused: d.spec.paused ?? false,
 }));
 
 /** The machine template both Machines and MachineDeployments carry. */

@@ -61,7 +61,7 @@ export function toKubeadmConfigSpec(spec: z.infer<typeof kubeadmConfigSpecV1beta
   const join = registration(spec.joinConfiguration?.nodeRegistration as LooseRegistration);
   const networking = spec.clusterConfiguration?.networking;
   return {
-    ...(networking ? { clusterConfiguration: { networking: { ...(networking.serviceSubnet ? { serviceSubnet: networking.serviceSubnet } : {}), ...(networking.podSubnet ? { podSubnet: networking.podSubnet } : {}) } } } : {}),
+    ...(networking ? { clusterConfiguration: { networking: { ...(networking.serviceSubnet ? { serviceSubnet: networking.serviceSubnet } : {}), ...(networking.podSubnet ? { podSubnet: networking.podSubnet } : {}), ...(networking.dnsDomain ? { dnsDomain: networking.dnsDomain } : {}) } } } : {}),
     ...(init ? { initConfiguration: { nodeRegistration: init } } : {}),
     ...(join ? { joinConfiguration: { nodeRegistration: join } } : {}),
     ...(spec.files ? { files: spec.files } : {}),
