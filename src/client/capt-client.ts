@@ -11,7 +11,7 @@ import { machineTemplateHash } from '../../workflows/machine-deployment/machine-
 import type { Revision } from '../contract/owner';
 import { deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
 import { captAttributes } from '../contract/search-attributes';
-import { coreTaskQueue } from '../contract/task-queues';
+import { ownersTaskQueue } from '../contract/task-queues';
 import type { ClusterStatus, ClusterView } from '../contract/cluster';
 import type { MachineStatus } from '../contract/machine';
 import type { OwnerStatus, OwnerSummary } from '../contract/owner';
@@ -82,7 +82,7 @@ export class CaptClient {
       let outcome: ApplyOutcome;
       try {
         await this.client.workflow.start(clusterWorkflow, {
-          taskQueue: coreTaskQueue, workflowId: clusterWorkflowId(model.namespace, model.name), args: [{ model }],
+          taskQueue: ownersTaskQueue, workflowId: clusterWorkflowId(model.namespace, model.name), args: [{ model }],
           staticSummary: `Cluster ${model.namespace}/${model.name} (${model.provider}, ${model.controlPlane.version})`,
           typedSearchAttributes: captAttributes({
             kind: 'Cluster', namespace: model.namespace, cluster: model.name, phase: 'Provisioning', version: model.controlPlane.version, provider: model.provider,

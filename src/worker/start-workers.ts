@@ -1,9 +1,9 @@
-import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import * as coreActivities from '../../activities';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { providerActivities } from '../../providers/provider-activities';
 import type { InfrastructureProvider } from '../../providers/provider';
-import { coreTaskQueue, providerTaskQueue } from '../contract/task-queues';
+import { coreTaskQueue, ownersTaskQueue, providerTaskQueue } from '../contract/task-queues';
 
 /** Every provider capt ships, by name. */
 export const installedProviders = (): InfrastructureProvider[] => [new LocalProvider()];
@@ -25,15 +25,19 @@ export interface WorkerOptions {
  */
 const maxConcurrentActivityTaskExecutions = 400;
 
-/** Creates capt's workers: `capt-core` (workflows and provider-independent activities) and one per provider. */
+/**
+ * Creates capt's workers: `capt-core` (machine workflows and provider-independent activities), `capt-owners`
+ * (cluster, control-plane and MachineDeployment workflows, with the same activities), and one per provider.
+ */
 export async function createWorkers(opts: WorkerOptions): Promise<Worker[]> {
   const workers: Worker[] = [];
   const namespace = opts.namespace ?? 'default';
   if (opts.core ?? true) {
-    workers.push(await Worker.create({
-      connection: opts.connection, namespace, taskQueue: coreTaskQueue, activities: coreActivities, maxConcurrentActivityTaskExecutions,
-      ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../../workflows') }),
-    }));
+    // One bundle for both queues: each worker serves every workflow type, so runs started before the split still find theirs.
+    const workflowBundle = opts.workflowBundle ?? await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
+    for (const taskQueue of [coreTaskQueue, ownersTaskQueue]) {
+      workers.push(await Worker.create({ connection: opts.connection, namespace, taskQueue, activities: coreActivities, maxConcurrentActivityTaskExecutions, workflowBundle }));
+    }
   }
   const wanted = opts.providers ?? installedProviders().map((p) => p.name);
   for (const provider of installedProviders().filter((p) => wanted.includes(p.name))) {
