@@ -16,6 +16,9 @@ interface Pipe {
   draining: boolean;
 }
 
+/** A /readyz slower than this counts as a failed check; a busy apiserver answers within a few seconds. */
+const probeTimeoutMs = 3000;
+
 export class ApiserverLoadBalancer {
   private healthy: string[] = [];
   private next = 0;
@@ -43,7 +46,7 @@ export class ApiserverLoadBalancer {
   async checkBackends(): Promise<void> {
     const candidates = await this.backends();
     const results = await Promise.all(
-      candidates.map((b) => httpsGet(`https://${b}/readyz`, { insecure: true }, 1000).then((r) => r.status === 200, () => false)),
+      candidates.map((b) => httpsGet(`https://${b}/readyz`, { insecure: true }, probeTimeoutMs).then((r) => r.status === 200, () => false)),
     );
     candidates.forEach((b, i) => {
       const failed = results[i] ? 0 : (this.failures.get(b) ?? 0) + 1;
@@ -57,6 +60,8 @@ export class ApiserverLoadBalancer {
       this.failures.delete(b);
     }
     this.healthy = candidates.filter((b) => this.up.has(b));
+    // With no healthy backend left, closing connections to the ones that failed their checks helps no client.
+    if (this.healthy.length === 0) return;
     for (const pipe of this.pipes) if (!this.healthy.includes(pipe.backend)) this.drain(pipe);
   }
 
@@ -99,11 +104,13 @@ export class ApiserverLoadBalancer {
       upstream.on('data', () => (pipe.lastUpstream = Date.now()));
       client.pipe(upstream).pipe(client);
       client.resume();
-      const close = () => { this.pipes.delete(pipe); client.destroy(); upstream.destroy(); };
-      client.on('error', close);
-      upstream.on('error', close);
-      client.on('close', close);
-      upstream.on('close', close);
+      // One side closing ends the other gracefully, so a response still buffered for the client is delivered
+      // (destroying it cut kept-alive responses short: "Premature close" on a loaded host); errors end both.
+      const fail = () => { this.pipes.delete(pipe); client.destroy(); upstream.destroy(); };
+      client.on('error', fail);
+      upstream.on('error', fail);
+      client.on('close', () => { this.pipes.delete(pipe); upstream.end(); });
+      upstream.on('close', () => { this.pipes.delete(pipe); client.end(); });
     });
   }
 
