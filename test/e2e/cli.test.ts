@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { connect } from 'node:tls';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { clusterDir } from '../../providers/local/layout';
 import { MachineHarness } from '../fixtures/machine-harness';
@@ -92,6 +93,13 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
 
   const scaled = await capt('scale', 'machinedeployment', 'e2e-md-0', '--replicas', '1');
   assert.equal(scaled.code, 0, scaled.stderr);
+  // Carried out, not only accepted: one worker leaves both capt's machines and the workload cluster's Nodes.
+  for (const deadline = Date.now() + 180_000; ; await sleep(1000)) {
+    const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.length;
+    const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items.length;
+    if (machines === 2 && nodes === 2) break;
+    assert.ok(Date.now() < deadline, `scale to 1 worker carried out: ${machines} machines, ${nodes} Nodes`);
+  }
   const even = await capt('scale', 'kubeadmcontrolplane', 'e2e-control-plane', '--replicas', '2');
   assert.equal(even.code, 2);
   assert.match(even.stderr, /2 replicas cannot keep etcd quorum/);

@@ -76,10 +76,14 @@ test('one control-plane and two worker machines: kubectl shows three Ready nodes
   });
   assert.deepEqual(nodes.map((n) => n.providerID).sort(), machines.map((m) => m.providerID).sort());
   assert.ok(nodes.every((n) => n.version === version), `every kubelet reports ${version}`);
-  // Idempotent create: asking again returns the same machine, with no second set of processes.
+  // Idempotent create: asking again returns the same machine, boots nothing again and starts no process.
+  const mdir = machineDir(clusterDir('default', 'alpha'), 'alpha-md-0');
+  const processesBefore = (await processesMentioning([mdir])).map((p) => p.pid).sort();
   const again = await driver.machine('alpha-md-0', 'join');
-  assert.equal(again.providerID, machines[1]!.providerID);
-  assert.deepEqual(again.addresses, machines[1]!.addresses);
+  assert.deepEqual([again.providerID, again.addresses, again.createdAt], [machines[1]!.providerID, machines[1]!.addresses, machines[1]!.createdAt]);
+  assert.deepEqual((await processesMentioning([mdir])).map((p) => p.pid).sort(), processesBefore, 'no second set of processes');
+  const boots = (await readFile(join(machineRoot(mdir), 'var/log/capt-boots.log'), 'utf8')).trim().split('\n');
+  assert.equal(boots.length, 1, `cloud-init ran once: ${boots.join(', ')}`);
 });
 
 test('a second control-plane machine joins etcd; deleting it removes its member and its processes', async () => {

@@ -133,7 +133,8 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   assert.equal((await status()).revision, 2, 'a strategy change is no new revision');
   await assert.rejects(suite.client.rolloutUndo('machinedeployment', 'default', MD, 9), (e: Error) => e instanceof RejectedError && /has no revision 9; revisions: 1, 2/.test(e.message));
   watcher = boundsWatcher(5, 0, 2);
-  assert.equal((await suite.client.rolloutUndo('machinedeployment', 'default', MD, 1)).revision, 3);
+  const undone = await capt('rollout', 'undo', `machinedeployment/${MD}`, '--to-revision', '1');
+  assert.deepEqual([undone.code, undone.stdout.trim()], [0, `machinedeployment/${MD} rolled back: revision 3, ${older}`]);
   done = await rolledOut(older, 5);
   bounds = await watcher.stop();
   console.log(`rollout 2 (undo; maxSurge 0, maxUnavailable 2): ${bounds.samples} samples, at most ${bounds.peak} machines/nodes, at least ${bounds.trough} serving nodes`);
@@ -145,7 +146,7 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   // Pause mid-rollout: nothing more is replaced, a scale still applies; resume completes.
   await suite.client.apply([withMd((md) => ({ ...md, strategy: { ...md.strategy, maxSurge: 1, maxUnavailable: 0 }, template: { ...md.template, version: newer } }))]);
   await until((s) => newestSetMachines(s).length >= 1, 'the first machine of revision 4');
-  await suite.client.rolloutPause('machinedeployment', 'default', MD, true);
+  assert.deepEqual(await capt('rollout', 'pause', `machinedeployment/${MD}`), { code: 0, stdout: `machinedeployment/${MD} paused\n` });
   const atPause = new Set((await status()).machines.map((m) => m.name));
   await sleep(8000);
   const paused = await status();
@@ -154,7 +155,7 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   assert.equal((await capt('rollout', 'status', `machinedeployment/${MD}`)).stdout.split('\n')[0], `machinedeployment/${MD}: rollout paused: revision 4 (${newer})`);
   await suite.client.scale('machinedeployment', 'default', MD, 6);
   await until((s) => s.machines.some((m) => !atPause.has(m.name)), 'a scale to apply while paused', 120_000);
-  await suite.client.rolloutPause('machinedeployment', 'default', MD, false);
+  assert.deepEqual(await capt('rollout', 'resume', `machinedeployment/${MD}`), { code: 0, stdout: `machinedeployment/${MD} resumed\n` });
   const watched = await capt('rollout', 'status', `machinedeployment/${MD}`, '--watch', '--timeout', '6m');
   assert.equal(watched.code, 0);
   assert.match(watched.stdout, new RegExp(`machinedeployment/${MD} successfully rolled out \\(revision 4, ${newer}\\)`));
