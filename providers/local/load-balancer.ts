@@ -16,8 +16,8 @@ interface Pipe {
   draining: boolean;
 }
 
-/** A /readyz slower than this counts as a failed check; a busy apiserver answers within a few seconds. */
-const probeTimeoutMs = 3000;
+/** A /readyz slower than this counts as a failed check: a stopping apiserver must leave the pool fast. */
+const probeTimeoutMs = 1000;
 
 export class ApiserverLoadBalancer {
   private healthy: string[] = [];
