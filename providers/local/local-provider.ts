@@ -1,5 +1,6 @@
 import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { unsupportedVersion } from '../../src/errors';
 import { getSecret } from '../../src/secrets/secret-store';
 import { availableKubernetesVersions, toolPaths } from '../../src/tools';
@@ -15,7 +16,9 @@ import {
 } from './layout';
 import type { MachineMetadata } from './machine-metadata';
 import { prepareMachineRoot, sandboxed } from './machine-sandbox';
+import { isListening } from '../../src/util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../../src/util/processes';
+import { standardPorts } from './control-plane-components';
 
 /** LocalMachineTemplate spec knobs. */
 export interface LocalMachineTemplateSpec {
@@ -151,8 +154,11 @@ export class LocalProvider implements InfrastructureProvider {
 
   async deleteMachine(ref: MachineRef): Promise<void> {
     const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
+    const record = await readJson<LocalMachineRecord>(join(mdir, 'machine.json'));
     await rm(join(mdir, 'machine.json'), { force: true });
     await this.stopMachineProcesses(mdir);
+    // The address goes back to the pool only once nothing listens on it any more.
+    if (record) await portsClosed(record.ip);
     await releaseAddress(`machine/${ref.namespace}/${ref.cluster}/${ref.name}`);
     await rm(mdir, { recursive: true, force: true });
   }
@@ -183,5 +189,16 @@ export class LocalProvider implements InfrastructureProvider {
       return { state: 'failed', command: '(cloud-init)', exitCode: 1, output: await logTail(machineRunDir(mdir), 'cloud-init') };
     }
     return { state: 'pending', detail: report ? 'cloud-init is running' : 'machine is booting' };
+  }
+}
+
+/** Waits until no control-plane port on `ip` accepts connections; a port still open after 30 s is an error worth a retry. */
+async function portsClosed(ip: string): Promise<void> {
+  const ports = Object.values(standardPorts);
+  for (const deadline = Date.now() + 30_000; ;) {
+    const open = (await Promise.all(ports.map(async (p) => ((await isListening(ip, p, 500)) ? p : undefined)))).filter((p) => p !== undefined);
+    if (open.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`${ip} still accepts connections on port ${open.join(', ')} after its machine's processes were stopped`);
+    await sleep(200);
   }
 }

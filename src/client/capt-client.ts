@@ -4,10 +4,9 @@ import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { getSecret } from '../secrets/secret-store';
 import {
-  applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleUpdate,
+  appliedModelQuery, applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleUpdate,
 } from '../contract/cluster-messages';
-import { templateHash } from '../../workflows/control-plane/control-plane-revisions';
-import { machineTemplateHash } from '../../workflows/machine-deployment/machine-sets';
+import { diffClusterModels, type ApplyOutcome } from '../../workflows/cluster/cluster-diff';
 import type { Revision } from '../contract/owner';
 import { deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
 import { captAttributes } from '../contract/search-attributes';
@@ -24,8 +23,6 @@ export interface ConnectOptions {
   address?: string;
   namespace?: string;
 }
-
-export type ApplyOutcome = 'created' | 'configured' | 'unchanged';
 
 export interface AppliedObject {
   ref: string;
@@ -74,12 +71,9 @@ export class CaptClient {
   async apply(models: ClusterModel[]): Promise<AppliedObject[]> {
     const out: AppliedObject[] = [];
     for (const model of models) {
-      const refs = [
-        `cluster.cluster.x-k8s.io/${model.name}`,
-        `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${model.controlPlane.name}`,
-        ...model.machineDeployments.map((md) => `machinedeployment.cluster.x-k8s.io/${md.name}`),
-      ];
-      let outcome: ApplyOutcome;
+      const cluster = `cluster.cluster.x-k8s.io/${model.name}`;
+      const controlPlane = `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${model.controlPlane.name}`;
+      const machineDeployment = (name: string) => `machinedeployment.cluster.x-k8s.io/${name}`;
       try {
         await this.client.workflow.start(clusterWorkflow, {
           taskQueue: ownersTaskQueue, workflowId: clusterWorkflowId(model.namespace, model.name), args: [{ model }],
@@ -88,18 +82,19 @@ export class CaptClient {
             kind: 'Cluster', namespace: model.namespace, cluster: model.name, phase: 'Provisioning', version: model.controlPlane.version, provider: model.provider,
           }),
         });
-        outcome = 'created';
+        out.push(...[cluster, controlPlane, ...model.machineDeployments.map((md) => machineDeployment(md.name))].map((ref) => ({ ref, outcome: 'created' as const })));
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
         const handle = this.cluster(model.namespace, model.name);
         const description = await handle.describe();
         if (description.status.name !== 'RUNNING') throw new RejectedError(`cluster ${model.namespace}/${model.name} is finishing its deletion; apply again once \`capt get clusters\` no longer lists it`);
-        const current = await queryWithRetry(handle, clusterStatusQuery);
-        const same = current.controlPlane?.replicas === model.controlPlane.replicas && current.controlPlane.templateHash === templateHash(model.controlPlane) && model.machineDeployments.every((md) => { const s = current.machineDeployments.find((x) => x.name === md.name); return s?.replicas === md.replicas && s.templateHash === machineTemplateHash(md.template); }) && current.machineDeployments.length === model.machineDeployments.length;
+        // The same diff the workflow's apply handler acts on, so what is printed is what is done.
+        const applied = await queryWithRetry(handle, appliedModelQuery);
+        const diff = diffClusterModels(applied.model, model, applied.running);
         await this.update(handle.executeUpdate(applyClusterUpdate, { args: [model] }));
-        outcome = same ? 'unchanged' : 'configured';
+        out.push({ ref: cluster, outcome: diff.cluster }, { ref: controlPlane, outcome: diff.controlPlane.outcome });
+        out.push(...diff.machineDeployments.map((c) => ({ ref: machineDeployment(c.name), outcome: c.outcome })));
       }
-      out.push(...refs.map((ref) => ({ ref, outcome })));
     }
     return out;
   }

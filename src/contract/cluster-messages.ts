@@ -1,11 +1,13 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ClusterModel, ControlPlaneModel, MachineDeploymentModel } from '../api/model';
-import type { ClusterStatus } from './cluster';
+import type { ClusterStatus, RunningTemplates } from './cluster';
 import type { MachineReport } from './machine';
 import type { MachineRecord, OwnerStatus, OwnerSummary, Revision } from './owner';
 
 /** Messages of the cluster, control-plane and MachineDeployment workflows. Wire name = constant name without its suffix. */
 export const clusterStatusQuery = defineQuery<ClusterStatus>('clusterStatus');
+/** The last applied model and the templates running: what `capt apply` diffs a new manifest against. */
+export const appliedModelQuery = defineQuery<{ model: ClusterModel; running: RunningTemplates }>('appliedModel');
 /** `capt apply` on an existing cluster: validated, then passed to the children. */
 export const applyClusterUpdate = defineUpdate<ClusterStatus, [ClusterModel]>('applyCluster');
 export const deleteClusterUpdate = defineUpdate<ClusterStatus, []>('deleteCluster');

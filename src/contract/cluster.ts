@@ -21,3 +21,9 @@ export interface ClusterView extends Omit<ClusterStatus, 'controlPlane' | 'machi
   controlPlane?: OwnerStatus;
   machineDeployments: OwnerStatus[];
 }
+
+/** Template hashes a cluster's owners run now, which an undo may have moved away from the last manifest's. */
+export interface RunningTemplates {
+  controlPlane?: string;
+  machineDeployments: Record<string, string | undefined>;
+}

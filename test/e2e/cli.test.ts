@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -55,6 +55,18 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   const again = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=e2e', ...network);
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, /cluster\.cluster\.x-k8s\.io\/e2e unchanged/);
+  assert.match(again.stdout, /machinedeployment\.cluster\.x-k8s\.io\/e2e-md-0 unchanged/);
+  // Only the MachineDeployment's maxSurge changes: only it is configured, as kubectl would say.
+  const surge = join(h.home, 'surge.yaml');
+  await writeFile(surge, readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8').replace('maxSurge: 1', 'maxSurge: 2'));
+  const surged = await capt('apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', ...network);
+  assert.equal(surged.code, 0, surged.stderr);
+  assert.deepEqual(surged.stdout.trim().split('\n').filter((l) => / (created|configured|unchanged)$/.test(l)), [
+    'cluster.cluster.x-k8s.io/e2e unchanged', 'kubeadmcontrolplane.controlplane.cluster.x-k8s.io/e2e-control-plane unchanged', 'machinedeployment.cluster.x-k8s.io/e2e-md-0 configured',
+  ]);
+  const moved = await capt('apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'SERVICE_CIDR=10.200.0.0/16', '--var', 'SERVICE_DOMAIN=fleet.example');
+  assert.equal(moved.code, 2, 'a network change is refused');
+  assert.match(moved.stderr, /clusterNetwork cannot change on a running cluster \(serviceSubnet 10\.100\.0\.0\/16 -> 10\.200\.0\.0\/16\)/);
 
   const clusters = JSON.parse((await capt('get', 'clusters', '-o', 'json')).stdout).items;
   assert.equal(clusters.length, 1);

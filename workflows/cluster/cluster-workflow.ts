@@ -2,23 +2,22 @@ import {
   allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
   setHandler, startChild, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
-import type { ClusterStatus } from '../../src/contract/cluster';
+import type { ClusterStatus, RunningTemplates } from '../../src/contract/cluster';
 import { controlPlaneWorkflowId as kcpWorkflowId, machineDeploymentWorkflowId as mdWorkflowId } from '../../src/contract/workflow-ids';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import type { ClusterModel } from '../../src/api/model';
 import {
-  applyClusterUpdate, childChangedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, machineDeploymentSpecSignal, scaleSignal,
+  appliedModelQuery, applyClusterUpdate, childChangedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, machineDeploymentSpecSignal, scaleSignal,
 } from '../../src/contract/cluster-messages';
 import { captAttributes } from '../../src/contract/search-attributes';
 import { providerTaskQueue } from '../../src/contract/task-queues';
 import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
-import { templateHash } from '../control-plane/control-plane-revisions';
 import { validateVersionChange } from '../control-plane/version-policy';
 import { machineCertificateDays } from '../control-plane/certificate-rotation';
 import { machineDeploymentWorkflow, validateMachineDeploymentReplicas } from '../machine-deployment/machine-deployment-workflow';
-import { machineTemplateHash } from '../machine-deployment/machine-sets';
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
+import { diffClusterModels } from './cluster-diff';
 import { clusterStatus, type ClusterState } from './cluster-status';
 
 export interface ClusterInput {
@@ -33,6 +32,10 @@ export function validateClusterChange(current: ClusterModel, next: ClusterModel,
   };
   if (next.provider !== current.provider) refuse(`the provider cannot change (${current.provider} -> ${next.provider})`);
   if (next.controlPlane.name !== current.controlPlane.name) refuse(`the control plane cannot be replaced (${current.controlPlane.name} -> ${next.controlPlane.name})`);
+  // kubeadm fixes the cluster's networks at init: a change would reach new machines only, splitting the cluster.
+  for (const field of ['serviceSubnet', 'podSubnet', 'serviceDomain'] as const) {
+    if (current[field] !== undefined && next[field] !== current[field]) refuse(`clusterNetwork cannot change on a running cluster (${field} ${current[field]} -> ${next[field]}); create a new cluster instead`);
+  }
   validateVersionChange(runningVersion, next.controlPlane.version);
   const days = next.controlPlane.certificatesExpiryDays;
   if (days !== undefined && days >= machineCertificateDays) refuse(`certificatesExpiryDays ${days} is not less than the ${machineCertificateDays}-day validity of machine certificates; every new machine would be replaced at once`);
@@ -101,36 +104,32 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     });
   };
   const pendingStarts: string[] = [];
+  const runningTemplates = (model: ClusterModel): RunningTemplates => ({
+    controlPlane: state.children[`KubeadmControlPlane/${model.controlPlane.name}`]?.templateHash,
+    machineDeployments: Object.fromEntries(model.machineDeployments.map((m) => [m.name, state.children[`MachineDeployment/${m.name}`]?.templateHash])),
+  });
+  setHandler(appliedModelQuery, () => ({ model: state.model, running: runningTemplates(state.model) }));
   setHandler(
     applyClusterUpdate,
     async (next) => {
       const previous = state.model;
+      const diff = diffClusterModels(previous, next, runningTemplates(previous));
       state.model = next;
-      const running = state.children[`KubeadmControlPlane/${previous.controlPlane.name}`]?.templateHash ?? templateHash(previous.controlPlane);
-      if (templateHash(next.controlPlane) !== running || JSON.stringify({ ...previous.controlPlane, replicas: 0 }) !== JSON.stringify({ ...next.controlPlane, replicas: 0 })) {
-        await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, next.controlPlane.name)).signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply' });
-      }
-      if (next.controlPlane.replicas !== previous.controlPlane.replicas) {
-        await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, next.controlPlane.name)).signal(scaleSignal, next.controlPlane.replicas);
-      }
-      for (const md of next.machineDeployments) {
-        const old = previous.machineDeployments.find((m) => m.name === md.name);
-        if (!old) {
+      const kcp = getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, next.controlPlane.name));
+      if (diff.controlPlane.spec) await kcp.signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply' });
+      if (diff.controlPlane.scale) await kcp.signal(scaleSignal, next.controlPlane.replicas);
+      for (const change of diff.machineDeployments) {
+        const md = next.machineDeployments.find((m) => m.name === change.name)!;
+        if (change.outcome === 'created') {
           pendingStarts.push(md.name);
           continue;
         }
         if (!state.workersStarted) continue;
         const handle = getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name));
-        const { replicas: _old, ...oldRest } = old;
-        const { replicas: _next, ...nextRest } = md;
-        // The running template may differ from the last manifest after an undo: apply restores the manifest's.
-        const running = state.children[`MachineDeployment/${md.name}`]?.templateHash ?? machineTemplateHash(old.template);
-        if (JSON.stringify(oldRest) !== JSON.stringify(nextRest) || machineTemplateHash(md.template) !== running) await handle.signal(machineDeploymentSpecSignal, { spec: md, cause: 'capt apply' });
-        if (old.replicas !== md.replicas) await handle.signal(scaleSignal, md.replicas);
+        if (change.spec) await handle.signal(machineDeploymentSpecSignal, { spec: md, cause: 'capt apply' });
+        if (change.scale) await handle.signal(scaleSignal, md.replicas);
       }
-      for (const old of previous.machineDeployments.filter((m) => !next.machineDeployments.some((n) => n.name === m.name))) {
-        await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, old.name)).signal(deleteOwnerSignal, { clusterDeleting: false });
-      }
+      for (const name of diff.removed) await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, name)).signal(deleteOwnerSignal, { clusterDeleting: false });
       return refresh();
     },
     { validator: (next) => validateClusterChange(state.model, next, state.children[`KubeadmControlPlane/${state.model.controlPlane.name}`]?.version) },
