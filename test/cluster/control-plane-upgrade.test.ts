@@ -102,13 +102,20 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
 
   const probe = readyzProbe(ready.endpoint);
   const upgraded: ClusterModel = { ...model!, controlPlane: { ...model!.controlPlane, version: newer } };
-  assert.deepEqual((await suite.client.apply([upgraded]))[0], { ref: 'cluster.cluster.x-k8s.io/up', outcome: 'configured' });
-  const { final: done, steps } = await rollTo(newer, async () => {
-    await h.killWorker();
-    await sleep(1000);
-    await h.startWorker();
-  });
-  const availability = await probe.stop();
+  // The probe stops whatever happens, so a failed step ends the test instead of leaving it polling.
+  const { done, steps, availability } = await (async () => {
+    try {
+      assert.deepEqual((await suite.client.apply([upgraded])).map((o) => o.outcome), ['unchanged', 'configured', 'unchanged'], 'only the control plane is configured');
+      const rolled = await rollTo(newer, async () => {
+        await h.killWorker();
+        await sleep(1000);
+        await h.startWorker();
+      });
+      return { done: rolled.final, steps: rolled.steps, availability: await probe.stop() };
+    } finally {
+      await probe.stop();
+    }
+  })();
   assert.ok(steps >= 5, `a preflight before each of the 6 steps was seen (${steps})`);
   console.log(`upgrade: ${steps} preflights seen; ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed, worst gap ${availability.worstGapMs} ms; failures: ${availability.reasons.join(' | ')}`);
   assert.equal(availability.failures, 0, `no probe failed (${availability.failures} of ${availability.probes}: ${availability.reasons.join(' | ')})`);
