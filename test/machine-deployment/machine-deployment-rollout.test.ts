@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { KubeClient } from '../../activities/kube/kube-client';
@@ -38,12 +38,17 @@ async function capt(...args: string[]): Promise<{ code: number; stdout: string }
     .then((r) => ({ code: 0, stdout: r.stdout }), (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }));
 }
 
+const watchers = new Set<() => void>();
+after(() => watchers.forEach((stop) => stop()));
+
 /**
  * Samples, every 250 ms while a rollout runs, the MachineDeployment's machines as the provider holds them
  * (machine directories) and its Nodes in the workload cluster: total and Ready-and-schedulable.
  */
 function boundsWatcher(replicas: number, maxSurge: number, maxUnavailable: number) {
   let running = true;
+  // A failed step must not leave the watcher polling: the file's `after` stops every one still running.
+  watchers.add(() => (running = false));
   const violations: string[] = [];
   let samples = 0;
   let peak = 0;
@@ -200,6 +205,10 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   // The machine to delete holds a pod whose disruption budget allows no eviction: the rollout says so.
   const workloads = new Workloads(await suite.client.kubeconfig('default', 'ro'));
   await workloads.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'held', labels: { app: 'held' } }, spec: { nodeName: before[0]!, containers: [{ name: 'app', image: 'registry.example/app:1' }] } } });
+  // Running first: the Eviction API ignores budgets for a Pending pod, and the drain would not be held at all.
+  for (const deadline = Date.now() + 60_000; (await workloads.runningOn('default', 'held'))[before[0]!] !== 1; await sleep(300)) {
+    assert.ok(Date.now() < deadline, 'the held pod runs on its node');
+  }
   await workloads.budget('default', 'held-pdb', 'held', 1);
   assert.equal((await capt('delete', 'machine', before[0]!)).code, 0);
   const held = await until((s) => new RegExp(`${before[0]} Deleting: .*disruption budget.*held-pdb`).test(s.step), 'the rollout to name the held drain');
