@@ -1,6 +1,6 @@
 import { Agent } from 'node:https';
 import {
-  ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions,
+  ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, ListWatch, PatchStrategy, setHeaderOptions, Watch,
   type RequestContext, type V1ConfigMap, type V1Namespace, type V1Node, type V1Pod, type V1Secret,
 } from '@kubernetes/client-node';
 
@@ -65,6 +65,7 @@ function translate(err: unknown, what: string): never {
 }
 
 export class KubeClient {
+  private readonly kc: KubeConfig;
   private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
   private readonly apps: AppsV1Api;
@@ -72,6 +73,7 @@ export class KubeClient {
   constructor(kubeconfig: string) {
     const kc = new KeepAliveKubeConfig();
     kc.loadFromString(kubeconfig);
+    this.kc = kc;
     this.core = kc.makeApiClient(CoreV1Api);
     this.coordination = kc.makeApiClient(CoordinationV1Api);
     this.apps = kc.makeApiClient(AppsV1Api);
@@ -143,6 +145,20 @@ export class KubeClient {
     } catch (err) {
       translate(err, 'listing nodes');
     }
+  }
+
+  /**
+   * Lists the Nodes, then watches them from that list's resourceVersion (client-node's ListWatch): the
+   * apiserver sends each change once instead of every Node on every poll. The watch stops on an error;
+   * start() resumes it (from the last resourceVersion, or a fresh list when that has expired).
+   */
+  watchNodes(on: { change: (node: V1Node) => void; deleted: (node: V1Node) => void; error: (err: unknown) => void }): ListWatch<V1Node> {
+    const watch = new ListWatch<V1Node>('/api/v1/nodes', new Watch(this.kc), () => this.core.listNode(), false);
+    watch.on('add', on.change);
+    watch.on('update', on.change);
+    watch.on('delete', on.deleted);
+    watch.on('error', on.error);
+    return watch;
   }
 
   /** Create-if-missing; an existing Node is kept as it is (a restarted kubelet re-registers the same way). */

@@ -6,7 +6,7 @@ import type { DrainProgress } from '../../src/contract/machine';
 import { blockingReasons, drainPass } from '../drain/drain';
 import { pollWithHeartbeat } from '../heartbeat-poll';
 import type { KubeClient } from '../kube/kube-client';
-import { sharedNodeList } from '../kube/shared-node-list';
+import { nodeWatch } from '../kube/node-watch';
 import { workloadClient } from '../kube/workload-cluster';
 
 /** Activities on a machine's Node in the workload cluster. Each is idempotent. */
@@ -14,6 +14,9 @@ export interface NodeTarget {
   namespace: string;
   cluster: string;
 }
+
+/** A waiting activity reports progress at least this often. */
+const heartbeatEveryMs = 5000;
 
 const uninitializedTaint = 'node.cluster.x-k8s.io/uninitialized';
 // Cluster API syncs only labels in these domains to the Node; others belong to the Node's own managers.
@@ -23,27 +26,34 @@ type Readiness = { ready: 'True' | 'False' | 'Unknown'; message?: string };
 
 /**
  * Waits (heartbeating) for a Ready Node with the providerID, then syncs it (see syncNode); undefined when
- * `timeoutSeconds` passes first.
+ * `timeoutSeconds` passes first. The cluster's one Node watch wakes it when its Node changes.
  */
 export async function waitForNode(
   target: NodeTarget & { providerID: string; timeoutSeconds: number; labels: Record<string, string>; annotations: Record<string, string> },
 ): Promise<{ nodeName: string; readiness: Readiness } | undefined> {
+  const ctx = Context.current();
   const client = await workloadClient(target.namespace, target.cluster);
+  const nodes = nodeWatch(`${target.namespace}/${target.cluster}`, client);
+  const release = nodes.hold();
   const started = Date.now();
-  let seen = 'no Node with that providerID yet';
-  // Registered is not enough: a kubelet reports Ready a moment later, and owners count Running machines as serving.
-  const ready = await pollWithHeartbeat(
-    async () => {
-      const nodes = await sharedNodeList(`${target.namespace}/${target.cluster}`, client).catch(() => [] as V1Node[]);
-      const node = nodes.find((n) => n.spec?.providerID === target.providerID);
+  const deadline = started + target.timeoutSeconds * 1000;
+  try {
+    for (;;) {
+      const node = nodes.node(target.providerID);
       const condition = node?.status?.conditions?.find((c) => c.type === 'Ready');
-      if (node && condition?.status === 'True') return node;
-      if (node) seen = `Node ${node.metadata!.name} registered, not Ready yet${condition?.message ? `: ${condition.message}` : ''}`;
-      return undefined;
-    },
-    { intervalMs: 1000, deadline: started + target.timeoutSeconds * 1000, progress: () => `${seen} (${Math.round((Date.now() - started) / 1000)}s)` },
-  );
-  return ready && { nodeName: ready.metadata!.name!, readiness: await syncNodeObject(client, ready, target.labels, target.annotations) };
+      // Registered is not enough: a kubelet reports Ready a moment later, and owners count Running machines as serving.
+      if (node && condition?.status === 'True') return { nodeName: node.metadata!.name!, readiness: await syncNodeObject(client, node, target.labels, target.annotations) };
+      const seen = node
+        ? `Node ${node.metadata!.name} registered, not Ready yet${condition?.message ? `: ${condition.message}` : ''}`
+        : `no Node with that providerID yet${nodes.lastError ? ` (watching Nodes failed: ${nodes.lastError})` : ''}`;
+      ctx.heartbeat(`${seen} (${Math.round((Date.now() - started) / 1000)}s)`);
+      if (Date.now() >= deadline) return undefined;
+      // A cancelled activity ends here at once: the sleep rejects.
+      await Promise.race([nodes.changeOf(target.providerID, heartbeatEveryMs), ctx.sleep(Math.min(heartbeatEveryMs, Math.max(0, deadline - Date.now())))]);
+    }
+  } finally {
+    release();
+  }
 }
 
 /**

@@ -114,7 +114,8 @@ export class CaptClient {
     return this.view(await this.clusterSummary(ns, name));
   }
 
-  private async clusterSummary(ns: string, name: string): Promise<ClusterStatus> {
+  /** The cluster workflow's own status: each owner as a summary, small however many machines it has. */
+  async clusterSummary(ns: string, name: string): Promise<ClusterStatus> {
     const handle = this.cluster(ns, name);
     const description = await withServiceRetry(() => handle.describe()).catch((err: Error) => {
       throw new NotFoundError(`cluster ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get clusters -A\` lists them`);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { captHome } from '../config/capt-home';
 import { devServerSearchAttributeArgs } from '../contract/search-attributes';
+import { devServerDynamicConfigArgs } from './dev-server-options';
 import { toolPaths } from '../tools';
 import { isListening } from '../util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';
@@ -48,7 +49,7 @@ export async function devStart(opts: DevStackOptions = devPorts(), onStep: (line
     onStep(`starting the Temporal dev server on 127.0.0.1:${port} (Web UI on ${uiPort})`);
     await startDetached({
       name: 'temporal', command: toolPaths().temporal, stateDir: devDir(),
-      args: ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort), '--db-filename', join(devDir(), 'temporal.db'), '--log-level', 'warn', ...devServerSearchAttributeArgs()],
+      args: ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort), '--db-filename', join(devDir(), 'temporal.db'), '--log-level', 'warn', ...devServerSearchAttributeArgs(), ...devServerDynamicConfigArgs()],
     });
   }
   for (let i = 0; !(await listening(port)); i++) {

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
-import { mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { launch } from './process-launcher';
 
 /**
  * Detached processes that outlive the worker that started them, as a VM outlives its controller.
@@ -59,35 +59,23 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
   const existing = await runningPid(spec.stateDir, spec.name);
   if (existing) return existing;
   await mkdir(spec.stateDir, { recursive: true });
-  const log = await open(join(spec.stateDir, `${spec.name}.log`), 'a');
+  // `sh -c script name cmd args...`: the loop is the group leader, so stopProcess reaches it and the command alike.
+  const [command, args] = spec.restartAfterSeconds === undefined ? [spec.command, spec.args]
+    : ['/bin/sh', ['-c', `while :; do "$@"; echo "$0 exited with status $?; restarting in ${spec.restartAfterSeconds}s"; sleep ${spec.restartAfterSeconds}; done`, spec.name, spec.command, ...spec.args]];
+  const started = await launch({ command, args, cwd: spec.cwd ?? spec.stateDir, env: { ...process.env, ...spec.env }, log: join(spec.stateDir, `${spec.name}.log`) });
   try {
-    // `sh -c script name cmd args...`: the loop is the group leader, so stopProcess reaches it and the command alike.
-    const [command, args] = spec.restartAfterSeconds === undefined ? [spec.command, spec.args]
-      : ['/bin/sh', ['-c', `while :; do "$@"; echo "$0 exited with status $?; restarting in ${spec.restartAfterSeconds}s"; sleep ${spec.restartAfterSeconds}; done`, spec.name, spec.command, ...spec.args]];
-    const child = spawn(command, args, {
-      cwd: spec.cwd ?? spec.stateDir,
-      env: { ...process.env, ...spec.env },
-      detached: true,
-      stdio: ['ignore', log.fd, log.fd],
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const pid = await new Promise<number>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('spawn', () => resolve(child.pid as number));
-    });
-    child.unref();
-    const startTime = await liveStartTime(pid);
+    const startTime = await liveStartTime(started.pid);
     if (!startTime) {
       // A short script (a machine's cloud-init) may be done before it could be looked at: that is success.
-      const code = await exited;
-      if (code === 0) return pid;
+      const code = await started.exited;
+      if (code === 0) return started.pid;
       throw new Error(`${spec.command} exited at once with status ${code}; see ${join(spec.stateDir, `${spec.name}.log`)}`);
     }
-    const record: PidRecord = { pid, startTime, command: spec.command };
+    const record: PidRecord = { pid: started.pid, startTime, command: spec.command };
     await writeFile(join(spec.stateDir, `${spec.name}.pid`), JSON.stringify(record));
-    return pid;
+    return started.pid;
   } finally {
-    await log.close();
+    started.done();
   }
 }
 

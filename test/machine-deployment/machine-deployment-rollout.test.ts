@@ -99,7 +99,9 @@ async function until(predicate: (s: OwnerStatus) => boolean, what: string, timeo
     last = await status();
     if (predicate(last)) return last;
   }
-  throw new Error(`timed out waiting for ${what}: ${last?.step}`);
+  // The records say why: which machines remain, of which set, created when.
+  const machines = last?.machines.map((m) => `${m.name} ${m.phase}${m.deleting ? ' deleting' : ''} set ${m.templateHash.slice(0, 6)} created ${m.createdAt}`).join(', ');
+  throw new Error(`timed out waiting for ${what}: ${last?.step} [${machines}]`);
 }
 
 const newestSetMachines = (s: OwnerStatus) => s.machines.filter((m) => m.templateHash === s.machineSets!.at(-1)!.hash);

@@ -1,6 +1,6 @@
 import {
   ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, getExternalWorkflowHandle, isCancellation, log,
-  proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
+  proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
@@ -39,6 +39,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
 
   // Short calls: a dead worker's activity is retried within a minute.
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  // Rendering bootstrap data takes milliseconds: run in the workflow's own task, it costs no round trip through the server.
+  const local = proxyLocalActivities<typeof coreActivities>({ startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const waits = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '30 days', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const bootstrapTimeoutSeconds = spec.bootstrapTimeoutSeconds ?? 600;
@@ -122,7 +124,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   async function create(): Promise<void> {
     if (!state.bootstrapDataReady) {
       setStep('rendering bootstrap data');
-      await core.createBootstrapData({
+      await local.createBootstrapData({
         namespace: spec.namespace, cluster: spec.cluster, machine: spec.name, role: spec.bootstrap.role, kubernetesVersion: spec.version,
         controlPlaneEndpoint: spec.bootstrap.controlPlaneEndpoint, spec: spec.bootstrap.config,
         serviceSubnet: spec.bootstrap.serviceSubnet, podSubnet: spec.bootstrap.podSubnet, serviceDomain: spec.bootstrap.serviceDomain,

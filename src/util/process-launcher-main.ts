@@ -1,0 +1,25 @@
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import type { LaunchReply, LaunchRequest } from './process-launcher';
+
+/**
+ * The launcher process (see process-launcher.ts): spawns what it is asked to, detached, its output appended
+ * to the given log, and reports the pid, then the exit status. It ends with its parent's IPC channel.
+ */
+const reply = (message: LaunchReply) => process.send?.(message);
+
+process.on('message', (request: LaunchRequest) => {
+  let log: number | undefined;
+  try {
+    log = openSync(request.log, 'a');
+    const child = spawn(request.command, request.args, { cwd: request.cwd, env: request.env, detached: true, stdio: ['ignore', log, log] });
+    child.once('spawn', () => reply({ id: request.id, pid: child.pid! }));
+    child.once('error', (err) => reply({ id: request.id, error: err.message }));
+    child.once('exit', (code) => reply({ id: request.id, exitCode: code }));
+  } catch (err) {
+    reply({ id: request.id, error: (err as Error).message });
+  } finally {
+    if (log !== undefined) closeSync(log);
+  }
+});
+process.on('disconnect', () => process.exit(0));
