@@ -38,6 +38,12 @@ export async function prepareMachineRoot(root: string): Promise<void> {
   }
 }
 
+/**
+ * A machine's processes stand in for another host's: at a lower CPU priority, a cluster of them booting
+ * never starves the management plane (Temporal, capt's worker) that shares this host with them.
+ */
+const machineNiceness = 10;
+
 export function sandboxed(root: string, argv: string[]): { command: string; args: string[] } {
-  return { command: 'unshare', args: ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'capt-machine', root, captHome(), codeRoot, ...argv] };
+  return { command: 'nice', args: ['-n', String(machineNiceness), 'unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'capt-machine', root, captHome(), codeRoot, ...argv] };
 }
