@@ -53,7 +53,7 @@ export class NodeWatch {
     return () => {
       if (released) return;
       released = true;
-      if (--this.holders === 0) this.idleTimer = setTimeout(() => this.stop(), idleStopMs);
+      if (--this.holders === 0) this.idleTimer = setTimeout(() => this.stop(), idleStopMs).unref();
     };
   }
 

@@ -46,12 +46,13 @@ const usage = `capt: Cluster API on Temporal
   capt describe cluster NAME [--show-conditions all]
   capt delete cluster NAME [--wait]
   capt kubeconfig NAME
-  capt scale machinedeployment|kubeadmcontrolplane NAME --replicas N
+  capt scale machinedeployment|kubeadmcontrolplane NAME --replicas N [--wait]
   capt generate cluster NAME [--flavor development|ha] [--kubernetes-version V] [--control-plane-machine-count N] [--worker-machine-count M]
   capt rollout status machinedeployment/NAME|kubeadmcontrolplane/NAME [--watch]
   capt rollout history machinedeployment/NAME|kubeadmcontrolplane/NAME [--revision N]
-  capt rollout undo machinedeployment/NAME|kubeadmcontrolplane/NAME [--to-revision N]
-  capt rollout pause|resume|restart machinedeployment/NAME|kubeadmcontrolplane/NAME
+  capt rollout undo machinedeployment/NAME|kubeadmcontrolplane/NAME [--to-revision N] [--wait]
+  capt rollout restart machinedeployment/NAME|kubeadmcontrolplane/NAME [--wait]
+  capt rollout pause|resume machinedeployment/NAME|kubeadmcontrolplane/NAME
   capt delete machine NAME          the owner replaces it (how OnDelete MachineDeployments roll)
   capt versions [-o json]
   capt dev start|stop|status       the embedded Temporal dev server + a capt worker, in the background
@@ -102,8 +103,8 @@ async function rolloutStatus(client: CaptClient, kind: OwnerKind, ns: string, na
   let last = '';
   let lines = 0;
   for (;;) {
-    const status = await client.ownerStatus(kind, ns, name);
-    const text = rolloutStatusText(`${kind}/${name}`, status, tty ? 30 : undefined);
+    const { status, pending, done } = await client.rolloutState(kind, ns, name);
+    const text = rolloutStatusText(`${kind}/${name}`, status, pending, tty ? 30 : undefined);
     if (text !== last) {
       // On a terminal the block is redrawn in place; elsewhere each change is printed once.
       if (tty && lines) process.stdout.write(`\x1b[${lines}A\x1b[J`);
@@ -111,8 +112,8 @@ async function rolloutStatus(client: CaptClient, kind: OwnerKind, ns: string, na
       lines = text.split('\n').length;
       last = text;
     }
-    if (status.rolloutComplete || !watch) return 0;
-    if (Date.now() > deadline) throw new Error(`${kind}/${name} has not finished rolling out after ${Math.round(timeoutMs / 1000)}s; it goes on in the background`);
+    if (done || !watch) return 0;
+    if (Date.now() > deadline) throw new Error(`${kind}/${name} has not finished rolling out after ${Math.round(timeoutMs / 1000)}s; it goes on in the background. Waiting on: ${pending?.message ?? status.step}`);
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
@@ -227,7 +228,7 @@ async function run(argv: string[]): Promise<number> {
       return withClient(async (client) => {
         const status = await client.scale(kind, ns, args[1]!, replicas);
         out(`${kind}/${args[1]} scaled to ${status.replicas}`);
-        return 0;
+        return values.wait ? rolloutStatus(client, kind, ns, args[1]!, true, durationMs(values.timeout ?? '15m')) : 0;
       });
     }
     case 'rollout': {
@@ -254,12 +255,14 @@ async function run(argv: string[]): Promise<number> {
         } else if (action === 'undo') {
           const status = await client.rolloutUndo(kind, ns, name, revisionFlag('to-revision'));
           out(`${ref} rolled back: revision ${status.revision}, ${status.version}`);
+          if (values.wait) return rolloutStatus(client, kind, ns, name, true, durationMs(values.timeout ?? '15m'));
         } else if (action === 'pause' || action === 'resume') {
           await client.rolloutPause(kind, ns, name, action === 'pause');
           out(`${ref} ${action}d`);
         } else if (action === 'restart') {
           const status = await client.rolloutRestart(kind, ns, name);
           out(`${ref} restarted: revision ${status.revision}`);
+          if (values.wait) return rolloutStatus(client, kind, ns, name, true, durationMs(values.timeout ?? '15m'));
         } else return rolloutStatus(client, kind, ns, name, !!values.watch, durationMs(values.timeout ?? '15m'));
         return 0;
       });

@@ -67,7 +67,9 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
   };
   const detail = new Map(details.map((m) => [m.name, m]));
   const inProgress: string[] = [];
-  if (!/reconciled|deleted/.test(c.step)) inProgress.push(`Cluster/${c.name}: ${c.step}`);
+  if (c.phase !== 'Provisioned' && c.phase !== 'Deleted') inProgress.push(`Cluster/${c.name}: ${c.step}`);
+  // Applied changes an owner has not received yet (held for the control plane's upgrade) show before any step.
+  for (const p of c.pending.filter((x) => x.reason !== 'RollingOut')) inProgress.push(`${p.kind}/${p.name}: pending generation ${p.generation} (${p.reason}): ${p.message}`);
   add('', `Cluster/${c.name}`, c.conditions, c.createdAt, c.step);
   const children = [...(c.controlPlane ? [c.controlPlane] : []), ...c.machineDeployments];
   children.forEach((o, i) => {

@@ -11,7 +11,7 @@ import type { Revision } from '../contract/owner';
 import { deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
 import { captAttributes } from '../contract/search-attributes';
 import { ownersTaskQueue } from '../contract/task-queues';
-import type { ClusterStatus, ClusterView } from '../contract/cluster';
+import type { ClusterStatus, ClusterView, PendingChange } from '../contract/cluster';
 import type { MachineStatus } from '../contract/machine';
 import type { OwnerStatus, OwnerSummary } from '../contract/owner';
 import { clusterWorkflowId, controlPlaneWorkflowId, machineDeploymentWorkflowId, machineWorkflowId } from '../contract/workflow-ids';
@@ -189,6 +189,17 @@ export class CaptClient {
     return this.ownerQuery(kind, ns, name, ownerStatusQuery);
   }
 
+  /**
+   * An owner's status with what its cluster says of its last applied change: still held back, not yet
+   * received, or rolling out. The rollout is done only when the owner's is complete and nothing is pending.
+   */
+  async rolloutState(kind: OwnerKind, ns: string, name: string): Promise<{ status: OwnerStatus; pending?: PendingChange; done: boolean }> {
+    const status = await this.ownerStatus(kind, ns, name);
+    const ownerKind = kind === 'machinedeployment' ? 'MachineDeployment' : 'KubeadmControlPlane';
+    const pending = (await this.clusterSummary(ns, status.cluster)).pending.find((p) => p.kind === ownerKind && p.name === name);
+    return { status, pending, done: status.rolloutComplete && (!pending || pending.reason === 'RollingOut') && status.readyReplicas === status.replicas };
+  }
+
   /** Revisions of a control plane's or MachineDeployment's machine template, oldest first. */
   async rolloutHistory(kind: OwnerKind, ns: string, name: string): Promise<Revision[]> {
     return this.ownerQuery(kind, ns, name, rolloutHistoryQuery);
@@ -245,8 +256,7 @@ export class CaptClient {
     for (;;) {
       const status = await this.clusterStatus(ns, name);
       onProgress(status);
-      const complete = [status.controlPlane, ...status.machineDeployments].every((o) => o && o.readyReplicas === o.replicas && o.machines.length === o.replicas);
-      if ((status.phase === 'Provisioned' && complete) || status.phase === 'Failed') return status;
+      if (clusterComplete(status) || status.phase === 'Failed') return status;
       if (Date.now() > deadline) throw new Error(`cluster ${ns}/${name} is not ready after ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`). Waiting on: ${waitingOn(status)}`);
       await new Promise((r) => setTimeout(r, 1000));
     }
@@ -260,13 +270,24 @@ export class CaptClient {
   }
 }
 
-/** What a cluster that is not ready waits on: each owner's step and a few of its machines that are not Running. */
+/**
+ * Every applied change carried out: the owners have received the newest generation, none is held back,
+ * and every owner runs all its replicas on its current template.
+ */
+export function clusterComplete(status: ClusterView): boolean {
+  const owners = [status.controlPlane, ...status.machineDeployments];
+  return status.phase === 'Provisioned' && status.observedGeneration === status.generation && status.pending.length === 0
+    && owners.every((o) => o && o.rolloutComplete && o.readyReplicas === o.replicas && o.machines.length === o.replicas);
+}
+
+/** What a cluster that is not ready waits on: changes held back or not received, each owner's step and a few of its machines that are not Running. */
 function waitingOn(status: ClusterView): string {
-  return [status.controlPlane, ...status.machineDeployments].filter((o): o is OwnerStatus => !!o).map((o) => {
+  const held = status.pending.filter((p) => p.reason !== 'RollingOut').map((p) => `${p.kind} ${p.name}: ${p.message}`);
+  return [...held, ...[status.controlPlane, ...status.machineDeployments].filter((o): o is OwnerStatus => !!o).map((o) => {
     const pending = o.machines.filter((m) => m.phase !== 'Running');
     const shown = pending.slice(0, 5).map((m) => `${m.name} ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);
     return `${o.name}: ${o.step}${shown.length ? `; ${shown.join(', ')}${pending.length > shown.length ? ` and ${pending.length - shown.length} more` : ''}` : ''}`;
-  }).join(' | ') || status.step;
+  })].join(' | ') || status.step;
 }
 
 /** The failed machines of a cluster and why, one per line (empty when none failed). */

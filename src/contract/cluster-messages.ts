@@ -18,7 +18,7 @@ export const ownerMachineQuery = defineQuery<MachineRecord | undefined, [string]
 /** Scale a control plane or MachineDeployment; the validator refuses counts the kind cannot take. */
 export const scaleUpdate = defineUpdate<OwnerStatus, [number]>('scale');
 /** From the cluster to a child: scale (no reply needed between workflows). */
-export const scaleSignal = defineSignal<[number]>('scaleRequested');
+export const scaleSignal = defineSignal<[{ replicas: number; generation: number }]>('scaleRequested');
 /** From the cluster to a child: delete every machine, then finish. */
 export const deleteOwnerSignal = defineSignal<[{ clusterDeleting: boolean }]>('deleteOwner');
 /** From a child to its cluster, only when its summary changes. */
@@ -26,9 +26,9 @@ export const childChangedSignal = defineSignal<[OwnerSummary]>('childChanged');
 /** From a machine to its owner, only when a field the owner plans with changes. */
 export const machineReportSignal = defineSignal<[MachineReport]>('machineReport');
 /** From the cluster to its control plane: a new machine template (version, kubeadm config, infrastructure). */
-export const controlPlaneSpecSignal = defineSignal<[{ spec: ControlPlaneModel; cause: string }]>('controlPlaneSpec');
+export const controlPlaneSpecSignal = defineSignal<[{ spec: ControlPlaneModel; cause: string; generation: number }]>('controlPlaneSpec');
 /** From the cluster to a MachineDeployment: its new spec (template, strategy, in-place fields); replicas travel by scaleSignal. */
-export const machineDeploymentSpecSignal = defineSignal<[{ spec: MachineDeploymentModel; cause: string }]>('machineDeploymentSpec');
+export const machineDeploymentSpecSignal = defineSignal<[{ spec: MachineDeploymentModel; cause: string; generation: number }]>('machineDeploymentSpec');
 
 /** Rollout operations, answered alike by the control plane and MachineDeployments. */
 export const rolloutHistoryQuery = defineQuery<Revision[]>('rolloutHistory');

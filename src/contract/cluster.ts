@@ -14,6 +14,23 @@ export interface ClusterStatus {
   machineDeployments: OwnerSummary[];
   conditions: Condition[];
   step: string;
+  /** Grows with every apply that changes something (as metadata.generation). */
+  generation: number;
+  /** The generation every owner has received; the status describes that spec once it equals `generation`. */
+  observedGeneration: number;
+  /** What an applied change still waits for, per owner; empty once every change is carried out. */
+  pending: PendingChange[];
+}
+
+/** An owner whose applied change is not carried out yet, and why. */
+export interface PendingChange {
+  kind: OwnerSummary['kind'];
+  name: string;
+  /** The cluster generation that changed this owner. */
+  generation: number;
+  /** HeldForControlPlane: workers wait until the control plane runs the new version (kubelets may not be newer than the apiserver). */
+  reason: 'NotReceived' | 'HeldForControlPlane' | 'RollingOut';
+  message: string;
 }
 
 /** A cluster as the client shows it: its status with each owner's full status, read from the owner itself. */

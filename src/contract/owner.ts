@@ -45,12 +45,18 @@ export interface OwnerSummary {
   available: boolean;
   failedMachines: number;
   deleted: boolean;
+  /** Every machine on the current template and available, none leaving. */
+  rolloutComplete: boolean;
+  /** The cluster generation of the last spec or scale the owner received from its cluster (as observedGeneration). */
+  observedGeneration: number;
   /** Grows with every report: signals may arrive out of order, and the receiver keeps the newest. */
   sequence: number;
 }
 
 /** What an owner's status query answers, and what `capt get`, `describe` and `rollout status` show. */
 export interface OwnerStatus extends OwnerSummary {
+  /** The cluster the owner belongs to, whose status says whether an applied change still waits. */
+  cluster: string;
   readyReplicas: number;
   /** Running for minReadySeconds (MachineDeployments; the control plane counts ready ones). */
   availableReplicas: number;
@@ -58,8 +64,6 @@ export interface OwnerStatus extends OwnerSummary {
   updatedReplicas: number;
   /** The rollout is paused: scaling applies, machines are not replaced. */
   paused: boolean;
-  /** Every machine on the current template and available, none leaving. */
-  rolloutComplete: boolean;
   /** MachineDeployments: their MachineSets, newest last, with how many machines each holds. */
   machineSets?: { name: string; hash: string; revision: number; version: string; machines: number; ready: number }[];
   step: string;

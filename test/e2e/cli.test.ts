@@ -7,7 +7,9 @@ import { after, before, test } from 'node:test';
 import { connect } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { KubeClient } from '../../activities/kube/kube-client';
 import { clusterDir } from '../../providers/local/layout';
+import { kubectlFor } from '../../src/tools';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { listening, processesMentioning } from '../fixtures/leaks';
 
@@ -139,3 +141,40 @@ async function apiserverNames(kubeconfig: string): Promise<string> {
     socket.once('error', reject);
   });
 }
+
+test('apply --wait of a version change returns once the control plane and every worker run it; rollout status shows the workers held for the control plane, and --watch follows them to the new revision', async () => {
+  const quickstart = join(root, 'examples/quickstart.yaml');
+  const vars = (version: string) => ['--var', 'CLUSTER_NAME=up', '--var', `KUBERNETES_VERSION=${version}`, '--var', 'WORKER_MACHINE_COUNT=1'];
+  const [older, newer] = ['v1.35.4', 'v1.36.3'];
+  const created = await capt('apply', '-f', quickstart, ...vars(older), '--wait', '--timeout', '10m');
+  assert.equal(created.code, 0, created.stderr);
+  const file = join(h.home, 'up.kubeconfig');
+  await writeFile(file, (await capt('kubeconfig', 'up')).stdout, { mode: 0o600 });
+  const kube = new KubeClient(readFileSync(file, 'utf8'));
+  const serverVersion = async () => JSON.parse((await run(kubectlFor(newer), ['--kubeconfig', file, 'version', '-o', 'json'])).stdout).serverVersion.gitVersion as string;
+  assert.equal(await serverVersion(), older);
+
+  const upgrading = capt('apply', '-f', quickstart, ...vars(newer), '--wait', '--timeout', '10m');
+  // While the control plane upgrades, the workers' new version is held, and the rollout says so.
+  for (const deadline = Date.now() + 60_000; ; await sleep(500)) {
+    const r = await capt('rollout', 'status', 'machinedeployment/up-md-0');
+    if (new RegExp(`waiting for rollout to finish[^\\n]*\\n[^]*pending: ${newer} waits until the control plane runs ${newer}`).test(r.stdout)) break;
+    assert.ok(Date.now() < deadline, `the held worker upgrade shows as pending: ${r.stdout}`);
+  }
+  const watched = await capt('rollout', 'status', 'machinedeployment/up-md-0', '--watch', '--timeout', '10m');
+  assert.equal(watched.code, 0, watched.stderr);
+  assert.match(watched.stdout.trim().split('\n').filter((l) => /rolled out|waiting/.test(l)).at(-1)!, new RegExp(`successfully rolled out \\(revision 2, ${newer}\\)`));
+  const workers = (await kube.listNodes()).filter((n) => n.metadata!.name!.startsWith('up-md-0-'));
+  assert.deepEqual(workers.map((n) => n.status!.nodeInfo!.kubeletVersion), [newer], '--watch returned with the worker on the new version');
+
+  const upgraded = await upgrading;
+  assert.equal(upgraded.code, 0, upgraded.stderr);
+  // --wait returned only once everything runs the new version, as the workload cluster itself says.
+  assert.equal(await serverVersion(), newer);
+  const nodes = await kube.listNodes();
+  assert.equal(nodes.length, 2, nodes.map((n) => n.metadata!.name).join(', '));
+  assert.deepEqual(nodes.map((n) => n.status!.nodeInfo!.kubeletVersion), [newer, newer]);
+  const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.filter((m: { cluster: string }) => m.cluster === 'up');
+  assert.deepEqual(machines.map((m: { version: string; phase: string }) => `${m.version} ${m.phase}`), [`${newer} Running`, `${newer} Running`]);
+  assert.equal((await capt('delete', 'cluster', 'up', '--wait', '--timeout', '5m')).code, 0);
+});

@@ -1,5 +1,5 @@
 import type { ClusterModel } from '../../src/api/model';
-import type { ClusterStatus } from '../../src/contract/cluster';
+import type { ClusterStatus, PendingChange } from '../../src/contract/cluster';
 import type { Condition } from '../../src/contract/machine';
 import type { ClusterFacts, OwnerSummary } from '../../src/contract/owner';
 
@@ -14,6 +14,40 @@ export interface ClusterState {
   deleted: boolean;
   createdAt: string;
   step: string;
+  /** Grows with every apply that changes something; 1 at creation. */
+  generation?: number;
+  /** Per owner (`kind/name`), the generation that last changed it. */
+  changedAt?: Record<string, number>;
+  /** MachineDeployments whose new version waits until the control plane runs its own. */
+  held?: string[];
+  /** MachineDeployments started so far (they start once the control plane is initialised). */
+  started?: string[];
+}
+
+export const ownerKey = (kind: PendingChange['kind'], name: string) => `${kind}/${name}`;
+
+/**
+ * The owners an applied change has not yet been carried out by: held for the control plane, not
+ * received yet, or still rolling out (machines not all on the new template, or not all running).
+ */
+function pendingChanges(state: ClusterState): PendingChange[] {
+  const cpVersion = state.model.controlPlane.version;
+  const owners = [
+    { kind: 'KubeadmControlPlane' as const, name: state.model.controlPlane.name },
+    ...state.model.machineDeployments.map((md) => ({ kind: 'MachineDeployment' as const, name: md.name })),
+  ];
+  return owners.flatMap(({ kind, name }): PendingChange[] => {
+    const generation = state.changedAt?.[ownerKey(kind, name)] ?? 1;
+    const summary = state.children[ownerKey(kind, name)];
+    const workflow = `${kind === 'MachineDeployment' ? 'md' : 'kcp'}/${state.facts.namespace}/${name}`;
+    if (state.held?.includes(name)) {
+      const version = state.model.machineDeployments.find((m) => m.name === name)?.template.version;
+      return [{ kind, name, generation, reason: 'HeldForControlPlane', message: `${version} waits until the control plane runs ${cpVersion} (kubelets may not be newer than the apiserver)` }];
+    }
+    if (!summary || summary.observedGeneration < generation) return [{ kind, name, generation, reason: 'NotReceived', message: `generation ${generation} has not reached workflow ${workflow} yet` }];
+    if (!summary.rolloutComplete || !summary.ready) return [{ kind, name, generation, reason: 'RollingOut', message: `rolling out ${summary.version} (revision ${summary.revision}); see workflow ${workflow}` }];
+    return [];
+  });
 }
 
 const cond = (type: string, ok: boolean, reason: string, message?: string): Condition =>
@@ -35,10 +69,15 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
   const available = conditions.every((c) => c.status === 'True');
   conditions.unshift(cond('Available', available, conditions.find((c) => c.status !== 'True')?.type ?? '', state.step));
   const failed = [cp, ...mds].some((s) => (s?.failedMachines ?? 0) > 0);
+  const generation = state.generation ?? 1;
+  const pending = state.deleting ? [] : pendingChanges(state);
+  // The newest generation every change up to which has reached its owner.
+  const unobserved = pending.filter((p) => p.reason !== 'RollingOut').map((p) => p.generation - 1);
   return {
     namespace: state.facts.namespace, name: state.facts.name, provider: state.facts.provider,
     phase: state.deleted ? 'Deleted' : state.deleting ? 'Deleting' : failed ? 'Failed' : available ? 'Provisioned' : 'Provisioning',
     version: state.model.controlPlane.version, endpoint: state.facts.endpoint, createdAt: state.createdAt,
     controlPlane: cp, machineDeployments: mds, conditions, step: state.step,
+    generation, observedGeneration: Math.min(generation, ...unobserved), pending,
   };
 }

@@ -18,7 +18,7 @@ import { machineCertificateDays } from '../control-plane/certificate-rotation';
 import { machineDeploymentWorkflow, validateMachineDeploymentReplicas } from '../machine-deployment/machine-deployment-workflow';
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
 import { diffClusterModels } from './cluster-diff';
-import { clusterStatus, type ClusterState } from './cluster-status';
+import { clusterStatus, ownerKey, type ClusterState } from './cluster-status';
 
 export interface ClusterInput {
   model: ClusterModel;
@@ -60,7 +60,14 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   const state: ClusterState = input.state ?? {
     facts: { namespace: model.namespace, name: model.name, provider: model.provider, endpoint: '', serviceSubnet: model.serviceSubnet, podSubnet: model.podSubnet, serviceDomain: model.serviceDomain },
     model, infrastructureReady: false, children: {}, workersStarted: false, deleting: false, deleted: false, createdAt: new Date().toISOString(), step: 'starting',
+    generation: 1, changedAt: {}, held: [], started: [],
   };
+  // A run continued from before generations were kept: what it started is every MachineDeployment, once workers started.
+  state.generation ??= 1;
+  state.changedAt ??= {};
+  state.held ??= [];
+  state.started ??= state.workersStarted ? state.model.machineDeployments.map((m) => m.name) : [];
+  const { changedAt, held, started } = state;
   const { facts } = state;
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
@@ -70,7 +77,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   const refresh = () => {
     const status = clusterStatus(state);
     const blocked = status.conditions.find((c) => c.status !== 'True' && c.type !== 'Available');
-    setCurrentDetails(`**${status.phase}**: ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}`);
+    const waiting = status.pending.filter((p) => p.reason !== 'RollingOut').map((p) => `\n\n${p.kind} ${p.name} pending (${p.reason}): ${p.message}`).join('');
+    setCurrentDetails(`**${status.phase}** (generation ${status.generation}, observed ${status.observedGeneration}): ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}${waiting}`);
     if (status.phase !== publishedPhase) {
       publishedPhase = status.phase;
       upsertSearchAttributes(captAttributes({
@@ -98,12 +106,23 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
 
   const startMachineDeployment = async (name: string) => {
     const spec = state.model.machineDeployments.find((m) => m.name === name)!;
+    started.push(name);
     await startChild(machineDeploymentWorkflow, {
-      workflowId: mdWorkflowId(facts.namespace, name), args: [{ cluster: facts, spec, owner: self }], parentClosePolicy: ParentClosePolicy.ABANDON,
-      staticSummary: `MachineDeployment ${facts.namespace}/${name} of cluster ${facts.name}`,
+      workflowId: mdWorkflowId(facts.namespace, name), args: [{ cluster: facts, spec, owner: self, generation: changedAt[ownerKey('MachineDeployment', name)] ?? 1 }],
+      parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `MachineDeployment ${facts.namespace}/${name} of cluster ${facts.name}`,
     });
   };
-  const pendingStarts: string[] = [];
+  const notStarted = () => state.model.machineDeployments.filter((m) => !started.includes(m.name)).map((m) => m.name);
+  /** The control plane runs the applied version on every machine: held worker versions may go. */
+  const controlPlaneUpgraded = () => {
+    const cp = state.children[ownerKey('KubeadmControlPlane', state.model.controlPlane.name)];
+    return !!cp && cp.version === state.model.controlPlane.version && cp.rolloutComplete && cp.observedGeneration >= (changedAt[ownerKey('KubeadmControlPlane', state.model.controlPlane.name)] ?? 1);
+  };
+  const sendMachineDeploymentSpec = (name: string, cause: string) => {
+    const spec = state.model.machineDeployments.find((m) => m.name === name)!;
+    return getExternalWorkflowHandle(mdWorkflowId(facts.namespace, name))
+      .signal(machineDeploymentSpecSignal, { spec, cause, generation: changedAt[ownerKey('MachineDeployment', name)]! });
+  };
   const runningTemplates = (model: ClusterModel): RunningTemplates => ({
     controlPlane: state.children[`KubeadmControlPlane/${model.controlPlane.name}`]?.templateHash,
     machineDeployments: Object.fromEntries(model.machineDeployments.map((m) => [m.name, state.children[`MachineDeployment/${m.name}`]?.templateHash])),
@@ -115,21 +134,35 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       const previous = state.model;
       const diff = diffClusterModels(previous, next, runningTemplates(previous));
       state.model = next;
+      const changes = [diff.controlPlane, ...diff.machineDeployments].some((c) => c.outcome !== 'unchanged') || diff.removed.length > 0 || diff.cluster !== 'unchanged';
+      if (!changes) return refresh();
+      const generation = ++state.generation!;
       const kcp = getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, next.controlPlane.name));
-      if (diff.controlPlane.spec) await kcp.signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply' });
-      if (diff.controlPlane.scale) await kcp.signal(scaleSignal, next.controlPlane.replicas);
+      if (diff.controlPlane.outcome !== 'unchanged') changedAt[ownerKey('KubeadmControlPlane', next.controlPlane.name)] = generation;
+      if (diff.controlPlane.spec) await kcp.signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply', generation });
+      if (diff.controlPlane.scale) await kcp.signal(scaleSignal, { replicas: next.controlPlane.replicas, generation });
       for (const change of diff.machineDeployments) {
+        if (change.outcome === 'unchanged') continue;
+        changedAt[ownerKey('MachineDeployment', change.name)] = generation;
+        // Not started yet (new, or the control plane still initialising): it starts with this spec.
+        if (change.outcome === 'created' || !started.includes(change.name)) continue;
         const md = next.machineDeployments.find((m) => m.name === change.name)!;
-        if (change.outcome === 'created') {
-          pendingStarts.push(md.name);
-          continue;
+        const before = previous.machineDeployments.find((m) => m.name === change.name)!;
+        if (change.scale) await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name)).signal(scaleSignal, { replicas: md.replicas, generation });
+        if (!change.spec) continue;
+        // As Cluster API's topology controller does: workers take a new version only after the control plane runs it.
+        const newVersion = md.template.version !== before.template.version;
+        if (held.includes(md.name) || (newVersion && (diff.controlPlane.spec || !controlPlaneUpgraded()))) {
+          if (!held.includes(md.name)) held.push(md.name);
+        } else {
+          await sendMachineDeploymentSpec(md.name, 'capt apply');
         }
-        if (!state.workersStarted) continue;
-        const handle = getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name));
-        if (change.spec) await handle.signal(machineDeploymentSpecSignal, { spec: md, cause: 'capt apply' });
-        if (change.scale) await handle.signal(scaleSignal, md.replicas);
       }
-      for (const name of diff.removed) await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, name)).signal(deleteOwnerSignal, { clusterDeleting: false });
+      for (const name of diff.removed) {
+        held.splice(0, held.length, ...held.filter((h) => h !== name));
+        started.splice(0, started.length, ...started.filter((s) => s !== name));
+        await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, name)).signal(deleteOwnerSignal, { clusterDeleting: false });
+      }
       return refresh();
     },
     { validator: (next) => validateClusterChange(state.model, next, state.children[`KubeadmControlPlane/${state.model.controlPlane.name}`]?.version) },
@@ -145,7 +178,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       state.infrastructureReady = true;
       setStep(`starting control plane ${state.model.controlPlane.name}`);
       await startChild(controlPlaneWorkflow, {
-        workflowId: kcpWorkflowId(facts.namespace, state.model.controlPlane.name), args: [{ cluster: facts, spec: state.model.controlPlane, owner: self }],
+        workflowId: kcpWorkflowId(facts.namespace, state.model.controlPlane.name),
+        args: [{ cluster: facts, spec: state.model.controlPlane, owner: self, generation: changedAt[ownerKey('KubeadmControlPlane', state.model.controlPlane.name)] ?? 1 }],
         parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `KubeadmControlPlane ${facts.namespace}/${state.model.controlPlane.name} of cluster ${facts.name}`,
       });
     }
@@ -153,7 +187,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       setStep('waiting for the control plane to initialise');
       await condition(() => state.deleting || !!state.children[`KubeadmControlPlane/${state.model.controlPlane.name}`]?.initialized);
       if (state.deleting) return;
-      for (const md of state.model.machineDeployments) await startMachineDeployment(md.name);
+      for (const name of notStarted()) await startMachineDeployment(name);
       state.workersStarted = true;
     }
     setStep('reconciled');
@@ -182,9 +216,15 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   refresh();
   if (!state.deleting) await create();
   while (!state.deleting) {
-    await condition(() => state.deleting || pendingStarts.length > 0 || workflowInfo().continueAsNewSuggested);
-    while (pendingStarts.length && !state.deleting && state.workersStarted) await startMachineDeployment(pendingStarts.shift()!);
-    if (workflowInfo().continueAsNewSuggested && !state.deleting) {
+    const releasable = () => held.length > 0 && controlPlaneUpgraded();
+    await condition(() => state.deleting || notStarted().length > 0 || releasable() || workflowInfo().continueAsNewSuggested);
+    if (state.deleting) break;
+    for (const name of notStarted()) await startMachineDeployment(name);
+    if (releasable()) {
+      for (const name of held.splice(0)) await sendMachineDeploymentSpec(name, `capt apply (held until the control plane ran ${state.model.controlPlane.version})`);
+      refresh();
+    }
+    if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof clusterWorkflow>({ model: state.model, state });
     }

@@ -20,6 +20,8 @@ export interface ControlPlaneInput {
   cluster: ClusterFacts;
   spec: ControlPlaneModel;
   owner: string;
+  /** The cluster generation of `spec`. */
+  generation?: number;
   state?: ControlPlaneState;
 }
 
@@ -30,6 +32,7 @@ export interface ControlPlaneState {
   deleting?: { clusterDeleting: boolean };
   step: string;
   reports?: number;
+  observedGeneration?: number;
   revisions?: ControlPlaneRevision[];
   paused?: boolean;
   /** When each machine's apiserver certificate expires, checked hourly while certificatesExpiryDays is set. */
@@ -67,10 +70,10 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
   const updated = state.machines.filter((m) => isRunning(m) && m.templateHash === hash).length;
   const available = state.initialized && ready > 0;
   return {
-    kind: 'KubeadmControlPlane', namespace: facts.namespace, name: state.spec.name, version: state.spec.version, replicas: state.spec.replicas,
+    kind: 'KubeadmControlPlane', namespace: facts.namespace, name: state.spec.name, cluster: facts.name, version: state.spec.version, replicas: state.spec.replicas,
     readyReplicas: ready, availableReplicas: ready, updatedReplicas: updated, paused: !!state.paused,
     rolloutComplete: updated === state.spec.replicas && state.machines.length === state.spec.replicas,
-    revision: state.revisions?.at(-1)?.revision ?? 1, templateHash: templateHash(state.spec), initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
+    observedGeneration: state.observedGeneration ?? 1, revision: state.revisions?.at(-1)?.revision ?? 1, templateHash: templateHash(state.spec), initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
     ready: ready === state.spec.replicas && state.machines.length === state.spec.replicas,
     available,
     failedMachines: state.machines.filter((m) => m.phase === MachinePhase.Failed).length,
@@ -107,7 +110,7 @@ export function blockingProblems(problems: PreflightProblem[], leaving?: string)
  */
 export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<OwnerStatus> {
   const facts = input.cluster;
-  const state: ControlPlaneState = input.state ?? { spec: input.spec, machines: [], initialized: false, step: 'starting' };
+  const state: ControlPlaneState = input.state ?? { spec: input.spec, machines: [], initialized: false, step: 'starting', observedGeneration: input.generation ?? 1 };
   // Every activity here takes seconds; a short timeout lets a worker that died mid-step be replaced quickly.
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '45s', retry: { initialInterval: '2s', maximumInterval: '30s' } });
   const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '45s', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
@@ -126,7 +129,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     state.spec = { ...state.spec, ...template };
     record(cause, restartedAt);
   };
-  const { refresh, setStep, deleteAllAndFinish, checkpoint, startMachines, deleteMachines, newNames } = ownerRuntime({
+  const { refresh, observe, setStep, deleteAllAndFinish, checkpoint, startMachines, deleteMachines, newNames } = ownerRuntime({
     kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
     validateReplicas: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas),
     revisions: () => state.revisions ?? [],
@@ -134,7 +137,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     validateUndo: (target) => validateVersionChange(state.spec.version, target.template.version, { undo: true }),
     continueAsNew: () => continueAsNew<typeof controlPlaneWorkflow>({ ...input, state }),
   });
-  setHandler(controlPlaneSpecSignal, ({ spec, cause }) => {
+  setHandler(controlPlaneSpecSignal, ({ spec, cause, generation }) => {
+    observe(generation);
     // Everything but replicas (scaled apart) and the name; a new template is a new revision.
     state.spec = { ...spec, replicas: state.spec.replicas, name: state.spec.name };
     record(cause, state.revisions?.at(-1)?.restartedAt);

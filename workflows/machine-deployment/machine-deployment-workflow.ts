@@ -18,6 +18,8 @@ export interface MachineDeploymentInput {
   cluster: ClusterFacts;
   spec: MachineDeploymentModel;
   owner: string;
+  /** The cluster generation of `spec`. */
+  generation?: number;
   state?: MachineDeploymentState;
 }
 
@@ -35,6 +37,7 @@ export interface MachineDeploymentState {
   deleting?: { clusterDeleting: boolean };
   step: string;
   reports?: number;
+  observedGeneration?: number;
 }
 
 export function validateMachineDeploymentReplicas(name: string, replicas: number): void {
@@ -50,7 +53,7 @@ export function validateMachineDeploymentReplicas(name: string, replicas: number
  */
 export async function machineDeploymentWorkflow(input: MachineDeploymentInput): Promise<OwnerStatus> {
   const facts = input.cluster;
-  const state: MachineDeploymentState = input.state ?? { spec: input.spec, machineSets: [], machines: [], paused: input.spec.paused, step: 'starting' };
+  const state: MachineDeploymentState = input.state ?? { spec: input.spec, machineSets: [], machines: [], paused: input.spec.paused, step: 'starting', observedGeneration: input.generation ?? 1 };
   const self = workflowInfo().workflowId;
   const md = state.spec.name;
 
@@ -67,7 +70,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   };
   if (!state.machineSets.length) recordTemplate('created', undefined);
 
-  const { refresh, setStep, deleteAllAndFinish, changes, changed, checkpoint, startMachines, startBudget, deleteMachines, newNames } = ownerRuntime({
+  const { refresh, observe, setStep, deleteAllAndFinish, changes, changed, checkpoint, startMachines, startBudget, deleteMachines, newNames } = ownerRuntime({
     kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state, Date.now()),
     validateReplicas: (replicas) => validateMachineDeploymentReplicas(md, replicas),
     revisions: () => state.machineSets,
@@ -77,7 +80,8 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     },
     continueAsNew: () => continueAsNew<typeof machineDeploymentWorkflow>({ ...input, state }),
   });
-  setHandler(machineDeploymentSpecSignal, ({ spec, cause }) => {
+  setHandler(machineDeploymentSpecSignal, ({ spec, cause, generation }) => {
+    observe(generation);
     const pausedChanged = spec.paused !== state.spec.paused;
     const before = current();
     state.spec = { ...spec, replicas: state.spec.replicas, name: md };

@@ -20,6 +20,8 @@ export interface OwnerState {
   /** How many summaries went to the cluster. */
   reports?: number;
   paused?: boolean;
+  /** The cluster generation of the last spec or scale received from the cluster. */
+  observedGeneration?: number;
 }
 
 export interface OwnerRuntime {
@@ -41,6 +43,8 @@ export interface OwnerRuntime {
   changes(): number;
   /** For a workflow's own handlers: counts the message and publishes the status. */
   changed(): OwnerStatus;
+  /** Records that the cluster's spec of `generation` has arrived (signals may come out of order). */
+  observe(generation: number): void;
 }
 
 /**
@@ -109,7 +113,13 @@ export function ownerRuntime(opts: {
     changed();
   });
   setHandler(scaleUpdate, scale, { validator: opts.validateReplicas });
-  setHandler(scaleSignal, (replicas) => void scale(replicas));
+  const observe = (generation: number) => {
+    state.observedGeneration = Math.max(state.observedGeneration ?? 0, generation);
+  };
+  setHandler(scaleSignal, ({ replicas, generation }) => {
+    observe(generation);
+    scale(replicas);
+  });
   setHandler(deleteOwnerSignal, (request) => {
     state.deleting ??= request;
     changed();
@@ -163,6 +173,7 @@ export function ownerRuntime(opts: {
   };
   return {
     refresh,
+    observe,
     setStep,
     changes: () => changes,
     changed,
