@@ -1,18 +1,20 @@
-import { ServiceError, type QueryDefinition, type WorkflowHandle } from '@temporalio/client';
+import { NamespaceNotFoundError, ServiceError, type QueryDefinition, type WorkflowHandle } from '@temporalio/client';
 
 const attempts = 8;
 
 /**
  * A call to the Temporal service, tried again for about half a minute while the service fails it: a
  * query that arrives while the workflow continues as new is cleared with "buffered query cleared, please
- * retry", and a server under load may fail a describe. A workflow that does not exist fails at once.
+ * retry", and a server under load may fail a describe, or even answer "Namespace not found" when it
+ * cannot refresh its namespace cache (seen with 20 clusters booting on this 2-core machine). A workflow
+ * that does not exist fails at once.
  */
 export async function withServiceRetry<T>(call: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (err) {
-      if (!(err instanceof ServiceError) || attempt >= attempts) throw err;
+      if (!(err instanceof ServiceError || err instanceof NamespaceNotFoundError) || attempt >= attempts) throw err;
       await new Promise((resolve) => setTimeout(resolve, Math.min(4000, 500 * attempt)));
     }
   }
