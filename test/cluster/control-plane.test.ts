@@ -47,8 +47,17 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; scale 3 -> 1 -> 3 ke
   const text = (await import('node:fs')).readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], vars);
   await suite.client.apply([model!]);
+  // A MachineDeployment applied while the control plane initialises starts once, with the others (a second
+  // start would fail the cluster's workflow task, which the harness's history guard reports).
+  const extra = { ...model!.machineDeployments[0]!, name: 'ha-md-extra', replicas: 0 };
+  const outcomes = await suite.client.apply([{ ...model!, machineDeployments: [...model!.machineDeployments, extra] }]);
+  assert.deepEqual(outcomes.filter((o) => o.ref.includes('ha-md-extra')).map((o) => o.outcome), ['created']);
   const ready = await suite.client.waitForCluster('default', 'ha', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
+  assert.deepEqual(ready.machineDeployments.map((md) => `${md.name} ${md.readyReplicas}/${md.replicas}`).sort(), ['ha-md-0 2/2', 'ha-md-extra 0/0']);
+  const runs: string[] = [];
+  for await (const wf of h.env.client.workflow.list({ query: `WorkflowId = "md/default/ha-md-extra"` })) runs.push(wf.runId);
+  assert.equal(runs.length, 1, 'one run of the MachineDeployment added while the control plane initialised');
   const kubeconfig = join(h.home, 'ha.kubeconfig');
   await writeFile(kubeconfig, await suite.client.kubeconfig('default', 'ha'), { mode: 0o600 });
   const nodes = JSON.parse((await run(kubectlFor(ready.version), ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'])).stdout).items;

@@ -173,6 +173,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   async function scaleDown(victim: MachineRecord): Promise<void> {
     const addresses = state.machines.flatMap((m) => (m.address ? [m.address] : []));
     const address = victim.address;
+    // Leaving from now on: status no longer counts it while its endpoint and etcd member go.
+    for (const m of state.machines) if (m.name === victim.name) m.deleting = true;
     // Out of the endpoint first, so no client reaches an apiserver whose etcd member is about to go.
     setStep(`taking ${victim.name} out of the control-plane endpoint`);
     await provider.detachFromEndpoint({ namespace: facts.namespace, cluster: facts.name, name: victim.name });
