@@ -27,8 +27,9 @@ export const kinds: Record<string, { group: string; schemas: Record<Version, z.Z
 };
 
 /** Infrastructure kinds by installed provider. */
-export const providerKinds: Record<string, { cluster: string; machineTemplate: string; schemas: Record<string, z.ZodType> }> = {
-  local: { cluster: 'LocalCluster', machineTemplate: 'LocalMachineTemplate', schemas: { LocalCluster: localCluster, LocalMachineTemplate: localMachineTemplate } },
+/** Each provider's kinds, and the failure domains it offers (the local provider's machines all share one host: none). */
+export const providerKinds: Record<string, { cluster: string; machineTemplate: string; schemas: Record<string, z.ZodType>; failureDomains: string[] }> = {
+  local: { cluster: 'LocalCluster', machineTemplate: 'LocalMachineTemplate', schemas: { LocalCluster: localCluster, LocalMachineTemplate: localMachineTemplate }, failureDomains: [] },
 };
 
 export function providerOfKind(kind: string): string | undefined {

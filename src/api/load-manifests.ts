@@ -3,7 +3,7 @@ import { resolveIntOrPercent } from './int-or-percent';
 import { machineCertificateDays } from '../../workflows/control-plane/certificate-rotation';
 import type { z } from 'zod';
 import type { KubeadmConfigSpec } from '../contract/kubeadm-config-spec';
-import type { ClusterDoc, HealthCheckDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
+import type { ClusterDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
 import type { Ref } from './kinds/common';
 import { toKubeadmConfigSpec, type ControlPlaneDoc } from './kinds/kubeadm';
 import { groups, installedKindsSummary, kinds, providerKinds, providerOfKind, supportedVersions } from './kind-registry';
@@ -150,7 +150,7 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
       serviceSubnet: doc.serviceSubnet ?? clusterNetworkDefaults.serviceSubnet, podSubnet: doc.podSubnet ?? clusterNetworkDefaults.podSubnet,
       serviceDomain: doc.serviceDomain ?? clusterNetworkDefaults.serviceDomain, paused: doc.paused,
       controlPlane: { ...withoutRef(cp), name: cpParsed.name, infrastructure: { kind: cpInfra.kind, name: cpInfra.name, spec: cpInfra.value as Record<string, unknown> } },
-      machineDeployments: [], machines: [], healthChecks: [],
+      machineDeployments: [],
     };
     clusters.push(model);
   }
@@ -170,21 +170,24 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
       problems.push({ ...p.loc, path: 'spec.rollout.strategy.rollingUpdate', message: 'maxSurge and maxUnavailable are both 0, so a rollout could never progress', hint: 'set maxSurge to at least 1 (the default) or maxUnavailable to at least 1' });
     }
     const template = machineTemplate(p, md.template, 'spec.template.spec', 'KubeadmConfigTemplate');
+    const domains = cluster ? providerKinds[cluster.provider]!.failureDomains : [];
+    if (md.template.failureDomain !== undefined && !domains.includes(md.template.failureDomain)) {
+      problems.push({
+        ...p.loc, path: 'spec.template.spec.failureDomain', message: `failure domain ${md.template.failureDomain} is not offered by provider ${cluster?.provider ?? '(unknown)'}`,
+        hint: domains.length ? `use one of ${domains.join(', ')}` : `provider ${cluster?.provider} has no failure domains; remove the field`,
+      });
+    }
     if (cluster && minor(md.template.version) > minor(cluster.controlPlane.version)) {
       problems.push({ ...p.loc, path: 'spec.template.spec.version', message: `workers at ${md.template.version} would be newer than the control plane at ${cluster.controlPlane.version}`, hint: 'upgrade the control plane first; kubelets may not be newer than the apiserver' });
     }
     if (cluster && template) cluster.machineDeployments.push({ ...md, name: p.name, template });
   }
+  // Accepted kinds capt does not carry out yet are refused, never silently ignored.
   for (const p of parsed.filter((q) => q.kind === 'Machine')) {
-    const m = p.value as MachineTemplateDoc;
-    const cluster = clusterOf(p, m.clusterName);
-    const template = machineTemplate(p, m, 'spec', 'KubeadmConfig');
-    if (cluster && template) cluster.machines.push({ ...template, name: p.name });
+    problems.push({ ...p.loc, path: 'kind', message: 'a Machine of its own (outside a MachineDeployment or control plane) is not carried out by capt yet', hint: 'declare workers with a MachineDeployment (replicas: 1 for a single machine)' });
   }
   for (const p of parsed.filter((q) => q.kind === 'MachineHealthCheck')) {
-    const hc = p.value as HealthCheckDoc;
-    const cluster = clusterOf(p, hc.clusterName);
-    cluster?.healthChecks.push({ ...hc, name: p.name });
+    problems.push({ ...p.loc, path: 'kind', message: 'MachineHealthCheck remediation is not carried out by capt yet, so this check would remediate nothing', hint: 'remove the MachineHealthCheck for now; `capt delete machine NAME` replaces an unhealthy machine by hand' });
   }
   return clusters;
 }

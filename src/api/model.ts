@@ -1,6 +1,6 @@
 import type { KubeadmConfigSpec } from '../contract/kubeadm-config-spec';
 import type { ControlPlaneDoc } from './kinds/kubeadm';
-import type { HealthCheckDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
+import type { MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
 
 /**
  * capt's internal model of one cluster and everything that belongs to it, whichever API version the
@@ -33,14 +33,6 @@ export interface MachineDeploymentModel extends Omit<MachineDeploymentDoc, 'temp
   template: MachineTemplateModel;
 }
 
-export interface MachineModel extends MachineTemplateModel {
-  name: string;
-}
-
-export interface HealthCheckModel extends HealthCheckDoc {
-  name: string;
-}
-
 export interface ClusterModel {
   namespace: string;
   name: string;
@@ -54,6 +46,4 @@ export interface ClusterModel {
   paused: boolean;
   controlPlane: ControlPlaneModel;
   machineDeployments: MachineDeploymentModel[];
-  machines: MachineModel[];
-  healthChecks: HealthCheckModel[];
 }

@@ -99,6 +99,15 @@ const cases: Case[] = [
   { name: 'bad taint effect', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.joinConfiguration.nodeRegistration.taints = [{ key: 'a', effect: 'Never' }]; }, path: 'spec.template.spec.joinConfiguration.nodeRegistration.taints[0].effect', message: /NoSchedule/ },
   { name: 'unknown LocalMachineTemplate knob', mutate: (d) => { byKind(d, 'LocalMachineTemplate', 1).spec.template.spec.cpus = 4; }, path: 'spec.template.spec.cpus', message: /unknown field 'cpus'/ },
   { name: 'duplicate object', mutate: (d) => [...d, byKind(d, 'LocalCluster')], message: /LocalCluster default\/quickstart appears twice/ },
+  { name: 'a failure domain the provider does not offer', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.failureDomain = 'fd4'; }, path: 'spec.template.spec.failureDomain', message: /failure domain fd4 is not offered by provider local/ },
+  {
+    name: 'a MachineHealthCheck (not carried out yet)', path: 'kind', message: /MachineHealthCheck remediation is not carried out by capt yet/,
+    mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineHealthCheck', metadata: { name: 'quickstart-mhc' }, spec: { clusterName: 'quickstart', selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' } }, checks: { nodeStartupTimeoutSeconds: 600 } } }],
+  },
+  {
+    name: 'a Machine of its own (not carried out yet)', path: 'kind', message: /a Machine of its own .* is not carried out by capt yet/,
+    mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name: 'lone' }, spec: { ...byKind(d, 'MachineDeployment').spec.template.spec } }],
+  },
   { name: 'not YAML', mutate: () => [], message: /not valid YAML/ },
 ];
 
