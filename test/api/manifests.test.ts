@@ -55,6 +55,13 @@ test('variables: ${VAR}, ${VAR:=default}, ${VAR:-default}; --var wins over the e
   });
 });
 
+test('a KubeadmConfigTemplate with no spec is accepted, as Cluster API accepts it: its workers join with kubeadm\'s defaults', () => {
+  const docs = baseDocs();
+  delete byKind(docs, 'KubeadmConfigTemplate').spec;
+  const [model] = loadManifests([{ file: 'cluster.yaml', text: render(docs) }], {});
+  assert.deepEqual(model!.machineDeployments[0]!.template.bootstrap.config, {});
+});
+
 interface Case {
   name: string;
   mutate: (docs: Doc[]) => Doc[] | void;

@@ -74,11 +74,17 @@ export function toKubeadmConfigSpec(spec: z.infer<typeof kubeadmConfigSpecV1beta
 
 export const kubeadmConfigTemplate = (version: 'v1beta1' | 'v1beta2') => z.object({
   apiVersion: z.string(), kind: z.literal('KubeadmConfigTemplate'), metadata,
-  spec: z.object({ template: z.object({ metadata: z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }).strict().optional(), spec: version === 'v1beta1' ? kubeadmConfigSpecV1beta1 : kubeadmConfigSpecV1beta2 }).strict() }).strict(),
+  // Cluster API accepts a template with no spec (kubeadm's defaults): so does capt.
+  spec: z.object({
+    template: z.object({
+      metadata: z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }).strict().optional(),
+      spec: (version === 'v1beta1' ? kubeadmConfigSpecV1beta1 : kubeadmConfigSpecV1beta2).prefault({}),
+    }).strict().prefault({}),
+  }).strict().prefault({}),
 }).strict();
 
 export const kubeadmConfig = (version: 'v1beta1' | 'v1beta2') => z.object({
-  apiVersion: z.string(), kind: z.literal('KubeadmConfig'), metadata, spec: version === 'v1beta1' ? kubeadmConfigSpecV1beta1 : kubeadmConfigSpecV1beta2,
+  apiVersion: z.string(), kind: z.literal('KubeadmConfig'), metadata, spec: (version === 'v1beta1' ? kubeadmConfigSpecV1beta1 : kubeadmConfigSpecV1beta2).prefault({}),
 }).strict();
 
 export interface ControlPlaneDoc {
