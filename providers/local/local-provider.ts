@@ -132,7 +132,7 @@ export class LocalProvider implements InfrastructureProvider {
   /** Starts cloud-init once per machine life: never again after it has reported, so kubeadm never runs twice. */
   private async boot(mdir: string): Promise<void> {
     if (await exists(bootstrapReportPath(mdir))) return;
-    const { command, args } = sandboxed(machineRoot(mdir), ['/bin/sh', scriptInMachine]);
+    const { command, args } = await sandboxed(machineRoot(mdir), ['/bin/sh', scriptInMachine]);
     await startDetached({ name: 'cloud-init', command, args, stateDir: machineRunDir(mdir) });
   }
 

@@ -133,13 +133,14 @@ test('failBootstrap fails the bootstrap and an unknown Kubernetes version is ref
   assert.equal(await provider.describeMachine(driver.ref('alpha-old')), undefined, 'nothing was created');
 });
 
-test('runcmd is confined: writes to the host /etc land inside the machine, /usr and /root are read-only', async () => {
+test('runcmd is confined: writes to the host /etc land inside the machine, /dev/shm is its own, /usr and /root are read-only, capt\'s secrets hidden', async () => {
   const marker = `capt-escape-${process.pid}`;
   await driver.machine('alpha-jail', 'join', {
-    preKubeadmCommands: [`echo pwned > /etc/${marker}`, `if echo x > /usr/${marker}; then exit 10; fi`, `if echo x > /root/${marker}; then exit 11; fi`, `test ! -e ${home}/secrets`],
+    preKubeadmCommands: [`echo pwned > /etc/${marker}`, `echo shared > /dev/shm/${marker}`, `if echo x > /usr/${marker}; then exit 10; fi`, `if echo x > /root/${marker}; then exit 11; fi`, `test ! -e ${home}/secrets`],
   });
   assert.deepEqual(await driver.bootstrapResult('alpha-jail'), { state: 'succeeded' });
   assert.equal(existsSync(`/etc/${marker}`), false, 'the host /etc is untouched');
+  assert.equal(existsSync(`/dev/shm/${marker}`), false, 'the host /dev/shm is untouched');
   assert.equal(existsSync(`/usr/${marker}`), false);
   assert.equal(existsSync(`/root/${marker}`), false);
   const root = machineRoot(machineDir(clusterDir('default', 'alpha'), 'alpha-jail'));
