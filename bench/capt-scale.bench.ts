@@ -49,23 +49,30 @@ async function capt(address: string, ...args: string[]): Promise<void> {
   await promisify(execFile)(process.execPath, [join(root, 'dist/src/cli/main.js'), ...args], { env: { ...process.env, TEMPORAL_ADDRESS: address } });
 }
 
-/** CPU seconds (user + system) used so far by each part of the stack, read from /proc. */
+/**
+ * CPU seconds (user + system) used so far by each part of the stack, read from /proc. `machineProcesses`
+ * is what the launchers' children used once they ended (a worker machine's cloud-init and its sandbox),
+ * which no running process shows.
+ */
 async function cpuSeconds(workerPid: number): Promise<Record<string, number>> {
-  const of = async (pids: number[]) => {
+  // Fields 14-15 are the process's own user and system ticks, 16-17 those of its ended, reaped children.
+  const ticksOf = async (pids: number[], first: number) => {
     let ticks = 0;
     for (const pid of pids) {
       const fields = (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).split(') ')[1]?.split(' ') ?? [];
-      ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+      ticks += Number(fields[first] ?? 0) + Number(fields[first + 1] ?? 0);
     }
     return ticks / 100;
   };
+  const of = (pids: number[]) => ticksOf(pids, 11);
   const mentioning = async (needle: string) => (await processesMentioning([needle])).map((p) => p.pid);
   const parts: Record<string, number[]> = {
     worker: [workerPid], temporal: await mentioning('start-dev'), kubeApiserver: await mentioning('kube-apiserver '),
     etcd: await mentioning('/etcd '), kubeControllerManager: await mentioning('kube-controller-manager '), kubeScheduler: await mentioning('kube-scheduler '),
     clusterAgent: await mentioning('cluster-agent-main'), processLauncher: await mentioning('process-launcher-main'), bench: [process.pid],
   };
-  return Object.fromEntries(await Promise.all(Object.entries(parts).map(async ([k, pids]) => [k, await of(pids)] as const)));
+  const own = Object.fromEntries(await Promise.all(Object.entries(parts).map(async ([k, pids]) => [k, await of(pids)] as const)));
+  return { ...own, machineProcesses: await ticksOf(parts.processLauncher!, 13) };
 }
 
 /** CPU seconds per machine each part used between two snapshots. */
