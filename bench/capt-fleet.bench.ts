@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     Object.assign(result, {
       seconds: { allRunning, clusterP50: percentile(perCluster, 50), clusterP95: percentile(perCluster, 95), deleteAll: (Date.now() - deleteStarted) / 1000 },
       applyToFirstActivityMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
-      histories: { runs: histories.runs, maxEvents: histories.maxHistoryEvents, maxBytes: histories.maxHistoryBytes, maxPayloadBytes: histories.maxPayloadBytes, failedWorkflowTasks: histories.failedWorkflowTasks.length },
+      histories: { runs: histories.runs, maxEvents: histories.maxHistoryEvents, maxBytes: histories.maxHistoryBytes, maxPayloadBytes: histories.maxPayloadBytes, failedWorkflowTasks: histories.failedWorkflowTasks.length, failedWorkflowTaskCauses: histories.failedWorkflowTasks.slice(0, 10) },
       leftover: {
         clusterDirectories: (await readdir(join(localRoot(), 'default')).catch(() => [])).length,
         processes: (await processesMentioning([join(h.home, 'local')])).length,

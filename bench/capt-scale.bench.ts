@@ -177,7 +177,7 @@ async function main(): Promise<void> {
       rolloutOverIdeal: rollout / ideal,
       cpuSecondsPerMachine: { scaleUp: cpuScaleUp, rolloutReplacement: cpuRollout },
       peakRssMiB: memory.peaks,
-      histories: { runs: histories.runs, maxEvents: histories.maxHistoryEvents, maxBytes: histories.maxHistoryBytes, largest: histories.largest, maxPayloadBytes: histories.maxPayloadBytes, failedWorkflowTasks: histories.failedWorkflowTasks.length },
+      histories: { runs: histories.runs, maxEvents: histories.maxHistoryEvents, maxBytes: histories.maxHistoryBytes, largest: histories.largest, maxPayloadBytes: histories.maxPayloadBytes, failedWorkflowTasks: histories.failedWorkflowTasks.length, failedWorkflowTaskCauses: histories.failedWorkflowTasks.slice(0, 10) },
       actions: { total: histories.actions, machineLifecycles: machineRuns.size, perMachine: histories.actions / machineRuns.size,
         perMachineByKind: Object.fromEntries(Object.entries(histories.actionsByKind).sort(([, a], [, b]) => b - a).map(([k, n]) => [k, Math.round((n / machineRuns.size) * 100) / 100])),
       },
