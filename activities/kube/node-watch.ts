@@ -36,11 +36,7 @@ export class NodeWatch {
         if (id && this.byProviderID.get(id)?.metadata?.name === node.metadata?.name) this.byProviderID.delete(id);
         if (id) this.wake(id);
       },
-      error: (err) => {
-        this.lastError = (err as Error)?.message ?? String(err);
-        this.running = false;
-        if (this.holders > 0) this.retryTimer = setTimeout(() => this.start(), retryMs);
-      },
+      error: (err) => this.failed(err),
     });
   }
 
@@ -85,11 +81,14 @@ export class NodeWatch {
     clearTimeout(this.retryTimer);
     if (this.running) return;
     this.running = true;
-    this.watch.start().catch((err: unknown) => {
-      this.lastError = (err as Error)?.message ?? String(err);
-      this.running = false;
-      if (this.holders > 0) this.retryTimer = setTimeout(() => this.start(), retryMs);
-    });
+    this.watch.start().catch((err: unknown) => this.failed(err));
+  }
+
+  /** The watch ended with an error: say why to the waiters, and try again while anyone waits. */
+  private failed(err: unknown): void {
+    this.lastError = (err as Error)?.message ?? String(err);
+    this.running = false;
+    if (this.holders > 0) this.retryTimer = setTimeout(() => this.start(), retryMs);
   }
 
   private stop(): void {

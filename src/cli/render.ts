@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import type { ClusterView } from '../contract/cluster';
+import { waitingToStart, type ClusterView } from '../contract/cluster';
 import type { Condition, MachineStatus } from '../contract/machine';
 import type { MachineRecord, OwnerStatus } from '../contract/owner';
 
@@ -69,7 +69,7 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
   const inProgress: string[] = [];
   if (c.phase !== 'Provisioned' && c.phase !== 'Deleted') inProgress.push(`Cluster/${c.name}: ${c.step}`);
   // Applied changes an owner has not received yet (held for the control plane's upgrade) show before any step.
-  for (const p of c.pending.filter((x) => x.reason !== 'RollingOut')) inProgress.push(`${p.kind}/${p.name}: pending generation ${p.generation} (${p.reason}): ${p.message}`);
+  for (const p of c.pending.filter(waitingToStart)) inProgress.push(`${p.kind}/${p.name}: pending generation ${p.generation} (${p.reason}): ${p.message}`);
   add('', `Cluster/${c.name}`, c.conditions, c.createdAt, c.step);
   const children = [...(c.controlPlane ? [c.controlPlane] : []), ...c.machineDeployments];
   children.forEach((o, i) => {

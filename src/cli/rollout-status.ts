@@ -1,4 +1,4 @@
-import type { PendingChange } from '../contract/cluster';
+import { waitingToStart, type PendingChange } from '../contract/cluster';
 import type { OwnerStatus } from '../contract/owner';
 
 /**
@@ -6,7 +6,7 @@ import type { OwnerStatus } from '../contract/owner';
  * and what the rollout waits on (the owner's step, which names the machine and its reason).
  */
 export function rolloutStatusText(kindName: string, s: OwnerStatus, pending?: PendingChange, barWidth?: number): string {
-  const waiting = pending && pending.reason !== 'RollingOut';
+  const waiting = pending && waitingToStart(pending);
   const head = s.rolloutComplete && !waiting
     ? `${kindName} successfully rolled out (revision ${s.revision}, ${s.version})`
     : `${kindName}: ${s.paused ? 'rollout paused' : 'waiting for rollout to finish'}: revision ${s.revision} (${s.version})`;

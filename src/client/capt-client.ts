@@ -11,10 +11,10 @@ import type { Revision } from '../contract/owner';
 import { deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
 import { captAttributes } from '../contract/search-attributes';
 import { ownersTaskQueue } from '../contract/task-queues';
-import type { ClusterStatus, ClusterView, PendingChange } from '../contract/cluster';
+import { waitingToStart, type ClusterStatus, type ClusterView, type PendingChange } from '../contract/cluster';
 import type { MachineStatus } from '../contract/machine';
 import type { OwnerStatus, OwnerSummary } from '../contract/owner';
-import { clusterWorkflowId, controlPlaneWorkflowId, machineDeploymentWorkflowId, machineWorkflowId } from '../contract/workflow-ids';
+import { clusterWorkflowId, machineWorkflowId, ownerWorkflowId } from '../contract/workflow-ids';
 import { clusterWorkflow } from '../../workflows';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
 
@@ -132,8 +132,7 @@ export class CaptClient {
   }
 
   private ownerHandle(s: Pick<OwnerSummary, 'kind' | 'namespace' | 'name'>): WorkflowHandle {
-    const id = s.kind === 'MachineDeployment' ? machineDeploymentWorkflowId(s.namespace, s.name) : controlPlaneWorkflowId(s.namespace, s.name);
-    return this.client.workflow.getHandle(id);
+    return this.client.workflow.getHandle(ownerWorkflowId(s.kind, s.namespace, s.name));
   }
 
   private async listRunning(kind: string, namespace?: string): Promise<string[]> {
@@ -195,9 +194,8 @@ export class CaptClient {
    */
   async rolloutState(kind: OwnerKind, ns: string, name: string): Promise<{ status: OwnerStatus; pending?: PendingChange; done: boolean }> {
     const status = await this.ownerStatus(kind, ns, name);
-    const ownerKind = kind === 'machinedeployment' ? 'MachineDeployment' : 'KubeadmControlPlane';
-    const pending = (await this.clusterSummary(ns, status.cluster)).pending.find((p) => p.kind === ownerKind && p.name === name);
-    return { status, pending, done: status.rolloutComplete && (!pending || pending.reason === 'RollingOut') && status.readyReplicas === status.replicas };
+    const pending = (await this.clusterSummary(ns, status.cluster)).pending.find((p) => p.kind === status.kind && p.name === name);
+    return { status, pending, done: ownerComplete(status) && !(pending && waitingToStart(pending)) };
   }
 
   /** Revisions of a control plane's or MachineDeployment's machine template, oldest first. */
@@ -276,13 +274,15 @@ export class CaptClient {
  */
 export function clusterComplete(status: ClusterView): boolean {
   const owners = [status.controlPlane, ...status.machineDeployments];
-  return status.phase === 'Provisioned' && status.observedGeneration === status.generation && status.pending.length === 0
-    && owners.every((o) => o && o.rolloutComplete && o.readyReplicas === o.replicas && o.machines.length === o.replicas);
+  return status.phase === 'Provisioned' && status.observedGeneration === status.generation && status.pending.length === 0 && owners.every((o) => !!o && ownerComplete(o));
 }
+
+/** All replicas running on the owner's current template, none beyond them. */
+const ownerComplete = (o: OwnerStatus) => o.rolloutComplete && o.readyReplicas === o.replicas && o.machines.length === o.replicas;
 
 /** What a cluster that is not ready waits on: changes held back or not received, each owner's step and a few of its machines that are not Running. */
 function waitingOn(status: ClusterView): string {
-  const held = status.pending.filter((p) => p.reason !== 'RollingOut').map((p) => `${p.kind} ${p.name}: ${p.message}`);
+  const held = status.pending.filter(waitingToStart).map((p) => `${p.kind} ${p.name}: ${p.message}`);
   return [...held, ...[status.controlPlane, ...status.machineDeployments].filter((o): o is OwnerStatus => !!o).map((o) => {
     const pending = o.machines.filter((m) => m.phase !== 'Running');
     const shown = pending.slice(0, 5).map((m) => `${m.name} ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);

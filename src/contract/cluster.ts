@@ -33,6 +33,9 @@ export interface PendingChange {
   message: string;
 }
 
+/** A change the owner has not started on: held back, or not received yet (as opposed to rolling out). */
+export const waitingToStart = (p: PendingChange) => p.reason !== 'RollingOut';
+
 /** A cluster as the client shows it: its status with each owner's full status, read from the owner itself. */
 export interface ClusterView extends Omit<ClusterStatus, 'controlPlane' | 'machineDeployments'> {
   controlPlane?: OwnerStatus;

@@ -2,6 +2,9 @@
 export const clusterWorkflowId = (namespace: string, name: string) => `cluster/${namespace}/${name}`;
 export const controlPlaneWorkflowId = (namespace: string, name: string) => `kcp/${namespace}/${name}`;
 export const machineDeploymentWorkflowId = (namespace: string, name: string) => `md/${namespace}/${name}`;
+/** A control plane's or MachineDeployment's workflow, by the kind an OwnerSummary names. */
+export const ownerWorkflowId = (kind: 'KubeadmControlPlane' | 'MachineDeployment', namespace: string, name: string) =>
+  (kind === 'MachineDeployment' ? machineDeploymentWorkflowId : controlPlaneWorkflowId)(namespace, name);
 export const machineWorkflowId = (namespace: string, name: string) => `machine/${namespace}/${name}`;
 
 /** The machine workflow's type name, for starting it by name where the workflow itself cannot be imported. */

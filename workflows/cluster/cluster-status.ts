@@ -1,5 +1,6 @@
 import type { ClusterModel } from '../../src/api/model';
-import type { ClusterStatus, PendingChange } from '../../src/contract/cluster';
+import { waitingToStart, type ClusterStatus, type PendingChange } from '../../src/contract/cluster';
+import { ownerWorkflowId } from '../../src/contract/workflow-ids';
 import type { Condition } from '../../src/contract/machine';
 import type { ClusterFacts, OwnerSummary } from '../../src/contract/owner';
 
@@ -26,6 +27,13 @@ export interface ClusterState {
 
 export const ownerKey = (kind: PendingChange['kind'], name: string) => `${kind}/${name}`;
 
+/** The generation that last changed an owner (1: as created). */
+export const changedGeneration = (state: ClusterState, kind: PendingChange['kind'], name: string) => state.changedAt?.[ownerKey(kind, name)] ?? 1;
+
+/** The control plane's summary, and a MachineDeployment's. */
+export const controlPlaneOf = (state: ClusterState) => state.children[ownerKey('KubeadmControlPlane', state.model.controlPlane.name)];
+export const machineDeploymentOf = (state: ClusterState, name: string) => state.children[ownerKey('MachineDeployment', name)];
+
 /**
  * The owners an applied change has not yet been carried out by: held for the control plane, not
  * received yet, or still rolling out (machines not all on the new template, or not all running).
@@ -37,9 +45,9 @@ function pendingChanges(state: ClusterState): PendingChange[] {
     ...state.model.machineDeployments.map((md) => ({ kind: 'MachineDeployment' as const, name: md.name })),
   ];
   return owners.flatMap(({ kind, name }): PendingChange[] => {
-    const generation = state.changedAt?.[ownerKey(kind, name)] ?? 1;
+    const generation = changedGeneration(state, kind, name);
     const summary = state.children[ownerKey(kind, name)];
-    const workflow = `${kind === 'MachineDeployment' ? 'md' : 'kcp'}/${state.facts.namespace}/${name}`;
+    const workflow = ownerWorkflowId(kind, state.facts.namespace, name);
     if (state.held?.includes(name)) {
       const version = state.model.machineDeployments.find((m) => m.name === name)?.template.version;
       return [{ kind, name, generation, reason: 'HeldForControlPlane', message: `${version} waits until the control plane runs ${cpVersion} (kubelets may not be newer than the apiserver)` }];
@@ -55,11 +63,11 @@ const cond = (type: string, ok: boolean, reason: string, message?: string): Cond
 
 /** The one place a cluster's status is computed. */
 export function clusterStatus(state: ClusterState): ClusterStatus {
-  const cp = state.children[`KubeadmControlPlane/${state.model.controlPlane.name}`];
-  const mds = state.model.machineDeployments.map((md) => state.children[`MachineDeployment/${md.name}`]).filter((s): s is OwnerSummary => !!s);
+  const cp = controlPlaneOf(state);
+  const mds = state.model.machineDeployments.map((md) => machineDeploymentOf(state, md.name)).filter((s): s is OwnerSummary => !!s);
   // The details are each owner's own (its status query and UI page): the cluster names which one to look at.
-  const notReady = (s: OwnerSummary) => `${s.kind} ${s.name} is not ready (see workflow ${s.kind === 'MachineDeployment' ? 'md' : 'kcp'}/${s.namespace}/${s.name})`;
-  const workersReady = state.model.machineDeployments.every((md) => !!state.children[`MachineDeployment/${md.name}`]?.ready);
+  const notReady = (s: OwnerSummary) => `${s.kind} ${s.name} is not ready (see workflow ${ownerWorkflowId(s.kind, s.namespace, s.name)})`;
+  const workersReady = state.model.machineDeployments.every((md) => !!machineDeploymentOf(state, md.name)?.ready);
   const conditions = [
     cond('InfrastructureReady', state.infrastructureReady, 'WaitingForInfrastructure'),
     cond('ControlPlaneInitialized', !!cp?.initialized, 'WaitingForControlPlane', cp && notReady(cp)),
@@ -72,7 +80,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
   const generation = state.generation ?? 1;
   const pending = state.deleting ? [] : pendingChanges(state);
   // The newest generation every change up to which has reached its owner.
-  const unobserved = pending.filter((p) => p.reason !== 'RollingOut').map((p) => p.generation - 1);
+  const unobserved = pending.filter(waitingToStart).map((p) => p.generation - 1);
   return {
     namespace: state.facts.namespace, name: state.facts.name, provider: state.facts.provider,
     phase: state.deleted ? 'Deleted' : state.deleting ? 'Deleting' : failed ? 'Failed' : available ? 'Provisioned' : 'Provisioning',

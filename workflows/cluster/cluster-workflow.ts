@@ -18,7 +18,8 @@ import { machineCertificateDays } from '../control-plane/certificate-rotation';
 import { machineDeploymentWorkflow, validateMachineDeploymentReplicas } from '../machine-deployment/machine-deployment-workflow';
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
 import { diffClusterModels } from './cluster-diff';
-import { clusterStatus, ownerKey, type ClusterState } from './cluster-status';
+import { changedGeneration, clusterStatus, controlPlaneOf, machineDeploymentOf, ownerKey, type ClusterState } from './cluster-status';
+import { waitingToStart } from '../../src/contract/cluster';
 
 export interface ClusterInput {
   model: ClusterModel;
@@ -77,7 +78,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   const refresh = () => {
     const status = clusterStatus(state);
     const blocked = status.conditions.find((c) => c.status !== 'True' && c.type !== 'Available');
-    const waiting = status.pending.filter((p) => p.reason !== 'RollingOut').map((p) => `\n\n${p.kind} ${p.name} pending (${p.reason}): ${p.message}`).join('');
+    const waiting = status.pending.filter(waitingToStart).map((p) => `\n\n${p.kind} ${p.name} pending (${p.reason}): ${p.message}`).join('');
     setCurrentDetails(`**${status.phase}** (generation ${status.generation}, observed ${status.observedGeneration}): ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}${waiting}`);
     if (status.phase !== publishedPhase) {
       publishedPhase = status.phase;
@@ -94,7 +95,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
 
   setHandler(clusterStatusQuery, () => clusterStatus(state));
   setHandler(childChangedSignal, (status) => {
-    const key = `${status.kind}/${status.name}`;
+    const key = ownerKey(status.kind, status.name);
     if ((state.children[key]?.sequence ?? -1) > status.sequence) return;
     state.children[key] = status;
     refresh();
@@ -108,24 +109,25 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     const spec = state.model.machineDeployments.find((m) => m.name === name)!;
     started.push(name);
     await startChild(machineDeploymentWorkflow, {
-      workflowId: mdWorkflowId(facts.namespace, name), args: [{ cluster: facts, spec, owner: self, generation: changedAt[ownerKey('MachineDeployment', name)] ?? 1 }],
+      workflowId: mdWorkflowId(facts.namespace, name), args: [{ cluster: facts, spec, owner: self, generation: changedGeneration(state, 'MachineDeployment', name) }],
       parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `MachineDeployment ${facts.namespace}/${name} of cluster ${facts.name}`,
     });
   };
+  const dropName = (list: string[], name: string) => list.includes(name) && list.splice(list.indexOf(name), 1);
   const notStarted = () => state.model.machineDeployments.filter((m) => !started.includes(m.name)).map((m) => m.name);
   /** The control plane runs the applied version on every machine: held worker versions may go. */
   const controlPlaneUpgraded = () => {
-    const cp = state.children[ownerKey('KubeadmControlPlane', state.model.controlPlane.name)];
-    return !!cp && cp.version === state.model.controlPlane.version && cp.rolloutComplete && cp.observedGeneration >= (changedAt[ownerKey('KubeadmControlPlane', state.model.controlPlane.name)] ?? 1);
+    const cp = controlPlaneOf(state);
+    return !!cp && cp.version === state.model.controlPlane.version && cp.rolloutComplete && cp.observedGeneration >= changedGeneration(state, 'KubeadmControlPlane', cp.name);
   };
   const sendMachineDeploymentSpec = (name: string, cause: string) => {
     const spec = state.model.machineDeployments.find((m) => m.name === name)!;
     return getExternalWorkflowHandle(mdWorkflowId(facts.namespace, name))
-      .signal(machineDeploymentSpecSignal, { spec, cause, generation: changedAt[ownerKey('MachineDeployment', name)]! });
+      .signal(machineDeploymentSpecSignal, { spec, cause, generation: changedGeneration(state, 'MachineDeployment', name) });
   };
   const runningTemplates = (model: ClusterModel): RunningTemplates => ({
-    controlPlane: state.children[`KubeadmControlPlane/${model.controlPlane.name}`]?.templateHash,
-    machineDeployments: Object.fromEntries(model.machineDeployments.map((m) => [m.name, state.children[`MachineDeployment/${m.name}`]?.templateHash])),
+    controlPlane: controlPlaneOf(state)?.templateHash,
+    machineDeployments: Object.fromEntries(model.machineDeployments.map((m) => [m.name, machineDeploymentOf(state, m.name)?.templateHash])),
   });
   setHandler(appliedModelQuery, () => ({ model: state.model, running: runningTemplates(state.model) }));
   setHandler(
@@ -159,13 +161,13 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
         }
       }
       for (const name of diff.removed) {
-        held.splice(0, held.length, ...held.filter((h) => h !== name));
-        started.splice(0, started.length, ...started.filter((s) => s !== name));
+        dropName(held, name);
+        dropName(started, name);
         await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, name)).signal(deleteOwnerSignal, { clusterDeleting: false });
       }
       return refresh();
     },
-    { validator: (next) => validateClusterChange(state.model, next, state.children[`KubeadmControlPlane/${state.model.controlPlane.name}`]?.version) },
+    { validator: (next) => validateClusterChange(state.model, next, controlPlaneOf(state)?.version) },
   );
 
   async function create(): Promise<void> {
@@ -179,13 +181,13 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       setStep(`starting control plane ${state.model.controlPlane.name}`);
       await startChild(controlPlaneWorkflow, {
         workflowId: kcpWorkflowId(facts.namespace, state.model.controlPlane.name),
-        args: [{ cluster: facts, spec: state.model.controlPlane, owner: self, generation: changedAt[ownerKey('KubeadmControlPlane', state.model.controlPlane.name)] ?? 1 }],
+        args: [{ cluster: facts, spec: state.model.controlPlane, owner: self, generation: changedGeneration(state, 'KubeadmControlPlane', state.model.controlPlane.name) }],
         parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `KubeadmControlPlane ${facts.namespace}/${state.model.controlPlane.name} of cluster ${facts.name}`,
       });
     }
     if (!state.workersStarted) {
       setStep('waiting for the control plane to initialise');
-      await condition(() => state.deleting || !!state.children[`KubeadmControlPlane/${state.model.controlPlane.name}`]?.initialized);
+      await condition(() => state.deleting || !!controlPlaneOf(state)?.initialized);
       if (state.deleting) return;
       for (const name of notStarted()) await startMachineDeployment(name);
       state.workersStarted = true;
@@ -199,12 +201,12 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       for (const md of state.model.machineDeployments) {
         await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name)).signal(deleteOwnerSignal, { clusterDeleting: true });
       }
-      await condition(() => state.model.machineDeployments.every((md) => state.children[`MachineDeployment/${md.name}`]?.deleted ?? true));
+      await condition(() => state.model.machineDeployments.every((md) => machineDeploymentOf(state, md.name)?.deleted ?? true));
     }
     if (state.infrastructureReady) {
       setStep(`deleting control plane ${state.model.controlPlane.name}`);
       await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, state.model.controlPlane.name)).signal(deleteOwnerSignal, { clusterDeleting: true });
-      await condition(() => state.children[`KubeadmControlPlane/${state.model.controlPlane.name}`]?.deleted ?? false);
+      await condition(() => controlPlaneOf(state)?.deleted ?? false);
     }
     setStep(`deleting ${state.model.infrastructure.kind}`);
     await provider.deleteClusterInfrastructure(facts.namespace, facts.name);
