@@ -29,6 +29,20 @@ const contractImportRules = {
   }],
 };
 
+// Imports point one way: foundation (src/ but its entry points) -> workflows, activities, providers ->
+// entry points (src/cli, src/client, src/worker, src/dev). Activities and providers share the foundation's
+// libraries (src/kube, src/etcd, src/pki), never each other.
+const restrict = (dirs, message) => ({
+  '@typescript-eslint/no-restricted-imports': ['error', {
+    patterns: dirs.map((dir) => ({ regex: `(^|/)${dir.replace('/', '\\/')}(/|$)`, message: message(dir) })),
+  }],
+});
+const entryPoints = ['src/cli', 'src/client', 'src/worker', 'src/dev'];
+const entryPointRelative = ['cli', 'client', 'worker', 'dev'].map((d) => `\\.\\./${d}`);
+const foundationImportRules = restrict(['workflows', 'activities', 'providers', ...entryPoints, ...entryPointRelative], (dir) => `src/'s foundation imports nothing above it (${dir.replace(/\\/g, '')}); move what both need into src/`);
+const activityImportRules = restrict(['workflows', 'providers', ...entryPoints], (dir) => `activities import only the foundation (src/), not ${dir}`);
+const providerImportRules = restrict(['workflows', 'activities', ...entryPoints], (dir) => `providers import only the foundation (src/), not ${dir}; shared clients live in src/kube, src/etcd, src/pki`);
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'tools/**', 'eslint.config.mjs'] },
   js.configs.recommended,
@@ -44,5 +58,8 @@ export default tseslint.config(
     },
   },
   { files: ['workflows/**/*.ts', 'test/workflows/**/*.ts'], rules: workflowImportRules },
+  { files: ['src/**/*.ts'], ignores: entryPoints.map((d) => `${d}/**`), rules: foundationImportRules },
+  { files: ['activities/**/*.ts'], rules: activityImportRules },
+  { files: ['providers/**/*.ts'], rules: providerImportRules },
   { files: ['src/contract/**/*.ts'], rules: contractImportRules },
 );

@@ -3,6 +3,6 @@ export { createBootstrapData, deleteBootstrapData } from './bootstrap/bootstrap-
 export { requestMachineDeletions, startMachineWorkflows } from './machine/machine-fan-out';
 export { deleteNode, drainNode, syncNode, waitForNode, waitForVolumeDetach } from './machine/node-activities';
 export { removeEtcdMember } from './etcd/etcd-activities';
-export { ensureClusterSecrets, deleteClusterSecrets } from './bootstrap/cluster-secrets';
+export { certifyClusterAdmin, ensureClusterSecrets, deleteClusterSecrets } from './bootstrap/cluster-secrets';
 export { controlPlanePreflight } from './control-plane/preflight';
 export { controlPlaneCertificateExpiry } from './control-plane/certificate-expiry';

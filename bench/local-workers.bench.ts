@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterSecretRefs } from '../activities/bootstrap/cluster-secrets';
-import { KubeClient } from '../activities/kube/kube-client';
+import { KubeClient } from '../src/kube/kube-client';
 import { LocalProvider } from '../providers/local/local-provider';
 import { getSecret } from '../src/secrets/secret-store';
 import { availableKubernetesVersions } from '../src/tools';

@@ -1,4 +1,4 @@
-import { heartbeating, pollWithHeartbeat } from '../activities/heartbeat-poll';
+import { heartbeating, pollWithHeartbeat } from '../src/util/heartbeat-poll';
 import type { BootstrapCheck, ClusterInfraSpec, InfrastructureProvider, MachineInfraSpec, MachineRef } from './provider';
 
 /**

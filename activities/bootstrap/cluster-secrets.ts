@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, randomBytes } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
 import { deleteSecret, getSecret, putSecret, type SecretRef } from '../../src/secrets/secret-store';
-import { issueCertificate } from '../pki/certificates';
-import { clusterPkiFiles, createClusterCertificateAuthorities, type ClusterCertificateAuthorities } from '../pki/cluster-pki';
-import { kubeconfig } from '../pki/kubeconfig';
+import { certifyPublicKey, issueCertificate } from '../../src/pki/certificates';
+import { clusterPkiFiles, createClusterCertificateAuthorities, type ClusterCertificateAuthorities } from '../../src/pki/cluster-pki';
+import { kubeconfig } from '../../src/pki/kubeconfig';
 
 /**
  * The secrets of one workload cluster (its CAs, an admin kubeconfig, a bootstrap token), created once and
@@ -32,16 +33,36 @@ async function getOrCreate(ref: SecretRef, create: () => Promise<string>): Promi
 
 const randomToken = (bytes: number, length: number) => randomBytes(bytes).toString('hex').slice(0, length);
 
+/** The identity of a cluster's administrators; system:masters needs no RBAC binding, as in Cluster API's kubeconfig secret. */
+const admin = { commonName: 'capt-admin', organizations: ['system:masters'] };
+
 /** Get-or-create the cluster's secrets; the admin kubeconfig points at `endpoint` (host:port). */
 export async function ensureClusterSecrets(namespace: string, cluster: string, endpoint: string): Promise<ClusterSecretRefs> {
   const refs = clusterSecretRefs(namespace, cluster);
   const cas = JSON.parse(await getOrCreate(refs.pki, async () => JSON.stringify(await createClusterCertificateAuthorities()))) as ClusterCertificateAuthorities;
   await getOrCreate(refs.adminKubeconfig, async () => {
-    const admin = await issueCertificate(cas.ca, { commonName: 'capt-admin', organizations: ['system:masters'], usage: 'client' });
-    return kubeconfig({ clusterName: cluster, server: `https://${endpoint}`, caCert: cas.ca.cert, user: `${cluster}-admin`, credentials: admin });
+    const credentials = await issueCertificate(cas.ca, { ...admin, usage: 'client' });
+    return kubeconfig({ clusterName: cluster, server: `https://${endpoint}`, caCert: cas.ca.cert, user: `${cluster}-admin`, credentials });
   });
   await getOrCreate(refs.bootstrapToken, async () => `${randomToken(3, 6)}.${randomToken(8, 16)}`);
   return refs;
+}
+
+/**
+ * An admin client certificate for `publicKey`, whose private key never leaves the client that asked: the
+ * request and this answer go through Temporal's history, and neither holds a secret.
+ */
+export async function certifyClusterAdmin(namespace: string, cluster: string, publicKey: string): Promise<{ cert: string; caCert: string }> {
+  try {
+    const key = createPublicKey(publicKey);
+    if (key.asymmetricKeyType !== 'ec' && !(key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048)) throw new Error(`a ${key.asymmetricKeyType} key`);
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(`the public key to certify is not a PEM EC or RSA (2048 bits or more) public key (${(err as Error).message}); send the SPKI PEM of a new key`, 'InvalidPublicKey');
+  }
+  const cas = JSON.parse(await getSecret(clusterSecretRefs(namespace, cluster).pki).catch(() => {
+    throw ApplicationFailure.nonRetryable(`cluster ${namespace}/${cluster} has no certificate authority in this worker's secret store; it is not created yet or already deleted`, 'ClusterSecretsMissing');
+  })) as ClusterCertificateAuthorities;
+  return { cert: await certifyPublicKey(cas.ca, publicKey, { ...admin, usage: 'client' }), caCert: cas.ca.cert };
 }
 
 export async function clusterPki(namespace: string, cluster: string): Promise<Record<string, string>> {

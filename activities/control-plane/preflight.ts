@@ -1,5 +1,5 @@
 import { httpsGet } from '../../src/util/https-probe';
-import { listMembers } from '../etcd/etcd-client';
+import { listMembers } from '../../src/etcd/etcd-client';
 import { etcdClientTLS } from '../etcd/etcd-credentials';
 
 /**

@@ -1,5 +1,5 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import type { KubeClient } from '../kube/kube-client';
+import type { KubeClient } from '../../src/kube/kube-client';
 
 /**
  * Node drain as Cluster API does it, one pass at a time: cordon, sort the node's pods through an ordered

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { leaderId, listMembers, moveLeader, removeMember, type EtcdMember } from './etcd-client';
+import { leaderId, listMembers, moveLeader, removeMember, type EtcdMember } from '../../src/etcd/etcd-client';
 import { etcdClientTLS } from './etcd-credentials';
 
 /** etcd membership as the control plane manages it. Addresses are the control-plane machines' own. */

@@ -1,8 +1,8 @@
 import { getSecret } from '../../src/secrets/secret-store';
 import { clusterSecretRefs } from '../bootstrap/cluster-secrets';
-import { issueCertificate } from '../pki/certificates';
-import type { ClusterCertificateAuthorities } from '../pki/cluster-pki';
-import type { EtcdTLS } from './etcd-client';
+import { issueCertificate } from '../../src/pki/certificates';
+import type { ClusterCertificateAuthorities } from '../../src/pki/cluster-pki';
+import type { EtcdTLS } from '../../src/etcd/etcd-client';
 
 /** A short-lived etcd client certificate for capt's own calls to a cluster's etcd (membership, leadership). */
 export async function etcdClientTLS(namespace: string, cluster: string): Promise<EtcdTLS> {

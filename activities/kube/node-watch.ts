@@ -1,5 +1,5 @@
 import type { ListWatch, V1Node } from '@kubernetes/client-node';
-import type { KubeClient } from './kube-client';
+import type { KubeClient } from '../../src/kube/kube-client';
 
 /** A watch nobody has used for this long is stopped: its cluster may be gone. */
 const idleStopMs = 30_000;

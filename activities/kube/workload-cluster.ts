@@ -1,6 +1,6 @@
 import { getSecret } from '../../src/secrets/secret-store';
 import { clusterSecretRefs } from '../bootstrap/cluster-secrets';
-import { KubeClient } from './kube-client';
+import { KubeClient } from '../../src/kube/kube-client';
 
 const clients = new Map<string, { kubeconfig: string; client: KubeClient }>();
 

@@ -4,8 +4,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { drainProgressSignal } from '../../src/contract/machine-messages';
 import type { DrainProgress } from '../../src/contract/machine';
 import { blockingReasons, drainPass } from '../drain/drain';
-import { pollWithHeartbeat } from '../heartbeat-poll';
-import type { KubeClient } from '../kube/kube-client';
+import { pollWithHeartbeat } from '../../src/util/heartbeat-poll';
+import type { KubeClient } from '../../src/kube/kube-client';
 import { nodeWatch } from '../kube/node-watch';
 import { workloadClient } from '../kube/workload-cluster';
 

@@ -1,10 +1,10 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, type QueryDefinition, type WorkflowHandle } from '@temporalio/client';
 import type { ClusterModel } from '../api/model';
-import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
-import { getSecret } from '../secrets/secret-store';
+import { kubeconfig } from '../pki/kubeconfig';
 import {
-  appliedModelQuery, applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleUpdate,
+  appliedModelQuery, applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, issueKubeconfigUpdate, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleUpdate,
 } from '../contract/cluster-messages';
 import { diffClusterModels, type ApplyOutcome } from '../../workflows/cluster/cluster-diff';
 import type { Revision } from '../contract/owner';
@@ -116,12 +116,17 @@ export class CaptClient {
 
   /** The cluster workflow's own status: each owner as a summary, small however many machines it has. */
   async clusterSummary(ns: string, name: string): Promise<ClusterStatus> {
+    return queryWithRetry(await this.runningCluster(ns, name), clusterStatusQuery);
+  }
+
+  /** The handle of a cluster whose workflow runs, or NotFoundError naming how to list clusters. */
+  private async runningCluster(ns: string, name: string): Promise<WorkflowHandle<typeof clusterWorkflow>> {
     const handle = this.cluster(ns, name);
     const description = await withServiceRetry(() => handle.describe()).catch((err: Error) => {
       throw new NotFoundError(`cluster ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get clusters -A\` lists them`);
     });
     if (description.status.name !== 'RUNNING') throw new NotFoundError(`cluster ${ns}/${name} not found: it was deleted at ${description.closeTime?.toISOString()}`);
-    return queryWithRetry(handle, clusterStatusQuery);
+    return handle;
   }
 
   private async view(status: ClusterStatus): Promise<ClusterView> {
@@ -260,11 +265,15 @@ export class CaptClient {
     }
   }
 
-  /** The cluster's admin kubeconfig from capt's secret store (this host's CAPT_HOME). */
+  /**
+   * An admin kubeconfig for the cluster, from any host that reaches Temporal: the key pair is made here, the
+   * cluster's workers certify its public half, and the private key is never sent anywhere.
+   */
   async kubeconfig(ns: string, name: string): Promise<string> {
-    return getSecret(clusterSecretRefs(ns, name).adminKubeconfig).catch(() => {
-      throw new RejectedError(`no kubeconfig for cluster ${ns}/${name} in this host's secret store; is the cluster created, and is CAPT_HOME the workers'?`);
-    });
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const issued = await this.update((await this.runningCluster(ns, name)).executeUpdate(issueKubeconfigUpdate, { args: [{ publicKey: pem }] }));
+    return kubeconfig({ ...issued, credentials: { cert: issued.cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() } });
   }
 }
 

@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ClusterModel, ControlPlaneModel, MachineDeploymentModel } from '../api/model';
-import type { ClusterStatus, RunningTemplates } from './cluster';
+import type { AdminCredentials, ClusterStatus, RunningTemplates } from './cluster';
 import type { MachineReport } from './machine';
 import type { MachineRecord, OwnerStatus, OwnerSummary, Revision } from './owner';
 
@@ -11,6 +11,8 @@ export const appliedModelQuery = defineQuery<{ model: ClusterModel; running: Run
 /** `capt apply` on an existing cluster: validated, then passed to the children. */
 export const applyClusterUpdate = defineUpdate<ClusterStatus, [ClusterModel]>('applyCluster');
 export const deleteClusterUpdate = defineUpdate<ClusterStatus, []>('deleteCluster');
+/** `capt kubeconfig`: an admin certificate for the client's public key (PEM); the private key never travels. */
+export const issueKubeconfigUpdate = defineUpdate<AdminCredentials, [{ publicKey: string }]>('issueKubeconfig');
 
 export const ownerStatusQuery = defineQuery<OwnerStatus>('ownerStatus');
 /** One compact record, without the whole list (a machine's owner answers it at any size). */

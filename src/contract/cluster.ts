@@ -47,3 +47,13 @@ export interface RunningTemplates {
   controlPlane?: string;
   machineDeployments: Record<string, string | undefined>;
 }
+
+/** What `capt kubeconfig` needs besides the private key it keeps: where the cluster is and a certificate for that key. */
+export interface AdminCredentials {
+  clusterName: string;
+  user: string;
+  /** https://host:port of the control-plane endpoint. */
+  server: string;
+  caCert: string;
+  cert: string;
+}

@@ -1,5 +1,5 @@
 import { Context, heartbeat } from '@temporalio/activity';
-import { KubeClient } from '../../activities/kube/kube-client';
+import { KubeClient } from '../../src/kube/kube-client';
 import { getSecret, type SecretRef } from '../../src/secrets/secret-store';
 
 /** Activities of the smoke workflow: real writes to a real apiserver, slow enough to be interrupted. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
-import { listMembers } from '../../activities/etcd/etcd-client';
+import { listMembers } from '../../src/etcd/etcd-client';
 import { httpsGet } from '../../src/util/https-probe';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
-import { listMembers } from '../../activities/etcd/etcd-client';
+import { listMembers } from '../../src/etcd/etcd-client';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
 import { kubectlFor } from '../../src/tools';

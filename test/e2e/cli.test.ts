@@ -1,17 +1,20 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { connect } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { KubeClient } from '../../activities/kube/kube-client';
+import { KubeClient } from '../../src/kube/kube-client';
 import { clusterDir } from '../../providers/local/layout';
 import { kubectlFor } from '../../src/tools';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { listening, processesMentioning } from '../fixtures/leaks';
+import { payloadText } from '../fixtures/history-guard';
+import { kubeconfigCredentials } from '../../src/pki/kubeconfig';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
@@ -19,9 +22,12 @@ const cli = join(root, 'dist/src/cli/main.js');
 // The harness gives a real dev server and worker process; its own control plane is a separate cluster.
 const h = new MachineHarness('e2e-base');
 
-async function capt(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+const capt = (...args: string[]) => captIn(h.home, ...args);
+
+/** The CLI with its own CAPT_HOME: `h.home` is the workers'; an empty one is a host that shares only Temporal with them. */
+async function captIn(home: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, maxBuffer: 10 << 20 });
+    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: home }, maxBuffer: 10 << 20 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -89,8 +95,19 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.match(described.stdout, /MachineDeployment\/e2e-md-0 \(2\/2/);
   assert.equal((described.stdout.match(/Machine\/e2e-/g) ?? []).length, 3);
 
-  const kubeconfig = await capt('kubeconfig', 'e2e');
-  assert.equal(kubeconfig.code, 0);
+  // From another host: the workers certify a key the CLI made, and neither the key nor any secret of the
+  // cluster goes through Temporal (the certificate does, which shows the history is the one searched).
+  const elsewhere = await mkdtemp(join(tmpdir(), 'capt-elsewhere-'));
+  const kubeconfig = await captIn(elsewhere, 'kubeconfig', 'e2e');
+  assert.equal(kubeconfig.code, 0, kubeconfig.stderr);
+  const credentials = kubeconfigCredentials(kubeconfig.stdout);
+  const history = await payloadText(h.env.client.workflow.getHandle('cluster/default/e2e'));
+  assert.ok(history.includes(credentials.cert.trim()), 'the certificate was issued through the cluster workflow');
+  assert.ok(!history.includes('PRIVATE KEY'), 'no private key is in the cluster workflow history');
+  assert.deepEqual(await readdir(elsewhere), [], 'the CLI read and wrote nothing on its host');
+  const unknown = await captIn(elsewhere, 'kubeconfig', 'nope');
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /cluster default\/nope not found/);
   const file = join(h.home, 'e2e.kubeconfig');
   await writeFile(file, kubeconfig.stdout, { mode: 0o600 });
   // The kubectl capt names is built from the cluster's own Kubernetes version, client and server alike.

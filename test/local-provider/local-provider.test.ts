@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { getSecret } from '../../src/secrets/secret-store';
 import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
-import { listMembers, removeMember } from '../../activities/etcd/etcd-client';
+import { listMembers, removeMember } from '../../src/etcd/etcd-client';
 import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { clusterDir, machineDir, machineRoot } from '../../providers/local/layout';

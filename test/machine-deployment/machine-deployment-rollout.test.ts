@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { KubeClient } from '../../activities/kube/kube-client';
+import { KubeClient } from '../../src/kube/kube-client';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel, MachineDeploymentModel } from '../../src/api/model';

@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubeClient } from '../../activities/kube/kube-client';
+import { KubeClient } from '../../src/kube/kube-client';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';

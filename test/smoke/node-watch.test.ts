@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Node } from '@kubernetes/client-node';
-import { KubeClient } from '../../activities/kube/kube-client';
+import { KubeClient } from '../../src/kube/kube-client';
 import { nodeWatch } from '../../activities/kube/node-watch';
 import { startKubeControlPlane, type KubeControlPlane } from '../fixtures/kube-control-plane';
 import { processesMentioning } from '../fixtures/leaks';

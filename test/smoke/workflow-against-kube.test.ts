@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { KubeClient, isNotFound } from '../../activities/kube/kube-client';
+import { KubeClient, isNotFound } from '../../src/kube/kube-client';
 import { putSecret, type SecretRef } from '../../src/secrets/secret-store';
 import * as activities from '../activities/smoke-activities';
 import { startKubeControlPlane, type KubeControlPlane } from '../fixtures/kube-control-plane';

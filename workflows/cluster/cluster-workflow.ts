@@ -1,5 +1,5 @@
 import {
-  allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
+  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
   setHandler, startChild, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterStatus, RunningTemplates } from '../../src/contract/cluster';
@@ -8,7 +8,8 @@ import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import type { ClusterModel } from '../../src/api/model';
 import {
-  appliedModelQuery, applyClusterUpdate, childChangedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, machineDeploymentSpecSignal, scaleSignal,
+  appliedModelQuery, applyClusterUpdate, childChangedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, issueKubeconfigUpdate, machineDeploymentSpecSignal,
+  scaleSignal,
 } from '../../src/contract/cluster-messages';
 import { captAttributes } from '../../src/contract/search-attributes';
 import { providerTaskQueue } from '../../src/contract/task-queues';
@@ -104,6 +105,26 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     state.deleting = true;
     return refresh();
   });
+  setHandler(
+    issueKubeconfigUpdate,
+    async ({ publicKey }) => {
+      // The activity's own failure (a bad key, secrets gone) is what the client should read, not "Activity task failed".
+      const certified = await core.certifyClusterAdmin(facts.namespace, facts.name, publicKey).catch((err: unknown) => {
+        throw err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;
+      });
+      return { clusterName: facts.name, user: `${facts.name}-admin`, server: `https://${facts.endpoint}`, ...certified };
+    },
+    {
+      validator: ({ publicKey }) => {
+        const refuse = (message: string) => {
+          throw ApplicationFailure.create({ message: `Cluster ${facts.namespace}/${facts.name}: ${message}`, type: 'NotAvailable', nonRetryable: true });
+        };
+        if (state.deleting) refuse('is being deleted; it has no kubeconfig to give');
+        if (!state.infrastructureReady) refuse(`has no certificate authority yet (${state.step}); ask again once \`capt get clusters\` shows it Provisioning`);
+        if (typeof publicKey !== 'string' || !publicKey.startsWith('-----BEGIN PUBLIC KEY-----') || publicKey.length > 2048) refuse('a kubeconfig request carries one PEM public key (SPKI, at most 2 KiB)');
+      },
+    },
+  );
 
   const startMachineDeployment = async (name: string) => {
     const spec = state.model.machineDeployments.find((m) => m.name === name)!;

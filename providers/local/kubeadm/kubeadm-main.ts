@@ -1,10 +1,10 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join as joinPath } from 'node:path';
-import { addMember, listMembers, type EtcdTLS } from '../../../activities/etcd/etcd-client';
-import { KubeClient } from '../../../activities/kube/kube-client';
-import { controlPlaneNodeFiles, type ClusterCertificateAuthorities } from '../../../activities/pki/cluster-pki';
-import { issueCertificate } from '../../../activities/pki/certificates';
-import { kubeconfigCredentials } from '../../../activities/pki/kubeconfig';
+import { addMember, listMembers, type EtcdTLS } from '../../../src/etcd/etcd-client';
+import { KubeClient } from '../../../src/kube/kube-client';
+import { controlPlaneNodeFiles, type ClusterCertificateAuthorities } from '../../../src/pki/cluster-pki';
+import { issueCertificate } from '../../../src/pki/certificates';
+import { kubeconfigCredentials } from '../../../src/pki/kubeconfig';
 import { writeTree } from '../../../src/util/files';
 import {
   apiserverProcess, controllerManagerProcess, etcdPeerUrl, etcdProcess, schedulerProcess, standardPorts, type ControlPlaneLayout,

@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:https';
-import { kubeconfigCredentials } from '../../../activities/pki/kubeconfig';
+import { kubeconfigCredentials } from '../../../src/pki/kubeconfig';
 
 /** An apiserver answer other than 2xx. */
 export class ApiError extends Error {

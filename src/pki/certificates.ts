@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,10 +66,18 @@ export async function createCertificateAuthority(commonName: string): Promise<Ke
   });
 }
 
-/** A leaf certificate signed by `ca`. */
+/** A leaf certificate and a new private key for it, signed by `ca`. */
 export async function issueCertificate(ca: KeyPair, request: CertificateRequest): Promise<KeyPair> {
+  const key = newPrivateKey();
+  return { cert: await certifyPublicKey(ca, createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString(), request), key };
+}
+
+/**
+ * A certificate signed by `ca` for a public key whose private key stays with its holder (a client that
+ * asks for credentials sends only this), as a CSR signer does.
+ */
+export async function certifyPublicKey(ca: KeyPair, publicKey: string, request: CertificateRequest): Promise<string> {
   return withScratch(async (dir) => {
-    const key = newPrivateKey();
     const usages = { server: 'serverAuth', client: 'clientAuth', 'server+client': 'serverAuth,clientAuth' }[request.usage];
     const sans = [...(request.dnsNames ?? []).map((d) => `DNS:${d}`), ...(request.ipAddresses ?? []).map((ip) => `IP:${ip}`)];
     const extensions = [
@@ -81,15 +89,14 @@ export async function issueCertificate(ca: KeyPair, request: CertificateRequest)
     await Promise.all([
       writeFile(join(dir, 'ca.crt'), ca.cert),
       writeFile(join(dir, 'ca.key'), ca.key, { mode: 0o600 }),
-      writeFile(join(dir, 'leaf.key'), key, { mode: 0o600 }),
+      writeFile(join(dir, 'leaf.pub'), publicKey),
       writeFile(join(dir, 'ext.cnf'), extensions.join('\n') + '\n'),
     ]);
-    await run('openssl', ['req', '-new', '-key', join(dir, 'leaf.key'), '-subj', subject(request.commonName, request.organizations), '-out', join(dir, 'leaf.csr')]);
     await run('openssl', [
-      'x509', '-req', '-in', join(dir, 'leaf.csr'), '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'),
-      '-set_serial', `0x${randomBytes(16).toString('hex')}`, '-days', String(request.days ?? 365),
-      '-extfile', join(dir, 'ext.cnf'), '-out', join(dir, 'leaf.crt'),
+      'x509', '-new', '-force_pubkey', join(dir, 'leaf.pub'), '-subj', subject(request.commonName, request.organizations),
+      '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'), '-set_serial', `0x${randomBytes(16).toString('hex')}`,
+      '-days', String(request.days ?? 365), '-extfile', join(dir, 'ext.cnf'), '-out', join(dir, 'leaf.crt'),
     ]);
-    return { cert: await readFile(join(dir, 'leaf.crt'), 'utf8'), key };
+    return readFile(join(dir, 'leaf.crt'), 'utf8');
   });
 }
