@@ -1,3 +1,4 @@
+import type { ClusterStepReason } from './steps';
 import type { Condition } from './machine';
 import type { OwnerStatus, OwnerSummary } from './owner';
 
@@ -14,6 +15,7 @@ export interface ClusterStatus {
   machineDeployments: OwnerSummary[];
   conditions: Condition[];
   step: string;
+  stepReason: ClusterStepReason;
   /** Grows with every apply that changes something (as metadata.generation). */
   generation: number;
   /** The generation every owner has received; the status describes that spec once it equals `generation`. */

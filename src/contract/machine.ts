@@ -1,3 +1,4 @@
+import type { MachineStepReason } from './steps';
 import type { KubeadmConfigSpec } from './kubeadm-config-spec';
 
 /** How a machine's bootstrap data runs kubeadm. */
@@ -92,6 +93,7 @@ export interface MachineStatus {
   createdAt: string;
   conditions: Condition[];
   step: string;
+  stepReason: MachineStepReason;
   labels: Record<string, string>;
   annotations: Record<string, string>;
   /** Grows with every report to the owner: signals may arrive out of order, and the owner keeps the newest. */

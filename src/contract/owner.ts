@@ -1,3 +1,4 @@
+import type { OwnerStepReason } from './steps';
 import type { Condition, MachinePhase } from './machine';
 
 /**
@@ -67,6 +68,7 @@ export interface OwnerStatus extends OwnerSummary {
   /** MachineDeployments: their MachineSets, newest last, with how many machines each holds. */
   machineSets?: { name: string; hash: string; revision: number; version: string; machines: number; ready: number }[];
   step: string;
+  stepReason: OwnerStepReason;
   conditions: Condition[];
   /** The compact records; a machine's detail is its own workflow's status query. */
   machines: MachineRecord[];

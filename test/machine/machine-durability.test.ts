@@ -18,7 +18,7 @@ after(() => h.stop());
 test('SIGKILL of the worker mid-provision and again mid-drain: a new worker finishes, one machine existed, nothing leaked', async () => {
   const w = new Workloads(await getSecret(clusterSecretRefs('default', 'du').adminKubeconfig));
   const handle = await h.startMachine(h.spec('du-w', { infrastructure: { kind: 'LocalMachineTemplate', spec: { bootDelaySeconds: 6 } } }));
-  await h.waitFor(handle, (s) => /bootstrap success sentinel/.test(s.step), 'the bootstrap wait');
+  await h.waitFor(handle, (s) => s.stepReason === 'WaitingForBootstrap', 'the bootstrap wait');
   const mdir = machineDir(clusterDir('default', 'du'), 'du-w');
   await h.killWorker();
   await sleep(1000);

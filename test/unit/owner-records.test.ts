@@ -12,7 +12,7 @@ import { someNames } from '../../workflows/shared/some-names';
 
 const status = (phase: MachinePhase, extra: Partial<MachineStatus> = {}): MachineStatus => ({
   namespace: 'default', name: 'web-abc12', cluster: 'prod', phase, version: 'v1.36.3', addresses: ['127.1.0.9'], createdAt: '2026-11-22T10:00:00.000Z',
-  conditions: [], step: 'working', labels: {}, annotations: {}, sequence: 0, ...extra,
+  conditions: [], step: 'working', stepReason: 'Running', labels: {}, annotations: {}, sequence: 0, ...extra,
 });
 
 test('a machine reports to its owner only when a planning field changes: not for each phase before Running', () => {

@@ -1,3 +1,4 @@
+import type { ClusterStepReason } from '../../src/contract/steps';
 import type { ClusterModel } from '../../src/api/model';
 import { waitingToStart, type ClusterStatus, type PendingChange } from '../../src/contract/cluster';
 import { ownerWorkflowId } from '../../src/contract/workflow-ids';
@@ -15,6 +16,8 @@ export interface ClusterState {
   deleted: boolean;
   createdAt: string;
   step: string;
+  /** `step` for programs; absent in runs from before it was kept. */
+  stepReason?: ClusterStepReason;
   /** Grows with every apply that changes something; 1 at creation. */
   generation?: number;
   /** Per owner (`kind/name`), the generation that last changed it. */
@@ -85,7 +88,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
     namespace: state.facts.namespace, name: state.facts.name, provider: state.facts.provider,
     phase: state.deleted ? 'Deleted' : state.deleting ? 'Deleting' : failed ? 'Failed' : available ? 'Provisioned' : 'Provisioning',
     version: state.model.controlPlane.version, endpoint: state.facts.endpoint, createdAt: state.createdAt,
-    controlPlane: cp, machineDeployments: mds, conditions, step: state.step,
+    controlPlane: cp, machineDeployments: mds, conditions, step: state.step, stepReason: state.stepReason ?? 'Starting',
     generation, observedGeneration: Math.min(generation, ...unobserved), pending,
   };
 }

@@ -2,6 +2,7 @@ import {
   ActivityFailure, allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
   setHandler, startChild, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
+import type { ClusterStepReason } from '../../src/contract/steps';
 import type { ClusterStatus, RunningTemplates } from '../../src/contract/cluster';
 import { controlPlaneWorkflowId as kcpWorkflowId, machineDeploymentWorkflowId as mdWorkflowId } from '../../src/contract/workflow-ids';
 import type * as coreActivities from '../../activities';
@@ -89,7 +90,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     }
     return status;
   };
-  const setStep = (step: string) => {
+  const setStep = (reason: ClusterStepReason, step: string) => {
+    state.stepReason = reason;
     state.step = step;
     refresh();
   };
@@ -193,13 +195,13 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
 
   async function create(): Promise<void> {
     if (!state.infrastructureReady) {
-      setStep(`creating ${state.model.infrastructure.kind} on provider ${facts.provider}`);
+      setStep('CreatingInfrastructure', `creating ${state.model.infrastructure.kind} on provider ${facts.provider}`);
       const infra = await provider.createClusterInfrastructure({ namespace: facts.namespace, name: facts.name, adminKubeconfig: { secret: `clusters/${facts.namespace}/${facts.name}/admin.kubeconfig` } });
       facts.endpoint = `${infra.endpoint.host}:${infra.endpoint.port}`;
-      setStep('creating the cluster certificate authorities and admin credentials');
+      setStep('CreatingSecrets', 'creating the cluster certificate authorities and admin credentials');
       await core.ensureClusterSecrets(facts.namespace, facts.name, facts.endpoint);
       state.infrastructureReady = true;
-      setStep(`starting control plane ${state.model.controlPlane.name}`);
+      setStep('StartingControlPlane', `starting control plane ${state.model.controlPlane.name}`);
       await startChild(controlPlaneWorkflow, {
         workflowId: kcpWorkflowId(facts.namespace, state.model.controlPlane.name),
         args: [{ cluster: facts, spec: state.model.controlPlane, owner: self, generation: changedGeneration(state, 'KubeadmControlPlane', state.model.controlPlane.name) }],
@@ -207,33 +209,33 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       });
     }
     if (!state.workersStarted) {
-      setStep('waiting for the control plane to initialise');
+      setStep('WaitingForControlPlane', 'waiting for the control plane to initialise');
       await condition(() => state.deleting || !!controlPlaneOf(state)?.initialized);
       if (state.deleting) return;
       for (const name of notStarted()) await startMachineDeployment(name);
       state.workersStarted = true;
     }
-    setStep('reconciled');
+    setStep('Reconciled', 'reconciled');
   }
 
   async function remove(): Promise<void> {
     if (state.workersStarted) {
-      setStep('deleting MachineDeployments (machines skip drain while the cluster is deleted)');
+      setStep('DeletingMachineDeployments', 'deleting MachineDeployments (machines skip drain while the cluster is deleted)');
       for (const md of state.model.machineDeployments) {
         await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name)).signal(deleteOwnerSignal, { clusterDeleting: true });
       }
       await condition(() => state.model.machineDeployments.every((md) => machineDeploymentOf(state, md.name)?.deleted ?? true));
     }
     if (state.infrastructureReady) {
-      setStep(`deleting control plane ${state.model.controlPlane.name}`);
+      setStep('DeletingControlPlane', `deleting control plane ${state.model.controlPlane.name}`);
       await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, state.model.controlPlane.name)).signal(deleteOwnerSignal, { clusterDeleting: true });
       await condition(() => controlPlaneOf(state)?.deleted ?? false);
     }
-    setStep(`deleting ${state.model.infrastructure.kind}`);
+    setStep('DeletingInfrastructure', `deleting ${state.model.infrastructure.kind}`);
     await provider.deleteClusterInfrastructure(facts.namespace, facts.name);
     await core.deleteClusterSecrets(facts.namespace, facts.name);
     state.deleted = true;
-    setStep('deleted');
+    setStep('Deleted', 'deleted');
   }
 
   refresh();

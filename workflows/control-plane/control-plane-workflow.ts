@@ -6,7 +6,7 @@ import type { ControlPlaneModel } from '../../src/api/model';
 import { MachinePhase, type MachineSpec } from '../../src/contract/machine';
 import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
 import { isRunning } from '../shared/machine-pool';
-import { ownerRuntime } from '../shared/owner-runtime';
+import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
 import { controlPlaneSpecSignal } from '../../src/contract/cluster-messages';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
@@ -25,16 +25,10 @@ export interface ControlPlaneInput {
   state?: ControlPlaneState;
 }
 
-export interface ControlPlaneState {
+export interface ControlPlaneState extends OwnerState {
   spec: ControlPlaneModel;
-  machines: MachineRecord[];
   initialized: boolean;
-  deleting?: { clusterDeleting: boolean };
-  step: string;
-  reports?: number;
-  observedGeneration?: number;
   revisions?: ControlPlaneRevision[];
-  paused?: boolean;
   /** When each machine's apiserver certificate expires, checked hourly while certificatesExpiryDays is set. */
   certificateExpiry?: Record<string, string>;
   certificatesCheckedAt?: string;
@@ -73,7 +67,7 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     kind: 'KubeadmControlPlane', namespace: facts.namespace, name: state.spec.name, cluster: facts.name, version: state.spec.version, replicas: state.spec.replicas,
     readyReplicas: ready, availableReplicas: ready, updatedReplicas: updated, paused: !!state.paused,
     rolloutComplete: updated === state.spec.replicas && state.machines.length === state.spec.replicas,
-    observedGeneration: state.observedGeneration ?? 1, revision: state.revisions?.at(-1)?.revision ?? 1, templateHash: templateHash(state.spec), initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step,
+    observedGeneration: state.observedGeneration ?? 1, revision: state.revisions?.at(-1)?.revision ?? 1, templateHash: templateHash(state.spec), initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step, stepReason: state.stepReason ?? 'Starting',
     ready: ready === state.spec.replicas && state.machines.length === state.spec.replicas,
     available,
     failedMachines: state.machines.filter((m) => m.phase === MachinePhase.Failed).length,
@@ -161,12 +155,12 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   async function scaleUp(): Promise<void> {
     const init = !state.initialized && state.machines.length === 0;
     const [name] = newNames(state.spec.name, 1) as [string];
-    setStep(`creating control-plane machine ${name} (${init ? 'kubeadm init' : 'kubeadm join --control-plane'})`);
+    setStep('CreatingMachines', `creating control-plane machine ${name} (${init ? 'kubeadm init' : 'kubeadm join --control-plane'})`);
     await startMachines([{ spec: machineSpec(name, init), templateHash: machineHash(state), summary: `Control-plane machine ${name} of cluster ${facts.name}` }]);
     const machine = () => state.machines.find((m) => m.name === name);
     await condition(() => !machine() || isRunning(machine()!) || machine()!.phase === MachinePhase.Failed || !!state.deleting);
     const created = machine();
-    if (created?.phase === MachinePhase.Failed) setStep(`control-plane machine ${name} failed: ${created.blocker ?? 'see the machine'}; waiting for it to be deleted`);
+    if (created?.phase === MachinePhase.Failed) setStep('MachineFailed', `control-plane machine ${name} failed: ${created.blocker ?? 'see the machine'}; waiting for it to be deleted`);
     if (created && isRunning(created)) state.initialized = true;
   }
 
@@ -176,15 +170,15 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     // Leaving from now on: status no longer counts it while its endpoint and etcd member go.
     for (const m of state.machines) if (m.name === victim.name) m.deleting = true;
     // Out of the endpoint first, so no client reaches an apiserver whose etcd member is about to go.
-    setStep(`taking ${victim.name} out of the control-plane endpoint`);
+    setStep('DetachingEndpoint', `taking ${victim.name} out of the control-plane endpoint`);
     await provider.detachFromEndpoint({ namespace: facts.namespace, cluster: facts.name, name: victim.name });
     // The load balancer re-checks every 0.5 s and then drains kept-alive connections; 3 s covers both.
     await sleep('3s');
     if (address) {
-      setStep(`removing etcd member ${victim.name} (leadership moves first if it leads)`);
+      setStep('RemovingEtcdMember', `removing etcd member ${victim.name} (leadership moves first if it leads)`);
       await core.removeEtcdMember({ namespace: facts.namespace, cluster: facts.name, addresses, memberName: victim.name, memberAddress: address });
     }
-    setStep(`deleting control-plane machine ${victim.name}`);
+    setStep('DeletingMachines', `deleting control-plane machine ${victim.name}`);
     await deleteMachines([victim.name]);
     await condition(() => !state.machines.some((m) => m.name === victim.name));
   }
@@ -206,7 +200,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       state.preflights = [...(state.preflights ?? []), { at: new Date().toISOString(), members: result.members, machines: result.machines, apiserverVersions: result.apiserverVersions }].slice(-5);
       return { victim };
     }
-    setStep(`preflight failed, retrying in 10s: ${blocking.map((p) => p.message).join('; ')}`);
+    setStep('PreflightFailed', `preflight failed, retrying in 10s: ${blocking.map((p) => p.message).join('; ')}`);
     await condition(() => !!state.deleting, '10s');
     return undefined;
   }
@@ -247,7 +241,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       else if (checked) await scaleUp();
     } else {
       const waiting = live.filter((m) => m.templateHash !== machineHash(state)).length;
-      setStep(`${live.length} control-plane machines running${waiting ? ` (paused: ${waiting} on an older revision wait for resume)` : ''}`);
+      setStep(waiting ? 'Paused' : 'Stable', `${live.length} control-plane machines running${waiting ? ` (paused: ${waiting} on an older revision wait for resume)` : ''}`);
       const hash = machineHash(state);
       const paused = state.paused;
       const spec = state.spec;

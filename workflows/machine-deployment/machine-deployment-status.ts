@@ -34,6 +34,7 @@ export function machineDeploymentStatus(facts: ClusterFacts, state: MachineDeplo
     failedMachines: state.machines.filter((m) => m.phase === MachinePhase.Failed).length,
     deleted: !!state.deleting && state.machines.length === 0,
     step: state.step,
+    stepReason: state.stepReason ?? 'Starting',
     conditions: [
       { type: 'Available', status: availableOk ? 'True' : 'False', ...(availableOk ? {} : { reason: 'WaitingForAvailableMachines', message: `${available}/${state.spec.replicas} machines available` }) },
       { type: 'RollingOut', status: complete ? 'False' : 'True', ...(complete ? {} : { reason: state.paused ? 'Paused' : 'RollingOut', message: state.step }) },

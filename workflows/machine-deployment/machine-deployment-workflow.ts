@@ -3,10 +3,10 @@ import type { MachineDeploymentModel } from '../../src/api/model';
 import { machineDeploymentSpecSignal } from '../../src/contract/cluster-messages';
 import type { MachineSpec, MachineTemplateChange } from '../../src/contract/machine';
 import { machineTemplateChangedSignal } from '../../src/contract/machine-messages';
-import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
+import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
 import { inBatches, isAvailable } from '../shared/machine-pool';
-import { ownerRuntime } from '../shared/owner-runtime';
+import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { someNames } from '../shared/some-names';
@@ -23,21 +23,15 @@ export interface MachineDeploymentInput {
   state?: MachineDeploymentState;
 }
 
-export interface MachineDeploymentState {
+export interface MachineDeploymentState extends OwnerState {
   /** The desired spec; its template is the current MachineSet's. */
   spec: MachineDeploymentModel;
   /** MachineSets, oldest revision first; the last is current. Old ones without machines are the history. */
   machineSets: MachineSet[];
-  machines: MachineRecord[];
-  paused?: boolean;
   /** An in-place template change not yet passed to every machine of the current set. */
   inPlace?: MachineTemplateChange;
   /** Machines beyond replicas when the pause began (a rollout's surge): kept until resume. */
   pausedSurplus?: number;
-  deleting?: { clusterDeleting: boolean };
-  step: string;
-  reports?: number;
-  observedGeneration?: number;
 }
 
 export function validateMachineDeploymentReplicas(name: string, replicas: number): void {
@@ -108,7 +102,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   /** Passes the pending in-place change to the current set's machines, a batch per workflow task. */
   async function sendInPlace(change: MachineTemplateChange): Promise<void> {
     const targets = state.machines.filter((m) => !m.deleting && m.templateHash === current().hash).map((m) => m.name);
-    setStep(`changing labels, annotations and timeouts of ${targets.length} machines in place`);
+    setStep('ChangingInPlace', `changing labels, annotations and timeouts of ${targets.length} machines in place`);
     await inBatches(targets, (name) =>
       getExternalWorkflowHandle(machineWorkflowId(facts.namespace, name)).signal(machineTemplateChangedSignal, change).catch(() => undefined));
     if (state.inPlace === change) state.inPlace = undefined;
@@ -157,7 +151,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     if (plan.remove.length || count > 0) {
       const names = target ? newNames(target.name, count) : [];
       // The step first: starting a few hundred machines takes a while, and the UI should say so meanwhile.
-      setStep([
+      setStep(names.length ? 'CreatingMachines' : 'DeletingMachines', [
         target && names.length ? `creating ${someNames(names)} (revision ${target.revision})` : '',
         plan.remove.length ? `deleting ${someNames(plan.remove)}` : '',
       ].filter(Boolean).join('; '));
@@ -169,7 +163,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       }
       continue;
     }
-    setStep(plan.complete ? `${state.spec.replicas} machines running (revision ${set.revision})` : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${blockers()}`);
+    setStep(plan.complete ? 'Stable' : state.paused ? 'Paused' : 'RollingOut', plan.complete ? `${state.spec.replicas} machines running (revision ${set.revision})` : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${blockers()}`);
     const seen = changes();
     const wake = nextWakeMs(now);
     const moved = () => !!state.deleting || changes() !== seen || workflowInfo().continueAsNewSuggested;

@@ -1,3 +1,4 @@
+import type { MachineStepReason } from '../../src/contract/steps';
 import type { DeletionGate, DrainProgress, MachineSpec } from '../../src/contract/machine';
 
 /** Everything the machine workflow knows, as plain JSON: it survives continue-as-new unchanged. */
@@ -29,6 +30,8 @@ export interface MachineState {
   };
   /** What the workflow is doing now and, when stuck, why: shown as current details in the UI. */
   step: string;
+  /** `step` for programs; absent in runs from before it was kept. */
+  stepReason?: MachineStepReason;
   /** How many status reports went to the owner. */
   reports?: number;
 }

@@ -57,7 +57,7 @@ export function machineStatus(state: MachineState): MachineStatus {
   return {
     namespace: spec.namespace, name: spec.name, cluster: spec.cluster, phase: machinePhase(state), version: spec.version,
     providerID: state.infrastructure?.providerID, nodeRef: state.nodeRef?.name, addresses: state.infrastructure?.addresses ?? [],
-    failureDomain: spec.failureDomain, createdAt: state.createdAt, conditions, step: state.step, labels: spec.labels, annotations: spec.annotations,
+    failureDomain: spec.failureDomain, createdAt: state.createdAt, conditions, step: state.step, stepReason: state.stepReason ?? 'Starting', labels: spec.labels, annotations: spec.annotations,
     sequence: state.reports ?? 0,
   };
 }

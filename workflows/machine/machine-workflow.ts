@@ -1,3 +1,4 @@
+import type { MachineStepReason } from '../../src/contract/steps';
 import {
   ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, getExternalWorkflowHandle, isCancellation, log,
   proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
@@ -74,7 +75,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     if (!spec.owner) return Promise.resolve();
     return getExternalWorkflowHandle(spec.owner).signal(machineReportSignal, machineReport(status, state.reports, deletionHeld(state))).catch(() => undefined);
   }
-  const setStep = (step: string) => {
+  const setStep = (reason: MachineStepReason, step: string) => {
+    state.stepReason = reason;
     state.step = step;
     refresh();
   };
@@ -84,7 +86,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     if (!state.deletion) {
       const now = nowISO();
       state.deletion = { requestedAt: now, clusterDeleting: opts.clusterDeleting ?? false, gate: DeletionGate.PreDrainHooks, gateStartedAt: now };
-      state.step = 'deletion requested';
+      Object.assign(state, { step: 'deletion requested', stepReason: 'DeletionRequested' });
       // The owner that asked already counts the machine as leaving: no report for that.
       if (byOwner) reported = reportKey(machineStatus(state), deletionHeld(state));
     }
@@ -123,7 +125,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
 
   async function create(): Promise<void> {
     if (!state.bootstrapDataReady) {
-      setStep('rendering bootstrap data');
+      setStep('RenderingBootstrapData', 'rendering bootstrap data');
       await local.createBootstrapData({
         namespace: spec.namespace, cluster: spec.cluster, machine: spec.name, role: spec.bootstrap.role, kubernetesVersion: spec.version,
         controlPlaneEndpoint: spec.bootstrap.controlPlaneEndpoint, spec: spec.bootstrap.config,
@@ -132,7 +134,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       state.bootstrapDataReady = true;
     }
     if (!state.infrastructure) {
-      setStep(`creating ${spec.infrastructure.kind} on provider ${spec.provider}`);
+      setStep('CreatingInfrastructure', `creating ${spec.infrastructure.kind} on provider ${spec.provider}`);
       const infra = await provider.createMachineInfrastructure({
         ...ref, role: spec.role, version: spec.version, bootstrapData: { secret: `machines/${spec.namespace}/${spec.name}/bootstrap-data` },
         failureDomain: spec.failureDomain, template: spec.infrastructure.spec,
@@ -140,13 +142,13 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
     }
     if (!state.bootstrap) {
-      setStep(`waiting for the bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`);
+      setStep('WaitingForBootstrap', `waiting for the bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`);
       const check = await providerWaits.waitForBootstrap(ref, bootstrapTimeoutSeconds);
       state.bootstrap = check.state === 'failed' ? check : { state: 'succeeded' };
-      if (check.state === 'failed') return setStep(`bootstrap failed: '${check.command}' exited ${check.exitCode}; waiting to be deleted or remediated`);
+      if (check.state === 'failed') return setStep('BootstrapFailed', `bootstrap failed: '${check.command}' exited ${check.exitCode}; waiting to be deleted or remediated`);
     }
     while (!state.nodeRef) {
-      setStep(`waiting for a Ready Node with providerID ${state.infrastructure.providerID}`);
+      setStep('WaitingForNode', `waiting for a Ready Node with providerID ${state.infrastructure.providerID}`);
       // The wait syncs the Node as soon as it is Ready: one activity, not two, per machine.
       state.nodeSyncPending = false;
       const node = await waits.waitForNode({ ...target, providerID: state.infrastructure.providerID, timeoutSeconds: nodeStartupChunkSeconds, labels: spec.labels, annotations: spec.annotations });
@@ -156,22 +158,22 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       state.nodeSynced = true;
     }
     if (!state.nodeSynced) await syncNode();
-    setStep('running');
+    setStep('Running', 'running');
   }
 
   async function syncNode(): Promise<void> {
-    setStep(`syncing labels, annotations and taints to Node ${state.nodeRef!.name}`);
+    setStep('SyncingNode', `syncing labels, annotations and taints to Node ${state.nodeRef!.name}`);
     state.nodeSyncPending = false;
     state.node = await core.syncNode({ ...target, nodeName: state.nodeRef!.name, labels: spec.labels, annotations: spec.annotations });
     state.nodeSynced = true;
-    setStep('running');
+    setStep('Running', 'running');
   }
 
   function enterGate(gate: DeletionGate, message: string): void {
     state.deletion!.gate = gate;
     state.deletion!.gateStartedAt = nowISO();
     state.deletion!.message = message;
-    setStep(message);
+    setStep(gate, message);
   }
 
   const hooks = (prefix: string) => Object.keys(spec.annotations).filter((a) => a.startsWith(`${prefix}/`)).sort();
@@ -252,7 +254,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
       if (!cause) throw err;
       state.failure = { reason: cause.type ?? 'Failed', message: cause.message };
-      setStep(`failed: ${cause.message}; waiting to be deleted`);
+      setStep('Failed', `failed: ${cause.message}; waiting to be deleted`);
     });
     await Promise.race([creating, condition(() => state.deletion !== undefined)]);
     if (state.deletion) scope.cancel();

@@ -8,6 +8,7 @@ import {
 import type { MachineSpec } from '../../src/contract/machine';
 import type { ClusterFacts, MachineOwnerKind, MachineRecord, OwnerStatus, OwnerSummary, Revision } from '../../src/contract/owner';
 import { captAttributes } from '../../src/contract/search-attributes';
+import type { OwnerStepReason } from '../../src/contract/steps';
 import { deletePoolMachines, newMachineNames, newRecord, recordMachineReport, startPoolMachines, startsPerRun } from './machine-pool';
 import { ownerSummary, summaryKey } from './owner-summary';
 
@@ -17,6 +18,8 @@ export interface OwnerState {
   machines: MachineRecord[];
   deleting?: { clusterDeleting: boolean };
   step: string;
+  /** `step` for programs; absent in runs from before it was kept. */
+  stepReason?: OwnerStepReason;
   /** How many summaries went to the cluster. */
   reports?: number;
   paused?: boolean;
@@ -26,7 +29,7 @@ export interface OwnerState {
 
 export interface OwnerRuntime {
   refresh(): OwnerStatus;
-  setStep(step: string): void;
+  setStep(reason: OwnerStepReason, step: string): void;
   /** Records and starts new machines, concurrently; at most `startBudget()` of them in this run. Names come from `newNames`. */
   startMachines(machines: { spec: MachineSpec; templateHash: string; summary: string }[]): Promise<void>;
   /** Machines this run may still start before it must continue as new. */
@@ -98,7 +101,8 @@ export function ownerRuntime(opts: {
     changes++;
     return refresh();
   };
-  const setStep = (step: string) => {
+  const setStep = (reason: OwnerStepReason, step: string) => {
+    state.stepReason = reason;
     state.step = step;
     refresh();
   };
@@ -189,7 +193,7 @@ export function ownerRuntime(opts: {
     },
     deleteMachines,
     deleteAllAndFinish: async (what) => {
-      setStep(`deleting every ${what}`);
+      setStep('Deleting', `deleting every ${what}`);
       for (;;) {
         // Machines deleted in an earlier run were asked already; asking again is harmless but costs a signal each.
         await deleteMachines(state.machines.filter((m) => !m.deleting).map((m) => m.name));
@@ -198,7 +202,7 @@ export function ownerRuntime(opts: {
         await checkpoint();
       }
       // The last report is awaited so the cluster hears it before this run closes.
-      state.step = 'deleted';
+      Object.assign(state, { step: 'deleted', stepReason: 'Deleted' });
       const final = opts.status();
       await sendSummary(final);
       return final;

@@ -1,0 +1,19 @@
+import type { DeletionGate } from './machine';
+
+// What each workflow is doing, for programs (render, tests, automation); the `step` text beside it says the
+// same for people and may change wording at any time.
+
+/** A machine's step; while it is deleted, the deletion gate it is at. */
+export type MachineStepReason =
+  | 'Starting' | 'RenderingBootstrapData' | 'CreatingInfrastructure' | 'WaitingForBootstrap' | 'BootstrapFailed'
+  | 'WaitingForNode' | 'SyncingNode' | 'Running' | 'Failed' | 'DeletionRequested' | DeletionGate;
+
+/** A control plane's or MachineDeployment's step. */
+export type OwnerStepReason =
+  | 'Starting' | 'CreatingMachines' | 'DeletingMachines' | 'MachineFailed' | 'DetachingEndpoint' | 'RemovingEtcdMember'
+  | 'PreflightFailed' | 'ChangingInPlace' | 'RollingOut' | 'Paused' | 'Stable' | 'Deleting' | 'Deleted';
+
+/** A cluster's step. */
+export type ClusterStepReason =
+  | 'Starting' | 'CreatingInfrastructure' | 'CreatingSecrets' | 'StartingControlPlane' | 'WaitingForControlPlane' | 'Reconciled'
+  | 'DeletingMachineDeployments' | 'DeletingControlPlane' | 'DeletingInfrastructure' | 'Deleted';
