@@ -38,6 +38,16 @@ export const standardPorts: ControlPlanePorts = { etcdClient: 2379, etcdPeer: 23
 /** Components exit when etcd is briefly unavailable (a member joining); like the kubelet with static pods, they are started again. */
 const staticPodRestartSeconds = 3;
 
+/** A component kubeadm would run as a static pod: restarted when it exits. */
+const staticPod = (name: string, command: string, stateDir: string, args: string[]): ProcessSpec => ({ name, command, stateDir, restartAfterSeconds: staticPodRestartSeconds, args });
+
+/** The controller-manager and scheduler serve on the machine's address and reach the apiserver with their own kubeconfig. */
+const servingFlags = (l: ControlPlaneLayout, port: number, kubeconfig: string) => [
+  `--bind-address=${l.ip}`, `--secure-port=${port}`,
+  `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+  '--leader-elect=true',
+];
+
 export const pkiDir = (root: string) => join(root, 'etc/kubernetes/pki');
 export const kubeconfigPath = (root: string, name: 'admin' | 'controller-manager' | 'scheduler' | 'kubelet') => join(root, `etc/kubernetes/${name}.conf`);
 export const etcdPeerUrl = (ip: string, port: number) => `https://${ip}:${port}`;
@@ -45,95 +55,62 @@ export const etcdClientUrl = (ip: string, port: number) => `https://${ip}:${port
 
 export function etcdProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
   const pki = join(pkiDir(l.root), 'etcd');
-  return {
-    name: 'etcd',
-    command: l.etcdBinary,
-    stateDir,
-    restartAfterSeconds: staticPodRestartSeconds,
-    args: [
-      `--name=${l.nodeName}`,
-      `--data-dir=${join(l.root, 'var/lib/etcd')}`,
-      `--listen-client-urls=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
-      `--advertise-client-urls=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
-      `--listen-peer-urls=${etcdPeerUrl(l.ip, l.ports.etcdPeer)}`,
-      `--initial-advertise-peer-urls=${etcdPeerUrl(l.ip, l.ports.etcdPeer)}`,
-      `--initial-cluster=${l.etcdInitialCluster}`,
-      `--initial-cluster-state=${l.etcdClusterState}`,
-      `--cert-file=${pki}/server.crt`, `--key-file=${pki}/server.key`, `--trusted-ca-file=${pki}/ca.crt`, '--client-cert-auth=true',
-      `--peer-cert-file=${pki}/peer.crt`, `--peer-key-file=${pki}/peer.key`, `--peer-trusted-ca-file=${pki}/ca.crt`, '--peer-client-cert-auth=true',
-      '--snapshot-count=10000',
-      // Local clusters are disposable; skipping fsync keeps hundreds of machines affordable on one disk.
-      '--unsafe-no-fsync=true',
-    ],
-  };
+  return staticPod('etcd', l.etcdBinary, stateDir, [
+    `--name=${l.nodeName}`,
+    `--data-dir=${join(l.root, 'var/lib/etcd')}`,
+    `--listen-client-urls=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
+    `--advertise-client-urls=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
+    `--listen-peer-urls=${etcdPeerUrl(l.ip, l.ports.etcdPeer)}`,
+    `--initial-advertise-peer-urls=${etcdPeerUrl(l.ip, l.ports.etcdPeer)}`,
+    `--initial-cluster=${l.etcdInitialCluster}`,
+    `--initial-cluster-state=${l.etcdClusterState}`,
+    `--cert-file=${pki}/server.crt`, `--key-file=${pki}/server.key`, `--trusted-ca-file=${pki}/ca.crt`, '--client-cert-auth=true',
+    `--peer-cert-file=${pki}/peer.crt`, `--peer-key-file=${pki}/peer.key`, `--peer-trusted-ca-file=${pki}/ca.crt`, '--peer-client-cert-auth=true',
+    '--snapshot-count=10000',
+    // Local clusters are disposable; skipping fsync keeps hundreds of machines affordable on one disk.
+    '--unsafe-no-fsync=true',
+  ]);
 }
 
 export function apiserverProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
   const pki = pkiDir(l.root);
-  return {
-    name: 'kube-apiserver',
-    command: join(l.kubernetesBin, 'kube-apiserver'),
-    stateDir,
-    restartAfterSeconds: staticPodRestartSeconds,
-    args: [
-      `--advertise-address=${l.ip}`,
-      `--bind-address=${l.ip}`,
-      `--secure-port=${l.ports.apiserver}`,
-      `--etcd-servers=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
-      `--etcd-cafile=${pki}/etcd/ca.crt`, `--etcd-certfile=${pki}/apiserver-etcd-client.crt`, `--etcd-keyfile=${pki}/apiserver-etcd-client.key`,
-      `--client-ca-file=${pki}/ca.crt`,
-      `--tls-cert-file=${pki}/apiserver.crt`, `--tls-private-key-file=${pki}/apiserver.key`,
-      `--kubelet-client-certificate=${pki}/apiserver-kubelet-client.crt`, `--kubelet-client-key=${pki}/apiserver-kubelet-client.key`,
-      `--service-account-key-file=${pki}/sa.pub`, `--service-account-signing-key-file=${pki}/sa.key`,
-      `--service-account-issuer=https://kubernetes.default.svc.${l.serviceDomain}`,
-      `--service-cluster-ip-range=${l.serviceSubnet}`,
-      '--authorization-mode=Node,RBAC',
-      '--enable-admission-plugins=NodeRestriction',
-      '--allow-privileged=true',
-      `--requestheader-client-ca-file=${pki}/front-proxy-ca.crt`,
-      `--proxy-client-cert-file=${pki}/front-proxy-client.crt`, `--proxy-client-key-file=${pki}/front-proxy-client.key`,
-      '--requestheader-allowed-names=front-proxy-client', '--requestheader-extra-headers-prefix=X-Remote-Extra-',
-      '--requestheader-group-headers=X-Remote-Group', '--requestheader-username-headers=X-Remote-User',
-      // Endpoints may not hold loopback addresses, and every local machine has one; nothing in a local cluster needs them.
-      '--endpoint-reconciler-type=none',
-      '--enable-bootstrap-token-auth=true',
-    ],
-  };
+  return staticPod('kube-apiserver', join(l.kubernetesBin, 'kube-apiserver'), stateDir, [
+    `--advertise-address=${l.ip}`,
+    `--bind-address=${l.ip}`,
+    `--secure-port=${l.ports.apiserver}`,
+    `--etcd-servers=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
+    `--etcd-cafile=${pki}/etcd/ca.crt`, `--etcd-certfile=${pki}/apiserver-etcd-client.crt`, `--etcd-keyfile=${pki}/apiserver-etcd-client.key`,
+    `--client-ca-file=${pki}/ca.crt`,
+    `--tls-cert-file=${pki}/apiserver.crt`, `--tls-private-key-file=${pki}/apiserver.key`,
+    `--kubelet-client-certificate=${pki}/apiserver-kubelet-client.crt`, `--kubelet-client-key=${pki}/apiserver-kubelet-client.key`,
+    `--service-account-key-file=${pki}/sa.pub`, `--service-account-signing-key-file=${pki}/sa.key`,
+    `--service-account-issuer=https://kubernetes.default.svc.${l.serviceDomain}`,
+    `--service-cluster-ip-range=${l.serviceSubnet}`,
+    '--authorization-mode=Node,RBAC',
+    '--enable-admission-plugins=NodeRestriction',
+    '--allow-privileged=true',
+    `--requestheader-client-ca-file=${pki}/front-proxy-ca.crt`,
+    `--proxy-client-cert-file=${pki}/front-proxy-client.crt`, `--proxy-client-key-file=${pki}/front-proxy-client.key`,
+    '--requestheader-allowed-names=front-proxy-client', '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    '--requestheader-group-headers=X-Remote-Group', '--requestheader-username-headers=X-Remote-User',
+    // Endpoints may not hold loopback addresses, and every local machine has one; nothing in a local cluster needs them.
+    '--endpoint-reconciler-type=none',
+    '--enable-bootstrap-token-auth=true',
+  ]);
 }
 
 export function controllerManagerProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
   const pki = pkiDir(l.root);
-  const kubeconfig = kubeconfigPath(l.root, 'controller-manager');
-  return {
-    name: 'kube-controller-manager',
-    command: join(l.kubernetesBin, 'kube-controller-manager'),
-    stateDir,
-    restartAfterSeconds: staticPodRestartSeconds,
-    args: [
-      `--bind-address=${l.ip}`,
-      `--secure-port=${l.ports.controllerManager}`,
-      `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-      `--client-ca-file=${pki}/ca.crt`, `--requestheader-client-ca-file=${pki}/front-proxy-ca.crt`,
-      `--root-ca-file=${pki}/ca.crt`, `--service-account-private-key-file=${pki}/sa.key`,
-      `--cluster-signing-cert-file=${pki}/ca.crt`, `--cluster-signing-key-file=${pki}/ca.key`,
-      `--cluster-cidr=${l.podSubnet}`, `--service-cluster-ip-range=${l.serviceSubnet}`,
-      '--allocate-node-cidrs=true', '--use-service-account-credentials=true', '--controllers=*,bootstrapsigner,tokencleaner',
-      '--leader-elect=true',
-    ],
-  };
+  return staticPod('kube-controller-manager', join(l.kubernetesBin, 'kube-controller-manager'), stateDir, [
+    ...servingFlags(l, l.ports.controllerManager, kubeconfigPath(l.root, 'controller-manager')),
+    `--client-ca-file=${pki}/ca.crt`, `--requestheader-client-ca-file=${pki}/front-proxy-ca.crt`,
+    `--root-ca-file=${pki}/ca.crt`, `--service-account-private-key-file=${pki}/sa.key`,
+    `--cluster-signing-cert-file=${pki}/ca.crt`, `--cluster-signing-key-file=${pki}/ca.key`,
+    `--cluster-cidr=${l.podSubnet}`, `--service-cluster-ip-range=${l.serviceSubnet}`,
+    '--allocate-node-cidrs=true', '--use-service-account-credentials=true', '--controllers=*,bootstrapsigner,tokencleaner',
+  ]);
 }
 
 export function schedulerProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
-  const kubeconfig = kubeconfigPath(l.root, 'scheduler');
-  return {
-    name: 'kube-scheduler',
-    command: join(l.kubernetesBin, 'kube-scheduler'),
-    stateDir,
-    restartAfterSeconds: staticPodRestartSeconds,
-    args: [
-      `--bind-address=${l.ip}`, `--secure-port=${l.ports.scheduler}`,
-      `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-      '--leader-elect=true',
-    ],
-  };
+  return staticPod('kube-scheduler', join(l.kubernetesBin, 'kube-scheduler'), stateDir, servingFlags(l, l.ports.scheduler, kubeconfigPath(l.root, 'scheduler')));
 }
