@@ -103,6 +103,12 @@ export interface MachineStatus {
 /** Annotations and labels with meaning to the machine lifecycle (Cluster API's names). */
 export const preDrainHookPrefix = 'pre-drain.delete.hook.machine.cluster.x-k8s.io';
 export const preTerminateHookPrefix = 'pre-terminate.delete.hook.machine.cluster.x-k8s.io';
+/**
+ * On every control-plane machine, as Cluster API's KubeadmControlPlane sets it: a machine deleted by anyone
+ * but its control plane waits before termination until the control plane has taken it out of the endpoint
+ * and etcd. A deletion its owner asks for releases it (the owner has cleaned up first).
+ */
+export const controlPlaneCleanupHook = `${preTerminateHookPrefix}/kcp-cleanup`;
 export const excludeNodeDrainingAnnotation = 'machine.cluster.x-k8s.io/exclude-node-draining';
 export const excludeVolumeDetachAnnotation = 'machine.cluster.x-k8s.io/exclude-wait-for-node-volume-detach';
 

@@ -42,7 +42,7 @@ async function members(status: ClusterView): Promise<{ etcd: string[]; machines:
   throw new Error('no etcd member answered');
 }
 
-test('3 control-plane and 2 worker machines: 5 Ready nodes; scale 3 -> 1 -> 3 keeps etcd members equal to the machines; pause, restart, resume; delete leaves nothing', async () => {
+test('3 control-plane and 2 worker machines: 5 Ready nodes; a machine deleted directly leaves etcd and is replaced; scale 3 -> 1 -> 3 keeps etcd members equal to the machines; pause, restart, resume; delete leaves nothing', async () => {
   const vars = { CLUSTER_NAME: 'ha', CONTROL_PLANE_MACHINE_COUNT: '3', WORKER_MACHINE_COUNT: '2' };
   const text = (await import('node:fs')).readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], vars);
@@ -65,6 +65,14 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; scale 3 -> 1 -> 3 ke
   let m = await members(ready);
   assert.deepEqual(m.etcd, m.machines, 'three etcd members, one per control-plane machine');
   assert.equal(m.etcd.length, 3);
+
+  // A control-plane machine deleted directly (not by its control plane) waits at its cleanup hook until the
+  // control plane has taken its etcd member out; then the control plane replaces it.
+  const deleted = m.machines[1]!;
+  await suite.client.deleteMachine('default', deleted);
+  const replaced = await settled((s) => s.controlPlane!.machines.length === 3 && !s.controlPlane!.machines.some((x) => x.name === deleted) && s.controlPlane!.readyReplicas === 3, 'the deleted control-plane machine replaced');
+  m = await members(replaced);
+  assert.deepEqual(m.etcd, m.machines, 'the deleted machine\'s etcd member is gone, the replacement\'s joined');
 
   await assert.rejects(suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 2), /2 replicas cannot keep etcd quorum/);
   await suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 1);

@@ -3,7 +3,7 @@ import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import { providerTaskQueue } from '../../src/contract/task-queues';
 import type { ControlPlaneModel } from '../../src/api/model';
-import { MachinePhase, type MachineSpec } from '../../src/contract/machine';
+import { controlPlaneCleanupHook, MachinePhase, type MachineSpec } from '../../src/contract/machine';
 import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
 import { isRunning } from '../shared/machine-pool';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
@@ -29,6 +29,8 @@ export interface ControlPlaneState extends OwnerState {
   spec: ControlPlaneModel;
   initialized: boolean;
   revisions?: ControlPlaneRevision[];
+  /** Deleting machines already out of the endpoint and etcd (a few at most; dropped once they are gone). */
+  cleaned?: string[];
   /** When each machine's apiserver certificate expires, checked hourly while certificatesExpiryDays is set. */
   certificateExpiry?: Record<string, string>;
   certificatesCheckedAt?: string;
@@ -147,7 +149,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     },
     infrastructure: { kind: state.spec.infrastructure.kind, spec: state.spec.infrastructure.spec },
     labels: { 'cluster.x-k8s.io/control-plane': '', 'cluster.x-k8s.io/cluster-name': facts.name },
-    annotations: {},
+    annotations: { [controlPlaneCleanupHook]: '' },
     nodeDrainTimeoutSeconds: state.spec.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: state.spec.nodeVolumeDetachTimeoutSeconds,
     nodeDeletionTimeoutSeconds: state.spec.nodeDeletionTimeoutSeconds, owner: self,
   });
@@ -164,9 +166,14 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     if (created && isRunning(created)) state.initialized = true;
   }
 
-  async function scaleDown(victim: MachineRecord): Promise<void> {
+  /**
+   * Takes a leaving machine out of the endpoint and etcd, then asks for its deletion, which releases its
+   * cleanup hook: a scale-down's victim, or a machine someone else deleted (it waits at that hook meanwhile).
+   */
+  async function cleanUp(victim: MachineRecord): Promise<void> {
     const addresses = state.machines.flatMap((m) => (m.address ? [m.address] : []));
-    const address = victim.address;
+    // The last member stays: there is no etcd left to take it out of.
+    const address = addresses.some((a) => a !== victim.address) ? victim.address : undefined;
     // Leaving from now on: status no longer counts it while its endpoint and etcd member go.
     for (const m of state.machines) if (m.name === victim.name) m.deleting = true;
     // Out of the endpoint first, so no client reaches an apiserver whose etcd member is about to go.
@@ -178,8 +185,13 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       setStep('RemovingEtcdMember', `removing etcd member ${victim.name} (leadership moves first if it leads)`);
       await core.removeEtcdMember({ namespace: facts.namespace, cluster: facts.name, addresses, memberName: victim.name, memberAddress: address });
     }
+    (state.cleaned ??= []).push(victim.name);
     setStep('DeletingMachines', `deleting control-plane machine ${victim.name}`);
     await deleteMachines([victim.name]);
+  }
+
+  async function scaleDown(victim: MachineRecord): Promise<void> {
+    await cleanUp(victim);
     await condition(() => !state.machines.some((m) => m.name === victim.name));
   }
 
@@ -218,6 +230,9 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     refresh();
   }
 
+  /** A machine deleted by someone else, waiting at its cleanup hook for the endpoint and etcd to let it go. */
+  const deletedElsewhere = () => state.machines.find((m) => m.deleting && !(state.cleaned ?? []).includes(m.name));
+
   refresh();
   while (!state.deleting) {
     await checkpoint();
@@ -225,6 +240,11 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     if (rolloutAfterDue(state.spec.rolloutAfter, state.revisions?.at(-1)?.restartedAt, state.machines, Date.now())) {
       record(`rolloutAfter ${state.spec.rolloutAfter}`, state.spec.rolloutAfter);
       refresh();
+    }
+    state.cleaned = (state.cleaned ?? []).filter((name) => state.machines.some((m) => m.name === name));
+    if (deletedElsewhere()) {
+      await cleanUp(deletedElsewhere()!);
+      continue;
     }
     const live = state.machines.filter((m) => !m.deleting);
     // Paused: scaling still applies, outdated machines stay.
@@ -234,7 +254,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const up = live.length < state.spec.replicas || (live.length === state.spec.replicas && outdated.length > 0 && state.spec.maxSurge === 1);
     const settled = (m: MachineRecord) => m.phase === MachinePhase.Running || m.phase === MachinePhase.Failed;
     if (!live.every(settled)) {
-      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every(settled) || workflowInfo().continueAsNewSuggested);
+      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every(settled) || !!deletedElsewhere() || workflowInfo().continueAsNewSuggested);
     } else if (needsStep) {
       const checked = await preflight(!up);
       if (checked?.victim) await scaleDown(checked.victim);

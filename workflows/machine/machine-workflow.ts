@@ -12,7 +12,7 @@ import {
 import { CaptPhase, machineSearchAttributes } from '../../src/contract/search-attributes';
 import { providerTaskQueue } from '../../src/contract/task-queues';
 import {
-  coarsePhase, DeletionGate, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
+  controlPlaneCleanupHook, coarsePhase, DeletionGate, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
   type MachineSpec, type MachineSpecChange, type MachineStatus,
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
@@ -90,6 +90,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       // The owner that asked already counts the machine as leaving: no report for that.
       if (byOwner) reported = reportKey(machineStatus(state), deletionHeld(state));
     }
+    if (byOwner) delete spec.annotations[controlPlaneCleanupHook];
     return refresh();
   };
   setHandler(deleteMachineUpdate, (opts) => requestDeletion(opts));
