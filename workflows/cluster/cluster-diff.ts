@@ -49,3 +49,9 @@ export function diffClusterModels(previous: ClusterModel, next: ClusterModel, ru
     removed: previous.machineDeployments.filter((m) => !next.machineDeployments.some((n) => n.name === m.name)).map((m) => m.name),
   };
 }
+
+/** A cluster that does not exist yet: every object is created. */
+export function creationDiff(next: ClusterModel): ClusterDiff {
+  const created = (name: string): OwnerChange => ({ name, outcome: 'created', spec: false, scale: false });
+  return { cluster: 'created', controlPlane: created(next.controlPlane.name), machineDeployments: next.machineDeployments.map((md) => created(md.name)), removed: [] };
+}

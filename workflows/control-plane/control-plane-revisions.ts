@@ -1,6 +1,7 @@
 import type { ControlPlaneModel } from '../../src/api/model';
-import type { Revision } from '../../src/contract/owner';
-import { specHash } from '../shared/spec-hash';
+import type { MachineRecord, Revision } from '../../src/contract/owner';
+import { revisionHash, specHash } from '../shared/spec-hash';
+import { expiringMachines } from './certificate-rotation';
 
 /** One revision of the control plane's machine template, for rollout history and undo. */
 export type ControlPlaneRevision = Revision<Pick<ControlPlaneModel, 'version' | 'kubeadmConfigSpec' | 'infrastructure'>>;
@@ -14,3 +15,15 @@ export function templateOf(spec: ControlPlaneModel): ControlPlaneRevision['templ
 }
 
 export const templateHash = (spec: ControlPlaneModel) => specHash(templateOf(spec));
+
+/** The hash machines are compared by: the template's, and the current revision's restart time when there was one. */
+export const controlPlaneMachineHash = (spec: ControlPlaneModel, restartedAt: string | undefined) => revisionHash(templateOf(spec), restartedAt);
+
+/**
+ * The machines a control-plane rollout replaces: another template than `hash`, or an apiserver
+ * certificate expiring within certificatesExpiryDays (Cluster API's rolloutBefore).
+ */
+export function outdatedControlPlaneMachine(hash: string, certificateExpiry: Record<string, string>, certificatesExpiryDays: number | undefined, nowMs: number): (m: MachineRecord) => boolean {
+  const expiring = expiringMachines(certificateExpiry, certificatesExpiryDays, nowMs);
+  return (m) => m.templateHash !== hash || expiring.includes(m.name);
+}

@@ -11,9 +11,10 @@ import { controlPlaneSpecSignal } from '../../src/contract/cluster-messages';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { revisionHash } from '../shared/spec-hash';
-import { controlPlaneRevisionHistoryLimit, templateHash, templateOf, type ControlPlaneRevision } from './control-plane-revisions';
+import {
+  controlPlaneMachineHash, controlPlaneRevisionHistoryLimit, outdatedControlPlaneMachine, templateHash, templateOf, type ControlPlaneRevision,
+} from './control-plane-revisions';
 import { validateVersionChange } from './version-policy';
-import { expiringMachines } from './certificate-rotation';
 import type { PreflightProblem } from '../../activities/control-plane/preflight';
 
 export interface ControlPlaneInput {
@@ -55,10 +56,7 @@ export function validateControlPlaneReplicas(name: string, replicas: number): vo
 }
 
 /** The hash machines are compared by: the template's, and the last restart's time when there was one. */
-export const machineHash = (state: ControlPlaneState) => {
-  const restartedAt = state.revisions?.at(-1)?.restartedAt;
-  return revisionHash(templateOf(state.spec), restartedAt);
-};
+export const machineHash = (state: ControlPlaneState) => controlPlaneMachineHash(state.spec, state.revisions?.at(-1)?.restartedAt);
 
 export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState): OwnerStatus {
   const ready = state.machines.filter(isRunning).length;
@@ -218,7 +216,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   }
 
   /** Outdated: another template, or a certificate expiring within certificatesExpiryDays. */
-  const isOutdated = (m: MachineRecord) => m.templateHash !== machineHash(state) || expiringMachines(state.certificateExpiry ?? {}, state.spec.certificatesExpiryDays, Date.now()).includes(m.name);
+  const isOutdated = (m: MachineRecord) => outdatedControlPlaneMachine(machineHash(state), state.certificateExpiry ?? {}, state.spec.certificatesExpiryDays, Date.now())(m);
   const certificateCheckEveryMs = 3_600_000;
   async function checkCertificates(): Promise<void> {
     const running = state.machines.filter((m) => isRunning(m) && m.address);

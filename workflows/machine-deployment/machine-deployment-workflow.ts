@@ -5,14 +5,14 @@ import type { MachineSpec, MachineTemplateChange } from '../../src/contract/mach
 import { machineTemplateChangedSignal } from '../../src/contract/machine-messages';
 import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
-import { inBatches, isAvailable } from '../shared/machine-pool';
+import { inBatches } from '../shared/machine-pool';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { someNames } from '../shared/some-names';
 import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
-import { planRollout } from './rollout-plan';
+import { planMachines, planRollout } from './rollout-plan';
 
 export interface MachineDeploymentInput {
   cluster: ClusterFacts;
@@ -140,10 +140,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     const plan = planRollout({
       replicas: state.spec.replicas, strategy: state.spec.strategy, paused: state.paused ? { surplus: state.pausedSurplus! } : undefined, currentSet: set.hash,
       setsNewestFirst: [...state.machineSets].reverse().map((s) => s.hash),
-      machines: state.machines.map((m) => ({
-        name: m.name, set: m.templateHash, createdAt: m.createdAt, deleting: m.deleting, running: m.phase === 'Running', available: isAvailable(m, state.spec.minReadySeconds, now),
-        marked: m.marked,
-      })),
+      machines: planMachines(state.machines, state.spec.minReadySeconds, now),
     });
     const target = state.machineSets.find((s) => s.hash === plan.create?.set);
     // A run starts a bounded number of children; the rest come after continue-as-new.

@@ -1,5 +1,8 @@
 import type { MachineDeploymentModel } from '../../src/api/model';
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
+import { MachinePhase } from '../../src/contract/machine';
+import type { MachineRecord } from '../../src/contract/owner';
+import { isAvailable } from '../shared/machine-pool';
 import { someNames } from '../shared/some-names';
 
 /** What the plan needs of each machine. */
@@ -36,6 +39,17 @@ export interface RolloutPlan {
   waiting?: string;
 }
 
+/** The machines not being deleted, on the current set's template or an older one (which a rollout replaces). */
+export function byTemplate<M extends Pick<PlanMachine, 'set' | 'deleting'>>(machines: M[], currentSet: string): { current: M[]; old: M[] } {
+  const live = machines.filter((m) => !m.deleting);
+  return { current: live.filter((m) => m.set === currentSet), old: live.filter((m) => m.set !== currentSet) };
+}
+
+/** An owner's compact records as the plan reads them, at `nowMs` (for minReadySeconds). */
+export const planMachines = (records: MachineRecord[], minReadySeconds: number, nowMs: number): PlanMachine[] => records.map((m) => ({
+  name: m.name, set: m.templateHash, createdAt: m.createdAt, deleting: m.deleting, running: m.phase === MachinePhase.Running, available: isAvailable(m, minReadySeconds, nowMs), marked: m.marked,
+}));
+
 /** maxSurge and maxUnavailable as counts; never both 0 (validation refuses it, and 1 surge keeps a bad spec moving). */
 export function rolloutBounds(strategy: MachineDeploymentModel['strategy'], replicas: number): { maxSurge: number; maxUnavailable: number } {
   const maxSurge = resolveIntOrPercent(strategy.maxSurge, replicas, true);
@@ -58,9 +72,8 @@ export function byDeletionPriority(machines: PlanMachine[], order: MachineDeploy
  */
 export function planRollout(input: PlanInput): RolloutPlan {
   const { replicas, strategy } = input;
-  const live = input.machines.filter((m) => !m.deleting);
-  const current = live.filter((m) => m.set === input.currentSet);
-  const old = live.filter((m) => m.set !== input.currentSet);
+  const { current, old } = byTemplate(input.machines, input.currentSet);
+  const live = [...current, ...old];
   const leaving = input.machines.filter((m) => m.deleting);
   const complete = old.length === 0 && leaving.length === 0 && current.length === replicas && current.every((m) => m.available);
 

@@ -13,3 +13,7 @@ export function rolloutAfterDue(rolloutAfter: string | undefined, lastRestart: s
 export function msUntilRolloutAfter(rolloutAfter: string | undefined, nowMs: number): number | undefined {
   return rolloutAfter && Date.parse(rolloutAfter) > nowMs ? Date.parse(rolloutAfter) - nowMs + 50 : undefined;
 }
+
+/** The restart time the current revision carries once a spec with `rolloutAfter` is looked at: a due rolloutAfter makes a new one. */
+export const restartedAtAfter = (rolloutAfter: string | undefined, lastRestart: string | undefined, machines: MachineRecord[], nowMs: number) =>
+  (rolloutAfterDue(rolloutAfter, lastRestart, machines, nowMs) ? rolloutAfter : lastRestart);

@@ -1,0 +1,96 @@
+import type { ClusterModel, ControlPlaneModel, MachineDeploymentModel } from '../../src/api/model';
+import type { MachineRecord } from '../../src/contract/owner';
+import { controlPlaneMachineHash, outdatedControlPlaneMachine } from '../control-plane/control-plane-revisions';
+import { machineSetHash } from '../machine-deployment/machine-sets';
+import { byTemplate, planMachines, planRollout } from '../machine-deployment/rollout-plan';
+import { restartedAtAfter } from '../shared/rollout-after';
+import type { ClusterDiff, OwnerChange } from './cluster-diff';
+
+/** What `capt apply --dry-run` reads of a running owner: its status query's records and its current revision. */
+export interface RunningOwner {
+  replicas: number;
+  paused: boolean;
+  machines: MachineRecord[];
+  /** The current revision's restart time (a restart or rolloutAfter made it): new revisions keep it. */
+  restartedAt?: string;
+  /** Control plane: when each machine's apiserver certificate expires. */
+  certificatesExpireAt?: Record<string, string>;
+}
+
+export interface RunningOwners {
+  controlPlane?: RunningOwner;
+  /** Not started yet (the control plane still initialising): absent. */
+  machineDeployments: Record<string, RunningOwner | undefined>;
+}
+
+/** What applying one owner's change would do to its machines. */
+export interface OwnerPreview {
+  /** Machines a rollout would replace: those not on the template the change makes current. */
+  replaced: string[];
+  /** When they would go, if not right away (paused, OnDelete, held for the control plane). */
+  replacedWhen?: string;
+  added: number;
+  /** What a scale-down would remove: the machines' names when the pick is fixed now, else how many. */
+  removed: string[] | number;
+}
+
+export interface ClusterPreview {
+  controlPlane: OwnerPreview;
+  machineDeployments: Record<string, OwnerPreview>;
+  /** MachineDeployments the manifest no longer has: deleted with all their machines. */
+  removed: Record<string, OwnerPreview>;
+}
+
+const names = (machines: { name: string }[]) => machines.map((m) => m.name);
+
+/** Machines a scale would add (positive) or remove: only a sent scale or a new owner changes the count. */
+const replicaChange = (replicas: number, change: OwnerChange, running: RunningOwner | undefined) =>
+  (change.scale || change.outcome === 'created' ? replicas - (running?.replicas ?? 0) : 0);
+
+/** The control plane: outdated machines by its own rule; a scale-down picks each machine when it goes (health decides), so only a count. */
+export function controlPlanePreview(next: ControlPlaneModel, change: OwnerChange, running: RunningOwner | undefined, nowMs: number): OwnerPreview {
+  const machines = running?.machines ?? [];
+  const hash = controlPlaneMachineHash(next, restartedAtAfter(next.rolloutAfter, running?.restartedAt, machines, nowMs));
+  const outdated = outdatedControlPlaneMachine(hash, running?.certificatesExpireAt ?? {}, next.certificatesExpiryDays, nowMs);
+  const replaced = change.spec ? names(machines.filter((m) => !m.deleting && outdated(m))) : [];
+  const delta = replicaChange(next.replicas, change, running);
+  return { replaced, ...(running?.paused && replaced.length ? { replacedWhen: 'after `capt rollout resume`' } : {}), added: Math.max(0, delta), removed: Math.max(0, -delta) };
+}
+
+/**
+ * A MachineDeployment: machines off the MachineSet the change makes current are replaced. A scale-down
+ * of a settled deployment removes what the plan's first step removes (capt's Random order is by name, so
+ * the pick is fixed); during a rollout the plan decides step by step, so only a count.
+ */
+export function machineDeploymentPreview(
+  before: MachineDeploymentModel | undefined, next: MachineDeploymentModel, change: OwnerChange, running: RunningOwner | undefined, nowMs: number,
+): OwnerPreview {
+  const machines = planMachines(running?.machines ?? [], next.minReadySeconds, nowMs);
+  const currentSet = machineSetHash(next.template, restartedAtAfter(next.rolloutAfter, running?.restartedAt, running?.machines ?? [], nowMs));
+  const { current, old } = byTemplate(machines, currentSet);
+  const replaced = change.spec ? names(old) : [];
+  // As the workflow: the manifest's paused wins only when it changed; otherwise `rollout pause/resume` stands.
+  const paused = before && next.paused !== before.paused ? next.paused : (running?.paused ?? next.paused);
+  const newVersion = !!before && before.template.version !== next.template.version;
+  const replacedWhen = paused ? 'after `capt rollout resume`' : next.strategy.type === 'OnDelete' ? 'as each is deleted (OnDelete)' : newVersion ? `once the control plane runs ${next.template.version}` : undefined;
+  const delta = replicaChange(next.replicas, change, running);
+  const settled = old.length === 0 && current.length === machines.length && machines.length === running?.replicas;
+  const removed = delta < 0 && settled && !change.spec
+    ? planRollout({ replicas: next.replicas, strategy: next.strategy, paused: paused ? { surplus: 0 } : undefined, currentSet, setsNewestFirst: [currentSet], machines }).remove
+    : Math.max(0, -delta);
+  return { replaced, ...(replacedWhen && replaced.length ? { replacedWhen } : {}), added: Math.max(0, delta), removed };
+}
+
+/** What applying `next` over `previous` (diffed as `diff`) would do to each owner's machines, given what runs now. */
+export function previewApply(previous: ClusterModel | undefined, next: ClusterModel, diff: ClusterDiff, running: RunningOwners, nowMs: number): ClusterPreview {
+  const before = (name: string) => previous?.machineDeployments.find((m) => m.name === name);
+  return {
+    controlPlane: controlPlanePreview(next.controlPlane, diff.controlPlane, running.controlPlane, nowMs),
+    machineDeployments: Object.fromEntries(diff.machineDeployments.map((change) => [
+      change.name, machineDeploymentPreview(before(change.name), next.machineDeployments.find((m) => m.name === change.name)!, change, running.machineDeployments[change.name], nowMs),
+    ])),
+    removed: Object.fromEntries(diff.removed.map((name) => [
+      name, { replaced: [], added: 0, removed: names((running.machineDeployments[name]?.machines ?? []).filter((m) => !m.deleting)) },
+    ])),
+  };
+}
