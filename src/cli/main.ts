@@ -9,6 +9,7 @@ import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../cl
 import { devStart, devStatus, devStop } from '../dev/dev-stack';
 import { availableKubernetesVersions, kubectlFor, toolPaths } from '../tools';
 import { age, clustersTable, describeTree, formatOutput, listedMachines, machinesTable, ownersTable, table } from './render';
+import { appliedText } from './apply-text';
 import { controlPlaneMachineCount } from './flavors';
 import { readSources, UsageError } from './read-sources';
 import { rolloutStatusText } from './rollout-status';
@@ -19,6 +20,7 @@ const options = {
   filename: { type: 'string', short: 'f', multiple: true, help: 'manifest file, folder or - for stdin' },
   var: { type: 'string', multiple: true, help: 'NAME=value for ${NAME} in manifests (overrides the environment)' },
   wait: { type: 'boolean', help: 'wait until the operation is done' },
+  'dry-run': { type: 'boolean', help: 'apply: print what would change and which machines would be replaced; change nothing (--dry-run=server alike)' },
   timeout: { type: 'string', default: '15m', help: 'how long --wait waits (e.g. 90s, 15m)' },
   namespace: { type: 'string', short: 'n', default: 'default', help: 'namespace' },
   'all-namespaces': { type: 'boolean', short: 'A', help: 'every namespace' },
@@ -41,7 +43,7 @@ const options = {
 
 const usage = `capt: Cluster API on Temporal
 
-  capt apply -f FILE|DIR|- [--var NAME=value] [--wait] [--timeout 15m]
+  capt apply -f FILE|DIR|- [--var NAME=value] [--wait] [--timeout 15m] [--dry-run]
   capt get clusters|machines|machinedeployments|kubeadmcontrolplanes [-n NS | -A] [-o table|wide|json|yaml]
   capt describe cluster NAME [--show-conditions all]
   capt delete cluster NAME [--wait]
@@ -131,8 +133,19 @@ async function withClient<T>(fn: (client: CaptClient) => Promise<T>): Promise<T>
 
 const repoRoot = join(__dirname, '../../..');
 
+/**
+ * kubectl spells it `--dry-run=client|server`. capt's dry run asks the running cluster's workflow what it
+ * would do, as kubectl's server dry run asks the apiserver: `server` is the same flag, `client` is refused.
+ */
+function dryRunFlag(arg: string): string {
+  const value = /^--dry-run=(.*)$/.exec(arg)?.[1];
+  if (value === undefined) return arg;
+  if (value === 'server') return '--dry-run';
+  throw new UsageError(`--dry-run=${value}: capt's dry run asks the running cluster what it would do (as kubectl's --dry-run=server); use --dry-run or --dry-run=server`);
+}
+
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: options as never, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
+  const { values, positionals } = parseArgs({ args: argv.map(dryRunFlag), options: options as never, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
   const [command, ...args] = positionals;
   // TLS flags travel as the environment variables the client and the worker read.
   for (const [flag, env] of [['tls-cert', 'TEMPORAL_TLS_CERT'], ['tls-key', 'TEMPORAL_TLS_KEY'], ['tls-ca', 'TEMPORAL_TLS_CA']] as const) {
@@ -147,9 +160,11 @@ async function run(argv: string[]): Promise<number> {
   switch (command) {
     case 'apply': {
       if (!values.filename?.length) throw new UsageError('apply needs -f FILE|DIR|-');
+      const dryRun = !!values['dry-run'];
+      if (dryRun && values.wait) throw new UsageError('--wait with --dry-run: a dry run changes nothing, so there is nothing to wait for; drop one of them');
       const models = loadManifests(readSources(values.filename), manifestVariables(process.env, values.var ?? []));
       return withClient(async (client) => {
-        for (const r of await client.apply(models)) out(`${r.ref} ${r.outcome}`);
+        for (const r of await client.apply(models, { dryRun })) out(appliedText(r, dryRun));
         if (!values.wait) return 0;
         const timeout = durationMs(values.timeout ?? '15m');
         let failed = false;
@@ -306,7 +321,7 @@ async function run(argv: string[]): Promise<number> {
       const status = await devStart(undefined, (line) => out(line));
       const models = loadManifests(readSources([join(repoRoot, 'examples/quickstart.yaml')]), manifestVariables(process.env, values.var ?? []));
       return withClient(async (client) => {
-        for (const r of await client.apply(models)) out(`${r.ref} ${r.outcome}`);
+        for (const r of await client.apply(models)) out(appliedText(r, false));
         const m = models[0]!;
         const final = await client.waitForCluster(m.namespace, m.name, progressPrinter(), durationMs(values.timeout ?? '15m'));
         endProgress();

@@ -1,19 +1,23 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, type QueryDefinition, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type QueryDefinition, type WorkflowHandle,
+} from '@temporalio/client';
 import type { ClusterModel } from '../api/model';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { kubeconfig } from '../pki/kubeconfig';
 import {
   appliedModelQuery, applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, issueKubeconfigUpdate, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleUpdate,
 } from '../contract/cluster-messages';
-import { diffClusterModels, type ApplyOutcome } from '../../workflows/cluster/cluster-diff';
+import { creationDiff, diffClusterModels, type ApplyOutcome, type ClusterDiff } from '../../workflows/cluster/cluster-diff';
+import { previewApply, type ClusterPreview, type OwnerPreview, type RunningOwner } from '../../workflows/cluster/apply-preview';
+import { validateClusterChange } from '../../workflows/cluster/cluster-workflow';
 import type { Revision } from '../contract/owner';
 import { deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
 import { captAttributes } from '../contract/search-attributes';
 import { ownersTaskQueue } from '../contract/task-queues';
 import { waitingToStart, type ClusterStatus, type ClusterView, type PendingChange } from '../contract/cluster';
 import type { MachineStatus } from '../contract/machine';
-import type { OwnerStatus, OwnerSummary } from '../contract/owner';
+import type { MachineOwnerKind, OwnerStatus, OwnerSummary } from '../contract/owner';
 import { clusterWorkflowId, machineWorkflowId, ownerWorkflowId } from '../contract/workflow-ids';
 import { clusterWorkflow } from '../../workflows';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
@@ -26,7 +30,21 @@ export interface ConnectOptions {
 
 export interface AppliedObject {
   ref: string;
-  outcome: ApplyOutcome;
+  /** kubectl's words; `pruned`: a MachineDeployment the manifest no longer has is deleted. */
+  outcome: ApplyOutcome | 'pruned';
+  /** A dry run: what the change would do to the owner's machines. */
+  preview?: OwnerPreview;
+}
+
+/** Each object of a cluster with its outcome, as kubectl names them, and with the dry run's preview. */
+function appliedObjects(model: ClusterModel, diff: ClusterDiff, preview?: ClusterPreview): AppliedObject[] {
+  const machineDeployment = (name: string) => `machinedeployment.cluster.x-k8s.io/${name}`;
+  return [
+    { ref: `cluster.cluster.x-k8s.io/${model.name}`, outcome: diff.cluster },
+    { ref: `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${model.controlPlane.name}`, outcome: diff.controlPlane.outcome, preview: preview?.controlPlane },
+    ...diff.machineDeployments.map((c) => ({ ref: machineDeployment(c.name), outcome: c.outcome, preview: preview?.machineDeployments[c.name] })),
+    ...diff.removed.map((name) => ({ ref: machineDeployment(name), outcome: 'pruned' as const, preview: preview?.removed[name] })),
+  ];
 }
 
 /** An operation the server refused; its message says why and what to change. */
@@ -67,36 +85,92 @@ export class CaptClient {
     return this.client.workflow.getHandle(clusterWorkflowId(ns, name));
   }
 
-  /** Creates each cluster's workflow, or sends the model to the running one; reports per object as kubectl does. */
-  async apply(models: ClusterModel[]): Promise<AppliedObject[]> {
+  /**
+   * Creates each cluster's workflow, or sends the model to the running one; reports per object as kubectl
+   * does. A dry run sends nothing: it validates as the workflow would, and says what each owner's machines
+   * would go through.
+   */
+  async apply(models: ClusterModel[], opts: { dryRun?: boolean } = {}): Promise<AppliedObject[]> {
     const out: AppliedObject[] = [];
     for (const model of models) {
-      const cluster = `cluster.cluster.x-k8s.io/${model.name}`;
-      const controlPlane = `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${model.controlPlane.name}`;
-      const machineDeployment = (name: string) => `machinedeployment.cluster.x-k8s.io/${name}`;
-      try {
-        await this.client.workflow.start(clusterWorkflow, {
-          taskQueue: ownersTaskQueue, workflowId: clusterWorkflowId(model.namespace, model.name), args: [{ model }],
-          staticSummary: `Cluster ${model.namespace}/${model.name} (${model.provider}, ${model.controlPlane.version})`,
-          typedSearchAttributes: captAttributes({
-            kind: 'Cluster', namespace: model.namespace, cluster: model.name, phase: 'Provisioning', version: model.controlPlane.version, provider: model.provider,
-          }),
-        });
-        out.push(...[cluster, controlPlane, ...model.machineDeployments.map((md) => machineDeployment(md.name))].map((ref) => ({ ref, outcome: 'created' as const })));
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        const handle = this.cluster(model.namespace, model.name);
-        const description = await handle.describe();
-        if (description.status.name !== 'RUNNING') throw new RejectedError(`cluster ${model.namespace}/${model.name} is finishing its deletion; apply again once \`capt get clusters\` no longer lists it`);
-        // The same diff the workflow's apply handler acts on, so what is printed is what is done.
-        const applied = await queryWithRetry(handle, appliedModelQuery);
-        const diff = diffClusterModels(applied.model, model, applied.running);
-        await this.update(handle.executeUpdate(applyClusterUpdate, { args: [model] }));
-        out.push({ ref: cluster, outcome: diff.cluster }, { ref: controlPlane, outcome: diff.controlPlane.outcome });
-        out.push(...diff.machineDeployments.map((c) => ({ ref: machineDeployment(c.name), outcome: c.outcome })));
+      const handle = this.cluster(model.namespace, model.name);
+      const created = opts.dryRun ? !(await this.running(handle)) : await this.startCluster(model);
+      if (created) {
+        const diff = creationDiff(model);
+        out.push(...appliedObjects(model, diff, opts.dryRun ? previewApply(undefined, model, diff, { machineDeployments: {} }, Date.now()) : undefined));
+        continue;
       }
+      const description = await handle.describe();
+      if (description.status.name !== 'RUNNING') throw new RejectedError(`cluster ${model.namespace}/${model.name} is finishing its deletion; apply again once \`capt get clusters\` no longer lists it`);
+      // The same diff the workflow's apply handler acts on, so what is printed is what is done.
+      const applied = await queryWithRetry(handle, appliedModelQuery);
+      const diff = diffClusterModels(applied.model, model, applied.running);
+      if (opts.dryRun) {
+        out.push(...appliedObjects(model, diff, await this.preview(handle, applied.model, model, diff)));
+        continue;
+      }
+      await this.update(handle.executeUpdate(applyClusterUpdate, { args: [model] }));
+      out.push(...appliedObjects(model, diff));
     }
     return out;
+  }
+
+  /** Starts a new cluster's workflow; false when one is running already. */
+  private async startCluster(model: ClusterModel): Promise<boolean> {
+    try {
+      await this.client.workflow.start(clusterWorkflow, {
+        taskQueue: ownersTaskQueue, workflowId: clusterWorkflowId(model.namespace, model.name), args: [{ model }],
+        staticSummary: `Cluster ${model.namespace}/${model.name} (${model.provider}, ${model.controlPlane.version})`,
+        typedSearchAttributes: captAttributes({
+          kind: 'Cluster', namespace: model.namespace, cluster: model.name, phase: 'Provisioning', version: model.controlPlane.version, provider: model.provider,
+        }),
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw err;
+    }
+  }
+
+  /** The cluster's workflow runs (a closed one is replaced by the next apply, as startCluster does). */
+  private async running(handle: WorkflowHandle): Promise<boolean> {
+    try {
+      return (await withServiceRetry(() => handle.describe())).status.name === 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * What applying `next` would do, read without changing anything: refused as the workflow's validator
+   * would refuse it, then each owner's machines against the plan's own rules.
+   */
+  private async preview(handle: WorkflowHandle, previous: ClusterModel, next: ClusterModel, diff: ClusterDiff): Promise<ClusterPreview> {
+    const summary = await queryWithRetry(handle, clusterStatusQuery);
+    try {
+      validateClusterChange(previous, next, summary.controlPlane?.version);
+    } catch (err) {
+      throw new RejectedError((err as Error).message);
+    }
+    const names = [...diff.machineDeployments.map((c) => c.name), ...diff.removed];
+    const [controlPlane, ...machineDeployments] = await Promise.all([
+      this.runningOwner('KubeadmControlPlane', next.namespace, next.controlPlane.name),
+      ...names.map((name) => this.runningOwner('MachineDeployment', next.namespace, name)),
+    ]);
+    return previewApply(previous, next, diff, { controlPlane, machineDeployments: Object.fromEntries(names.map((name, i) => [name, machineDeployments[i]])) }, Date.now());
+  }
+
+  /** An owner's machines and current revision; undefined when it has not started. */
+  private async runningOwner(kind: MachineOwnerKind, namespace: string, name: string): Promise<RunningOwner | undefined> {
+    const handle = this.ownerHandle({ kind, namespace, name });
+    try {
+      const [status, history] = await Promise.all([queryWithRetry(handle, ownerStatusQuery), queryWithRetry(handle, rolloutHistoryQuery)]);
+      return { replicas: status.replicas, paused: status.paused, machines: status.machines, restartedAt: history.at(-1)?.restartedAt, certificatesExpireAt: status.certificatesExpireAt };
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    }
   }
 
   /** Turns a refused update into a RejectedError carrying the validator's message. */

@@ -44,6 +44,20 @@ test('bad input exits 2 with the problem and its place, and submits nothing', as
   const r = await capt('apply', '-f', bad, '--var', 'CLUSTER_NAME=nope');
   assert.equal(r.code, 2);
   assert.match(r.stderr, /bad\.yaml \(document 3\) KubeadmControlPlane\/nope-control-plane at spec\.replicas: 2 control-plane machines cannot keep etcd quorum/);
+  const dryBad = await capt('apply', '--dry-run', '-f', bad, '--var', 'CLUSTER_NAME=nope');
+  assert.equal(dryBad.code, 2, 'a dry run refuses bad input as apply does');
+  assert.equal(dryBad.stderr, r.stderr);
+  // A dry run of a new cluster says what would be created, and starts nothing (the list below stays empty).
+  const dry = await capt('apply', '--dry-run=server', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=nope');
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal(dry.stdout, [
+    'cluster.cluster.x-k8s.io/nope created (dry run)',
+    'kubeadmcontrolplane.controlplane.cluster.x-k8s.io/nope-control-plane created (dry run)', '  would add 1 machine',
+    'machinedeployment.cluster.x-k8s.io/nope-md-0 created (dry run)', '  would add 2 machines', '',
+  ].join('\n'));
+  const client = await capt('apply', '--dry-run=client', '-f', join(root, 'examples/quickstart.yaml'));
+  assert.equal(client.code, 2);
+  assert.match(client.stderr, /--dry-run=client: capt's dry run asks the running cluster .*use --dry-run or --dry-run=server/);
   const listed = await capt('get', 'clusters', '-A', '-o', 'json');
   assert.equal(listed.code, 0, listed.stderr);
   assert.deepEqual(JSON.parse(listed.stdout).items, [], 'nothing was submitted');
@@ -75,6 +89,9 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   const moved = await capt('apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'SERVICE_CIDR=10.200.0.0/16', '--var', 'SERVICE_DOMAIN=fleet.example');
   assert.equal(moved.code, 2, 'a network change is refused');
   assert.match(moved.stderr, /clusterNetwork cannot change on a running cluster \(serviceSubnet 10\.100\.0\.0\/16 -> 10\.200\.0\.0\/16\)/);
+  const movedDry = await capt('apply', '--dry-run', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'SERVICE_CIDR=10.200.0.0/16', '--var', 'SERVICE_DOMAIN=fleet.example');
+  assert.equal(movedDry.code, 2, 'a dry run refuses what the workflow\'s validator refuses');
+  assert.equal(movedDry.stderr, moved.stderr);
 
   const clusters = JSON.parse((await capt('get', 'clusters', '-o', 'json')).stdout).items;
   assert.equal(clusters.length, 1);
@@ -147,6 +164,17 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.match(gone.stderr, /cluster default\/e2e not found: it was deleted/);
 });
 
+/** What any change to a cluster would move: its machines, its and its owners' generations and revisions, and how many workflows it has. */
+async function observed(cluster: string) {
+  const json = async (...args: string[]) => JSON.parse((await capt(...args, '-o', 'json')).stdout).items;
+  const [c] = (await json('get', 'clusters')).filter((x: { name: string }) => x.name === cluster);
+  const owners = [c.controlPlane, ...c.machineDeployments].map((o: { name: string; revision: number; observedGeneration: number; replicas: number }) => `${o.name} revision ${o.revision} observed ${o.observedGeneration} replicas ${o.replicas}`);
+  const machines = (await json('get', 'machines')).filter((m: { cluster: string }) => m.cluster === cluster).map((m: { name: string; version: string; phase: string }) => `${m.name} ${m.version} ${m.phase}`).sort() as string[];
+  let workflows = 0;
+  for await (const _ of h.env.client.workflow.list({ query: `CaptCluster = "${cluster}"` })) workflows++;
+  return { generation: c.generation, observedGeneration: c.observedGeneration, owners, machines, workflows };
+}
+
 /** The subject alternative names of the certificate the kubeconfig's apiserver presents. */
 async function apiserverNames(kubeconfig: string): Promise<string> {
   const server = new URL(/server: (\S+)/.exec(kubeconfig)![1]!);
@@ -169,6 +197,19 @@ test('apply --wait of a version change returns once the control plane and every 
   await writeFile(file, (await capt('kubeconfig', 'up')).stdout, { mode: 0o600 });
   const kube = new KubeClient(readFileSync(file, 'utf8'));
   const serverVersion = async () => JSON.parse((await run(kubectlFor(newer), ['--kubeconfig', file, 'version', '-o', 'json'])).stdout).serverVersion.gitVersion as string;
+  assert.equal(await serverVersion(), older);
+
+  // The dry run names the machines the upgrade will replace, and changes nothing.
+  const before = await observed('up');
+  const machineNames = before.machines.map((m) => m.split(' ')[0]!);
+  const dry = await capt('apply', '--dry-run', '-f', quickstart, ...vars(newer));
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal(dry.stdout, [
+    'cluster.cluster.x-k8s.io/up unchanged (dry run)',
+    'kubeadmcontrolplane.controlplane.cluster.x-k8s.io/up-control-plane configured (dry run)', `  would replace 1 machine: ${machineNames.find((n) => n.startsWith('up-control-plane-'))}`,
+    'machinedeployment.cluster.x-k8s.io/up-md-0 configured (dry run)', `  would replace 1 machine once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith('up-md-0-'))}`, '',
+  ].join('\n'));
+  assert.deepEqual(await observed('up'), before, 'the dry run changed nothing: same machines, generations, revisions and workflows');
   assert.equal(await serverVersion(), older);
 
   const upgrading = capt('apply', '-f', quickstart, ...vars(newer), '--wait', '--timeout', '10m');
