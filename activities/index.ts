@@ -6,3 +6,4 @@ export { removeEtcdMember } from './etcd/etcd-activities';
 export { certifyClusterAdmin, ensureClusterSecrets, deleteClusterSecrets } from './bootstrap/cluster-secrets';
 export { controlPlanePreflight } from './control-plane/preflight';
 export { controlPlaneCertificateExpiry } from './control-plane/certificate-expiry';
+export { watchNodeHealth } from './kube/node-health-watch';

@@ -5,6 +5,8 @@ import type { KubeClient } from '../../src/kube/kube-client';
 const idleStopMs = 30_000;
 /** After a failed watch (apiserver restarting, cluster going away), the next attempt waits this long. */
 const retryMs = 1000;
+/** The waiters' key for any Node's change (no providerID is empty). */
+const anyNode = '';
 
 /**
  * A cluster's Nodes by providerID, kept current by one watch per cluster and worker process, however many
@@ -19,6 +21,7 @@ export class NodeWatch {
   private idleTimer?: NodeJS.Timeout;
   private retryTimer?: NodeJS.Timeout;
   private running = false;
+  private listed = false;
   /** Why the last watch attempt failed, for a waiter's progress report. */
   lastError?: string;
 
@@ -57,6 +60,21 @@ export class NodeWatch {
     return this.byProviderID.get(providerID);
   }
 
+  /** Every Node seen (with a providerID), as the watch knows them now. */
+  nodes(): V1Node[] {
+    return [...this.byProviderID.values()];
+  }
+
+  /** True once the watch has listed the Nodes and is following their changes. */
+  get synced(): boolean {
+    return this.running && this.lastError === undefined && this.listed;
+  }
+
+  /** Resolves at the next change of any Node, or after `ms`. */
+  anyChange(ms: number): Promise<void> {
+    return this.changeOf(anyNode, ms);
+  }
+
   /** Resolves at the next change of the Node with this providerID, or after `ms`. */
   changeOf(providerID: string, ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -74,26 +92,28 @@ export class NodeWatch {
   }
 
   private wake(providerID: string): void {
-    for (const done of [...(this.waiters.get(providerID) ?? [])]) done();
+    for (const done of [...(this.waiters.get(providerID) ?? []), ...(this.waiters.get(anyNode) ?? [])]) done();
   }
 
   private start(): void {
     clearTimeout(this.retryTimer);
     if (this.running) return;
     this.running = true;
-    this.watch.start().catch((err: unknown) => this.failed(err));
+    this.watch.start().then(() => (this.listed = true), (err: unknown) => this.failed(err));
   }
 
   /** The watch ended with an error: say why to the waiters, and try again while anyone waits. */
   private failed(err: unknown): void {
     this.lastError = (err as Error)?.message ?? String(err);
     this.running = false;
+    this.listed = false;
     if (this.holders > 0) this.retryTimer = setTimeout(() => this.start(), retryMs);
   }
 
   private stop(): void {
     clearTimeout(this.retryTimer);
     this.running = false;
+    this.listed = false;
     void this.watch.stop();
     this.onStopped();
   }

@@ -1,3 +1,4 @@
+import type { HealthCheckSpec, RemediationStrategy } from '../contract/health-check';
 import type { KubeadmConfigSpec } from '../contract/kubeadm-config-spec';
 import type { ControlPlaneDoc } from './kinds/kubeadm';
 import type { MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
@@ -21,6 +22,10 @@ export interface BootstrapTemplate {
 export interface ControlPlaneModel extends Omit<ControlPlaneDoc, 'infrastructureRef'> {
   name: string;
   infrastructure: InfrastructureTemplate;
+  /** The MachineHealthCheck that selects the control plane's machines, if one does. */
+  healthCheck?: HealthCheckSpec;
+  /** remediationStrategy (v1beta1) or remediation (v1beta2), in one shape. */
+  remediation?: RemediationStrategy;
 }
 
 export interface MachineTemplateModel extends Omit<MachineTemplateDoc, 'bootstrapRef' | 'infrastructureRef'> {
@@ -31,6 +36,8 @@ export interface MachineTemplateModel extends Omit<MachineTemplateDoc, 'bootstra
 export interface MachineDeploymentModel extends Omit<MachineDeploymentDoc, 'template'> {
   name: string;
   template: MachineTemplateModel;
+  /** The MachineHealthCheck that selects this MachineDeployment's machines, if one does. */
+  healthCheck?: HealthCheckSpec;
 }
 
 export interface ClusterModel {

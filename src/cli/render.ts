@@ -31,8 +31,11 @@ export function clustersTable(clusters: ClusterView[], wide: boolean): string {
 }
 
 export function machinesTable(machines: MachineStatus[], wide: boolean): string {
-  const headers = ['NAMESPACE', 'NAME', 'CLUSTER', 'NODENAME', 'PROVIDERID', 'PHASE', 'AGE', 'VERSION', ...(wide ? ['ADDRESS', 'STEP'] : [])];
-  return table(headers, machines.map((m) => [m.namespace, m.name, m.cluster, m.nodeRef ?? '', m.providerID ?? '', m.phase, age(m.createdAt), m.version, ...(wide ? [m.addresses.join(','), m.step] : [])]));
+  const headers = ['NAMESPACE', 'NAME', 'CLUSTER', 'NODENAME', 'PROVIDERID', 'PHASE', 'NODEHEALTHY', 'AGE', 'VERSION', ...(wide ? ['ADDRESS', 'STEP'] : [])];
+  const nodeHealthy = (m: MachineStatus) => m.conditions.find((c) => c.type === 'NodeHealthy')?.status ?? 'Unknown';
+  return table(headers, machines.map((m) => [
+    m.namespace, m.name, m.cluster, m.nodeRef ?? '', m.providerID ?? '', m.phase, nodeHealthy(m), age(m.createdAt), m.version, ...(wide ? [m.addresses.join(','), m.step] : []),
+  ]));
 }
 
 export function ownersTable(owners: OwnerStatus[]): string {

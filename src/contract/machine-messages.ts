@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { DrainProgress, MachineSpecChange, MachineStatus, MachineTemplateChange } from './machine';
+import type { DrainProgress, MachineSpecChange, NodeHealth, MachineStatus, MachineTemplateChange } from './machine';
 
 /** Messages of the machine workflow. Wire name = constant name without its suffix. */
 export const machineStatusQuery = defineQuery<MachineStatus>('machineStatus');
@@ -11,5 +11,7 @@ export const requestMachineDeletionSignal = defineSignal<[{ clusterDeleting?: bo
 export const changeMachineUpdate = defineUpdate<MachineStatus, [MachineSpecChange]>('changeMachine');
 /** From the owning MachineDeployment: its template's in-place fields changed; the machine merges them into its own. */
 export const machineTemplateChangedSignal = defineSignal<[MachineTemplateChange]>('machineTemplateChanged');
+/** From the cluster's Node watch, only when the machine's Node's health changes (see NodeHealth). */
+export const nodeHealthSignal = defineSignal<[NodeHealth]>('nodeHealth');
 /** From the drain activity, only when what blocks the drain changes. */
 export const drainProgressSignal = defineSignal<[DrainProgress]>('drainProgress');

@@ -71,6 +71,38 @@ export interface Condition {
   lastTransitionTime?: string;
 }
 
+/** A Node condition that is not healthy (Ready not True, or another condition True), since it last changed. */
+export interface NodeConditionState {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  since: string;
+}
+
+/** The machine's Node as the cluster's Node watch last saw it: Ready, the conditions not healthy, or gone. */
+export interface NodeHealth {
+  ready: 'True' | 'False' | 'Unknown';
+  message?: string;
+  /** Only the conditions not healthy; absent or empty on a healthy Node. */
+  conditions?: NodeConditionState[];
+  /** The Node was deleted while the machine still exists. */
+  gone?: boolean;
+}
+
+/** What an owner keeps of a Node that is not healthy (what a MachineHealthCheck checks); absent when healthy. */
+export interface NodeHealthRecord {
+  conditions: Pick<NodeConditionState, 'type' | 'status' | 'since'>[];
+  gone?: boolean;
+}
+
+/** The owner's view of a Node's health, or undefined when nothing about it is unhealthy. */
+export function nodeHealthRecord(health: NodeHealth | undefined): NodeHealthRecord | undefined {
+  const conditions = (health?.conditions ?? []).map(({ type, status, since }) => ({ type, status, since }));
+  if (!health?.gone && conditions.length === 0) return undefined;
+  return { conditions, ...(health?.gone ? { gone: true } : {}) };
+}
+
 /** What the drain activity reports while it works. */
 export interface DrainProgress {
   evicted: number;
@@ -111,6 +143,10 @@ export const preTerminateHookPrefix = 'pre-terminate.delete.hook.machine.cluster
 export const controlPlaneCleanupHook = `${preTerminateHookPrefix}/kcp-cleanup`;
 export const excludeNodeDrainingAnnotation = 'machine.cluster.x-k8s.io/exclude-node-draining';
 export const excludeVolumeDetachAnnotation = 'machine.cluster.x-k8s.io/exclude-wait-for-node-volume-detach';
+export const remediateMachineAnnotation = 'cluster.x-k8s.io/remediate-machine';
+export const skipRemediationAnnotation = 'cluster.x-k8s.io/skip-remediation';
+/** On the Node, as Cluster API sets it: the machine it belongs to (the cluster's Node watch finds the machine by it). */
+export const nodeMachineAnnotation = 'cluster.x-k8s.io/machine';
 
 /**
  * What a machine tells its owner: only the fields the owner plans with, sent only when one of them
@@ -126,6 +162,12 @@ export interface MachineReport {
   marked: boolean;
   /** Why it is stuck, in one short line: a drain held by a budget, a failed bootstrap. */
   blocker?: string;
+  /** Its Node's health once Running, when anything about it is unhealthy. */
+  node?: NodeHealthRecord;
+  /** Carries cluster.x-k8s.io/remediate-machine: a MachineHealthCheck remediates it. */
+  remediate?: boolean;
+  /** Carries cluster.x-k8s.io/skip-remediation: no MachineHealthCheck remediates it. */
+  skipRemediation?: boolean;
   /** Grows with every report: signals may arrive out of order, and the owner keeps the newest. */
   sequence: number;
 }

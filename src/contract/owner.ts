@@ -1,5 +1,6 @@
+import type { HealthCheckStatus } from './health-check';
 import type { OwnerStepReason } from './steps';
-import type { Condition, MachinePhase } from './machine';
+import type { Condition, MachinePhase, NodeHealthRecord } from './machine';
 
 /**
  * What an owner (control plane, MachineDeployment) keeps of each of its machines: what planning needs
@@ -19,6 +20,10 @@ export interface MachineRecord {
   /** Carries cluster.x-k8s.io/delete-machine. */
   marked: boolean;
   blocker?: string;
+  /** Its Node's health, when anything about it is unhealthy. */
+  node?: NodeHealthRecord;
+  remediate?: boolean;
+  skipRemediation?: boolean;
   /** When the owner first saw it Running: it counts as available minReadySeconds later. */
   runningSince?: string;
   /** The newest report applied. */
@@ -72,6 +77,8 @@ export interface OwnerStatus extends OwnerSummary {
   conditions: Condition[];
   /** The compact records; a machine's detail is its own workflow's status query. */
   machines: MachineRecord[];
+  /** The MachineHealthCheck selecting this owner's machines: what it sees, whether it may remediate, what it did. */
+  healthCheck?: HealthCheckStatus;
   /** Control plane only: the last passed preflights (etcd members, machines, apiserver versions). */
   preflights?: { at: string; members: string[]; machines: string[]; apiserverVersions: Record<string, string> }[];
   /** Control plane with certificatesExpiryDays: when each machine's apiserver certificate expires. */

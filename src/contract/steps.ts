@@ -11,7 +11,7 @@ export type MachineStepReason =
 /** A control plane's or MachineDeployment's step. */
 export type OwnerStepReason =
   | 'Starting' | 'CreatingMachines' | 'DeletingMachines' | 'MachineFailed' | 'DetachingEndpoint' | 'RemovingEtcdMember'
-  | 'PreflightFailed' | 'ChangingInPlace' | 'RollingOut' | 'Paused' | 'Stable' | 'Deleting' | 'Deleted';
+  | 'PreflightFailed' | 'ChangingInPlace' | 'RollingOut' | 'Paused' | 'Stable' | 'Remediating' | 'RemediationBlocked' | 'Deleting' | 'Deleted';
 
 /** A cluster's step. */
 export type ClusterStepReason =

@@ -1,5 +1,5 @@
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
+  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, isCancellation, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
   setHandler, startChild, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterStepReason } from '../../src/contract/steps';
@@ -22,6 +22,9 @@ import { resolveIntOrPercent } from '../../src/api/int-or-percent';
 import { diffClusterModels } from './cluster-diff';
 import { changedGeneration, clusterStatus, controlPlaneOf, machineDeploymentOf, ownerKey, type ClusterState } from './cluster-status';
 import { waitingToStart } from '../../src/contract/cluster';
+
+/** One attempt of the Node health watch; then a fresh one (bounded activities, and a new worker version takes over). */
+const nodeHealthAttemptSeconds = 600;
 
 export interface ClusterInput {
   model: ClusterModel;
@@ -74,6 +77,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   const { facts } = state;
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  // Long-lived: each attempt returns after nodeHealthAttemptSeconds; a lost worker is noticed within the heartbeat timeout.
+  const watcher = proxyActivities<typeof coreActivities>({ startToCloseTimeout: `${nodeHealthAttemptSeconds + 60}s`, heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const self = workflowInfo().workflowId;
 
   let publishedPhase = '';
@@ -238,8 +243,23 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     setStep('Deleted', 'deleted');
   }
 
+  /** One watch of the cluster's Nodes tells each machine of its Node's health, from the control plane's initialisation to the cluster's deletion. */
+  const nodeHealth = new CancellationScope();
+  let watchingNodeHealth: Promise<void> = Promise.resolve();
+  const stopNodeHealth = async () => {
+    nodeHealth.cancel();
+    await watchingNodeHealth;
+  };
+
   refresh();
   if (!state.deleting) await create();
+  if (!state.deleting) {
+    watchingNodeHealth = nodeHealth.run(async () => {
+      for (;;) await watcher.watchNodeHealth({ namespace: facts.namespace, cluster: facts.name, runForSeconds: nodeHealthAttemptSeconds });
+    }).catch((err: unknown) => {
+      if (!isCancellation(err)) throw err;
+    });
+  }
   while (!state.deleting) {
     const releasable = () => held.length > 0 && controlPlaneUpgraded();
     await condition(() => state.deleting || notStarted().length > 0 || releasable() || workflowInfo().continueAsNewSuggested);
@@ -250,10 +270,12 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       refresh();
     }
     if (workflowInfo().continueAsNewSuggested) {
+      await stopNodeHealth();
       await condition(allHandlersFinished);
       return continueAsNew<typeof clusterWorkflow>({ model: state.model, state });
     }
   }
+  await stopNodeHealth();
   await remove();
   return refresh();
 }

@@ -7,6 +7,9 @@ import { controlPlaneCleanupHook, MachinePhase, type MachineSpec } from '../../s
 import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
 import { isRunning } from '../shared/machine-pool';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
+import { evaluateHealth, healthCheckStatus, remediationAllowedCondition, withRemediations } from '../shared/machine-health';
+import { controlPlaneRemediation, remediationStrategy, type LastRemediation } from './control-plane-remediation';
+import type { UnhealthyMachine } from '../../src/contract/health-check';
 import { controlPlaneSpecSignal } from '../../src/contract/cluster-messages';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
@@ -32,6 +35,10 @@ export interface ControlPlaneState extends OwnerState {
   revisions?: ControlPlaneRevision[];
   /** Deleting machines already out of the endpoint and etcd (a few at most; dropped once they are gone). */
   cleaned?: string[];
+  /** The last remediation, for remediationStrategy's retries. */
+  lastRemediation?: LastRemediation;
+  /** Why an unhealthy machine is not remediated (the last machine, etcd quorum, maxRetry), shown in status. */
+  remediationBlocked?: string;
   /** When each machine's apiserver certificate expires, checked hourly while certificatesExpiryDays is set. */
   certificateExpiry?: Record<string, string>;
   certificatesCheckedAt?: string;
@@ -63,6 +70,8 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
   const hash = machineHash(state);
   const updated = state.machines.filter((m) => isRunning(m) && m.templateHash === hash).length;
   const available = state.initialized && ready > 0;
+  const checked = state.spec.healthCheck && healthCheckStatus(state.spec.healthCheck, state.machines, state.remediations, Date.now());
+  const health = checked && state.remediationBlocked ? { ...checked, remediationAllowed: false, message: state.remediationBlocked } : checked;
   return {
     kind: 'KubeadmControlPlane', namespace: facts.namespace, name: state.spec.name, cluster: facts.name, version: state.spec.version, replicas: state.spec.replicas,
     readyReplicas: ready, availableReplicas: ready, updatedReplicas: updated, paused: !!state.paused,
@@ -74,7 +83,9 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     conditions: [
       { type: 'Available', status: available ? 'True' : 'False', ...(available ? {} : { reason: 'WaitingForMachines', message: state.step }) },
       { type: 'MachinesReady', status: ready === state.spec.replicas ? 'True' : 'False', ...(ready === state.spec.replicas ? {} : { reason: 'Scaling', message: `${ready}/${state.spec.replicas} machines running` }) },
+      ...(health ? [remediationAllowedCondition(health)] : []),
     ],
+    ...(health ? { healthCheck: health } : {}),
     machines: state.machines,
     sequence: state.reports ?? 0,
     preflights: state.preflights ?? [],
@@ -123,7 +134,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     state.spec = { ...state.spec, ...template };
     record(cause, restartedAt);
   };
-  const { refresh, observe, setStep, deleteAllAndFinish, checkpoint, startMachines, deleteMachines, newNames } = ownerRuntime({
+  const { refresh, observe, setStep, deleteAllAndFinish, checkpoint, startMachines, deleteMachines, newNames, changes } = ownerRuntime({
     kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
     validateReplicas: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas),
     revisions: () => state.revisions ?? [],
@@ -156,6 +167,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const init = !state.initialized && state.machines.length === 0;
     const [name] = newNames(state.spec.name, 1) as [string];
     setStep('CreatingMachines', `creating control-plane machine ${name} (${init ? 'kubeadm init' : 'kubeadm join --control-plane'})`);
+    if (state.lastRemediation && !state.lastRemediation.replacement) state.lastRemediation.replacement = name;
     await startMachines([{ spec: machineSpec(name, init), templateHash: machineHash(state), summary: `Control-plane machine ${name} of cluster ${facts.name}` }]);
     const machine = () => state.machines.find((m) => m.name === name);
     await condition(() => !machine() || isRunning(machine()!) || machine()!.phase === MachinePhase.Failed || !!state.deleting);
@@ -228,6 +240,27 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     refresh();
   }
 
+  const remediationDecision = () => {
+    const check = state.spec.healthCheck;
+    const now = Date.now();
+    return check && controlPlaneRemediation(evaluateHealth(check, state.machines, now), state.machines, remediationStrategy(state.spec), state.lastRemediation, now);
+  };
+  /** As Cluster API's control plane remediates: out of the endpoint and etcd, deleted, then replaced by the next pass's scale-up. */
+  async function remediate(unhealthy: UnhealthyMachine, retries: number): Promise<void> {
+    const now = Date.now();
+    state.lastRemediation = { machine: unhealthy.machine, at: new Date(now).toISOString(), retries };
+    state.remediations = withRemediations(state.remediations, [unhealthy], now);
+    setStep('Remediating', `MachineHealthCheck ${state.spec.healthCheck!.name}: remediating ${unhealthy.machine} (${unhealthy.message}, since ${unhealthy.since})${retries ? `, retry ${retries}` : ''}`);
+    await cleanUp(state.machines.find((m) => m.name === unhealthy.machine)!);
+  }
+  /** When a pending health timeout or retryPeriod runs out: the loop looks again then. */
+  const remediationWakeMs = (now: number) => {
+    const check = state.spec.healthCheck;
+    const decision = remediationDecision();
+    const times = [check && evaluateHealth(check, state.machines, now).nextAtMs, decision && 'waitUntilMs' in decision ? decision.waitUntilMs : undefined].filter((t): t is number => t !== undefined);
+    return times.length ? Math.max(1000, Math.min(...times) - now + 50) : undefined;
+  };
+
   /** A machine deleted by someone else, waiting at its cleanup hook for the endpoint and etcd to let it go. */
   const deletedElsewhere = () => state.machines.find((m) => m.deleting && !(state.cleaned ?? []).includes(m.name));
 
@@ -242,6 +275,12 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     state.cleaned = (state.cleaned ?? []).filter((name) => state.machines.some((m) => m.name === name));
     if (deletedElsewhere()) {
       await cleanUp(deletedElsewhere()!);
+      continue;
+    }
+    const remediation = remediationDecision();
+    state.remediationBlocked = remediation && 'blocked' in remediation ? remediation.blocked : undefined;
+    if (remediation && 'remediate' in remediation) {
+      await remediate(remediation.remediate, remediation.retries);
       continue;
     }
     const live = state.machines.filter((m) => !m.deleting);
@@ -259,12 +298,17 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       else if (checked) await scaleUp();
     } else {
       const waiting = live.filter((m) => m.templateHash !== machineHash(state)).length;
-      setStep(waiting ? 'Paused' : 'Stable', `${live.length} control-plane machines running${waiting ? ` (paused: ${waiting} on an older revision wait for resume)` : ''}`);
+      if (state.remediationBlocked) setStep('RemediationBlocked', state.remediationBlocked);
+      else setStep(waiting ? 'Paused' : 'Stable', `${live.length} control-plane machines running${waiting ? ` (paused: ${waiting} on an older revision wait for resume)` : ''}`);
       const hash = machineHash(state);
       const paused = state.paused;
       const spec = state.spec;
-      const moved = () => !!state.deleting || state.spec !== spec || state.machines.filter((m) => !m.deleting).length !== state.spec.replicas || machineHash(state) !== hash || state.paused !== paused || workflowInfo().continueAsNewSuggested;
-      const wakes = [msUntilRolloutAfter(state.spec.rolloutAfter, Date.now()), state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined].filter((t): t is number => t !== undefined);
+      const seen = changes();
+      // A machine's report (its Node's health among it) may make a remediation due.
+      const moved = () => !!state.deleting || state.spec !== spec || changes() !== seen || machineHash(state) !== hash || state.paused !== paused || workflowInfo().continueAsNewSuggested;
+      const wakes = [
+        msUntilRolloutAfter(state.spec.rolloutAfter, Date.now()), state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined, remediationWakeMs(Date.now()),
+      ].filter((t): t is number => t !== undefined);
       await (wakes.length ? condition(moved, Math.min(...wakes)) : condition(moved));
     }
   }

@@ -1,6 +1,7 @@
 import { MachinePhase } from '../../src/contract/machine';
 import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
 import { isAvailable, isRunning } from '../shared/machine-pool';
+import { healthCheckStatus, remediationAllowedCondition } from '../shared/machine-health';
 import type { MachineDeploymentState } from './machine-deployment-workflow';
 import { machineTemplateHash } from './machine-sets';
 
@@ -13,6 +14,7 @@ export function machineDeploymentStatus(facts: ClusterFacts, state: MachineDeplo
   const updated = live.filter((m) => m.templateHash === set.hash).length;
   const complete = updated === state.spec.replicas && live.length === state.spec.replicas && available === state.spec.replicas && state.machines.length === live.length;
   const availableOk = available >= state.spec.replicas;
+  const health = state.spec.healthCheck && healthCheckStatus(state.spec.healthCheck, state.machines, state.remediations, nowMs);
   return {
     kind: 'MachineDeployment',
     namespace: facts.namespace,
@@ -38,7 +40,9 @@ export function machineDeploymentStatus(facts: ClusterFacts, state: MachineDeplo
     conditions: [
       { type: 'Available', status: availableOk ? 'True' : 'False', ...(availableOk ? {} : { reason: 'WaitingForAvailableMachines', message: `${available}/${state.spec.replicas} machines available` }) },
       { type: 'RollingOut', status: complete ? 'False' : 'True', ...(complete ? {} : { reason: state.paused ? 'Paused' : 'RollingOut', message: state.step }) },
+      ...(health ? [remediationAllowedCondition(health)] : []),
     ],
+    ...(health ? { healthCheck: health } : {}),
     machines: state.machines,
     machineSets: state.machineSets.map((s) => {
       const of = live.filter((m) => m.templateHash === s.hash);

@@ -7,6 +7,7 @@ import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
 import { inBatches } from '../shared/machine-pool';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
+import { evaluateHealth, withRemediations } from '../shared/machine-health';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { someNames } from '../shared/some-names';
@@ -133,6 +134,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       continue;
     }
     const now = Date.now();
+    if (await remediate(now)) continue;
     const set = current();
     const live = state.machines.filter((m) => !m.deleting).length;
     if (!state.paused) state.pausedSurplus = undefined;
@@ -168,6 +170,20 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   }
   return deleteAllAndFinish('machine');
 
+  /**
+   * The MachineHealthCheck's verdict acted on, as a MachineSet remediates: unhealthy machines are deleted
+   * (drain and hooks as usual) and the plan's next pass replaces them. False when nothing was remediated.
+   */
+  async function remediate(now: number): Promise<boolean> {
+    const check = state.spec.healthCheck;
+    const verdict = check && evaluateHealth(check, state.machines, now);
+    if (!check || !verdict?.allowed || !verdict.remediable.length) return false;
+    state.remediations = withRemediations(state.remediations, verdict.remediable, now);
+    setStep('Remediating', `MachineHealthCheck ${check.name}: remediating ${verdict.remediable.map((u) => `${u.machine} (${u.message}, since ${u.since})`).slice(0, 3).join(', ')}${verdict.remediable.length > 3 ? ` and ${verdict.remediable.length - 3} more` : ''}`);
+    await deleteMachines(verdict.remediable.map((u) => u.machine));
+    return true;
+  }
+
   /** What the machines a rollout waits on are doing: a drain held by a budget, a failing bootstrap. */
   function blockers(): string {
     const stuck = state.machines.filter((m) => m.blocker).slice(0, 3);
@@ -177,6 +193,8 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   /** When to look again without a message: a machine reaching minReadySeconds, or rolloutAfter passing. */
   function nextWakeMs(now: number): number | undefined {
     const times = state.machines.filter((m) => m.runningSince && !m.deleting).map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000).filter((t) => t > now);
+    const healthAt = state.spec.healthCheck && evaluateHealth(state.spec.healthCheck, state.machines, now).nextAtMs;
+    if (healthAt !== undefined) times.push(healthAt);
     const untilRolloutAfter = msUntilRolloutAfter(state.spec.rolloutAfter, now);
     if (untilRolloutAfter !== undefined) times.push(now + untilRolloutAfter);
     return times.length ? Math.max(1000, Math.min(...times) - now + 50) : undefined;

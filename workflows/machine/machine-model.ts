@@ -1,5 +1,5 @@
 import type { MachineStepReason } from '../../src/contract/steps';
-import type { DeletionGate, DrainProgress, MachineSpec } from '../../src/contract/machine';
+import type { DeletionGate, DrainProgress, MachineSpec, NodeHealth } from '../../src/contract/machine';
 
 /** Everything the machine workflow knows, as plain JSON: it survives continue-as-new unchanged. */
 export interface MachineState {
@@ -9,7 +9,7 @@ export interface MachineState {
   infrastructure?: { providerID: string; addresses: string[] };
   bootstrap?: { state: 'succeeded' } | { state: 'failed'; command: string; exitCode: number; output: string };
   nodeRef?: { name: string };
-  node?: { ready: 'True' | 'False' | 'Unknown'; message?: string };
+  node?: NodeHealth;
   nodeSynced: boolean;
   /** Labels or annotations changed since the Node was last synced. */
   nodeSyncPending: boolean;

@@ -1,4 +1,6 @@
-import { coarsePhase, DeletionGate, deleteMachineAnnotation, MachinePhase, type MachineReport, type MachineStatus } from '../../src/contract/machine';
+import {
+  coarsePhase, DeletionGate, deleteMachineAnnotation, MachinePhase, nodeHealthRecord, remediateMachineAnnotation, skipRemediationAnnotation, type MachineReport, type MachineStatus, type NodeHealth,
+} from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
 
 /** A blocker longer than this is cut: the owner shows it in one line and carries a thousand of them. */
@@ -24,21 +26,25 @@ function blocker(status: MachineStatus, held: boolean): string | undefined {
 }
 
 /** The report an owner receives: what it plans with, nothing more. `held`: see deletionHeld. */
-export function machineReport(status: MachineStatus, sequence: number, held = false): MachineReport {
+export function machineReport(status: MachineStatus, sequence: number, held = false, node?: NodeHealth): MachineReport {
   const why = blocker(status, held);
+  // Health matters once the machine runs; before, the owner judges it by its phase and age.
+  const health = status.phase === MachinePhase.Running ? nodeHealthRecord(node) : undefined;
   const phase = coarsePhase(status.phase);
   // The address matters once the machine runs (the control plane's etcd and preflight); earlier it would cost a report.
   const address = phase === MachinePhase.Provisioning ? undefined : status.addresses[0];
   return {
     name: status.name, phase, marked: status.annotations[deleteMachineAnnotation] !== undefined, sequence,
-    ...(address ? { address } : {}), ...(why ? { blocker: why } : {}),
+    ...(address ? { address } : {}), ...(why ? { blocker: why } : {}), ...(health ? { node: health } : {}),
+    ...(status.annotations[remediateMachineAnnotation] !== undefined ? { remediate: true } : {}),
+    ...(status.annotations[skipRemediationAnnotation] !== undefined ? { skipRemediation: true } : {}),
   };
 }
 
-const keyOf = (r: MachineReport) => JSON.stringify([r.name, r.phase, r.marked, r.address ?? '', r.blocker ?? '']);
+const keyOf = (r: MachineReport) => JSON.stringify([r.name, r.phase, r.marked, r.address ?? '', r.blocker ?? '', r.node ?? null, !!r.remediate, !!r.skipRemediation]);
 
 /** Two statuses with the same key need no new report. */
-export const reportKey = (status: MachineStatus, held = false) => keyOf(machineReport(status, 0, held));
+export const reportKey = (status: MachineStatus, held = false, node?: NodeHealth) => keyOf(machineReport(status, 0, held, node));
 
 /** What an owner assumes of a machine it just started (see newRecord): telling it so would be no news. */
 export const startedByOwnerKey = (name: string) => keyOf({ name, phase: MachinePhase.Provisioning, marked: false, sequence: 0 });

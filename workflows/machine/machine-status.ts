@@ -17,6 +17,10 @@ export const Reason = {
   NodeNotReady: 'NodeNotReady',
   /** The Node's labels, annotations and taints are not synced yet. */
   NodeNotSynced: 'NodeNotSynced',
+  /** The Node was deleted while the machine exists. */
+  NodeNotFound: 'NodeNotFound',
+  /** A Node condition other than Ready is True (memory, disk or PID pressure, a network problem). */
+  NodeConditionsFailed: 'NodeConditionsFailed',
 } as const;
 
 const condition = (type: string, ok: boolean, reason?: string, message?: string): Condition =>
@@ -47,7 +51,11 @@ export function machineStatus(state: MachineState): MachineStatus {
     ),
     ...(state.infrastructure ? [condition('BootstrapExecSucceeded', infraReady, bootstrapFailed ? Reason.BootstrapFailed : Reason.WaitingForBootstrap, failure)] : []),
     condition('NodeReady', !!state.nodeRef && nodeReady, state.nodeRef ? Reason.NodeNotReady : Reason.WaitingForNode, state.node?.message),
-    condition('NodeHealthy', !!state.nodeRef && nodeReady && state.nodeSynced, !state.nodeRef ? Reason.WaitingForNode : !nodeReady ? Reason.NodeNotReady : Reason.NodeNotSynced),
+    condition(
+      'NodeHealthy', !!state.nodeRef && nodeReady && state.nodeSynced && !state.node?.gone && !state.node?.conditions?.length,
+      !state.nodeRef ? Reason.WaitingForNode : state.node?.gone ? Reason.NodeNotFound : !nodeReady ? Reason.NodeNotReady : !state.nodeSynced ? Reason.NodeNotSynced : Reason.NodeConditionsFailed,
+      state.node?.gone ? `Node ${state.nodeRef?.name} was deleted` : state.node?.conditions?.map((c) => `${c.type}=${c.status} since ${c.since}${c.reason ? ` (${c.reason})` : ''}`).join('; ') || undefined,
+    ),
   ];
   const firstFalse = conditions.find((c) => c.status !== 'True');
   conditions.unshift(condition('Ready', !firstFalse && !state.deletion, state.deletion ? 'Deleting' : firstFalse?.reason, state.deletion ? state.deletion.message : firstFalse?.message));

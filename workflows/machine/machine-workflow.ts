@@ -7,12 +7,12 @@ import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import { machineReportSignal } from '../../src/contract/cluster-messages';
 import {
-  changeMachineUpdate, deleteMachineUpdate, drainProgressSignal, machineStatusQuery, machineTemplateChangedSignal, requestMachineDeletionSignal,
+  changeMachineUpdate, deleteMachineUpdate, drainProgressSignal, machineStatusQuery, machineTemplateChangedSignal, nodeHealthSignal, requestMachineDeletionSignal,
 } from '../../src/contract/machine-messages';
-import { CaptPhase, machineSearchAttributes } from '../../src/contract/search-attributes';
+import { CaptNodeHealthy, CaptPhase, machineSearchAttributes } from '../../src/contract/search-attributes';
 import { providerTaskQueue } from '../../src/contract/task-queues';
 import {
-  controlPlaneCleanupHook, coarsePhase, DeletionGate, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
+  controlPlaneCleanupHook, coarsePhase, DeletionGate, nodeMachineAnnotation, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
   type MachineSpec, type MachineSpecChange, type MachineStatus,
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
@@ -37,6 +37,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   const { spec } = state;
   const ref = { namespace: spec.namespace, cluster: spec.cluster, name: spec.name };
   const target = { namespace: spec.namespace, cluster: spec.cluster };
+  // The machine's name on its Node, as Cluster API puts it: the cluster's Node watch finds the machine by it.
+  const nodeAnnotations = () => ({ ...spec.annotations, [nodeMachineAnnotation]: spec.name });
 
   // Short calls: a dead worker's activity is retried within a minute.
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
@@ -50,20 +52,22 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   });
 
   // Started by an owner, the machine already carries its first search attributes; upserts follow phase changes.
-  let publishedPhase = workflowInfo().typedSearchAttributes.get(CaptPhase) ?? '';
+  let publishedPhase = `${workflowInfo().typedSearchAttributes.get(CaptPhase) ?? ''} ${workflowInfo().typedSearchAttributes.get(CaptNodeHealthy) ?? 'False'}`;
   // A continued run already told its owner what it was; a new one is what its owner assumes.
-  let reported = input.state ? reportKey(machineStatus(state), deletionHeld(state)) : startedByOwnerKey(spec.name);
+  let reported = input.state ? reportKey(machineStatus(state), deletionHeld(state), state.node) : startedByOwnerKey(spec.name);
   /** Recomputes status after every change: current details, search attributes, and the owner's notice. */
   function refresh(): MachineStatus {
     const status = machineStatus(state);
     const blocked = status.conditions.find((c) => c.type === 'Deleting')?.message;
     setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}`);
-    if (coarsePhase(status.phase) !== publishedPhase) {
-      publishedPhase = coarsePhase(status.phase);
-      upsertSearchAttributes(machineSearchAttributes(spec, status.phase));
+    // Phase and Node health together: at Running both change at once, and one upsert carries them.
+    const nodeHealthy = status.conditions.find((c) => c.type === 'NodeHealthy')?.status ?? 'Unknown';
+    if (`${coarsePhase(status.phase)} ${nodeHealthy}` !== publishedPhase) {
+      publishedPhase = `${coarsePhase(status.phase)} ${nodeHealthy}`;
+      upsertSearchAttributes(machineSearchAttributes(spec, status.phase, nodeHealthy));
     }
     // The owner hears only of what it plans with (see machine-report.ts), a few times in the machine's life.
-    const key = reportKey(status, deletionHeld(state));
+    const key = reportKey(status, deletionHeld(state), state.node);
     if (key !== reported && status.phase !== 'Deleted') {
       reported = key;
       void report(status);
@@ -73,7 +77,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   function report(status: MachineStatus): Promise<void> {
     state.reports = (state.reports ?? 0) + 1;
     if (!spec.owner) return Promise.resolve();
-    return getExternalWorkflowHandle(spec.owner).signal(machineReportSignal, machineReport(status, state.reports, deletionHeld(state))).catch(() => undefined);
+    return getExternalWorkflowHandle(spec.owner).signal(machineReportSignal, machineReport(status, state.reports, deletionHeld(state), state.node)).catch(() => undefined);
   }
   const setStep = (reason: MachineStepReason, step: string) => {
     state.stepReason = reason;
@@ -88,12 +92,18 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       state.deletion = { requestedAt: now, clusterDeleting: opts.clusterDeleting ?? false, gate: DeletionGate.PreDrainHooks, gateStartedAt: now };
       Object.assign(state, { step: 'deletion requested', stepReason: 'DeletionRequested' });
       // The owner that asked already counts the machine as leaving: no report for that.
-      if (byOwner) reported = reportKey(machineStatus(state), deletionHeld(state));
+      if (byOwner) reported = reportKey(machineStatus(state), deletionHeld(state), state.node);
     }
     if (byOwner) delete spec.annotations[controlPlaneCleanupHook];
     return refresh();
   };
   setHandler(deleteMachineUpdate, (opts) => requestDeletion(opts));
+  setHandler(nodeHealthSignal, (health) => {
+    // Before Running the machine waits for its Node itself; after deletion began the Node's health no longer matters.
+    if (!state.nodeRef || state.deletion) return;
+    state.node = health;
+    refresh();
+  });
   setHandler(requestMachineDeletionSignal, (opts) => void requestDeletion(opts, true));
   setHandler(
     changeMachineUpdate,
@@ -152,7 +162,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       setStep('WaitingForNode', `waiting for a Ready Node with providerID ${state.infrastructure.providerID}`);
       // The wait syncs the Node as soon as it is Ready: one activity, not two, per machine.
       state.nodeSyncPending = false;
-      const node = await waits.waitForNode({ ...target, providerID: state.infrastructure.providerID, timeoutSeconds: nodeStartupChunkSeconds, labels: spec.labels, annotations: spec.annotations });
+      const node = await waits.waitForNode({ ...target, providerID: state.infrastructure.providerID, timeoutSeconds: nodeStartupChunkSeconds, labels: spec.labels, annotations: nodeAnnotations() });
       if (!node) continue;
       state.nodeRef = { name: node.nodeName };
       state.node = node.readiness;
@@ -165,7 +175,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   async function syncNode(): Promise<void> {
     setStep('SyncingNode', `syncing labels, annotations and taints to Node ${state.nodeRef!.name}`);
     state.nodeSyncPending = false;
-    state.node = await core.syncNode({ ...target, nodeName: state.nodeRef!.name, labels: spec.labels, annotations: spec.annotations });
+    // Health the Node watch reported stays: a sync reads Ready only.
+    state.node = { ...state.node, ...(await core.syncNode({ ...target, nodeName: state.nodeRef!.name, labels: spec.labels, annotations: nodeAnnotations() })) };
     state.nodeSynced = true;
     setStep('Running', 'running');
   }

@@ -71,17 +71,21 @@ export function recordMachineReport(machines: MachineRecord[], report: MachineRe
   return machines.map((m) => {
     if (m.name !== report.name || m.sequence > report.sequence) return m;
     const running = report.phase === MachinePhase.Running;
-    const { blocker: _blocker, address: _address, runningSince: _since, ...rest } = m;
+    const { blocker: _blocker, address: _address, runningSince: _since, node: _node, remediate: _remediate, skipRemediation: _skip, ...rest } = m;
     return {
       ...rest, phase: report.phase, marked: report.marked, sequence: report.sequence, deleting: m.deleting || report.phase === MachinePhase.Deleting,
       ...(report.address ? { address: report.address } : m.address ? { address: m.address } : {}),
       ...(report.blocker ? { blocker: report.blocker } : {}),
+      ...(report.node ? { node: report.node } : {}),
+      ...(report.remediate ? { remediate: true } : {}),
+      ...(report.skipRemediation ? { skipRemediation: true } : {}),
       ...(running ? { runningSince: m.runningSince ?? now } : {}),
     };
   });
 }
 
-export const isRunning = (m: MachineRecord) => m.phase === MachinePhase.Running && !m.deleting;
+/** Running, not leaving, and its Node there and Ready: what ready replicas and rollout budgets count, as Cluster API's Node-based readiness does. */
+export const isRunning = (m: MachineRecord) => m.phase === MachinePhase.Running && !m.deleting && !m.node?.gone && !m.node?.conditions.some((c) => c.type === 'Ready');
 
 /** Running for at least minReadySeconds at `nowMs`. */
 export const isAvailable = (m: MachineRecord, minReadySeconds: number, nowMs: number) =>

@@ -9,6 +9,7 @@ import type { MachineSpec } from '../../src/contract/machine';
 import type { ClusterFacts, MachineOwnerKind, MachineRecord, OwnerStatus, OwnerSummary, Revision } from '../../src/contract/owner';
 import { captAttributes } from '../../src/contract/search-attributes';
 import type { OwnerStepReason } from '../../src/contract/steps';
+import type { Remediation } from '../../src/contract/health-check';
 import { deletePoolMachines, newMachineNames, newRecord, recordMachineReport, startPoolMachines, startsPerRun } from './machine-pool';
 import { ownerSummary, summaryKey } from './owner-summary';
 
@@ -25,6 +26,8 @@ export interface OwnerState {
   paused?: boolean;
   /** The cluster generation of the last spec or scale received from the cluster. */
   observedGeneration?: number;
+  /** The newest remediations, newest last (a few kept). */
+  remediations?: Remediation[];
 }
 
 export interface OwnerRuntime {

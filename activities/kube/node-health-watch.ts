@@ -1,0 +1,85 @@
+import type { V1Node } from '@kubernetes/client-node';
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { nodeMachineAnnotation, type NodeConditionState, type NodeHealth } from '../../src/contract/machine';
+import { nodeHealthSignal } from '../../src/contract/machine-messages';
+import { machineWorkflowId } from '../../src/contract/workflow-ids';
+import { nodeWatch } from './node-watch';
+import { workloadClient } from './workload-cluster';
+
+/** How often the watch reports it is alive, and re-reads the Nodes at the latest. */
+const passEveryMs = 5000;
+const minPassGapMs = 1000;
+
+/** What the last attempt told machines, for the next attempt: only Nodes not healthy (absent = told healthy). */
+interface Checkpoint {
+  told: Record<string, string>;
+}
+
+/** A Node's health as its machine keeps it: Ready, and the conditions that are not healthy since they changed. */
+export function nodeHealth(node: V1Node): NodeHealth {
+  const conditions = node.status?.conditions ?? [];
+  const ready = conditions.find((c) => c.type === 'Ready');
+  const unhealthy: NodeConditionState[] = conditions
+    .filter((c) => (c.type === 'Ready' ? c.status !== 'True' : c.status === 'True'))
+    .map((c) => ({
+      type: c.type, status: c.status as NodeConditionState['status'], since: new Date(c.lastTransitionTime ?? 0).toISOString(),
+      ...(c.reason ? { reason: c.reason } : {}), ...(c.message ? { message: c.message.slice(0, 200) } : {}),
+    }));
+  return { ready: (ready?.status as NodeHealth['ready'] | undefined) ?? 'Unknown', ...(ready?.message ? { message: ready.message.slice(0, 200) } : {}), conditions: unhealthy };
+}
+
+/** Changes of what a machine is told, not of heartbeat times: statuses, reasons and transition times only. */
+const keyOf = (h: NodeHealth) => JSON.stringify([h.ready, h.gone ?? false, (h.conditions ?? []).map((c) => [c.type, c.status, c.reason ?? '', c.since])]);
+const healthyKey = keyOf({ ready: 'True', conditions: [] });
+
+/**
+ * Keeps every machine of a cluster told of its Node's health: one watch of the cluster's Nodes, and a signal
+ * to a machine only when its Node's health changes (never on a heartbeat). Runs for `runForSeconds`, then
+ * returns so its workflow starts a fresh attempt; heartbeats carry what it told, so a new attempt (another
+ * worker) tells only what changed meanwhile.
+ */
+export async function watchNodeHealth(target: { namespace: string; cluster: string; runForSeconds: number }): Promise<void> {
+  const ctx = Context.current();
+  const client = await workloadClient(target.namespace, target.cluster);
+  const watch = nodeWatch(`${target.namespace}/${target.cluster}`, client);
+  const release = watch.hold();
+  const told: Record<string, string> = { ...((ctx.info.heartbeatDetails as Checkpoint | undefined)?.told ?? {}) };
+  // Machines whose Node was seen this attempt: a Node gone from the list was deleted.
+  const seen = new Map<string, string>();
+  const tell = async (machine: string, health: NodeHealth) => {
+    const key = keyOf(health);
+    if ((told[machine] ?? healthyKey) === key) return;
+    try {
+      await ctx.client.workflow.getHandle(machineWorkflowId(target.namespace, machine)).signal(nodeHealthSignal, health);
+    } catch (err) {
+      // The machine is gone already: nothing to tell.
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    if (key === healthyKey) delete told[machine];
+    else told[machine] = key;
+  };
+  const deadline = Date.now() + target.runForSeconds * 1000;
+  try {
+    while (Date.now() < deadline) {
+      if (watch.synced) {
+        const now = new Map<string, { node: string; health: NodeHealth }>();
+        for (const node of watch.nodes()) {
+          const machine = node.metadata?.annotations?.[nodeMachineAnnotation];
+          if (machine) now.set(machine, { node: node.metadata!.name!, health: nodeHealth(node) });
+        }
+        for (const [machine, { health }] of now) await tell(machine, health);
+        for (const [machine, node] of seen) if (!now.has(machine)) await tell(machine, { ready: 'Unknown', gone: true, message: `Node ${node} was deleted` });
+        seen.clear();
+        for (const [machine, { node }] of now) seen.set(machine, node);
+      }
+      ctx.heartbeat({ told } satisfies Checkpoint);
+      // Kubelets update their Nodes every few seconds each: one pass a second at most, whatever the count.
+      const changed = watch.anyChange(passEveryMs);
+      await ctx.sleep(minPassGapMs);
+      await Promise.race([changed, ctx.sleep(passEveryMs - minPassGapMs)]);
+    }
+  } finally {
+    release();
+  }
+}

@@ -1,0 +1,58 @@
+import type { NodeConditionState } from './machine';
+
+/**
+ * A MachineHealthCheck as capt carries it to the owner whose machines it selects (v1beta1 and v1beta2 field
+ * names read into one shape by the manifest loader).
+ */
+export interface HealthCheckSpec {
+  name: string;
+  /** A Node condition in this state for `timeoutSeconds` makes its machine unhealthy. */
+  unhealthyNodeConditions: { type: string; status: NodeConditionState['status']; timeoutSeconds: number }[];
+  /** A machine with no Node this long after its creation is unhealthy; 0 turns the check off. */
+  nodeStartupTimeoutSeconds: number;
+  /** Above this many unhealthy machines (a count or a percentage of those selected), nothing is remediated. */
+  maxUnhealthy?: number | string;
+  /** v1beta1's alternative to maxUnhealthy: remediate only while the unhealthy count is within [min, max]. */
+  unhealthyRange?: { min: number; max: number };
+}
+
+/** KubeadmControlPlane's remediationStrategy (v1beta2 `remediation`), in seconds. */
+export interface RemediationStrategy {
+  /** How often a machine's replacements may be remediated in a row; unlimited when absent. */
+  maxRetry?: number;
+  /** The least time between two remediations in such a row (default 0). */
+  retryPeriodSeconds?: number;
+  /** A replacement healthy this long ends the row: its next remediation counts from zero (default 1h). */
+  minHealthyPeriodSeconds?: number;
+}
+
+/** Why a machine is unhealthy, Cluster API's reasons. */
+export type UnhealthyReason = 'UnhealthyNode' | 'NodeStartupTimeout' | 'NodeNotFound' | 'HasRemediateAnnotation' | 'MachineHasFailure';
+
+export interface UnhealthyMachine {
+  machine: string;
+  reason: UnhealthyReason;
+  /** What was seen, for people: "Ready=Unknown for 45s (timeout 40s)". */
+  message: string;
+  /** Since when the condition held (or the machine was created, for a Node that never came). */
+  since: string;
+}
+
+/** One remediation the owner carried out, as history, describe and the UI show it. */
+export interface Remediation extends UnhealthyMachine {
+  at: string;
+}
+
+/** The health check's status, in the owner's status: what it sees and whether it may remediate. */
+export interface HealthCheckStatus {
+  name: string;
+  expectedMachines: number;
+  currentHealthy: number;
+  remediationAllowed: boolean;
+  /** Why remediation is not allowed, or what was last done. */
+  message: string;
+  /** The unhealthy machines now (a few named; the count is expectedMachines - currentHealthy). */
+  unhealthy: UnhealthyMachine[];
+  /** The newest remediations, newest last. */
+  remediations: Remediation[];
+}
