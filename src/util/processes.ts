@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { launch } from './process-launcher';
@@ -25,7 +25,12 @@ interface PidRecord {
   pid: number;
   startTime: string;
   command: string;
+  /** Run under the restart loop, which honours a hold (`holdProcess`). */
+  restartLoop?: boolean;
 }
+
+/** While this file exists, a restart loop leaves its command stopped (as a static pod whose manifest was moved away). */
+const holdPath = (stateDir: string, name: string) => join(stateDir, `${name}.held`);
 
 /** /proc/<pid>/stat from the state field on: the command name before it is parenthesised and may hold spaces. */
 async function statFields(pid: number): Promise<string[] | undefined> {
@@ -59,9 +64,9 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
   const existing = await runningPid(spec.stateDir, spec.name);
   if (existing) return existing;
   await mkdir(spec.stateDir, { recursive: true });
-  // `sh -c script name cmd args...`: the loop is the group leader, so stopProcess reaches it and the command alike.
-  const [command, args] = spec.restartAfterSeconds === undefined ? [spec.command, spec.args]
-    : ['/bin/sh', ['-c', `while :; do "$@"; echo "$0 exited with status $?; restarting in ${spec.restartAfterSeconds}s"; sleep ${spec.restartAfterSeconds}; done`, spec.name, spec.command, ...spec.args]];
+  const restartLoop = spec.restartAfterSeconds !== undefined;
+  const [command, args] = restartLoop ? ['/bin/sh', ['-c', restartLoopScript(spec.restartAfterSeconds!), spec.name, holdPath(spec.stateDir, spec.name), spec.command, ...spec.args]]
+    : [spec.command, spec.args];
   const started = await launch({ command, args, cwd: spec.cwd ?? spec.stateDir, env: { ...process.env, ...spec.env }, log: join(spec.stateDir, `${spec.name}.log`) });
   try {
     const startTime = await liveStartTime(started.pid);
@@ -71,12 +76,63 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
       if (code === 0) return started.pid;
       throw new Error(`${spec.command} exited at once with status ${code}; see ${join(spec.stateDir, `${spec.name}.log`)}`);
     }
-    const record: PidRecord = { pid: started.pid, startTime, command: spec.command };
+    const record: PidRecord = { pid: started.pid, startTime, command: spec.command, ...(restartLoop ? { restartLoop } : {}) };
     await writeFile(join(spec.stateDir, `${spec.name}.pid`), JSON.stringify(record));
     return started.pid;
   } finally {
     started.done();
   }
+}
+
+/**
+ * `sh -c script name holdfile cmd args...`: the loop is the group leader, so stopProcess reaches it and the
+ * command alike. While the hold file exists it waits instead of starting the command.
+ */
+const restartLoopScript = (seconds: number) => [
+  'hold=$1; shift',
+  'while :; do',
+  '  if [ -e "$hold" ]; then echo "$0 held: stays stopped until released"; while [ -e "$hold" ]; do sleep 1; done; echo "$0 released"; fi',
+  `  "$@"; echo "$0 exited with status $?; restarting in ${seconds}s"; sleep ${seconds}`,
+  'done',
+].join('\n');
+
+/**
+ * Stops the command of a process started with a restart loop and keeps it stopped until `releaseProcess`,
+ * as stopping a static pod does: the loop stays (so the group, its pid record and `stopProcess` are as
+ * before) and only waits. Holding a held process succeeds. Throws when nothing runs under `name`, or it
+ * runs without a restart loop (it could not be started again).
+ */
+export async function holdProcess(stateDir: string, name: string, graceMs = 5000): Promise<void> {
+  const record = await readPidRecord(stateDir, name);
+  const pid = await runningPid(stateDir, name);
+  if (!record || !pid) throw new Error(`${name} is not running (no live process recorded in ${stateDir})`);
+  if (!record.restartLoop) throw new Error(`${name} runs without a restart loop, so it could not be started again; only a process started with restartAfterSeconds can be held`);
+  await writeFile(holdPath(stateDir, name), '');
+  await stopCommand(pid, graceMs);
+  // The loop may have passed its hold check just before the file appeared and be starting the command now: look again until nothing is left to stop.
+  do await sleep(300); while (await stopCommand(pid, graceMs));
+}
+
+/** Lets a held process's loop start its command again (within a second); releasing what is not held succeeds. */
+export async function releaseProcess(stateDir: string, name: string): Promise<void> {
+  await rm(holdPath(stateDir, name), { force: true });
+}
+
+export async function isHeld(stateDir: string, name: string): Promise<boolean> {
+  return access(holdPath(stateDir, name)).then(() => true, () => false);
+}
+
+/** Stops the restart loop's command (every member of its group but the loop and its `sleep`s); true when there was one to stop. */
+async function stopCommand(leader: number, graceMs: number): Promise<boolean> {
+  const command = (await groupMembers(leader)).filter((m) => m.pid !== leader && m.name !== 'sleep');
+  if (command.length === 0) return false;
+  for (const m of command) signalProcess(m.pid, 'SIGTERM');
+  const alive = async () => (await Promise.all(command.map(async (m) => (await liveStartTime(m.pid)) === m.startTime))).some(Boolean);
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && (await alive())) await sleep(50);
+  for (const m of command) if ((await liveStartTime(m.pid)) === m.startTime) signalProcess(m.pid, 'SIGKILL');
+  while (await alive()) await sleep(20);
+  return true;
 }
 
 /**
@@ -104,16 +160,27 @@ export async function stopProcess(stateDir: string, name: string, graceMs = 5000
   await rm(join(stateDir, `${name}.pid`), { force: true });
 }
 
+interface GroupMember {
+  pid: number;
+  startTime: string;
+  /** The kernel's command name (comm). */
+  name: string;
+}
+
 /** The processes of a group, each with its start time; zombies excluded (pid 1 here may never reap an orphan). */
-async function groupMembers(pgid: number): Promise<{ pid: number; startTime: string }[]> {
-  const members: { pid: number; startTime: string }[] = [];
+async function groupMembers(pgid: number): Promise<GroupMember[]> {
+  const members: GroupMember[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     // state, ppid, pgrp, ... starttime
     const fields = await statFields(Number(entry));
-    if (fields && Number(fields[2]) === pgid && fields[0] !== 'Z') members.push({ pid: Number(entry), startTime: fields[19]! });
+    if (fields && Number(fields[2]) === pgid && fields[0] !== 'Z') members.push({ pid: Number(entry), startTime: fields[19]!, name: await commandName(Number(entry)) });
   }
   return members;
+}
+
+async function commandName(pid: number): Promise<string> {
+  return (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim();
 }
 
 function signalProcess(pid: number, signal: NodeJS.Signals): void {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { runningPid, startDetached, stopProcess } from '../../src/util/processes';
+import { holdProcess, isHeld, releaseProcess, runningPid, startDetached, stopProcess } from '../../src/util/processes';
 import { processesMentioning } from '../fixtures/leaks';
 
 test('startDetached: a script done before it is looked at succeeds, a daemon is recorded and stopped', async () => {
@@ -40,6 +40,38 @@ test('startDetached goes through the launcher: a command that cannot start fails
     }
     for (const deadline = Date.now() + 5000; !/hello/.test(await readFile(join(dir, 'd.log'), 'utf8')); await sleep(100)) assert.ok(Date.now() < deadline, 'output reaches the log');
     await stopProcess(dir, 'd');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('holdProcess stops a restart-looped command and keeps it stopped until releaseProcess; a process without the loop cannot be held', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'capt-processes-'));
+  const marker = `capt-hold-${process.pid}`;
+  // tail, not sleep: the loop's own waiting is `sleep`, which holding leaves alone.
+  const commands = async () => (await processesMentioning([marker])).filter((p) => p.cmdline.startsWith('tail'));
+  const until = async (what: string, ok: () => Promise<boolean>) => {
+    for (const deadline = Date.now() + 10_000; !(await ok()); await sleep(100)) assert.ok(Date.now() < deadline, what);
+  };
+  try {
+    const loop = await startDetached({ name: 'component', command: 'tail', args: ['-f', '/dev/null', marker], stateDir: dir, restartAfterSeconds: 1 });
+    await until('the command runs', async () => (await commands()).length === 1);
+    await holdProcess(dir, 'component', 1000);
+    assert.deepEqual(await commands(), [], 'the command is stopped');
+    assert.equal(await isHeld(dir, 'component'), true);
+    await sleep(2500);
+    assert.deepEqual(await commands(), [], 'and not restarted after restartAfterSeconds');
+    assert.equal(await runningPid(dir, 'component'), loop, 'the loop itself still runs');
+    await holdProcess(dir, 'component', 1000); // holding what is held succeeds
+    await releaseProcess(dir, 'component');
+    await until('the command runs again once released', async () => (await commands()).length === 1);
+    assert.equal(await isHeld(dir, 'component'), false);
+    await startDetached({ name: 'plain', command: '/bin/sleep', args: ['60'], stateDir: dir });
+    await assert.rejects(holdProcess(dir, 'plain'), /plain runs without a restart loop/);
+    await assert.rejects(holdProcess(dir, 'absent'), /absent is not running/);
+    await stopProcess(dir, 'component');
+    await stopProcess(dir, 'plain');
+    assert.deepEqual(await commands(), []);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
