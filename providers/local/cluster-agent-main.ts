@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getSecret } from '../../src/secrets/secret-store';
+import { readJson } from '../../src/util/files';
 import { serveWorkerJoins } from './kubeadm/join-service';
 import { KubeletApi } from './kubelet/kube-api';
 import { kubeletConcurrency, SimulatedKubelets } from './kubelet/simulated-kubelets';
 import {
-  agentJoinPort, kubeletConfigPath, machineDir, machinesDir, type KubeletRegistration, type LocalClusterRecord, type LocalMachineRecord,
+  agentJoinPort, kubeletConfigPath, machineDir, machineRecordPath, machinesDir, type KubeletRegistration, type LocalClusterRecord, type LocalMachineRecord,
 } from './layout';
 import { ApiserverLoadBalancer } from './load-balancer';
 
@@ -16,14 +16,6 @@ import { ApiserverLoadBalancer } from './load-balancer';
  * all its machines, and its workers' `kubeadm join`. It outlives capt workers and exits when the
  * cluster's record is deleted.
  */
-async function readJson<T>(path: string): Promise<T | undefined> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8')) as T;
-  } catch {
-    return undefined;
-  }
-}
-
 function readJsonSync<T>(path: string): T | undefined {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as T;
@@ -60,7 +52,7 @@ class MachineFolders {
     const powered: PoweredMachine[] = [];
     for (const name of names) {
       const mdir = machineDir(this.dir, name);
-      const stat = statSync(join(mdir, 'machine.json'), { throwIfNoEntry: false });
+      const stat = statSync(machineRecordPath(mdir), { throwIfNoEntry: false });
       if (!stat) {
         this.known.delete(name);
         continue;
@@ -68,7 +60,7 @@ class MachineFolders {
       const version = `${stat.ino}:${stat.mtimeMs}`;
       let entry = this.known.get(name);
       if (entry?.version !== version) {
-        entry = { version, record: readJsonSync<LocalMachineRecord>(join(mdir, 'machine.json')) };
+        entry = { version, record: readJsonSync<LocalMachineRecord>(machineRecordPath(mdir)) };
         this.known.set(name, entry);
       }
       // kubeadm writes the registration once per machine life; until it has, look at every scan.
@@ -94,7 +86,8 @@ async function main(): Promise<void> {
     everyWhileClusterExists(dir, 500, () => lb.checkBackends()),
     everyWhileClusterExists(dir, 1000, async () => {
       kubelets ??= new SimulatedKubelets(new KubeletApi(await getSecret(cluster.adminKubeconfig), kubeletConcurrency));
-      await kubelets.sync(machines.powered().flatMap((m) => (m.registration ? [m.registration] : [])));
+      // A machine whose kubelet was stopped on purpose goes silent, as a powered-off one does.
+      await kubelets.sync(machines.powered().flatMap((m) => (m.registration && !m.record.kubeletStopped ? [m.registration] : [])));
     }),
   ]);
   joins.close();

@@ -35,11 +35,19 @@ export interface ControlPlanePorts {
 /** kubeadm's standard ports, usable as is when every machine has a loopback address of its own. */
 export const standardPorts: ControlPlanePorts = { etcdClient: 2379, etcdPeer: 2380, apiserver: 6443, controllerManager: 10257, scheduler: 10259 };
 
+/** The static components of a control-plane machine, by the names their processes are recorded under. */
+export const controlPlaneComponents = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
+export type ControlPlaneComponent = (typeof controlPlaneComponents)[number];
+export const isControlPlaneComponent = (name: string): name is ControlPlaneComponent => (controlPlaneComponents as readonly string[]).includes(name);
+
 /** Components exit when etcd is briefly unavailable (a member joining); like the kubelet with static pods, they are started again. */
 const staticPodRestartSeconds = 3;
 
 /** A component kubeadm would run as a static pod: restarted when it exits. */
-const staticPod = (name: string, command: string, stateDir: string, args: string[]): ProcessSpec => ({ name, command, stateDir, restartAfterSeconds: staticPodRestartSeconds, args });
+const staticPod = (name: ControlPlaneComponent, command: string, stateDir: string, args: string[]): ProcessSpec => ({ name, command, stateDir, restartAfterSeconds: staticPodRestartSeconds, args });
+
+/** How long the node controller waits for a Node's heartbeat before it marks the Node's Ready condition Unknown. */
+export const nodeMonitorGraceSeconds = 20;
 
 /** The controller-manager and scheduler serve on the machine's address and reach the apiserver with their own kubeconfig. */
 const servingFlags = (l: ControlPlaneLayout, port: number, kubeconfig: string) => [
@@ -108,6 +116,9 @@ export function controllerManagerProcess(l: ControlPlaneLayout, stateDir: string
     `--cluster-signing-cert-file=${pki}/ca.crt`, `--cluster-signing-key-file=${pki}/ca.key`,
     `--cluster-cidr=${l.podSubnet}`, `--service-cluster-ip-range=${l.serviceSubnet}`,
     '--allocate-node-cidrs=true', '--use-service-account-credentials=true', '--controllers=*,bootstrapsigner,tokencleaner',
+    // A Node whose kubelet stopped turns Unknown after 20 s rather than the default 50 s: two missed Lease
+    // renewals (every 10 s), so health checks and their tests see a dead machine sooner.
+    `--node-monitor-grace-period=${nodeMonitorGraceSeconds}s`,
   ]);
 }
 

@@ -10,6 +10,8 @@ export const clusterDir = (namespace: string, cluster: string) => join(localRoot
 export const clusterRunDir = (dir: string) => join(dir, 'run');
 export const machinesDir = (dir: string) => join(dir, 'machines');
 export const machineDir = (dir: string, machine: string) => join(machinesDir(dir), machine);
+/** The provider's record of a machine; its presence means the machine is fully laid out. */
+export const machineRecordPath = (mdir: string) => join(mdir, 'machine.json');
 export const machineRoot = (mdir: string) => join(mdir, 'root');
 /** Inside the machine these are /run/capt (pid files, logs) and /var/lib/kubelet. */
 export const machineRunDir = (mdir: string) => join(machineRoot(mdir), 'run/capt');
@@ -36,6 +38,8 @@ export interface LocalMachineRecord {
   power: 'on' | 'off';
   /** Out of the endpoint's load balancing (a control-plane machine about to leave). */
   detached?: boolean;
+  /** The simulated kubelet is stopped on purpose (machine-faults.ts): the Node gets no heartbeat. */
+  kubeletStopped?: boolean;
   bootDelaySeconds: number;
   failBootstrap: boolean;
   createdAt: string;

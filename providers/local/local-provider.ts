@@ -1,4 +1,4 @@
-import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { unsupportedVersion } from '../../src/errors';
@@ -11,11 +11,13 @@ import { claimAddress, releaseAddress } from './addresses';
 import { renderCloudInitScript, scriptInMachine, stepOutputInMachine, type BootstrapReport } from './cloud-init/cloud-init-script';
 import { kubeadmShim } from './kubeadm/kubeadm-shim';
 import {
-  agentJoinPort, bootstrapReportPath, clusterDir, clusterRunDir, machineDir, machineRoot, machineRunDir, machinesDir, sentinelPath,
+  agentJoinPort, bootstrapReportPath, clusterDir, clusterRunDir, localRoot, machineDir, machineRecordPath, machineRoot, machineRunDir, machinesDir, sentinelPath,
   type LocalClusterRecord, type LocalMachineRecord,
 } from './layout';
+import { clearFault, currentFaults, injectFault, type MachineFault } from './machine-faults';
 import type { MachineMetadata } from './machine-metadata';
 import { prepareMachineRoot, sandboxed } from './machine-sandbox';
+import { readJson, writeJsonAtomic } from '../../src/util/files';
 import { isListening } from '../../src/util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../../src/util/processes';
 import { standardPorts } from './control-plane-components';
@@ -29,20 +31,6 @@ export interface LocalMachineTemplateSpec {
 }
 
 const apiserverPort = 6443;
-
-async function readJson<T>(path: string): Promise<T | undefined> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8')) as T;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Writes through a temporary file and rename, so a reader never sees half a record. */
-async function writeJsonAtomic(path: string, value: unknown, mode = 0o644): Promise<void> {
-  await writeFile(`${path}.tmp`, JSON.stringify(value, null, 2), { mode });
-  await rename(`${path}.tmp`, path);
-}
 
 const exists = (path: string) => access(path).then(() => true, () => false);
 
@@ -101,7 +89,7 @@ export class LocalProvider implements InfrastructureProvider {
       throw unsupportedVersion(`local cluster ${spec.namespace}/${spec.cluster} does not exist; create its cluster infrastructure first`);
     }
     const mdir = machineDir(cdir, spec.name);
-    const existing = await readJson<LocalMachineRecord>(join(mdir, 'machine.json'));
+    const existing = await readJson<LocalMachineRecord>(machineRecordPath(mdir));
     const template = spec.template as LocalMachineTemplateSpec;
     const record: LocalMachineRecord = existing ?? {
       namespace: spec.namespace, cluster: spec.cluster, name: spec.name, role: spec.role,
@@ -123,7 +111,7 @@ export class LocalProvider implements InfrastructureProvider {
       await writeFile(join(root, scriptInMachine), renderCloudInitScript(userData, record), { mode: 0o700 });
       await writeFile(join(root, 'run/capt/bin/kubeadm'), kubeadmShim({ host: cluster.endpoint.host, port: agentJoinPort }), { mode: 0o755 });
       // The record goes last: its presence means the machine is fully laid out.
-      await writeJsonAtomic(join(mdir, 'machine.json'), record);
+      await writeJsonAtomic(machineRecordPath(mdir), record);
     }
     await this.boot(mdir);
     return this.status(record);
@@ -141,7 +129,7 @@ export class LocalProvider implements InfrastructureProvider {
   }
 
   async describeMachine(ref: MachineRef): Promise<MachineInfraStatus | undefined> {
-    const record = await readJson<LocalMachineRecord>(join(machineDir(clusterDir(ref.namespace, ref.cluster), ref.name), 'machine.json'));
+    const record = await readJson<LocalMachineRecord>(machineRecordPath(machineDir(clusterDir(ref.namespace, ref.cluster), ref.name)));
     return record && this.status(record);
   }
 
@@ -154,8 +142,8 @@ export class LocalProvider implements InfrastructureProvider {
 
   async deleteMachine(ref: MachineRef): Promise<void> {
     const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
-    const record = await readJson<LocalMachineRecord>(join(mdir, 'machine.json'));
-    await rm(join(mdir, 'machine.json'), { force: true });
+    const record = await readJson<LocalMachineRecord>(machineRecordPath(mdir));
+    await rm(machineRecordPath(mdir), { force: true });
     await this.stopMachineProcesses(mdir);
     // The address goes back to the pool only once nothing listens on it any more.
     if (record) await portsClosed(record.ip);
@@ -165,8 +153,30 @@ export class LocalProvider implements InfrastructureProvider {
 
   async detachFromEndpoint(ref: MachineRef): Promise<void> {
     const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
-    const record = await readJson<LocalMachineRecord>(join(mdir, 'machine.json'));
-    if (record && !record.detached) await writeJsonAtomic(join(mdir, 'machine.json'), { ...record, detached: true });
+    const record = await readJson<LocalMachineRecord>(machineRecordPath(mdir));
+    if (record && !record.detached) await writeJsonAtomic(machineRecordPath(mdir), { ...record, detached: true });
+  }
+
+  /** Tests and demos: stops part of a machine, or all of it, to simulate a failure (machine-faults.ts). */
+  async breakMachine(ref: MachineRef, fault: MachineFault): Promise<void> {
+    await injectFault(machineDir(clusterDir(ref.namespace, ref.cluster), ref.name), ref.name, fault);
+  }
+
+  /** Undoes `breakMachine`; without a fault, everything broken on the machine. */
+  async repairMachine(ref: MachineRef, fault: MachineFault = 'all'): Promise<void> {
+    await clearFault(machineDir(clusterDir(ref.namespace, ref.cluster), ref.name), ref.name, fault);
+  }
+
+  async machineFaults(ref: MachineRef): Promise<MachineFault[]> {
+    return currentFaults(machineDir(clusterDir(ref.namespace, ref.cluster), ref.name), ref.name);
+  }
+
+  /** The local machine of that name in the namespace, whichever cluster it belongs to (names are unique in a namespace). */
+  async findMachine(namespace: string, name: string): Promise<MachineRef | undefined> {
+    for (const cluster of await readdir(join(localRoot(), namespace)).catch(() => [] as string[])) {
+      if (await exists(machineRecordPath(machineDir(clusterDir(namespace, cluster), name)))) return { namespace, cluster, name };
+    }
+    return undefined;
   }
 
   async checkBootstrap(ref: MachineRef): Promise<BootstrapCheck> {
@@ -185,7 +195,7 @@ export class LocalProvider implements InfrastructureProvider {
     const running = await runningPid(machineRunDir(mdir), 'cloud-init');
     // A script that ended between the reads has written its report by now: the next check reads it.
     const ended = !running && !(await readJson<BootstrapReport>(bootstrapReportPath(mdir)));
-    if (!report && ended && (await exists(join(mdir, 'machine.json')))) {
+    if (!report && ended && (await exists(machineRecordPath(mdir)))) {
       return { state: 'failed', command: '(cloud-init)', exitCode: 1, output: await logTail(machineRunDir(mdir), 'cloud-init') };
     }
     return { state: 'pending', detail: report ? 'cloud-init is running' : 'machine is booting' };

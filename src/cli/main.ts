@@ -7,6 +7,9 @@ import { ManifestError } from '../api/manifest-error';
 import { manifestVariables, substituteVariables } from '../api/variables';
 import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../client/capt-client';
 import { devStart, devStatus, devStop } from '../dev/dev-stack';
+import { changeDevMachine, type MachineFaultOutcome } from '../dev/dev-machine-faults';
+import { controlPlaneComponents, isControlPlaneComponent, nodeMonitorGraceSeconds } from '../../providers/local/control-plane-components';
+import { MachineFaultError, type MachineFault } from '../../providers/local/machine-faults';
 import { availableKubernetesVersions, kubectlFor, toolPaths } from '../tools';
 import { age, clustersTable, describeTree, formatOutput, listedMachines, machinesTable, ownersTable, table } from './render';
 import { appliedText } from './apply-text';
@@ -34,6 +37,9 @@ const options = {
   'control-plane-machine-count': { type: 'string', help: 'generate: control-plane machines (default: 1 for the development flavor, 3 for ha)' },
   'worker-machine-count': { type: 'string', default: '2', help: 'generate: worker machines' },
   flavor: { type: 'string', help: 'generate: development (1 control-plane machine, the default) or ha (3)' },
+  kubelet: { type: 'boolean', help: 'dev break|repair machine: the machine\'s simulated kubelet (its Node turns NotReady)' },
+  component: { type: 'string', help: `dev break|repair machine: one control-plane component (${controlPlaneComponents.join(', ')})` },
+  all: { type: 'boolean', help: 'dev break|repair machine: the whole machine (every process; the default of repair)' },
   'tls-cert': { type: 'string', help: 'client certificate for mutual TLS to Temporal (TEMPORAL_TLS_CERT)' },
   'tls-key': { type: 'string', help: 'client key for mutual TLS to Temporal (TEMPORAL_TLS_KEY)' },
   'tls-ca': { type: 'string', help: 'CA certificate of the Temporal server (TEMPORAL_TLS_CA)' },
@@ -58,6 +64,8 @@ const usage = `capt: Cluster API on Temporal
   capt delete machine NAME          the owner replaces it (how OnDelete MachineDeployments roll)
   capt versions [-o json]
   capt dev start|stop|status       the embedded Temporal dev server + a capt worker, in the background
+  capt dev break machine NAME --kubelet|--component C|--all    stop part of a local machine, for demos and tests
+  capt dev repair machine NAME [--kubelet|--component C|--all]  undo it (everything, without a flag)
   capt worker                      a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE)
   capt quickstart                  dev start, apply examples/quickstart.yaml, wait, describe
 
@@ -118,6 +126,32 @@ async function rolloutStatus(client: CaptClient, kind: OwnerKind, ns: string, na
     if (Date.now() > deadline) throw new Error(`${kind}/${name} has not finished rolling out after ${Math.round(timeoutMs / 1000)}s; it goes on in the background. Waiting on: ${pending?.message ?? status.step}`);
     await new Promise((r) => setTimeout(r, 1000));
   }
+}
+
+/** The one fault `--kubelet`, `--component C` or `--all` names; repair without any means the whole machine. */
+function faultFlag(values: Values, repair: boolean): MachineFault {
+  const { kubelet, component, all } = values;
+  if (component !== undefined && !isControlPlaneComponent(component)) {
+    throw new UsageError(`--component ${component}: not a control-plane component; choose one of ${controlPlaneComponents.join(', ')}`);
+  }
+  const given = [kubelet && 'kubelet' as const, component, all && 'all' as const].filter((f): f is MachineFault => !!f);
+  if (given.length === 0 && repair) return 'all';
+  if (given.length !== 1) throw new UsageError(`name one thing to ${repair ? 'repair' : 'break'}: --kubelet, --component C or --all`);
+  return given[0]!;
+}
+
+/** A fault the machine cannot take is bad input (exit 2); a machine that is not here is not found (exit 1). */
+function faultRefusal(err: unknown): never {
+  if (err instanceof MachineFaultError && err.reason === 'Refused') throw new UsageError(err.message);
+  throw err;
+}
+
+function machineFaultText({ ref, faults }: MachineFaultOutcome): string {
+  const name = `machine ${ref.namespace}/${ref.name} (cluster ${ref.cluster})`;
+  if (faults.length === 0) return `${name}: nothing broken`;
+  const silent = faults.includes('kubelet') || faults.includes('all');
+  return `${name}: stopped ${faults.includes('all') ? 'whole' : faults.join(', ')}; it stays so until \`capt dev repair machine ${ref.name}\``
+    + (silent ? `\nits Node turns NotReady (Ready Unknown) within about ${nodeMonitorGraceSeconds + 5} s, once the node controller misses its heartbeats` : '');
 }
 
 type Values = { [K in keyof typeof options]?: (typeof options)[K] extends { multiple: true } ? string[] : (typeof options)[K] extends { type: 'boolean' } ? boolean : string };
@@ -308,7 +342,9 @@ async function run(argv: string[]): Promise<number> {
       } else if (args[0] === 'status') {
         const s = await devStatus();
         out(`Temporal: ${s.temporal ? `running (pid ${s.temporal}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\nworker:   ${s.worker ? `running (pid ${s.worker})` : 'stopped'}\ndatabase: ${s.database}`);
-      } else throw new UsageError('usage: capt dev start|stop|status');
+      } else if ((args[0] === 'break' || args[0] === 'repair') && args[1] === 'machine' && args[2]) {
+        out(machineFaultText(await changeDevMachine(args[0], ns, args[2], faultFlag(values, args[0] === 'repair')).catch(faultRefusal)));
+      } else throw new UsageError('usage: capt dev start|stop|status | capt dev break|repair machine NAME [--kubelet|--component C|--all]');
       return 0;
     }
     case 'worker': {

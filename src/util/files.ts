@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /** Writes each relative path -> content under `base`, creating folders; keys and configs get mode 0600. */
@@ -9,4 +9,19 @@ export async function writeTree(base: string, files: Record<string, string>): Pr
     const secret = /\.(key|conf)$/.test(path);
     await writeFile(target, content, { mode: secret ? 0o600 : 0o644 });
   }
+}
+
+/** A JSON file's value; undefined when it is missing or unreadable (a record being laid out, or gone). */
+export async function readJson<T>(path: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes through a temporary file and rename, so a reader never sees half a record. */
+export async function writeJsonAtomic(path: string, value: unknown, mode = 0o644): Promise<void> {
+  await writeFile(`${path}.tmp`, JSON.stringify(value, null, 2), { mode });
+  await rename(`${path}.tmp`, path);
 }

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import type { V1Node } from '@kubernetes/client-node';
+import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
+import { LocalProvider } from '../../providers/local/local-provider';
+import { standardPorts } from '../../providers/local/control-plane-components';
+import { KubeClient } from '../../src/kube/kube-client';
+import { getSecret } from '../../src/secrets/secret-store';
+import { availableKubernetesVersions } from '../../src/tools';
+import { LocalClusterDriver } from '../fixtures/local-cluster';
+import { listening } from '../fixtures/leaks';
+
+const provider = new LocalProvider();
+const cli = join(__dirname, '../../src/cli/main.js');
+let home: string;
+let driver: LocalClusterDriver;
+let kube: KubeClient;
+let controlPlaneIP: string;
+
+/** `capt dev …` against this file's CAPT_HOME: its exit code and output. */
+async function capt(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [cli, ...args], { env: { ...process.env, CAPT_HOME: home } })
+    .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }), (err: { code: number; stdout: string; stderr: string }) => err);
+}
+
+const ready = (node: V1Node | undefined) => node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 90_000): Promise<number> {
+  const start = Date.now();
+  while (!(await probe().catch(() => false))) {
+    assert.ok(Date.now() - start < timeoutMs, `timed out after ${timeoutMs / 1000}s waiting for ${what}`);
+    await sleep(500);
+  }
+  return Date.now() - start;
+}
+
+before(async () => {
+  home = await mkdtemp(join(tmpdir(), 'capt-home-'));
+  process.env.CAPT_HOME = home;
+  driver = new LocalClusterDriver(provider, 'default', 'faulty', availableKubernetesVersions().at(-1)!);
+  await driver.create();
+  controlPlaneIP = (await driver.machine('faulty-cp-0', 'init')).addresses[0]!;
+  await driver.machine('faulty-md-0', 'join');
+  for (const name of ['faulty-cp-0', 'faulty-md-0']) assert.deepEqual(await driver.bootstrapResult(name), { state: 'succeeded' });
+  kube = new KubeClient(await getSecret(clusterSecretRefs('default', 'faulty').adminKubeconfig));
+  await until('both Nodes Ready', async () => (await kube.listNodes()).filter((n) => ready(n) === 'True').length === 2);
+});
+
+after(async () => {
+  await provider.deleteCluster('default', 'faulty');
+  await rm(home, { recursive: true, force: true });
+});
+
+test('capt dev break machine --kubelet: the worker\'s Node turns Unknown, the other stays Ready; repair makes it Ready again', async () => {
+  const broken = await capt('dev', 'break', 'machine', 'faulty-md-0', '--kubelet');
+  assert.equal(broken.code, 0, broken.stderr);
+  assert.match(broken.stdout, /machine default\/faulty-md-0 \(cluster faulty\): stopped kubelet; it stays so until `capt dev repair machine faulty-md-0`/);
+  const silentFor = await until('the Node to turn Unknown', async () => ready(await kube.getNode('faulty-md-0')) === 'Unknown');
+  console.log(`kubelet stopped -> Node Ready=Unknown in ${(silentFor / 1000).toFixed(1)} s`);
+  assert.equal(ready(await kube.getNode('faulty-cp-0')), 'True', 'the control-plane machine\'s kubelet still reports');
+  assert.deepEqual(await provider.machineFaults(driver.ref('faulty-md-0')), ['kubelet']);
+
+  const repaired = await capt('dev', 'repair', 'machine', 'faulty-md-0');
+  assert.equal(repaired.code, 0, repaired.stderr);
+  assert.match(repaired.stdout, /faulty-md-0 \(cluster faulty\): nothing broken/);
+  const backIn = await until('the Node to be Ready again', async () => ready(await kube.getNode('faulty-md-0')) === 'True', 30_000);
+  console.log(`kubelet started -> Node Ready=True in ${(backIn / 1000).toFixed(1)} s`);
+});
+
+test('a stopped control-plane component stays stopped past its restart loop, and starts again on repair', async () => {
+  const port = standardPorts.scheduler;
+  await provider.breakMachine(driver.ref('faulty-cp-0'), 'kube-scheduler');
+  assert.equal(await listening(controlPlaneIP, port), false, 'the scheduler\'s port is closed at once');
+  await sleep(5000); // longer than the static pods' 3 s restart delay
+  assert.equal(await listening(controlPlaneIP, port), false, 'and not restarted');
+  assert.equal(await listening(controlPlaneIP, standardPorts.apiserver), true, 'the other components run on');
+  assert.deepEqual(await provider.machineFaults(driver.ref('faulty-cp-0')), ['kube-scheduler']);
+  await provider.repairMachine(driver.ref('faulty-cp-0'), 'kube-scheduler');
+  await until('the scheduler to listen again', () => listening(controlPlaneIP, port), 30_000);
+  assert.deepEqual(await provider.machineFaults(driver.ref('faulty-cp-0')), []);
+});
+
+test('bad requests change nothing and say what to do: unknown machine, unknown component, a component of a worker', async () => {
+  const unknown = await capt('dev', 'break', 'machine', 'faulty-md-9', '--all');
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /no local machine default\/faulty-md-9 on this host .*`capt get machines -A` lists the machines/);
+  const component = await capt('dev', 'break', 'machine', 'faulty-cp-0', '--component', 'kubelet');
+  assert.equal(component.code, 2);
+  assert.match(component.stderr, /--component kubelet: not a control-plane component; choose one of etcd, kube-apiserver, kube-controller-manager, kube-scheduler/);
+  const worker = await capt('dev', 'break', 'machine', 'faulty-md-0', '--component', 'etcd');
+  assert.equal(worker.code, 2);
+  assert.match(worker.stderr, /machine faulty-md-0 is a worker and runs no etcd; break its kubelet or the whole machine instead/);
+  assert.equal((await capt('dev', 'break', 'machine', 'faulty-md-0')).code, 2, 'break needs a flag');
+  assert.deepEqual(await provider.machineFaults(driver.ref('faulty-md-0')), []);
+});
+
+test('--all stops the whole machine: powered off, only a whole repair brings it back', async () => {
+  await provider.breakMachine(driver.ref('faulty-md-0'), 'all');
+  assert.equal((await provider.describeMachine(driver.ref('faulty-md-0')))!.power, 'off');
+  assert.deepEqual(await provider.machineFaults(driver.ref('faulty-md-0')), ['all']);
+  await assert.rejects(provider.repairMachine(driver.ref('faulty-md-0'), 'kubelet'), /machine faulty-md-0 is stopped whole, so its kubelet cannot start alone; repair the whole machine/);
+  await provider.repairMachine(driver.ref('faulty-md-0'));
+  assert.equal((await provider.describeMachine(driver.ref('faulty-md-0')))!.power, 'on');
+  assert.deepEqual(await provider.machineFaults(driver.ref('faulty-md-0')), []);
+});
