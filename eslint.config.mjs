@@ -42,6 +42,13 @@ const entryPointRelative = ['cli', 'client', 'worker', 'dev'].map((d) => `\\.\\.
 const foundationImportRules = restrict(['workflows', 'activities', 'providers', ...entryPoints, ...entryPointRelative], (dir) => `src/'s foundation imports nothing above it (${dir.replace(/\\/g, '')}); move what both need into src/`);
 const activityImportRules = restrict(['workflows', 'providers', ...entryPoints], (dir) => `activities import only the foundation (src/), not ${dir}`);
 const providerImportRules = restrict(['workflows', 'activities', ...entryPoints], (dir) => `providers import only the foundation (src/), not ${dir}; shared clients live in src/kube, src/etcd, src/pki`);
+// The spec rules run in the manifest loader and in workflows' validators alike: pure, and as low as the contract.
+const specRulesImportRules = {
+  '@typescript-eslint/no-restricted-imports': ['error', {
+    paths: workflowImportRules['@typescript-eslint/no-restricted-imports'][1].paths,
+    patterns: contractImportRules['@typescript-eslint/no-restricted-imports'][1].patterns.map((p) => ({ ...p, message: p.message.replace("src/contract/ imports nothing of capt's but src/api", "src/spec-rules/ imports nothing of capt's but src/api and src/contract") })),
+  }],
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'tools/**', 'eslint.config.mjs'] },
@@ -62,4 +69,5 @@ export default tseslint.config(
   { files: ['activities/**/*.ts'], rules: activityImportRules },
   { files: ['providers/**/*.ts'], rules: providerImportRules },
   { files: ['src/contract/**/*.ts'], rules: contractImportRules },
+  { files: ['src/spec-rules/**/*.ts'], rules: specRulesImportRules },
 );

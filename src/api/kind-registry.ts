@@ -12,7 +12,7 @@ export const groups = {
 } as const;
 
 export const supportedVersions = ['v1beta1', 'v1beta2'] as const;
-type Version = (typeof supportedVersions)[number];
+export type Version = (typeof supportedVersions)[number];
 
 const byVersion = (v1beta1: z.ZodType, v1beta2: z.ZodType): Record<Version, z.ZodType> => ({ v1beta1, v1beta2 });
 
@@ -26,11 +26,24 @@ export const kinds: Record<string, { group: string; schemas: Record<Version, z.Z
   KubeadmControlPlane: { group: groups.controlPlane, schemas: byVersion(kubeadmControlPlaneV1beta1, kubeadmControlPlaneV1beta2) },
 };
 
-/** Infrastructure kinds by installed provider. */
-/** Each provider's kinds, and the failure domains it offers (the local provider's machines all share one host: none). */
-export const providerKinds: Record<string, { cluster: string; machineTemplate: string; schemas: Record<string, z.ZodType>; failureDomains: string[] }> = {
-  local: { cluster: 'LocalCluster', machineTemplate: 'LocalMachineTemplate', schemas: { LocalCluster: localCluster, LocalMachineTemplate: localMachineTemplate }, failureDomains: [] },
+/** Each installed provider's infrastructure kinds (what it offers, failure domains, is src/contract/provider-offers.ts). */
+export const providerKinds: Record<string, { cluster: string; machineTemplate: string; schemas: Record<string, z.ZodType> }> = {
+  local: { cluster: 'LocalCluster', machineTemplate: 'LocalMachineTemplate', schemas: { LocalCluster: localCluster, LocalMachineTemplate: localMachineTemplate } },
 };
+
+/** Where v1beta1 keeps the fields that capt names by their v1beta2 path; fields not listed did not move. */
+const v1beta1Moves: Record<string, [RegExp, string][]> = {
+  KubeadmControlPlane: [[/^spec\.rollout\.strategy\b/, 'spec.rolloutStrategy'], [/^spec\.rollout\.before\b/, 'spec.rolloutBefore'], [/^spec\.machineTemplate\.spec\./, 'spec.machineTemplate.']],
+  MachineDeployment: [[/^spec\.rollout\.strategy\b/, 'spec.strategy']],
+};
+
+/** A field's path as a document of `version` spells it, from its v1beta2 path. */
+export function fieldPath(kind: string, version: Version, path: string): string {
+  if (version !== 'v1beta1') return path;
+  // v1beta1 writes deletion timeouts as durations beside the other fields: deletion.nodeDrainTimeoutSeconds is nodeDrainTimeout.
+  const moved = (v1beta1Moves[kind] ?? []).reduce((p, [from, to]) => p.replace(from, to), path);
+  return moved.replace(/\.deletion\.(node\w+Timeout)Seconds$/, '.$1');
+}
 
 export function providerOfKind(kind: string): string | undefined {
   return Object.entries(providerKinds).find(([, p]) => kind in p.schemas)?.[0];

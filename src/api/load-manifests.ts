@@ -1,16 +1,17 @@
 import { parseAllDocuments } from 'yaml';
-import { resolveIntOrPercent } from './int-or-percent';
-import { machineCertificateDays } from '../../workflows/control-plane/certificate-rotation';
 import type { z } from 'zod';
 import type { KubeadmConfigSpec } from '../contract/kubeadm-config-spec';
 import type { ClusterDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
 import type { Ref } from './kinds/common';
 import { toKubeadmConfigSpec, type ControlPlaneDoc } from './kinds/kubeadm';
-import { groups, installedKindsSummary, kinds, providerKinds, providerOfKind, supportedVersions } from './kind-registry';
+import { fieldPath, groups, installedKindsSummary, kinds, providerKinds, providerOfKind, supportedVersions, type Version } from './kind-registry';
 import { ManifestError, type ManifestLocation, type ManifestProblem } from './manifest-error';
 import type { BootstrapTemplate, ClusterModel, InfrastructureTemplate, MachineTemplateModel } from './model';
 import { substituteVariables } from './variables';
 import { clusterNetworkDefaults } from '../contract/cluster-network';
+import { clusterProblems } from '../spec-rules/cluster-rules';
+import { kindsNotCarriedOut } from '../spec-rules/not-carried-out';
+import type { SpecProblem } from '../spec-rules/spec-problem';
 
 export interface ManifestSource {
   /** Shown in errors: a path, or `-` for standard input. */
@@ -22,6 +23,8 @@ interface Parsed {
   kind: string;
   namespace: string;
   name: string;
+  /** The API version the document is written in (infrastructure kinds: v1beta2, they keep one shape). */
+  version: Version;
   labels: Record<string, string>;
   annotations: Record<string, string>;
   loc: ManifestLocation;
@@ -91,10 +94,12 @@ function parseDocument(raw: Raw, loc: ManifestLocation, problems: ManifestProble
   }
   const result = schema!.safeParse(raw);
   if (!result.success) return void problems.push(...zodProblems(result.error, where, raw.apiVersion));
-  out.push({ kind, name: name!, namespace: (raw.metadata?.namespace as string | undefined) ?? 'default', labels: raw.metadata?.labels ?? {}, annotations: raw.metadata?.annotations ?? {}, loc: where, value: result.data });
+  out.push({
+    kind, name: name!, namespace: (raw.metadata?.namespace as string | undefined) ?? 'default', version: core ? (version as Version) : 'v1beta2',
+    labels: raw.metadata?.labels ?? {}, annotations: raw.metadata?.annotations ?? {}, loc: where, value: result.data,
+  });
 }
 
-const minor = (v: string) => Number(v.split('.')[1]);
 const withoutRef = ({ infrastructureRef: _ref, ...rest }: ControlPlaneDoc) => rest;
 
 function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] {
@@ -138,12 +143,9 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
     if (!infra || !cpParsed) continue;
     const provider = providerOfKind(infra.kind)!;
     const cp = cpParsed.value as ControlPlaneDoc;
-    if (cp.replicas % 2 === 0) problems.push({ ...cpParsed.loc, path: 'spec.replicas', message: `${cp.replicas} control-plane machines cannot keep etcd quorum`, hint: 'stacked etcd needs an odd replica count: 1, 3 or 5' });
-    if (cp.certificatesExpiryDays !== undefined && cp.certificatesExpiryDays >= machineCertificateDays) problems.push({ ...cpParsed.loc, path: 'spec.rollout.before.certificatesExpiryDays', message: `${cp.certificatesExpiryDays} days is not less than the ${machineCertificateDays}-day validity of machine certificates, so every new machine would be replaced at once`, hint: `use fewer than ${machineCertificateDays} days, e.g. 30` });
-    if (cp.maxSurge === 0 && cp.replicas < 3) problems.push({ ...cpParsed.loc, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: `maxSurge 0 (delete before create) needs at least 3 replicas, not ${cp.replicas}`, hint: 'use maxSurge 1, or 3 or more replicas' });
-    const cpInfra = find(cpParsed, cp.infrastructureRef, 'spec.machineTemplate.infrastructureRef', infraTemplateKinds);
+    const cpInfra = find(cpParsed, cp.infrastructureRef, fieldPath(cpParsed.kind, cpParsed.version, 'spec.machineTemplate.spec.infrastructureRef'), infraTemplateKinds);
     if (!cpInfra) continue;
-    if (providerOfKind(cpInfra.kind) !== provider) problems.push({ ...cpParsed.loc, path: 'spec.machineTemplate.infrastructureRef.kind', message: `${cpInfra.kind} is from provider ${providerOfKind(cpInfra.kind)}, but the cluster uses ${provider}`, hint: `use ${providerKinds[provider]!.machineTemplate}` });
+    if (providerOfKind(cpInfra.kind) !== provider) problems.push({ ...cpParsed.loc, path: fieldPath(cpParsed.kind, cpParsed.version, 'spec.machineTemplate.spec.infrastructureRef.kind'), message: `${cpInfra.kind} is from provider ${providerOfKind(cpInfra.kind)}, but the cluster uses ${provider}`, hint: `use ${providerKinds[provider]!.machineTemplate}` });
     const model: ClusterModel = {
       namespace: c.namespace, name: c.name, labels: c.labels, annotations: c.annotations, provider,
       infrastructure: { kind: infra.kind, name: infra.name, spec: infra.value as Record<string, unknown> },
@@ -164,30 +166,19 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
   for (const p of parsed.filter((q) => q.kind === 'MachineDeployment')) {
     const md = p.value as MachineDeploymentDoc;
     const cluster = clusterOf(p, md.clusterName);
-    const surge = resolveIntOrPercent(md.strategy.maxSurge, md.replicas, true);
-    const unavailable = resolveIntOrPercent(md.strategy.maxUnavailable, md.replicas, false);
-    if (md.strategy.type === 'RollingUpdate' && surge === 0 && unavailable === 0) {
-      problems.push({ ...p.loc, path: 'spec.rollout.strategy.rollingUpdate', message: 'maxSurge and maxUnavailable are both 0, so a rollout could never progress', hint: 'set maxSurge to at least 1 (the default) or maxUnavailable to at least 1' });
-    }
     const template = machineTemplate(p, md.template, 'spec.template.spec', 'KubeadmConfigTemplate');
-    const domains = cluster ? providerKinds[cluster.provider]!.failureDomains : [];
-    if (md.template.failureDomain !== undefined && !domains.includes(md.template.failureDomain)) {
-      problems.push({
-        ...p.loc, path: 'spec.template.spec.failureDomain', message: `failure domain ${md.template.failureDomain} is not offered by provider ${cluster?.provider ?? '(unknown)'}`,
-        hint: domains.length ? `use one of ${domains.join(', ')}` : `provider ${cluster?.provider} has no failure domains; remove the field`,
-      });
-    }
-    if (cluster && minor(md.template.version) > minor(cluster.controlPlane.version)) {
-      problems.push({ ...p.loc, path: 'spec.template.spec.version', message: `workers at ${md.template.version} would be newer than the control plane at ${cluster.controlPlane.version}`, hint: 'upgrade the control plane first; kubelets may not be newer than the apiserver' });
-    }
     if (cluster && template) cluster.machineDeployments.push({ ...md, name: p.name, template });
   }
-  // Accepted kinds capt does not carry out yet are refused, never silently ignored.
-  for (const p of parsed.filter((q) => q.kind === 'Machine')) {
-    problems.push({ ...p.loc, path: 'kind', message: 'a Machine of its own (outside a MachineDeployment or control plane) is not carried out by capt yet', hint: 'declare workers with a MachineDeployment (replicas: 1 for a single machine)' });
+  // The spec rules, shared with the workflows' validators, speak of objects and v1beta2 fields: each problem
+  // goes back to its document, in the field names that document's API version uses.
+  for (const cluster of clusters) {
+    const located = (s: SpecProblem): ManifestProblem => {
+      const doc = seen.get(`${s.kind}/${s.namespace}/${s.name}`) ?? seen.get(`Cluster/${cluster.namespace}/${cluster.name}`)!;
+      return { ...doc.loc, path: fieldPath(doc.kind, doc.version, s.path), message: s.message, hint: s.hint };
+    };
+    problems.push(...clusterProblems(cluster).map(located));
   }
-  for (const p of parsed.filter((q) => q.kind === 'MachineHealthCheck')) {
-    problems.push({ ...p.loc, path: 'kind', message: 'MachineHealthCheck remediation is not carried out by capt yet, so this check would remediate nothing', hint: 'remove the MachineHealthCheck for now; `capt delete machine NAME` replaces an unhealthy machine by hand' });
-  }
+  // Kinds capt reads but does not carry out yet are refused, never silently ignored.
+  for (const p of parsed.filter((q) => q.kind in kindsNotCarriedOut)) problems.push({ ...p.loc, path: 'kind', ...kindsNotCarriedOut[p.kind]! });
   return clusters;
 }

@@ -10,7 +10,8 @@ import {
 } from '../contract/cluster-messages';
 import { creationDiff, diffClusterModels, type ApplyOutcome, type ClusterDiff } from '../../workflows/cluster/cluster-diff';
 import { previewApply, type ClusterPreview, type OwnerPreview, type RunningOwner } from '../../workflows/cluster/apply-preview';
-import { validateClusterChange } from '../../workflows/cluster/cluster-workflow';
+import { clusterChangeProblems } from '../spec-rules/cluster-rules';
+import { formatSpecProblems } from '../spec-rules/spec-problem';
 import type { Revision } from '../contract/owner';
 import { deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
 import { captAttributes } from '../contract/search-attributes';
@@ -148,11 +149,8 @@ export class CaptClient {
    */
   private async preview(handle: WorkflowHandle, previous: ClusterModel, next: ClusterModel, diff: ClusterDiff): Promise<ClusterPreview> {
     const summary = await queryWithRetry(handle, clusterStatusQuery);
-    try {
-      validateClusterChange(previous, next, summary.controlPlane?.version);
-    } catch (err) {
-      throw new RejectedError((err as Error).message);
-    }
+    const problems = clusterChangeProblems(previous, next, summary.controlPlane?.version);
+    if (problems.length) throw new RejectedError(formatSpecProblems(problems));
     const names = [...diff.machineDeployments.map((c) => c.name), ...diff.removed];
     const [controlPlane, ...machineDeployments] = await Promise.all([
       this.runningOwner('KubeadmControlPlane', next.namespace, next.controlPlane.name),

@@ -4,8 +4,24 @@ import type { KubeadmConfigSpec } from './kubeadm-config-spec';
 /** How a machine's bootstrap data runs kubeadm. */
 export type BootstrapRole = 'init' | 'join-control-plane' | 'join';
 
+/** When a deleted machine's Node gates give up waiting. */
+export interface DeletionTimeouts {
+  /** 0 or absent: no limit. */
+  nodeDrainTimeoutSeconds?: number;
+  nodeVolumeDetachTimeoutSeconds?: number;
+  /** Default 10 s, as Cluster API's. */
+  nodeDeletionTimeoutSeconds?: number;
+}
+
+/** What a machine template (of a MachineDeployment, or a Machine's own spec) sets on a machine besides version, bootstrap and infrastructure. */
+export interface MachineTemplateFields extends DeletionTimeouts {
+  failureDomain?: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
 /** A Machine's desired state, as the machine workflow receives it (plain JSON). */
-export interface MachineSpec {
+export interface MachineSpec extends MachineTemplateFields {
   namespace: string;
   name: string;
   cluster: string;
@@ -15,21 +31,13 @@ export interface MachineSpec {
   /** The cluster's network (Cluster.spec.clusterNetwork) reaches kubeadm's configuration through it. */
   bootstrap: { role: BootstrapRole; config: KubeadmConfigSpec; controlPlaneEndpoint: string; serviceSubnet?: string; podSubnet?: string; serviceDomain?: string };
   infrastructure: { kind: string; spec: Record<string, unknown> };
-  failureDomain?: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  /** 0 or absent: no limit. */
-  nodeDrainTimeoutSeconds?: number;
-  nodeVolumeDetachTimeoutSeconds?: number;
-  /** Default 10 s, as Cluster API's. */
-  nodeDeletionTimeoutSeconds?: number;
   bootstrapTimeoutSeconds?: number;
   /** Workflow ID of the owner (MachineDeployment, control plane) told about phase changes. */
   owner?: string;
 }
 
 /** The fields a running Machine accepts in place; anything else means a new Machine. */
-export type MachineSpecChange = Partial<Pick<MachineSpec, 'labels' | 'annotations' | 'nodeDrainTimeoutSeconds' | 'nodeVolumeDetachTimeoutSeconds' | 'nodeDeletionTimeoutSeconds'>> &
+export type MachineSpecChange = Partial<Pick<MachineSpec, 'labels' | 'annotations' | keyof DeletionTimeouts>> &
   Partial<Pick<MachineSpec, 'version' | 'bootstrap' | 'infrastructure' | 'failureDomain'>>;
 
 export const MachinePhase = {
@@ -175,7 +183,7 @@ export interface MachineReport {
 /** The MachineDeployment's template changed in place: the machine swaps the old template's keys for the new ones. */
 export interface MachineTemplateChange {
   previous: Pick<MachineSpec, 'labels' | 'annotations'>;
-  next: Pick<MachineSpec, 'labels' | 'annotations' | 'nodeDrainTimeoutSeconds' | 'nodeVolumeDetachTimeoutSeconds' | 'nodeDeletionTimeoutSeconds'>;
+  next: Omit<MachineTemplateFields, 'failureDomain'>;
 }
 
 /** The annotation that orders a machine out first on scale-down. */

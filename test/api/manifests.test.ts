@@ -13,7 +13,8 @@ const v1beta1 = readFileSync(join(root, 'test/api/manifests/quickstart-v1beta1.y
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Doc = any;
-const baseDocs = (): Doc[] => parseAllDocuments(substituteVariables(quickstart, {}).text).map((d) => d.toJS());
+const docsOf = (text: string): Doc[] => parseAllDocuments(substituteVariables(text, {}).text).map((d) => d.toJS());
+const baseDocs = (): Doc[] => docsOf(quickstart);
 const render = (docs: Doc[]) => docs.map((d) => stringify(d)).join('---\n');
 const byKind = (docs: Doc[], kind: string, index = 0) => docs.filter((d) => d.kind === kind)[index];
 
@@ -62,8 +63,17 @@ test('a KubeadmConfigTemplate with no spec is accepted, as Cluster API accepts i
   assert.deepEqual(model!.machineDeployments[0]!.template.bootstrap.config, {});
 });
 
+test('maxSurge and maxUnavailable that round to 0 and 0 are accepted, as Cluster API accepts them (the rollout then takes maxUnavailable 1)', () => {
+  const docs = baseDocs();
+  byKind(docs, 'MachineDeployment').spec.rollout.strategy.rollingUpdate = { maxSurge: '0%', maxUnavailable: '10%' };
+  const [model] = loadManifests([{ file: 'cluster.yaml', text: render(docs) }], {});
+  assert.deepEqual(model!.machineDeployments[0]!.strategy, { type: 'RollingUpdate', maxSurge: '0%', maxUnavailable: '10%', deletionOrder: 'Random' });
+});
+
 interface Case {
   name: string;
+  /** Written in v1beta1 (the quickstart's v1beta1 form): the problem names the v1beta1 field. */
+  v1beta1?: boolean;
   mutate: (docs: Doc[]) => Doc[] | void;
   path?: string;
   message: RegExp;
@@ -73,18 +83,19 @@ const cases: Case[] = [
   { name: 'unknown field in Cluster spec', mutate: (d) => { byKind(d, 'Cluster').spec.controlPlaneRefs = {}; }, path: 'spec.controlPlaneRefs', message: /unknown field 'controlPlaneRefs'/ },
   { name: 'unknown top-level field', mutate: (d) => { byKind(d, 'MachineDeployment').specs = {}; }, path: 'specs', message: /unknown field 'specs'/ },
   { name: 'replicas as a string', mutate: (d) => { byKind(d, 'MachineDeployment').spec.replicas = 'three'; }, path: 'spec.replicas', message: /expected number/ },
-  { name: 'negative MachineDeployment replicas', mutate: (d) => { byKind(d, 'MachineDeployment').spec.replicas = -1; }, path: 'spec.replicas', message: /must be >= 0/ },
-  { name: 'even KCP replicas', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.replicas = 2; }, path: 'spec.replicas', message: /2 control-plane machines cannot keep etcd quorum/ },
-  { name: 'KCP replicas 0', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.replicas = 0; }, path: 'spec.replicas', message: /must be at least 1/ },
+  { name: 'negative MachineDeployment replicas', mutate: (d) => { byKind(d, 'MachineDeployment').spec.replicas = -1; }, path: 'spec.replicas', message: /replicas must be a whole number >= 0, got -1/ },
+  { name: 'even KCP replicas', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.replicas = 2; }, path: 'spec.replicas', message: /2 replicas cannot keep etcd quorum/ },
+  { name: 'KCP replicas 0', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.replicas = 0; }, path: 'spec.replicas', message: /replicas must be a whole number >= 1, got 0/ },
   { name: 'maxSurge and maxUnavailable both 0', mutate: (d) => { byKind(d, 'MachineDeployment').spec.rollout.strategy.rollingUpdate = { maxSurge: 0, maxUnavailable: 0 }; }, path: 'spec.rollout.strategy.rollingUpdate', message: /both 0/ },
-  { name: 'percentages that round to 0 and 0', mutate: (d) => { byKind(d, 'MachineDeployment').spec.rollout.strategy.rollingUpdate = { maxSurge: '0%', maxUnavailable: '10%' }; }, path: 'spec.rollout.strategy.rollingUpdate', message: /both 0/ },
+  { name: 'v1beta1 maxSurge and maxUnavailable both 0', v1beta1: true, mutate: (d) => { byKind(d, 'MachineDeployment').spec.strategy.rollingUpdate = { maxSurge: 0, maxUnavailable: 0 }; }, path: 'spec.strategy.rollingUpdate', message: /both 0/ },
   { name: 'malformed KCP version', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.version = '1.36'; }, path: 'spec.version', message: /must be a Kubernetes version like v1\.36\.3/ },
   { name: 'malformed worker version', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.version = 'latest'; }, path: 'spec.template.spec.version', message: /must be a Kubernetes version/ },
   { name: 'workers newer than the control plane', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.version = 'v1.35.4'; }, path: 'spec.template.spec.version', message: /newer than the control plane at v1\.35\.4/ },
   { name: 'dangling controlPlaneRef', mutate: (d) => { byKind(d, 'Cluster').spec.controlPlaneRef.name = 'nope'; }, path: 'spec.controlPlaneRef.name', message: /KubeadmControlPlane default\/nope is not in the manifests/ },
   { name: 'dangling infrastructureRef', mutate: (d) => { byKind(d, 'Cluster').spec.infrastructureRef.name = 'gone'; }, path: 'spec.infrastructureRef.name', message: /LocalCluster default\/gone is not in the manifests/ },
   { name: 'dangling bootstrap configRef', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.bootstrap.configRef.name = 'missing'; }, path: 'spec.template.spec.bootstrap.configRef.name', message: /KubeadmConfigTemplate default\/missing is not in the manifests/ },
-  { name: 'dangling machine template', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.machineTemplate.spec.infrastructureRef.name = 'x'; }, path: 'spec.machineTemplate.infrastructureRef.name', message: /LocalMachineTemplate default\/x is not in the manifests/ },
+  { name: 'dangling machine template', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.machineTemplate.spec.infrastructureRef.name = 'x'; }, path: 'spec.machineTemplate.spec.infrastructureRef.name', message: /LocalMachineTemplate default\/x is not in the manifests/ },
+  { name: 'v1beta1 dangling machine template', v1beta1: true, mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.machineTemplate.infrastructureRef.name = 'x'; }, path: 'spec.machineTemplate.infrastructureRef.name', message: /LocalMachineTemplate default\/x is not in the manifests/ },
   { name: 'MachineDeployment of an unknown cluster', mutate: (d) => { byKind(d, 'MachineDeployment').spec.clusterName = 'elsewhere'; byKind(d, 'MachineDeployment').spec.template.spec.clusterName = 'elsewhere'; }, path: 'spec.clusterName', message: /Cluster default\/elsewhere is not in the manifests/ },
   { name: 'unsupported provider kind', mutate: (d) => { byKind(d, 'LocalMachineTemplate', 1).kind = 'DockerMachineTemplate'; }, path: 'kind', message: /kind DockerMachineTemplate is not served by any installed provider/ },
   { name: 'wrong kind in a reference', mutate: (d) => { byKind(d, 'Cluster').spec.infrastructureRef.kind = 'AWSCluster'; }, path: 'spec.infrastructureRef.kind', message: /AWSCluster cannot be used here/ },
@@ -95,9 +106,13 @@ const cases: Case[] = [
   { name: 'uppercase name', mutate: (d) => { byKind(d, 'LocalCluster').metadata.name = 'Quick_Start'; byKind(d, 'Cluster').spec.infrastructureRef.name = 'Quick_Start'; }, path: 'metadata.name', message: /lowercase DNS name/ },
   { name: 'bad duration (v1beta1 style in v1beta2)', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.deletion.nodeDrainTimeoutSeconds = '5m'; }, path: 'spec.template.spec.deletion.nodeDrainTimeoutSeconds', message: /expected number/ },
   { name: 'unknown strategy type', mutate: (d) => { byKind(d, 'MachineDeployment').spec.rollout.strategy.type = 'BlueGreen'; }, path: 'spec.rollout.strategy.type', message: /RollingUpdate|OnDelete/ },
-  { name: 'KCP maxSurge 2', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: 2 } } }; }, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: /maxSurge 0 or 1 only/ },
+  { name: 'KCP maxSurge 2', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: 2 } } }; }, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: /maxSurge 2: KubeadmControlPlane supports maxSurge 0 or 1 only/ },
+  { name: 'KCP maxSurge as a percentage', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: '50%' } } }; }, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: /maxSurge 50%: KubeadmControlPlane supports maxSurge 0 or 1 only/ },
   { name: 'KCP maxSurge 0 with 1 replica', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: 0 } } }; }, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: /needs at least 3 replicas, not 1/ },
-  { name: 'KCP certificatesExpiryDays not below the certificate validity', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { before: { certificatesExpiryDays: 400 } }; }, path: 'spec.rollout.before.certificatesExpiryDays', message: /400 days is not less than the 365-day validity/ },
+  { name: 'v1beta1 KCP maxSurge 0 with 1 replica', v1beta1: true, mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rolloutStrategy = { rollingUpdate: { maxSurge: 0 } }; }, path: 'spec.rolloutStrategy.rollingUpdate.maxSurge', message: /needs at least 3 replicas, not 1/ },
+  { name: 'KCP certificatesExpiryDays not below the certificate validity', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { before: { certificatesExpiryDays: 400 } }; }, path: 'spec.rollout.before.certificatesExpiryDays', message: /certificatesExpiryDays 400 is not less than the 365-day validity/ },
+  { name: 'KCP certificatesExpiryDays below a week', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { before: { certificatesExpiryDays: 5 } }; }, path: 'spec.rollout.before.certificatesExpiryDays', message: /certificatesExpiryDays 5 must be a whole number of at least 7 days/ },
+  { name: 'v1beta1 KCP certificatesExpiryDays', v1beta1: true, mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rolloutBefore = { certificatesExpiryDays: 365 }; }, path: 'spec.rolloutBefore.certificatesExpiryDays', message: /certificatesExpiryDays 365 is not less than the 365-day validity/ },
   { name: 'bad CIDR', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.pods.cidrBlocks = ['10.244.0.0']; }, path: 'spec.clusterNetwork.pods.cidrBlocks[0]', message: /must be a CIDR/ },
   { name: 'dual-stack services', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.services = { cidrBlocks: ['10.96.0.0/12', '10.97.0.0/16'] }; }, path: 'spec.clusterNetwork.services.cidrBlocks', message: /single-stack IPv4 clusters: give one CIDR block/ },
   { name: 'apiServerPort other than 6443', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.apiServerPort = 8443; }, path: 'spec.clusterNetwork.apiServerPort', message: /serve the apiserver on port 6443/ },
@@ -120,7 +135,7 @@ const cases: Case[] = [
 
 for (const c of cases) {
   test(`invalid manifest: ${c.name}`, () => {
-    const docs = baseDocs();
+    const docs = c.v1beta1 ? docsOf(v1beta1) : baseDocs();
     const changed = c.mutate(docs) ?? docs;
     const text = c.name === 'not YAML' ? 'apiVersion: [unclosed\n' : render(changed);
     assert.throws(() => loadManifests([{ file: 'cluster.yaml', text }], {}), (err: unknown) => {

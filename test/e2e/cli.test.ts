@@ -10,6 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { KubeClient } from '../../src/kube/kube-client';
 import { clusterDir } from '../../providers/local/layout';
+import { controlPlaneReplicasProblems, controlPlaneSubject } from '../../src/spec-rules/owner-rules';
+import { formatSpecProblem } from '../../src/spec-rules/spec-problem';
 import { kubectlFor } from '../../src/tools';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { listening, processesMentioning } from '../fixtures/leaks';
@@ -43,7 +45,7 @@ test('bad input exits 2 with the problem and its place, and submits nothing', as
   await writeFile(bad, (await import('node:fs')).readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8').replace('replicas: ${CONTROL_PLANE_MACHINE_COUNT:=1}', 'replicas: 2'));
   const r = await capt('apply', '-f', bad, '--var', 'CLUSTER_NAME=nope');
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /bad\.yaml \(document 3\) KubeadmControlPlane\/nope-control-plane at spec\.replicas: 2 control-plane machines cannot keep etcd quorum/);
+  assert.match(r.stderr, /bad\.yaml \(document 3\) KubeadmControlPlane\/nope-control-plane at spec\.replicas: 2 replicas cannot keep etcd quorum/);
   const dryBad = await capt('apply', '--dry-run', '-f', bad, '--var', 'CLUSTER_NAME=nope');
   assert.equal(dryBad.code, 2, 'a dry run refuses bad input as apply does');
   assert.equal(dryBad.stderr, r.stderr);
@@ -88,10 +90,14 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   ]);
   const moved = await capt('apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'SERVICE_CIDR=10.200.0.0/16', '--var', 'SERVICE_DOMAIN=fleet.example');
   assert.equal(moved.code, 2, 'a network change is refused');
-  assert.match(moved.stderr, /clusterNetwork cannot change on a running cluster \(serviceSubnet 10\.100\.0\.0\/16 -> 10\.200\.0\.0\/16\)/);
+  assert.match(moved.stderr, /Cluster default\/e2e at spec\.clusterNetwork\.services\.cidrBlocks: clusterNetwork cannot change on a running cluster \(serviceSubnet 10\.100\.0\.0\/16 -> 10\.200\.0\.0\/16\)/);
   const movedDry = await capt('apply', '--dry-run', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'SERVICE_CIDR=10.200.0.0/16', '--var', 'SERVICE_DOMAIN=fleet.example');
   assert.equal(movedDry.code, 2, 'a dry run refuses what the workflow\'s validator refuses');
   assert.equal(movedDry.stderr, moved.stderr);
+  // The manifests are valid on their own; the cluster workflow's validator refuses the skipped minor version.
+  const skipped = await capt('apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'KUBERNETES_VERSION=v1.38.0', ...network);
+  assert.equal(skipped.code, 2, 'a skipped minor version is refused');
+  assert.match(skipped.stderr, /KubeadmControlPlane default\/e2e-control-plane at spec\.version: cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0: change one minor version at a time; go to v1\.37\.x first/);
 
   const clusters = JSON.parse((await capt('get', 'clusters', '-o', 'json')).stdout).items;
   assert.equal(clusters.length, 1);
@@ -150,7 +156,8 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   }
   const even = await capt('scale', 'kubeadmcontrolplane', 'e2e-control-plane', '--replicas', '2');
   assert.equal(even.code, 2);
-  assert.match(even.stderr, /2 replicas cannot keep etcd quorum/);
+  // The control plane's scale validator refuses through the very rule the manifest loader applies.
+  assert.ok(even.stderr.includes(formatSpecProblem(controlPlaneReplicasProblems(controlPlaneSubject('default', 'e2e-control-plane'), 2, 1)[0]!)), even.stderr);
 
   const endpoint = clusters[0].endpoint.split(':');
   const deleted = await capt('delete', 'cluster', 'e2e', '--wait', '--timeout', '5m');

@@ -36,7 +36,7 @@ function simulate(replicas: number, strategy: Strategy, start: PlanMachine[], op
 
 const oldMachines = (n: number): PlanMachine[] => Array.from({ length: n }, (_, i) => ({ name: `o${i}`, set: 'old', createdAt: `000${i}`, deleting: false, running: true, available: true, marked: false }));
 
-for (const [surge, unavailable] of [[1, 0], [0, 1], [0, 2], [2, 0], [2, 2], ['25%', '25%'], ['100%', 0], [0, '100%']] as const) {
+for (const [surge, unavailable] of [[1, 0], [0, 1], [0, 2], [2, 0], [2, 2], ['25%', '25%'], ['100%', 0], [0, '100%'], ['0%', '10%']] as const) {
   test(`rolling 5 machines with maxSurge ${surge}, maxUnavailable ${unavailable} keeps both bounds and ends with 5 new machines`, () => {
     const { machines } = simulate(5, rolling(surge, unavailable), oldMachines(5));
     assert.deepEqual(machines.filter((m) => !m.deleting).map((m) => m.set), Array(5).fill('new'));
@@ -46,6 +46,7 @@ for (const [surge, unavailable] of [[1, 0], [0, 1], [0, 2], [2, 0], [2, 2], ['25
 test('percentages: surge rounds up, unavailable rounds down', () => {
   assert.deepEqual(rolloutBounds(rolling('25%', '25%'), 5), { maxSurge: 2, maxUnavailable: 1 });
   assert.deepEqual(rolloutBounds(rolling('10%', '10%'), 5), { maxSurge: 1, maxUnavailable: 0 });
+  assert.deepEqual(rolloutBounds(rolling('0%', '10%'), 5), { maxSurge: 0, maxUnavailable: 1 }, 'both rounding to 0: maxUnavailable 1, as Cluster API');
 });
 
 test('a scale-down in the middle of a rollout ends with the new count, all new', () => {

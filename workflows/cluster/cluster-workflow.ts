@@ -15,10 +15,9 @@ import {
 import { captAttributes } from '../../src/contract/search-attributes';
 import { providerTaskQueue } from '../../src/contract/task-queues';
 import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
-import { validateVersionChange } from '../control-plane/version-policy';
-import { machineCertificateDays } from '../control-plane/certificate-rotation';
-import { machineDeploymentWorkflow, validateMachineDeploymentReplicas } from '../machine-deployment/machine-deployment-workflow';
-import { resolveIntOrPercent } from '../../src/api/int-or-percent';
+import { machineDeploymentWorkflow } from '../machine-deployment/machine-deployment-workflow';
+import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
+import { refuseProblems } from '../shared/spec-refusal';
 import { diffClusterModels } from './cluster-diff';
 import { changedGeneration, clusterStatus, controlPlaneOf, machineDeploymentOf, ownerKey, type ClusterState } from './cluster-status';
 import { waitingToStart } from '../../src/contract/cluster';
@@ -29,32 +28,6 @@ const nodeHealthAttemptSeconds = 600;
 export interface ClusterInput {
   model: ClusterModel;
   state?: ClusterState;
-}
-
-/** What `capt apply` may change on an existing cluster today; the rest is refused with the reason. */
-export function validateClusterChange(current: ClusterModel, next: ClusterModel, runningVersion = current.controlPlane.version): void {
-  const refuse = (message: string) => {
-    throw ApplicationFailure.create({ message: `Cluster ${current.namespace}/${current.name}: ${message}`, type: 'InvalidSpec', nonRetryable: true });
-  };
-  if (next.provider !== current.provider) refuse(`the provider cannot change (${current.provider} -> ${next.provider})`);
-  if (next.controlPlane.name !== current.controlPlane.name) refuse(`the control plane cannot be replaced (${current.controlPlane.name} -> ${next.controlPlane.name})`);
-  // kubeadm fixes the cluster's networks at init: a change would reach new machines only, splitting the cluster.
-  for (const field of ['serviceSubnet', 'podSubnet', 'serviceDomain'] as const) {
-    if (current[field] !== undefined && next[field] !== current[field]) refuse(`clusterNetwork cannot change on a running cluster (${field} ${current[field]} -> ${next[field]}); create a new cluster instead`);
-  }
-  validateVersionChange(runningVersion, next.controlPlane.version);
-  const days = next.controlPlane.certificatesExpiryDays;
-  if (days !== undefined && days >= machineCertificateDays) refuse(`certificatesExpiryDays ${days} is not less than the ${machineCertificateDays}-day validity of machine certificates; every new machine would be replaced at once`);
-  if (next.controlPlane.replicas % 2 === 0) refuse(`${next.controlPlane.replicas} control-plane replicas cannot keep etcd quorum; use an odd count`);
-  const minor = (v: string) => Number(v.split('.')[1]);
-  for (const md of next.machineDeployments) {
-    if (minor(md.template.version) > minor(next.controlPlane.version)) refuse(`MachineDeployment ${md.name}: workers at ${md.template.version} would be newer than the control plane at ${next.controlPlane.version}; upgrade the control plane first`);
-    validateMachineDeploymentReplicas(md.name, md.replicas);
-    const { maxSurge, maxUnavailable } = md.strategy;
-    if (md.strategy.type === 'RollingUpdate' && resolveIntOrPercent(maxSurge, md.replicas, true) === 0 && resolveIntOrPercent(maxUnavailable, md.replicas, false) === 0) {
-      refuse(`MachineDeployment ${md.name}: maxSurge and maxUnavailable are both 0, so a rollout could never progress; set either to at least 1`);
-    }
-  }
 }
 
 /**
@@ -195,7 +168,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       }
       return refresh();
     },
-    { validator: (next) => validateClusterChange(state.model, next, controlPlaneOf(state)?.version) },
+    // The control plane's running version, which an undo may have moved off the applied one, is where an upgrade starts.
+    { validator: (next) => refuseProblems(clusterChangeProblems(state.model, next, controlPlaneOf(state)?.version)) },
   );
 
   async function create(): Promise<void> {

@@ -1,6 +1,3 @@
-/** Certificates capt issues to machines are valid this long (kubeadm's default). */
-export const machineCertificateDays = 365;
-
 /**
  * rolloutBefore.certificatesExpiryDays, as Cluster API reads it: machines whose apiserver certificate
  * expires within that many days count as outdated and are replaced by the rollout.

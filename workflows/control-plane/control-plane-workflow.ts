@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import { providerTaskQueue } from '../../src/contract/task-queues';
@@ -17,7 +17,9 @@ import { revisionHash } from '../shared/spec-hash';
 import {
   controlPlaneMachineHash, controlPlaneRevisionHistoryLimit, outdatedControlPlaneMachine, templateHash, templateOf, type ControlPlaneRevision,
 } from './control-plane-revisions';
-import { validateVersionChange } from './version-policy';
+import { controlPlaneReplicasProblems, controlPlaneSubject } from '../../src/spec-rules/owner-rules';
+import { versionChangeProblems } from '../../src/spec-rules/kubernetes-version';
+import { refuseProblems } from '../shared/spec-refusal';
 import type { PreflightProblem } from '../../activities/control-plane/preflight';
 
 export interface ControlPlaneInput {
@@ -51,15 +53,6 @@ export interface PreflightRecord {
   members: string[];
   machines: string[];
   apiserverVersions: Record<string, string>;
-}
-
-/** Validator: replicas > 0 and odd, as stacked etcd needs. */
-export function validateControlPlaneReplicas(name: string, replicas: number): void {
-  if (!Number.isInteger(replicas) || replicas < 1 || replicas % 2 === 0) {
-    throw ApplicationFailure.create({
-      message: `KubeadmControlPlane ${name}: ${replicas} replicas cannot keep etcd quorum; use an odd count (1, 3, 5)`, type: 'InvalidSpec', nonRetryable: true,
-    });
-  }
 }
 
 /** The hash machines are compared by: the template's, and the last restart's time when there was one. */
@@ -134,12 +127,13 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     state.spec = { ...state.spec, ...template };
     record(cause, restartedAt);
   };
+  const subject = controlPlaneSubject(facts.namespace, state.spec.name);
   const { refresh, observe, setStep, deleteAllAndFinish, checkpoint, startMachines, deleteMachines, newNames, changes } = ownerRuntime({
     kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
-    validateReplicas: (replicas) => validateControlPlaneReplicas(state.spec.name, replicas),
+    validateReplicas: (replicas) => refuseProblems(controlPlaneReplicasProblems(subject, replicas, state.spec.maxSurge)),
     revisions: () => state.revisions ?? [],
     reapply: (target, cause, restartedAt) => changeTemplate((target as ControlPlaneRevision).template, cause, restartedAt),
-    validateUndo: (target) => validateVersionChange(state.spec.version, target.template.version, { undo: true }),
+    validateUndo: (target) => refuseProblems(versionChangeProblems(subject, 'spec.version', state.spec.version, target.template.version, { undo: true })),
     continueAsNew: () => continueAsNew<typeof controlPlaneWorkflow>({ ...input, state }),
   });
   setHandler(controlPlaneSpecSignal, ({ spec, cause, generation }) => {

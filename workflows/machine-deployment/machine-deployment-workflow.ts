@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { MachineDeploymentModel } from '../../src/api/model';
 import { machineDeploymentSpecSignal } from '../../src/contract/cluster-messages';
 import type { MachineSpec, MachineTemplateChange } from '../../src/contract/machine';
@@ -14,6 +14,8 @@ import { someNames } from '../shared/some-names';
 import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
 import { planMachines, planRollout } from './rollout-plan';
+import { machineDeploymentReplicasProblems, machineDeploymentSubject } from '../../src/spec-rules/owner-rules';
+import { refuseProblems } from '../shared/spec-refusal';
 
 export interface MachineDeploymentInput {
   cluster: ClusterFacts;
@@ -33,12 +35,6 @@ export interface MachineDeploymentState extends OwnerState {
   inPlace?: MachineTemplateChange;
   /** Machines beyond replicas when the pause began (a rollout's surge): kept until resume. */
   pausedSurplus?: number;
-}
-
-export function validateMachineDeploymentReplicas(name: string, replicas: number): void {
-  if (!Number.isInteger(replicas) || replicas < 0) {
-    throw ApplicationFailure.create({ message: `MachineDeployment ${name}: replicas must be a whole number >= 0, got ${replicas}`, type: 'InvalidSpec', nonRetryable: true });
-  }
 }
 
 /**
@@ -67,7 +63,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
 
   const { refresh, observe, setStep, deleteAllAndFinish, changes, changed, checkpoint, startMachines, startBudget, deleteMachines, newNames } = ownerRuntime({
     kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state, Date.now()),
-    validateReplicas: (replicas) => validateMachineDeploymentReplicas(md, replicas),
+    validateReplicas: (replicas) => refuseProblems(machineDeploymentReplicasProblems(machineDeploymentSubject(facts.namespace, md), replicas)),
     revisions: () => state.machineSets,
     reapply: (target, cause, restartedAt) => {
       state.spec = { ...state.spec, template: (target as MachineSet).template };

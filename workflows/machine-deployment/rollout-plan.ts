@@ -50,11 +50,14 @@ export const planMachines = (records: MachineRecord[], minReadySeconds: number, 
   name: m.name, set: m.templateHash, createdAt: m.createdAt, deleting: m.deleting, running: m.phase === MachinePhase.Running, available: isAvailable(m, minReadySeconds, nowMs), marked: m.marked,
 }));
 
-/** maxSurge and maxUnavailable as counts; never both 0 (validation refuses it, and 1 surge keeps a bad spec moving). */
+/**
+ * maxSurge and maxUnavailable as counts, never both 0: the spec rules refuse two literal zeros, and
+ * percentages that round to 0 and 0 get maxUnavailable 1, as Cluster API resolves them (surge might hit a quota).
+ */
 export function rolloutBounds(strategy: MachineDeploymentModel['strategy'], replicas: number): { maxSurge: number; maxUnavailable: number } {
   const maxSurge = resolveIntOrPercent(strategy.maxSurge, replicas, true);
   const maxUnavailable = resolveIntOrPercent(strategy.maxUnavailable, replicas, false);
-  return maxSurge === 0 && maxUnavailable === 0 ? { maxSurge: 1, maxUnavailable: 0 } : { maxSurge, maxUnavailable };
+  return { maxSurge, maxUnavailable: maxSurge === 0 && maxUnavailable === 0 ? 1 : maxUnavailable };
 }
 
 /** Deletion priority as Cluster API's MachineSet: annotated, then not running, then by the deletion order. */

@@ -1,26 +1,13 @@
-import { invalidSpec } from '../../src/errors';
-import type { MachineSpec, MachineSpecChange, MachineTemplateChange } from '../../src/contract/machine';
+import type { MachineSpec, MachineTemplateChange, MachineSpecChange } from '../../src/contract/machine';
+import { machineChangeProblems } from '../../src/spec-rules/machine-rules';
+import { refuseProblems } from '../shared/spec-refusal';
 
 /**
  * The machine workflow's update validator: what may change in place, and a clear refusal for the rest.
  * Throwing here rejects the update before anything reaches history.
  */
 export function validateMachineChange(spec: MachineSpec, change: MachineSpecChange): void {
-  const immutable = (['version', 'bootstrap', 'infrastructure', 'failureDomain'] as const).filter(
-    (field) => change[field] !== undefined && JSON.stringify(change[field]) !== JSON.stringify(spec[field]),
-  );
-  if (immutable.length) {
-    throw invalidSpec(
-      `Machine ${spec.namespace}/${spec.name}: ${immutable.join(', ')} cannot change on an existing Machine; ` +
-        'change the owning MachineDeployment or control plane instead, which replaces machines in a rollout',
-    );
-  }
-  for (const field of ['nodeDrainTimeoutSeconds', 'nodeVolumeDetachTimeoutSeconds', 'nodeDeletionTimeoutSeconds'] as const) {
-    const value = change[field];
-    if (value !== undefined && (!Number.isFinite(value) || value < 0)) {
-      throw invalidSpec(`Machine ${spec.namespace}/${spec.name}: ${field} must be a number of seconds >= 0 (0 means no limit), got ${value}`);
-    }
-  }
+  refuseProblems(machineChangeProblems(spec, change));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { MachineTemplateFields } from '../../contract/machine';
 import { dnsName, duration, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubernetesVersion, metadata, refV1beta1, refV1beta2, seconds, type Ref } from './common';
 
 /** Cluster, Machine, MachineDeployment and MachineHealthCheck (cluster.x-k8s.io v1beta1 and v1beta2), normalised. */
@@ -39,18 +40,12 @@ export const clusterV1beta2 = z.object({
   serviceDomain: d.spec.clusterNetwork?.serviceDomain, paused: d.spec.paused ?? false,
 }));
 
-/** The machine template both Machines and MachineDeployments carry. */
-export interface MachineTemplateDoc {
+/** The machine template both Machines and MachineDeployments carry: the fields each machine gets, and what it is made from. */
+export interface MachineTemplateDoc extends MachineTemplateFields {
   clusterName: string;
   version: string;
   bootstrapRef?: Ref;
   infrastructureRef: Ref;
-  failureDomain?: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  nodeDrainTimeoutSeconds?: number;
-  nodeVolumeDetachTimeoutSeconds?: number;
-  nodeDeletionTimeoutSeconds?: number;
   minReadySeconds?: number;
 }
 
@@ -99,7 +94,8 @@ export interface MachineDeploymentDoc {
   rolloutAfter?: string;
 }
 
-const replicas = z.number().int('must be a whole number').min(0, 'must be >= 0');
+// Its bounds are a spec rule (src/spec-rules), shared with the scale validator.
+const replicas = z.number();
 const deletionOrder = z.enum(['Random', 'Newest', 'Oldest']);
 const rollingUpdateV1beta1 = z.object({ maxSurge: intOrPercent.optional(), maxUnavailable: intOrPercent.optional(), deletePolicy: deletionOrder.optional() }).strict();
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { KubeadmConfigSpec } from '../../contract/kubeadm-config-spec';
+import type { DeletionTimeouts } from '../../contract/machine';
 import { duration, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubernetesVersion, metadata, refV1beta1, refV1beta2, seconds, taint, type Ref } from './common';
 
 /** KubeadmConfig, KubeadmConfigTemplate and KubeadmControlPlane in v1beta1 and v1beta2, normalised to one model. */
@@ -87,21 +88,20 @@ export const kubeadmConfig = (version: 'v1beta1' | 'v1beta2') => z.object({
   apiVersion: z.string(), kind: z.literal('KubeadmConfig'), metadata, spec: (version === 'v1beta1' ? kubeadmConfigSpecV1beta1 : kubeadmConfigSpecV1beta2).prefault({}),
 }).strict();
 
-export interface ControlPlaneDoc {
+export interface ControlPlaneDoc extends DeletionTimeouts {
   replicas: number;
   version: string;
   kubeadmConfigSpec: KubeadmConfigSpec;
   infrastructureRef: Ref;
-  maxSurge: number;
+  /** 0 or 1 (the spec rules refuse anything else), as given. */
+  maxSurge: number | string;
   rolloutAfter?: string;
   certificatesExpiryDays?: number;
-  nodeDrainTimeoutSeconds?: number;
-  nodeVolumeDetachTimeoutSeconds?: number;
-  nodeDeletionTimeoutSeconds?: number;
 }
 
-const maxSurgeKCP = intOrPercent.refine((v) => v === 0 || v === 1, 'KubeadmControlPlane supports maxSurge 0 or 1 only');
-const replicas = z.number().int('must be a whole number').min(1, 'must be at least 1');
+// The values' rules (replicas, maxSurge, expiry days) live in src/spec-rules, which the workflows share.
+const replicas = z.number();
+const certificatesExpiryDays = z.number();
 
 export const kubeadmControlPlaneV1beta1 = z.object({
   apiVersion: z.string(), kind: z.literal('KubeadmControlPlane'), metadata,
@@ -113,13 +113,13 @@ export const kubeadmControlPlaneV1beta1 = z.object({
     }).strict(),
     kubeadmConfigSpec: kubeadmConfigSpecV1beta1,
     rolloutAfter: z.iso.datetime().optional(),
-    rolloutBefore: z.object({ certificatesExpiryDays: z.number().int().min(7, 'must be at least 7 days').optional() }).strict().optional(),
-    rolloutStrategy: z.object({ type: z.literal('RollingUpdate').optional(), rollingUpdate: z.object({ maxSurge: maxSurgeKCP.optional() }).strict().optional() }).strict().optional(),
+    rolloutBefore: z.object({ certificatesExpiryDays: certificatesExpiryDays.optional() }).strict().optional(),
+    rolloutStrategy: z.object({ type: z.literal('RollingUpdate').optional(), rollingUpdate: z.object({ maxSurge: intOrPercent.optional() }).strict().optional() }).strict().optional(),
     remediationStrategy: z.looseObject({}).optional(),
   }).strict(),
 }).strict().transform((d): ControlPlaneDoc => ({
   replicas: d.spec.replicas ?? 1, version: d.spec.version, kubeadmConfigSpec: toKubeadmConfigSpec(d.spec.kubeadmConfigSpec),
-  infrastructureRef: fromV1beta1Ref(d.spec.machineTemplate.infrastructureRef), maxSurge: Number(d.spec.rolloutStrategy?.rollingUpdate?.maxSurge ?? 1),
+  infrastructureRef: fromV1beta1Ref(d.spec.machineTemplate.infrastructureRef), maxSurge: d.spec.rolloutStrategy?.rollingUpdate?.maxSurge ?? 1,
   rolloutAfter: d.spec.rolloutAfter, certificatesExpiryDays: d.spec.rolloutBefore?.certificatesExpiryDays,
   nodeDrainTimeoutSeconds: d.spec.machineTemplate.nodeDrainTimeout, nodeVolumeDetachTimeoutSeconds: d.spec.machineTemplate.nodeVolumeDetachTimeout,
   nodeDeletionTimeoutSeconds: d.spec.machineTemplate.nodeDeletionTimeout,
@@ -139,14 +139,14 @@ export const kubeadmControlPlaneV1beta2 = z.object({
     kubeadmConfigSpec: kubeadmConfigSpecV1beta2,
     rollout: z.object({
       after: z.iso.datetime().optional(),
-      before: z.object({ certificatesExpiryDays: z.number().int().min(7, 'must be at least 7 days').optional() }).strict().optional(),
-      strategy: z.object({ type: z.literal('RollingUpdate').optional(), rollingUpdate: z.object({ maxSurge: maxSurgeKCP.optional() }).strict().optional() }).strict().optional(),
+      before: z.object({ certificatesExpiryDays: certificatesExpiryDays.optional() }).strict().optional(),
+      strategy: z.object({ type: z.literal('RollingUpdate').optional(), rollingUpdate: z.object({ maxSurge: intOrPercent.optional() }).strict().optional() }).strict().optional(),
     }).strict().optional(),
     remediation: z.looseObject({}).optional(),
   }).strict(),
 }).strict().transform((d): ControlPlaneDoc => ({
   replicas: d.spec.replicas ?? 1, version: d.spec.version, kubeadmConfigSpec: toKubeadmConfigSpec(d.spec.kubeadmConfigSpec),
-  infrastructureRef: fromV1beta2Ref(d.spec.machineTemplate.spec.infrastructureRef), maxSurge: Number(d.spec.rollout?.strategy?.rollingUpdate?.maxSurge ?? 1),
+  infrastructureRef: fromV1beta2Ref(d.spec.machineTemplate.spec.infrastructureRef), maxSurge: d.spec.rollout?.strategy?.rollingUpdate?.maxSurge ?? 1,
   rolloutAfter: d.spec.rollout?.after, certificatesExpiryDays: d.spec.rollout?.before?.certificatesExpiryDays,
   nodeDrainTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeDrainTimeoutSeconds,
   nodeVolumeDetachTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeVolumeDetachTimeoutSeconds,

@@ -1,0 +1,64 @@
+import type { ClusterModel } from '../api/model';
+import { providerFailureDomains } from '../contract/provider-offers';
+import { newerMinor, versionChangeProblems } from './kubernetes-version';
+import { controlPlaneProblems, controlPlaneSubject, machineDeploymentProblems, machineDeploymentSubject } from './owner-rules';
+import { problem, type SpecProblem, type SpecSubject } from './spec-problem';
+
+/**
+ * The rules of a whole cluster: the manifest loader checks a new cluster with `clusterProblems`, and the
+ * cluster workflow's update validator checks an apply to a running one with `clusterChangeProblems`.
+ */
+
+const clusterSubject = (model: ClusterModel): SpecSubject => ({ kind: 'Cluster', namespace: model.namespace, name: model.name });
+
+/** Every rule of a cluster's desired state, its control plane's and its MachineDeployments'. */
+export function clusterProblems(model: ClusterModel): SpecProblem[] {
+  const { namespace, provider, controlPlane } = model;
+  const out = controlPlaneProblems(namespace, controlPlane);
+  const domains = providerFailureDomains[provider] ?? [];
+  for (const md of model.machineDeployments) {
+    const subject = machineDeploymentSubject(namespace, md.name);
+    out.push(...machineDeploymentProblems(namespace, md));
+    const { failureDomain, version } = md.template;
+    if (failureDomain !== undefined && !domains.includes(failureDomain)) {
+      out.push(problem(subject, 'spec.template.spec.failureDomain', `failure domain ${failureDomain} is not offered by provider ${provider}`,
+        domains.length ? `use one of ${domains.join(', ')}` : `provider ${provider} has no failure domains; remove the field`));
+    }
+    if (newerMinor(version, controlPlane.version)) {
+      out.push(problem(subject, 'spec.template.spec.version', `workers at ${version} would be newer than the control plane at ${controlPlane.version}`,
+        'upgrade the control plane first; kubelets may not be newer than the apiserver', 'UnsupportedVersion'));
+    }
+  }
+  return out;
+}
+
+const networkFields = {
+  serviceSubnet: 'spec.clusterNetwork.services.cidrBlocks',
+  podSubnet: 'spec.clusterNetwork.pods.cidrBlocks',
+  serviceDomain: 'spec.clusterNetwork.serviceDomain',
+} as const;
+
+/**
+ * What an apply may not do to a running cluster, then every rule of the new state. `runningVersion` is the
+ * control plane's version now (an undo may have moved it off the last applied one).
+ */
+export function clusterChangeProblems(current: ClusterModel, next: ClusterModel, runningVersion = current.controlPlane.version): SpecProblem[] {
+  const cluster = clusterSubject(current);
+  const out: SpecProblem[] = [];
+  if (next.provider !== current.provider) {
+    out.push(problem(cluster, 'spec.infrastructureRef.kind', `the provider cannot change (${current.provider} -> ${next.provider})`, 'create a new cluster on the other provider'));
+  }
+  if (next.controlPlane.name !== current.controlPlane.name) {
+    out.push(problem(cluster, 'spec.controlPlaneRef.name', `the control plane cannot be replaced (${current.controlPlane.name} -> ${next.controlPlane.name})`,
+      `keep ${current.controlPlane.name} and change its spec instead`));
+  }
+  // kubeadm fixes the cluster's networks at init: a change would reach new machines only, splitting the cluster.
+  for (const [field, path] of Object.entries(networkFields) as [keyof typeof networkFields, string][]) {
+    if (current[field] !== undefined && next[field] !== current[field]) {
+      out.push(problem(cluster, path, `clusterNetwork cannot change on a running cluster (${field} ${current[field]} -> ${next[field]})`,
+        `keep ${current[field]}, or create a new cluster for another network`));
+    }
+  }
+  out.push(...versionChangeProblems(controlPlaneSubject(next.namespace, next.controlPlane.name), 'spec.version', runningVersion, next.controlPlane.version));
+  return [...out, ...clusterProblems(next)];
+}
