@@ -136,7 +136,8 @@ export const kubeadmControlPlaneV1beta2 = z.object({
         deletion: z.object({ nodeDrainTimeoutSeconds: seconds.optional(), nodeVolumeDetachTimeoutSeconds: seconds.optional(), nodeDeletionTimeoutSeconds: seconds.optional() }).strict().optional(),
       }).strict(),
     }).strict(),
-    kubeadmConfigSpec: kubeadmConfigSpecV1beta2,
+    // Optional in v1beta2 (kubeadm's defaults), required in v1beta1.
+    kubeadmConfigSpec: kubeadmConfigSpecV1beta2.prefault({}),
     rollout: z.object({
       after: z.iso.datetime().optional(),
       before: z.object({ certificatesExpiryDays: certificatesExpiryDays.optional() }).strict().optional(),

@@ -9,5 +9,6 @@ const localMachineSpec = z.object({ bootDelaySeconds: seconds.optional(), failBo
 
 export const localMachineTemplate = z.object({
   apiVersion: z.string(), kind: z.literal('LocalMachineTemplate'), metadata,
-  spec: z.object({ template: z.object({ spec: localMachineSpec }).strict() }).strict(),
+  // Every knob has a default, so an empty template is a plain local machine.
+  spec: z.object({ template: z.object({ spec: localMachineSpec.prefault({}) }).strict().prefault({}) }).strict().prefault({}),
 }).strict().transform((d) => d.spec.template.spec as Record<string, unknown>);
