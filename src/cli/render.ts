@@ -54,7 +54,7 @@ const machineRowLimit = 20;
 /** The machines describe shows one by one: all of a small owner's, else those not Running (at most machineRowLimit). */
 export function listedMachines(o: OwnerStatus): MachineRecord[] {
   if (o.machines.length <= machineRowLimit) return o.machines;
-  return o.machines.filter((m) => m.phase !== 'Running' || m.deleting).slice(0, machineRowLimit);
+  return o.machines.filter((m) => m.phase !== 'Running' || m.deleting || m.node).slice(0, machineRowLimit);
 }
 
 /**
@@ -70,6 +70,7 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
   };
   const detail = new Map(details.map((m) => [m.name, m]));
   const inProgress: string[] = [];
+  const remediated: string[] = [];
   if (c.phase !== 'Provisioned' && c.phase !== 'Deleted') inProgress.push(`Cluster/${c.name}: ${c.step}`);
   // Applied changes an owner has not received yet (held for the control plane's upgrade) show before any step.
   for (const p of c.pending.filter(waitingToStart)) inProgress.push(`${p.kind}/${p.name}: pending generation ${p.generation} (${p.reason}): ${p.message}`);
@@ -79,18 +80,24 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
     const last = i === children.length - 1;
     add(last ? '└─ ' : '├─ ', `${o.kind}/${o.name} (${o.readyReplicas}/${o.replicas}, ${o.version})`, o.conditions, undefined, o.step);
     if (!o.rolloutComplete || !o.ready) inProgress.push(`${o.kind}/${o.name}: ${o.step}`);
+    const hc = o.healthCheck;
+    if (hc) {
+      rows.push([`${last ? '   ' : '│  '}MachineHealthCheck/${hc.name} (${hc.currentHealthy}/${hc.expectedMachines} healthy)`, hc.remediationAllowed ? 'True' : 'False', hc.remediationAllowed ? '' : 'TooManyUnhealthy', '', hc.message]);
+      remediated.push(...hc.remediations.map((r) => `${o.kind}/${o.name}: ${r.machine} at ${r.at}: ${r.reason}, ${r.message}, since ${r.since} (MachineHealthCheck ${hc.name})`));
+    }
     const listed = listedMachines(o);
     const grouped = o.machines.length - listed.length;
     const rowsOf = listed.length + (grouped ? 1 : 0);
     const branch = (j: number) => `${last ? '   ' : '│  '}${j === rowsOf - 1 ? '└─ ' : '├─ '}`;
     listed.forEach((m, j) => {
       const d = detail.get(m.name);
-      const conditions = d?.conditions ?? [{ type: 'Ready', status: m.phase === 'Running' ? 'True' : 'False', ...(m.blocker ? { message: m.blocker } : {}) }];
+      const why = m.blocker ?? (m.node ? m.node.conditions.map((x) => `${x.type}=${x.status} since ${x.since}`).join('; ') || 'Node deleted' : undefined);
+      const conditions = d?.conditions ?? [{ type: 'Ready', status: m.phase === 'Running' && !m.node ? 'True' : 'False', ...(why ? { message: why } : {}) }];
       add(branch(j), `Machine/${m.name} (${m.phase})`, conditions, m.createdAt, d?.step ?? m.blocker);
       if (d && d.phase !== 'Running') inProgress.push(`Machine/${m.name}: ${d.step}`);
     });
     if (grouped) rows.push([`${branch(listed.length)}Machines: ${grouped} more, Running`, 'True', '', '', '']);
   });
-  const footer = inProgress.length ? `\nIn progress:\n${inProgress.map((x) => `  ${x}`).join('\n')}` : '';
-  return table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) + footer;
+  const section = (title: string, lines: string[]) => (lines.length ? `\n${title}:\n${lines.map((x) => `  ${x}`).join('\n')}` : '');
+  return table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) + section('In progress', inProgress) + section('Remediated', remediated);
 }

@@ -86,7 +86,10 @@ export function ownerRuntime(opts: {
   };
   const refresh = () => {
     const status = opts.status();
-    setCurrentDetails(`**${status.readyReplicas}/${status.replicas} machines running** (${status.version}): ${state.step}`);
+    const hc = status.healthCheck;
+    const last = hc?.remediations.at(-1);
+    setCurrentDetails(`**${status.readyReplicas}/${status.replicas} machines running** (${status.version}): ${state.step}${hc ? `\n\nMachineHealthCheck ${hc.name}: ${hc.message}` : ''}${
+      last ? `\n\nLast remediation: ${last.machine} at ${last.at} (${last.reason}: ${last.message}, since ${last.since})` : ''}`);
     // The cluster hears only of changes to what it plans with, never of each machine's progress.
     const key = summaryKey(status);
     if (key !== reportedKey) {
