@@ -1,7 +1,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { nodeMachineAnnotation, type NodeConditionState, type NodeHealth } from '../../src/contract/machine';
+import { keptNodeCondition, nodeMachineAnnotation, type NodeConditionState, type NodeHealth } from '../../src/contract/machine';
 import { nodeHealthSignal } from '../../src/contract/machine-messages';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
 import { nodeWatch } from './node-watch';
@@ -21,7 +21,7 @@ export function nodeHealth(node: V1Node): NodeHealth {
   const conditions = node.status?.conditions ?? [];
   const ready = conditions.find((c) => c.type === 'Ready');
   const unhealthy: NodeConditionState[] = conditions
-    .filter((c) => (c.type === 'Ready' ? c.status !== 'True' : c.status === 'True'))
+    .filter(keptNodeCondition)
     .map((c) => ({
       type: c.type, status: c.status as NodeConditionState['status'], since: new Date(c.lastTransitionTime ?? 0).toISOString(),
       ...(c.reason ? { reason: c.reason } : {}), ...(c.message ? { message: c.message.slice(0, 200) } : {}),

@@ -35,6 +35,10 @@ export const providerKinds: Record<string, { cluster: string; machineTemplate: s
 const v1beta1Moves: Record<string, [RegExp, string][]> = {
   KubeadmControlPlane: [[/^spec\.rollout\.strategy\b/, 'spec.rolloutStrategy'], [/^spec\.rollout\.before\b/, 'spec.rolloutBefore'], [/^spec\.machineTemplate\.spec\./, 'spec.machineTemplate.']],
   MachineDeployment: [[/^spec\.rollout\.strategy\b/, 'spec.strategy']],
+  MachineHealthCheck: [
+    [/^spec\.checks\.unhealthyNodeConditions\b/, 'spec.unhealthyConditions'], [/^spec\.remediation\.triggerIf\.unhealthyInRange\b/, 'spec.unhealthyRange'],
+    [/^spec\.remediation\.triggerIf\b/, 'spec'], [/^spec\.remediation\.templateRef\b/, 'spec.remediationTemplate'], [/^spec\.checks\./, 'spec.'],
+  ],
 };
 
 /** A field's path as a document of `version` spells it, from its v1beta2 path. */

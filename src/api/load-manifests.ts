@@ -1,7 +1,8 @@
 import { parseAllDocuments } from 'yaml';
 import type { z } from 'zod';
 import type { KubeadmConfigSpec } from '../contract/kubeadm-config-spec';
-import type { ClusterDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
+import type { ClusterDoc, HealthCheckDoc, MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
+import { controlPlaneMachineLabels, machineDeploymentMachineLabels } from '../contract/machine-labels';
 import type { Ref } from './kinds/common';
 import { toKubeadmConfigSpec, type ControlPlaneDoc } from './kinds/kubeadm';
 import { fieldPath, groups, installedKindsSummary, kinds, providerKinds, providerOfKind, supportedVersions, type Version } from './kind-registry';
@@ -102,6 +103,34 @@ function parseDocument(raw: Raw, loc: ManifestLocation, problems: ManifestProble
 
 const withoutRef = ({ infrastructureRef: _ref, ...rest }: ControlPlaneDoc) => rest;
 
+/**
+ * A MachineHealthCheck goes to the one owner whose machines its selector matches, which evaluates it over
+ * its own machine records (maxUnhealthy is counted per owner, so a check spanning owners is refused).
+ */
+type OwnerModel = ClusterModel['controlPlane'] | ClusterModel['machineDeployments'][number];
+
+function attachHealthCheck(p: Parsed, cluster: ClusterModel, problems: ManifestProblem[]): void {
+  const doc = p.value as HealthCheckDoc;
+  const refuse = (path: string, message: string, hint: string) => problems.push({ ...p.loc, path: fieldPath(p.kind, p.version, path), message, hint });
+  if (doc.externalRemediation) {
+    return void refuse('spec.remediation.templateRef', 'external remediation (a remediation template) is not carried out by capt', 'remove it: the owner of the machine remediates it, as Cluster API does without a template');
+  }
+  const owners = [
+    { ref: `KubeadmControlPlane ${cluster.controlPlane.name}`, labels: controlPlaneMachineLabels(cluster.name, cluster.controlPlane.name), model: cluster.controlPlane as OwnerModel },
+    ...cluster.machineDeployments.map((md) => ({ ref: `MachineDeployment ${md.name}`, labels: machineDeploymentMachineLabels(cluster.name, md.name, md.template.labels), model: md as OwnerModel })),
+  ];
+  const selected = owners.filter((o) => Object.entries(doc.selector).every(([k, v]) => o.labels[k] === v));
+  const offered = owners.map((o) => `${o.ref}: ${Object.entries(o.labels).map(([k, v]) => `${k}=${v}`).join(',')}`).join('; ');
+  if (selected.length === 0) return void refuse('spec.selector.matchLabels', `selects no machine of cluster ${cluster.name}`, `match the labels of one owner's machines (${offered})`);
+  if (selected.length > 1) {
+    return void refuse('spec.selector.matchLabels', `selects the machines of ${selected.map((o) => o.ref).join(' and ')}; capt counts maxUnhealthy per owner`, 'write one MachineHealthCheck per control plane or MachineDeployment, e.g. selecting cluster.x-k8s.io/deployment-name');
+  }
+  const owner = selected[0]!;
+  if (owner.model.healthCheck) return void refuse('spec.selector.matchLabels', `the machines of ${owner.ref} are already checked by MachineHealthCheck ${owner.model.healthCheck.name}`, 'keep one MachineHealthCheck per owner');
+  const { clusterName: _c, selector: _s, externalRemediation: _e, ...checks } = doc;
+  owner.model.healthCheck = { name: p.name, ...checks };
+}
+
 function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] {
   const seen = new Map<string, Parsed>();
   for (const p of parsed) {
@@ -168,6 +197,10 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
     const cluster = clusterOf(p, md.clusterName);
     const template = machineTemplate(p, md.template, 'spec.template.spec', 'KubeadmConfigTemplate');
     if (cluster && template) cluster.machineDeployments.push({ ...md, name: p.name, template });
+  }
+  for (const p of parsed.filter((q) => q.kind === 'MachineHealthCheck')) {
+    const cluster = clusterOf(p, (p.value as HealthCheckDoc).clusterName);
+    if (cluster) attachHealthCheck(p, cluster, problems);
   }
   // The spec rules, shared with the workflows' validators, speak of objects and v1beta2 fields: each problem
   // goes back to its document, in the field names that document's API version uses.

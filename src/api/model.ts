@@ -1,4 +1,4 @@
-import type { HealthCheckSpec, RemediationStrategy } from '../contract/health-check';
+import type { HealthCheckSpec } from '../contract/health-check';
 import type { KubeadmConfigSpec } from '../contract/kubeadm-config-spec';
 import type { ControlPlaneDoc } from './kinds/kubeadm';
 import type { MachineDeploymentDoc, MachineTemplateDoc } from './kinds/cluster-api';
@@ -24,8 +24,6 @@ export interface ControlPlaneModel extends Omit<ControlPlaneDoc, 'infrastructure
   infrastructure: InfrastructureTemplate;
   /** The MachineHealthCheck that selects the control plane's machines, if one does. */
   healthCheck?: HealthCheckSpec;
-  /** remediationStrategy (v1beta1) or remediation (v1beta2), in one shape. */
-  remediation?: RemediationStrategy;
 }
 
 export interface MachineTemplateModel extends Omit<MachineTemplateDoc, 'bootstrapRef' | 'infrastructureRef'> {

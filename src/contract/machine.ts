@@ -79,7 +79,13 @@ export interface Condition {
   lastTransitionTime?: string;
 }
 
-/** A Node condition that is not healthy (Ready not True, or another condition True), since it last changed. */
+/** The conditions Kubernetes itself sets, in their healthy state; any other condition's healthy state is unknown to capt. */
+export const healthyNodeConditionStates: Record<string, string> = { Ready: 'True', MemoryPressure: 'False', DiskPressure: 'False', PIDPressure: 'False', NetworkUnavailable: 'False' };
+
+/** Whether capt keeps this condition of a Node: every one not in its known healthy state (custom ones always). */
+export const keptNodeCondition = (c: { type: string; status: string }) => healthyNodeConditionStates[c.type] !== c.status;
+
+/** A Node condition capt keeps (see keptNodeCondition), since it last changed. */
 export interface NodeConditionState {
   type: string;
   status: 'True' | 'False' | 'Unknown';
@@ -92,7 +98,7 @@ export interface NodeConditionState {
 export interface NodeHealth {
   ready: 'True' | 'False' | 'Unknown';
   message?: string;
-  /** Only the conditions not healthy; absent or empty on a healthy Node. */
+  /** Only the conditions kept (keptNodeCondition); absent or empty on a healthy Node without custom conditions. */
   conditions?: NodeConditionState[];
   /** The Node was deleted while the machine still exists. */
   gone?: boolean;

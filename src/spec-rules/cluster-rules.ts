@@ -2,6 +2,7 @@ import type { ClusterModel } from '../api/model';
 import { providerFailureDomains } from '../contract/provider-offers';
 import { newerMinor, versionChangeProblems } from './kubernetes-version';
 import { controlPlaneProblems, controlPlaneSubject, machineDeploymentProblems, machineDeploymentSubject } from './owner-rules';
+import { healthCheckProblems } from './health-check-rules';
 import { problem, type SpecProblem, type SpecSubject } from './spec-problem';
 
 /**
@@ -15,6 +16,7 @@ const clusterSubject = (model: ClusterModel): SpecSubject => ({ kind: 'Cluster',
 export function clusterProblems(model: ClusterModel): SpecProblem[] {
   const { namespace, provider, controlPlane } = model;
   const out = controlPlaneProblems(namespace, controlPlane);
+  for (const check of [controlPlane.healthCheck, ...model.machineDeployments.map((md) => md.healthCheck)]) if (check) out.push(...healthCheckProblems(namespace, check));
   const domains = providerFailureDomains[provider] ?? [];
   for (const md of model.machineDeployments) {
     const subject = machineDeploymentSubject(namespace, md.name);

@@ -7,9 +7,4 @@ export const kindsNotCarriedOut: Record<string, { message: string; hint: string 
     message: 'a Machine of its own (outside a MachineDeployment or control plane) is not carried out by capt yet',
     hint: 'declare workers with a MachineDeployment (replicas: 1 for a single machine)',
   },
-  // Issue 11 implements MachineHealthCheck remediation.
-  MachineHealthCheck: {
-    message: 'MachineHealthCheck remediation is not carried out by capt yet, so this check would remediate nothing',
-    hint: 'remove the MachineHealthCheck for now; `capt delete machine NAME` replaces an unhealthy machine by hand',
-  },
 };

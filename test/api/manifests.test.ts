@@ -79,6 +79,11 @@ interface Case {
   message: RegExp;
 }
 
+/** A v1beta2 MachineHealthCheck of the quickstart cluster selecting `labels`. */
+const mhc = (labels: Record<string, string>, spec: Record<string, unknown> = {}) => ({
+  apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineHealthCheck', metadata: { name: 'quickstart-mhc' }, spec: { clusterName: 'quickstart', selector: { matchLabels: labels }, ...spec },
+});
+
 const cases: Case[] = [
   { name: 'unknown field in Cluster spec', mutate: (d) => { byKind(d, 'Cluster').spec.controlPlaneRefs = {}; }, path: 'spec.controlPlaneRefs', message: /unknown field 'controlPlaneRefs'/ },
   { name: 'unknown top-level field', mutate: (d) => { byKind(d, 'MachineDeployment').specs = {}; }, path: 'specs', message: /unknown field 'specs'/ },
@@ -123,8 +128,20 @@ const cases: Case[] = [
   { name: 'duplicate object', mutate: (d) => [...d, byKind(d, 'LocalCluster')], message: /LocalCluster default\/quickstart appears twice/ },
   { name: 'a failure domain the provider does not offer', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.failureDomain = 'fd4'; }, path: 'spec.template.spec.failureDomain', message: /failure domain fd4 is not offered by provider local/ },
   {
-    name: 'a MachineHealthCheck (not carried out yet)', path: 'kind', message: /MachineHealthCheck remediation is not carried out by capt yet/,
-    mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineHealthCheck', metadata: { name: 'quickstart-mhc' }, spec: { clusterName: 'quickstart', selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' } }, checks: { nodeStartupTimeoutSeconds: 600 } } }],
+    name: 'a MachineHealthCheck spanning the control plane and a MachineDeployment', path: 'spec.selector.matchLabels', message: /selects the machines of KubeadmControlPlane quickstart-control-plane and MachineDeployment quickstart-md-0; capt counts maxUnhealthy per owner/,
+    mutate: (d) => [...d, mhc({ 'cluster.x-k8s.io/cluster-name': 'quickstart' })],
+  },
+  {
+    name: 'a MachineHealthCheck on a healthy Node state', path: 'spec.checks.unhealthyNodeConditions[0].status', message: /Ready=True is the healthy state of that condition/,
+    mutate: (d) => [...d, mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }, { checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'True', timeoutSeconds: 60 }] } })],
+  },
+  {
+    name: 'v1beta1 MachineHealthCheck with a remediation template', v1beta1: true, path: 'spec.remediationTemplate', message: /external remediation \(a remediation template\) is not carried out by capt/,
+    mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineHealthCheck', metadata: { name: 'ext' }, spec: { clusterName: 'quickstart', selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' } }, remediationTemplate: { kind: 'X', name: 'y', apiVersion: 'z/v1' } } }],
+  },
+  {
+    name: 'two MachineHealthChecks on one MachineDeployment', path: 'spec.selector.matchLabels', message: /already checked by MachineHealthCheck quickstart-mhc/,
+    mutate: (d) => [...d, mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }), { ...mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }), metadata: { name: 'second' } }],
   },
   {
     name: 'a Machine of its own (not carried out yet)', path: 'kind', message: /a Machine of its own .* is not carried out by capt yet/,
@@ -174,12 +191,17 @@ for (const release of ['v1.14', 'v1.10'] as const) {
     }]);
   });
 
-  test(`Cluster API ${release} e2e MachineHealthCheck is refused, naming the kind and why (remediation comes with issue 11)`, () => {
-    const sources = [upstream(release, 'cluster-with-kcp'), upstream(release, 'md', withoutFailureDomain), upstream(release, 'mhc')];
-    assert.deepEqual(problemsOf(() => loadManifests(sources, {})), [{
-      file: `capi-${release}-mhc.yaml`, kind: 'MachineHealthCheck', name: 'capi-e2e-mhc-0', path: 'kind',
-      message: 'MachineHealthCheck remediation is not carried out by capt yet, so this check would remediate nothing',
-    }]);
+  test(`Cluster API ${release} e2e MachineHealthCheck: with the md-remediation flavor's template label it checks that MachineDeployment; alone it selects nothing and is refused`, () => {
+    // The md-remediation flavor labels the MachineDeployment's machines for its MachineHealthCheck, as upstream's kustomize patch does.
+    const labelled = (text: string) => withoutFailureDomain(text).replace('  template:\n    spec:\n      clusterName', '  template:\n    metadata:\n      labels:\n        e2e.remediation.label: ""\n    spec:\n      clusterName');
+    const [model] = loadManifests([upstream(release, 'cluster-with-kcp'), upstream(release, 'md', labelled), upstream(release, 'mhc')], {});
+    assert.deepEqual(model!.machineDeployments[0]!.healthCheck, {
+      name: 'capi-e2e-mhc-0', unhealthyNodeConditions: [{ type: 'e2e.remediation.condition', status: 'False', timeoutSeconds: 10 }], nodeStartupTimeoutSeconds: 600, maxUnhealthy: '100%',
+    });
+    assert.equal(model!.controlPlane.healthCheck, undefined);
+    const [problem] = problemsOf(() => loadManifests([upstream(release, 'cluster-with-kcp'), upstream(release, 'md', withoutFailureDomain), upstream(release, 'mhc')], {}));
+    assert.deepEqual([problem!.file, problem!.kind, problem!.path], [`capi-${release}-mhc.yaml`, 'MachineHealthCheck', 'spec.selector.matchLabels']);
+    assert.match(problem!.message, /selects no machine of cluster capi-e2e/);
   });
 }
 
@@ -199,4 +221,25 @@ test('Cluster API e2e cluster without the failure domain: accepted with upstream
   older!.controlPlane.kubeadmConfigSpec = {};
   older!.machineDeployments[0]!.template.bootstrap.config = {};
   assert.deepEqual(older, model);
+});
+
+test('MachineHealthChecks reach the owner they select, in one shape from v1beta1 and v1beta2; the control plane\'s remediation strategy too', () => {
+  const v2 = baseDocs();
+  byKind(v2, 'KubeadmControlPlane').spec.remediation = { maxRetry: 2, retryPeriodSeconds: 60 };
+  const [model] = loadManifests([{ file: 'c.yaml', text: render([...v2,
+    mhc({ 'cluster.x-k8s.io/control-plane-name': 'quickstart-control-plane' }, { checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 30 }] }, remediation: { triggerIf: { unhealthyInRange: '[1-2]' } } }),
+    { ...mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }, { checks: { nodeStartupTimeoutSeconds: 0 }, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } } }), metadata: { name: 'workers' } },
+  ]) }], {});
+  assert.deepEqual(model!.controlPlane.healthCheck, { name: 'quickstart-mhc', unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 30 }], nodeStartupTimeoutSeconds: 600, unhealthyRange: { min: 1, max: 2 } });
+  assert.deepEqual(model!.controlPlane.remediation, { maxRetry: 2, retryPeriodSeconds: 60 });
+  assert.deepEqual(model!.machineDeployments[0]!.healthCheck, { name: 'workers', unhealthyNodeConditions: [], nodeStartupTimeoutSeconds: 0, maxUnhealthy: '40%' });
+
+  const v1 = docsOf(v1beta1);
+  byKind(v1, 'KubeadmControlPlane').spec.remediationStrategy = { maxRetry: 1, retryPeriod: '30s', minHealthyPeriod: '2h' };
+  const [older] = loadManifests([{ file: 'c.yaml', text: render([...v1, {
+    apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineHealthCheck', metadata: { name: 'workers' },
+    spec: { clusterName: 'quickstart', maxUnhealthy: '40%', nodeStartupTimeout: '0s', selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' } } },
+  }]) }], {});
+  assert.deepEqual(older!.controlPlane.remediation, { maxRetry: 1, retryPeriodSeconds: 30, minHealthyPeriodSeconds: 7200 });
+  assert.deepEqual(older!.machineDeployments[0]!.healthCheck, model!.machineDeployments[0]!.healthCheck);
 });

@@ -4,6 +4,7 @@ import type { ProviderActivities } from '../../providers/provider-activities';
 import { providerTaskQueue } from '../../src/contract/task-queues';
 import type { ControlPlaneModel } from '../../src/api/model';
 import { controlPlaneCleanupHook, MachinePhase, type MachineSpec } from '../../src/contract/machine';
+import { controlPlaneMachineLabels } from '../../src/contract/machine-labels';
 import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
 import { isRunning } from '../shared/machine-pool';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
@@ -151,7 +152,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, serviceDomain: facts.serviceDomain,
     },
     infrastructure: { kind: state.spec.infrastructure.kind, spec: state.spec.infrastructure.spec },
-    labels: { 'cluster.x-k8s.io/control-plane': '', 'cluster.x-k8s.io/cluster-name': facts.name },
+    labels: controlPlaneMachineLabels(facts.name, state.spec.name),
     annotations: { [controlPlaneCleanupHook]: '' },
     nodeDrainTimeoutSeconds: state.spec.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: state.spec.nodeVolumeDetachTimeoutSeconds,
     nodeDeletionTimeoutSeconds: state.spec.nodeDeletionTimeoutSeconds, owner: self,

@@ -7,6 +7,7 @@ import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
 import { inBatches } from '../shared/machine-pool';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
+import { machineDeploymentMachineLabels } from '../../src/contract/machine-labels';
 import { evaluateHealth, withRemediations } from '../shared/machine-health';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
@@ -111,7 +112,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'worker', version: t.version,
       bootstrap: { role: 'join', config: t.bootstrap.config, controlPlaneEndpoint: facts.endpoint, serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, serviceDomain: facts.serviceDomain },
       infrastructure: { kind: t.infrastructure.kind, spec: t.infrastructure.spec }, failureDomain: t.failureDomain,
-      labels: { ...t.labels, 'cluster.x-k8s.io/deployment-name': md, 'cluster.x-k8s.io/set-name': set.name, 'cluster.x-k8s.io/cluster-name': facts.name },
+      labels: { ...machineDeploymentMachineLabels(facts.name, md, t.labels), 'cluster.x-k8s.io/set-name': set.name },
       annotations: { ...t.annotations, 'machinedeployment.clusters.x-k8s.io/revision': String(set.revision) },
       nodeDrainTimeoutSeconds: t.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: t.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: t.nodeDeletionTimeoutSeconds,
       owner: self,

@@ -1,3 +1,4 @@
+import type { HealthCheckSpec } from '../../contract/health-check';
 import { z } from 'zod';
 import type { MachineTemplateFields } from '../../contract/machine';
 import { dnsName, duration, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubernetesVersion, metadata, refV1beta1, refV1beta2, seconds, type Ref } from './common';
@@ -138,14 +139,18 @@ export const machineDeploymentV1beta2 = z.object({
   minReadySeconds: d.spec.template.spec.minReadySeconds ?? 0, revisionHistoryLimit: 10, paused: d.spec.paused ?? false, rolloutAfter: d.spec.rollout?.after,
 }));
 
-export interface HealthCheckDoc {
+/** A MachineHealthCheck: its checks as capt carries them to the owner it selects, and what selects that owner. */
+export interface HealthCheckDoc extends Omit<HealthCheckSpec, 'name'> {
   clusterName: string;
   selector: Record<string, string>;
-  unhealthyNodeConditions: { type: string; status: string; timeoutSeconds: number }[];
-  nodeStartupTimeoutSeconds: number;
-  maxUnhealthy?: number | string;
-  unhealthyRange?: string;
+  /** remediationTemplate (v1beta1) or remediation.templateRef (v1beta2): an external remediation capt does not run. */
+  externalRemediation: boolean;
 }
+
+const range = z.string().regex(/^\[\d+-\d+\]$/, 'must look like [1-3]').transform((r) => {
+  const [min, max] = r.slice(1, -1).split('-').map(Number) as [number, number];
+  return { min, max };
+});
 
 const matchLabels = z.object({ matchLabels: z.record(z.string(), z.string()) }).strict();
 
@@ -154,13 +159,14 @@ export const machineHealthCheckV1beta1 = z.object({
   spec: z.object({
     clusterName: dnsName, selector: matchLabels,
     unhealthyConditions: z.array(z.object({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), timeout: duration }).strict()).optional(),
-    nodeStartupTimeout: duration.optional(), maxUnhealthy: intOrPercent.optional(), unhealthyRange: z.string().regex(/^\[\d+-\d+\]$/, 'must look like [1-3]').optional(),
+    nodeStartupTimeout: duration.optional(), maxUnhealthy: intOrPercent.optional(), unhealthyRange: range.optional(),
     remediationTemplate: z.looseObject({}).optional(),
   }).strict(),
 }).strict().transform((d): HealthCheckDoc => ({
   clusterName: d.spec.clusterName, selector: d.spec.selector.matchLabels,
   unhealthyNodeConditions: (d.spec.unhealthyConditions ?? []).map((c) => ({ type: c.type, status: c.status, timeoutSeconds: c.timeout })),
   nodeStartupTimeoutSeconds: d.spec.nodeStartupTimeout ?? 600, maxUnhealthy: d.spec.maxUnhealthy, unhealthyRange: d.spec.unhealthyRange,
+  externalRemediation: d.spec.remediationTemplate !== undefined,
 }));
 
 export const machineHealthCheckV1beta2 = z.object({
@@ -172,7 +178,7 @@ export const machineHealthCheckV1beta2 = z.object({
       unhealthyNodeConditions: z.array(z.object({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), timeoutSeconds: seconds }).strict()).optional(),
     }).strict().optional(),
     remediation: z.object({
-      triggerIf: z.object({ unhealthyLessThanOrEqualTo: intOrPercent.optional(), unhealthyInRange: z.string().regex(/^\[\d+-\d+\]$/, 'must look like [1-3]').optional() }).strict().optional(),
+      triggerIf: z.object({ unhealthyLessThanOrEqualTo: intOrPercent.optional(), unhealthyInRange: range.optional() }).strict().optional(),
       templateRef: z.looseObject({}).optional(),
     }).strict().optional(),
   }).strict(),
@@ -180,4 +186,5 @@ export const machineHealthCheckV1beta2 = z.object({
   clusterName: d.spec.clusterName, selector: d.spec.selector.matchLabels,
   unhealthyNodeConditions: d.spec.checks?.unhealthyNodeConditions ?? [], nodeStartupTimeoutSeconds: d.spec.checks?.nodeStartupTimeoutSeconds ?? 600,
   maxUnhealthy: d.spec.remediation?.triggerIf?.unhealthyLessThanOrEqualTo, unhealthyRange: d.spec.remediation?.triggerIf?.unhealthyInRange,
+  externalRemediation: d.spec.remediation?.templateRef !== undefined,
 }));

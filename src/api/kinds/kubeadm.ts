@@ -1,3 +1,4 @@
+import type { RemediationStrategy } from '../../contract/health-check';
 import { z } from 'zod';
 import type { KubeadmConfigSpec } from '../../contract/kubeadm-config-spec';
 import type { DeletionTimeouts } from '../../contract/machine';
@@ -97,6 +98,8 @@ export interface ControlPlaneDoc extends DeletionTimeouts {
   maxSurge: number | string;
   rolloutAfter?: string;
   certificatesExpiryDays?: number;
+  /** remediationStrategy (v1beta1) or remediation (v1beta2), in seconds. */
+  remediation?: RemediationStrategy;
 }
 
 // The values' rules (replicas, maxSurge, expiry days) live in src/spec-rules, which the workflows share.
@@ -115,7 +118,7 @@ export const kubeadmControlPlaneV1beta1 = z.object({
     rolloutAfter: z.iso.datetime().optional(),
     rolloutBefore: z.object({ certificatesExpiryDays: certificatesExpiryDays.optional() }).strict().optional(),
     rolloutStrategy: z.object({ type: z.literal('RollingUpdate').optional(), rollingUpdate: z.object({ maxSurge: intOrPercent.optional() }).strict().optional() }).strict().optional(),
-    remediationStrategy: z.looseObject({}).optional(),
+    remediationStrategy: z.object({ maxRetry: z.number().int().min(0).optional(), retryPeriod: duration.optional(), minHealthyPeriod: duration.optional() }).strict().optional(),
   }).strict(),
 }).strict().transform((d): ControlPlaneDoc => ({
   replicas: d.spec.replicas ?? 1, version: d.spec.version, kubeadmConfigSpec: toKubeadmConfigSpec(d.spec.kubeadmConfigSpec),
@@ -123,6 +126,9 @@ export const kubeadmControlPlaneV1beta1 = z.object({
   rolloutAfter: d.spec.rolloutAfter, certificatesExpiryDays: d.spec.rolloutBefore?.certificatesExpiryDays,
   nodeDrainTimeoutSeconds: d.spec.machineTemplate.nodeDrainTimeout, nodeVolumeDetachTimeoutSeconds: d.spec.machineTemplate.nodeVolumeDetachTimeout,
   nodeDeletionTimeoutSeconds: d.spec.machineTemplate.nodeDeletionTimeout,
+  remediation: d.spec.remediationStrategy && {
+    maxRetry: d.spec.remediationStrategy.maxRetry, retryPeriodSeconds: d.spec.remediationStrategy.retryPeriod, minHealthyPeriodSeconds: d.spec.remediationStrategy.minHealthyPeriod,
+  },
 }));
 
 export const kubeadmControlPlaneV1beta2 = z.object({
@@ -143,7 +149,7 @@ export const kubeadmControlPlaneV1beta2 = z.object({
       before: z.object({ certificatesExpiryDays: certificatesExpiryDays.optional() }).strict().optional(),
       strategy: z.object({ type: z.literal('RollingUpdate').optional(), rollingUpdate: z.object({ maxSurge: intOrPercent.optional() }).strict().optional() }).strict().optional(),
     }).strict().optional(),
-    remediation: z.looseObject({}).optional(),
+    remediation: z.object({ maxRetry: z.number().int().min(0).optional(), retryPeriodSeconds: seconds.optional(), minHealthyPeriodSeconds: seconds.optional() }).strict().optional(),
   }).strict(),
 }).strict().transform((d): ControlPlaneDoc => ({
   replicas: d.spec.replicas ?? 1, version: d.spec.version, kubeadmConfigSpec: toKubeadmConfigSpec(d.spec.kubeadmConfigSpec),
@@ -152,4 +158,5 @@ export const kubeadmControlPlaneV1beta2 = z.object({
   nodeDrainTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeDrainTimeoutSeconds,
   nodeVolumeDetachTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeVolumeDetachTimeoutSeconds,
   nodeDeletionTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeDeletionTimeoutSeconds,
+  remediation: d.spec.remediation,
 }));
