@@ -5,47 +5,20 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
 import { listMembers } from '../../src/etcd/etcd-client';
-import { httpsGet } from '../../src/util/https-probe';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { failedMachines, RejectedError } from '../../src/client/capt-client';
 import { availableKubernetesVersions } from '../../src/tools';
 import type { ClusterView } from '../../src/contract/cluster';
+import { httpsGet } from '../../src/util/https-probe';
 import { harnessWithClient } from '../fixtures/machine-harness';
+import { readyzProbe } from '../fixtures/readyz-probe';
 
 const [older, newer] = availableKubernetesVersions() as [string, string];
 const suite = harnessWithClient();
 const h = suite.harness;
 
 const status = () => suite.client.clusterStatus('default', 'up');
-
-/**
- * Polls /readyz through the control-plane endpoint every 200 ms, as a client with a 5 s timeout; reports
- * failures (an error or a non-200 answer) and the worst gap between successes (slow answers show there).
- */
-function readyzProbe(endpoint: string) {
-  let running = true;
-  let failures = 0;
-  let probes = 0;
-  let lastOk = Date.now();
-  let worstGapMs = 0;
-  const reasons: string[] = [];
-  const done = (async () => {
-    while (running) {
-      probes++;
-      const answer = await httpsGet(`https://${endpoint}/readyz`, { insecure: true }, 5000).then((r) => (r.status === 200 ? 'ok' : `HTTP ${r.status}: ${r.body.split('\n').filter((l) => l.includes('failed')).join(' ')}`), (err: Error) => err.message);
-      if (answer === 'ok') {
-        worstGapMs = Math.max(worstGapMs, Date.now() - lastOk);
-        lastOk = Date.now();
-      } else {
-        failures++;
-        if (reasons.length < 5) reasons.push(answer);
-      }
-      await sleep(200);
-    }
-  })();
-  return { stop: async () => { running = false; await done; return { probes, failures, worstGapMs, reasons }; } };
-}
 
 /** Control-plane machines Running and not leaving: they must be etcd members with an apiserver at their version. */
 const serving = (s: ClusterView) => s.controlPlane!.machines.filter((m) => m.phase === 'Running' && !m.deleting);
