@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { clusterV1beta1, clusterV1beta2, machineDeploymentV1beta1, machineDeploymentV1beta2, machineHealthCheckV1beta1, machineHealthCheckV1beta2, machineV1beta1, machineV1beta2 } from './kinds/cluster-api';
 import { kubeadmConfig, kubeadmConfigTemplate, kubeadmControlPlaneV1beta1, kubeadmControlPlaneV1beta2 } from './kinds/kubeadm';
-import { localCluster, localMachineTemplate } from './kinds/local-provider';
+import { localCluster, localMachine, localMachineTemplate } from './kinds/local-provider';
 
 /** Which schema parses each (group, version, kind), and which provider serves the infrastructure kinds. */
 export const groups = {
@@ -27,8 +27,8 @@ export const kinds: Record<string, { group: string; schemas: Record<Version, z.Z
 };
 
 /** Each installed provider's infrastructure kinds (what it offers, failure domains, is src/contract/provider-offers.ts). */
-export const providerKinds: Record<string, { cluster: string; machineTemplate: string; schemas: Record<string, z.ZodType> }> = {
-  local: { cluster: 'LocalCluster', machineTemplate: 'LocalMachineTemplate', schemas: { LocalCluster: localCluster, LocalMachineTemplate: localMachineTemplate } },
+export const providerKinds: Record<string, { cluster: string; machineTemplate: string; machine: string; schemas: Record<string, z.ZodType> }> = {
+  local: { cluster: 'LocalCluster', machineTemplate: 'LocalMachineTemplate', machine: 'LocalMachine', schemas: { LocalCluster: localCluster, LocalMachineTemplate: localMachineTemplate, LocalMachine: localMachine } },
 };
 
 /** Where v1beta1 keeps the fields that capt names by their v1beta2 path; fields not listed did not move. */

@@ -10,8 +10,8 @@ import { ManifestError, type ManifestLocation, type ManifestProblem } from './ma
 import type { BootstrapTemplate, ClusterModel, InfrastructureTemplate, MachineTemplateModel } from './model';
 import { substituteVariables } from './variables';
 import { clusterNetworkDefaults } from '../contract/cluster-network';
+import { pausedAnnotation } from '../contract/cluster';
 import { clusterProblems } from '../spec-rules/cluster-rules';
-import { kindsNotCarriedOut } from '../spec-rules/not-carried-out';
 import type { SpecProblem } from '../spec-rules/spec-problem';
 
 export interface ManifestSource {
@@ -153,11 +153,18 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
   };
   const infraTemplateKinds = Object.values(providerKinds).map((p) => p.machineTemplate);
   const infraClusterKinds = Object.values(providerKinds).map((p) => p.cluster);
-  const machineTemplate = (owner: Parsed, t: MachineTemplateDoc, path: string, bootstrapKind: string): MachineTemplateModel | undefined => {
-    const infra = find(owner, t.infrastructureRef, `${path}.infrastructureRef`, infraTemplateKinds);
+  const infraMachineKinds = Object.values(providerKinds).map((p) => p.machine);
+  const machineTemplate = (owner: Parsed, t: MachineTemplateDoc, path: string, bootstrapKind: string, infraKinds = infraTemplateKinds): MachineTemplateModel | undefined => {
+    if (t.dataSecretName !== undefined) {
+      problems.push({ ...owner.loc, path: fieldPath(owner.kind, owner.version, `${path}.bootstrap.dataSecretName`), message: 'bootstrap data made elsewhere is not used by capt: it renders each machine\'s from a kubeadm config', hint: `reference a ${bootstrapKind} in bootstrap.configRef instead` });
+    }
+    if (t.providerID !== undefined) {
+      problems.push({ ...owner.loc, path: fieldPath(owner.kind, owner.version, `${path}.providerID`), message: 'adopting an existing machine by providerID is not carried out by capt', hint: 'remove providerID: capt creates the machine' });
+    }
+    const infra = find(owner, t.infrastructureRef, `${path}.infrastructureRef`, infraKinds);
     const boot = find(owner, t.bootstrapRef, `${path}.bootstrap.configRef`, [bootstrapKind]);
     if (!infra || !boot) return undefined;
-    const { bootstrapRef: _b, infrastructureRef: _i, ...rest } = t;
+    const { bootstrapRef: _b, infrastructureRef: _i, dataSecretName: _d, providerID: _p, ...rest } = t;
     const config = boot.kind === 'KubeadmConfigTemplate' ? (boot.value as { spec: { template: { spec: Parameters<typeof toKubeadmConfigSpec>[0] } } }).spec.template.spec : (boot.value as { spec: Parameters<typeof toKubeadmConfigSpec>[0] }).spec;
     const bootstrap: BootstrapTemplate = { kind: boot.kind, name: boot.name, config: toKubeadmConfigSpec(config) as KubeadmConfigSpec };
     const infrastructure: InfrastructureTemplate = { kind: infra.kind, name: infra.name, spec: infra.value as Record<string, unknown> };
@@ -179,9 +186,9 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
       namespace: c.namespace, name: c.name, labels: c.labels, annotations: c.annotations, provider,
       infrastructure: { kind: infra.kind, name: infra.name, spec: infra.value as Record<string, unknown> },
       serviceSubnet: doc.serviceSubnet ?? clusterNetworkDefaults.serviceSubnet, podSubnet: doc.podSubnet ?? clusterNetworkDefaults.podSubnet,
-      serviceDomain: doc.serviceDomain ?? clusterNetworkDefaults.serviceDomain, paused: doc.paused,
+      serviceDomain: doc.serviceDomain ?? clusterNetworkDefaults.serviceDomain, paused: doc.paused || c.annotations[pausedAnnotation] !== undefined,
       controlPlane: { ...withoutRef(cp), name: cpParsed.name, infrastructure: { kind: cpInfra.kind, name: cpInfra.name, spec: cpInfra.value as Record<string, unknown> } },
-      machineDeployments: [],
+      machineDeployments: [], machines: [],
     };
     clusters.push(model);
   }
@@ -198,6 +205,16 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
     const template = machineTemplate(p, md.template, 'spec.template.spec', 'KubeadmConfigTemplate');
     if (cluster && template) cluster.machineDeployments.push({ ...md, name: p.name, template });
   }
+  for (const p of parsed.filter((q) => q.kind === 'Machine')) {
+    const machine = p.value as MachineTemplateDoc;
+    const cluster = clusterOf(p, machine.clusterName);
+    if (machine.labels['cluster.x-k8s.io/control-plane'] !== undefined) {
+      problems.push({ ...p.loc, path: 'metadata.labels', message: 'a control-plane Machine of its own is not carried out by capt: its control-plane machines come from the KubeadmControlPlane', hint: 'scale the KubeadmControlPlane instead' });
+      continue;
+    }
+    const template = machineTemplate(p, machine, 'spec', 'KubeadmConfig', infraMachineKinds);
+    if (cluster && template) cluster.machines!.push({ name: p.name, template });
+  }
   for (const p of parsed.filter((q) => q.kind === 'MachineHealthCheck')) {
     const cluster = clusterOf(p, (p.value as HealthCheckDoc).clusterName);
     if (cluster) attachHealthCheck(p, cluster, problems);
@@ -211,7 +228,5 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
     };
     problems.push(...clusterProblems(cluster).map(located));
   }
-  // Kinds capt reads but does not carry out yet are refused, never silently ignored.
-  for (const p of parsed.filter((q) => q.kind in kindsNotCarriedOut)) problems.push({ ...p.loc, path: 'kind', ...kindsNotCarriedOut[p.kind]! });
   return clusters;
 }

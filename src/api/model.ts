@@ -38,6 +38,12 @@ export interface MachineDeploymentModel extends Omit<MachineDeploymentDoc, 'temp
   healthCheck?: HealthCheckSpec;
 }
 
+/** A Machine of its own (a worker outside any MachineDeployment), run by the cluster itself. */
+export interface StandaloneMachineModel {
+  name: string;
+  template: MachineTemplateModel;
+}
+
 export interface ClusterModel {
   namespace: string;
   name: string;
@@ -51,4 +57,6 @@ export interface ClusterModel {
   paused: boolean;
   controlPlane: ControlPlaneModel;
   machineDeployments: MachineDeploymentModel[];
+  /** Absent in clusters created before standalone Machines were carried out. */
+  machines?: StandaloneMachineModel[];
 }

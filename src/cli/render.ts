@@ -26,7 +26,7 @@ export function clustersTable(clusters: ClusterView[], wide: boolean): string {
   const headers = ['NAMESPACE', 'NAME', 'PHASE', 'VERSION', 'PROVIDER', 'CONTROL PLANE', 'WORKERS', 'AGE', ...(wide ? ['ENDPOINT', 'STEP'] : [])];
   return table(headers, clusters.map((c) => {
     const workers = c.machineDeployments.reduce((a, m) => [a[0]! + m.readyReplicas, a[1]! + m.replicas], [0, 0]);
-    return [c.namespace, c.name, c.phase, c.version, c.provider, `${c.controlPlane?.readyReplicas ?? 0}/${c.controlPlane?.replicas ?? 0}`, `${workers[0]}/${workers[1]}`, age(c.createdAt), ...(wide ? [c.endpoint, c.step] : [])];
+    return [c.namespace, c.name, `${c.phase}${c.paused ? ' (paused)' : ''}`, c.version, c.provider, `${c.controlPlane?.readyReplicas ?? 0}/${c.controlPlane?.replicas ?? 0}`, `${workers[0]}/${workers[1]}`, age(c.createdAt), ...(wide ? [c.endpoint, c.step] : [])];
   }));
 }
 
@@ -74,7 +74,7 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
   if (c.phase !== 'Provisioned' && c.phase !== 'Deleted') inProgress.push(`Cluster/${c.name}: ${c.step}`);
   // Applied changes an owner has not received yet (held for the control plane's upgrade) show before any step.
   for (const p of c.pending.filter(waitingToStart)) inProgress.push(`${p.kind}/${p.name}: pending generation ${p.generation} (${p.reason}): ${p.message}`);
-  add('', `Cluster/${c.name}`, c.conditions, c.createdAt, c.step);
+  add('', `Cluster/${c.name}${c.paused ? ' (paused)' : ''}`, c.conditions, c.createdAt, c.step);
   const children = [...(c.controlPlane ? [c.controlPlane] : []), ...c.machineDeployments];
   children.forEach((o, i) => {
     const last = i === children.length - 1;
@@ -98,6 +98,10 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
     });
     if (grouped) rows.push([`${branch(listed.length)}Machines: ${grouped} more, Running`, 'True', '', '', '']);
   });
+  for (const m of c.machines) {
+    add('   ', `Machine/${m.name} (${m.phase}, standalone)`, [{ type: 'Ready', status: m.phase === 'Running' && !m.node ? 'True' : 'False', ...(m.blocker ? { message: m.blocker } : {}) }], m.createdAt);
+    if (m.phase !== 'Running') inProgress.push(`Machine/${m.name}: ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);
+  }
   const section = (title: string, lines: string[]) => (lines.length ? `\n${title}:\n${lines.map((x) => `  ${x}`).join('\n')}` : '');
   return table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) + section('In progress', inProgress) + section('Remediated', remediated);
 }

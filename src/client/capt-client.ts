@@ -45,6 +45,8 @@ function appliedObjects(model: ClusterModel, diff: ClusterDiff, preview?: Cluste
     { ref: `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${model.controlPlane.name}`, outcome: diff.controlPlane.outcome, preview: preview?.controlPlane },
     ...diff.machineDeployments.map((c) => ({ ref: machineDeployment(c.name), outcome: c.outcome, preview: preview?.machineDeployments[c.name] })),
     ...diff.removed.map((name) => ({ ref: machineDeployment(name), outcome: 'pruned' as const, preview: preview?.removed[name] })),
+    ...diff.machines.map((c) => ({ ref: `machine.cluster.x-k8s.io/${c.name}`, outcome: c.outcome })),
+    ...diff.removedMachines.map((name) => ({ ref: `machine.cluster.x-k8s.io/${name}`, outcome: 'pruned' as const })),
   ];
 }
 
@@ -355,7 +357,8 @@ export class CaptClient {
  */
 export function clusterComplete(status: ClusterView): boolean {
   const owners = [status.controlPlane, ...status.machineDeployments];
-  return status.phase === 'Provisioned' && status.observedGeneration === status.generation && status.pending.length === 0 && owners.every((o) => !!o && ownerComplete(o));
+  return status.phase === 'Provisioned' && status.observedGeneration === status.generation && status.pending.length === 0 && owners.every((o) => !!o && ownerComplete(o))
+    && status.machines.every((m) => m.phase === 'Running');
 }
 
 /** All replicas running on the owner's current template, none beyond them. */

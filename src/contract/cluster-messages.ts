@@ -23,6 +23,8 @@ export const scaleUpdate = defineUpdate<OwnerStatus, [number]>('scale');
 export const scaleSignal = defineSignal<[{ replicas: number; generation: number }]>('scaleRequested');
 /** From the cluster to a child: delete every machine, then finish. */
 export const deleteOwnerSignal = defineSignal<[{ clusterDeleting: boolean }]>('deleteOwner');
+/** From the cluster to its owners: paused (Cluster spec.paused or the paused annotation) or not; a paused owner creates, deletes and remediates nothing. */
+export const clusterPausedSignal = defineSignal<[{ paused: boolean }]>('clusterPaused');
 /** From a child to its cluster, only when its summary changes. */
 export const childChangedSignal = defineSignal<[OwnerSummary]>('childChanged');
 /** From a machine to its owner, only when a field the owner plans with changes. */

@@ -1,6 +1,9 @@
 import type { ClusterStepReason } from './steps';
 import type { Condition } from './machine';
-import type { OwnerStatus, OwnerSummary } from './owner';
+import type { MachineRecord, OwnerStatus, OwnerSummary } from './owner';
+
+/** On a Cluster, as spec.paused: Cluster API's way (clusterctl move uses it) to stop every controller acting on its objects. */
+export const pausedAnnotation = 'cluster.x-k8s.io/paused';
 
 /** What the cluster workflow's status query answers: its own state and its children's summaries. */
 export interface ClusterStatus {
@@ -13,9 +16,13 @@ export interface ClusterStatus {
   createdAt: string;
   controlPlane?: OwnerSummary;
   machineDeployments: OwnerSummary[];
+  /** Its standalone Machines (outside any MachineDeployment), as compact records. */
+  machines: MachineRecord[];
   conditions: Condition[];
   step: string;
   stepReason: ClusterStepReason;
+  /** Cluster.spec.paused or the cluster.x-k8s.io/paused annotation: nothing is carried out until unpaused. */
+  paused: boolean;
   /** Grows with every apply that changes something (as metadata.generation). */
   generation: number;
   /** The generation every owner has received; the status describes that spec once it equals `generation`. */
@@ -31,7 +38,7 @@ export interface PendingChange {
   /** The cluster generation that changed this owner. */
   generation: number;
   /** HeldForControlPlane: workers wait until the control plane runs the new version (kubelets may not be newer than the apiserver). */
-  reason: 'NotReceived' | 'HeldForControlPlane' | 'RollingOut';
+  reason: 'NotReceived' | 'HeldForControlPlane' | 'ClusterPaused' | 'RollingOut';
   message: string;
 }
 

@@ -11,9 +11,9 @@ export type MachineStepReason =
 /** A control plane's or MachineDeployment's step. */
 export type OwnerStepReason =
   | 'Starting' | 'CreatingMachines' | 'DeletingMachines' | 'MachineFailed' | 'DetachingEndpoint' | 'RemovingEtcdMember'
-  | 'PreflightFailed' | 'ChangingInPlace' | 'RollingOut' | 'Paused' | 'Stable' | 'Remediating' | 'RemediationBlocked' | 'Deleting' | 'Deleted';
+  | 'PreflightFailed' | 'ChangingInPlace' | 'RollingOut' | 'Paused' | 'ClusterPaused' | 'Stable' | 'Remediating' | 'RemediationBlocked' | 'Deleting' | 'Deleted';
 
 /** A cluster's step. */
 export type ClusterStepReason =
   | 'Starting' | 'CreatingInfrastructure' | 'CreatingSecrets' | 'StartingControlPlane' | 'WaitingForControlPlane' | 'Reconciled'
-  | 'DeletingMachineDeployments' | 'DeletingControlPlane' | 'DeletingInfrastructure' | 'Deleted';
+  | 'Paused' | 'DeletingMachines' | 'DeletingMachineDeployments' | 'DeletingControlPlane' | 'DeletingInfrastructure' | 'Deleted';

@@ -3,6 +3,7 @@ import { providerFailureDomains } from '../contract/provider-offers';
 import { newerMinor, versionChangeProblems } from './kubernetes-version';
 import { controlPlaneProblems, controlPlaneSubject, machineDeploymentProblems, machineDeploymentSubject } from './owner-rules';
 import { healthCheckProblems } from './health-check-rules';
+import { standaloneMachineChangeProblems, standaloneMachineProblems } from './machine-rules';
 import { problem, type SpecProblem, type SpecSubject } from './spec-problem';
 
 /**
@@ -16,6 +17,7 @@ const clusterSubject = (model: ClusterModel): SpecSubject => ({ kind: 'Cluster',
 export function clusterProblems(model: ClusterModel): SpecProblem[] {
   const { namespace, provider, controlPlane } = model;
   const out = controlPlaneProblems(namespace, controlPlane);
+  for (const m of model.machines ?? []) out.push(...standaloneMachineProblems(namespace, m.name, m.template));
   for (const check of [controlPlane.healthCheck, ...model.machineDeployments.map((md) => md.healthCheck)]) if (check) out.push(...healthCheckProblems(namespace, check));
   const domains = providerFailureDomains[provider] ?? [];
   for (const md of model.machineDeployments) {
@@ -62,5 +64,9 @@ export function clusterChangeProblems(current: ClusterModel, next: ClusterModel,
     }
   }
   out.push(...versionChangeProblems(controlPlaneSubject(next.namespace, next.controlPlane.name), 'spec.version', runningVersion, next.controlPlane.version));
+  for (const m of next.machines ?? []) {
+    const was = current.machines?.find((c) => c.name === m.name);
+    if (was) out.push(...standaloneMachineChangeProblems(next.namespace, m.name, was.template, m.template));
+  }
   return [...out, ...clusterProblems(next)];
 }

@@ -79,6 +79,20 @@ interface Case {
   message: RegExp;
 }
 
+/** A standalone worker Machine of the quickstart cluster with its KubeadmConfig and LocalMachine; `patch` merges into the Machine. */
+function lone(d: Doc[], patch: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> } = {}): Doc[] {
+  const spec = {
+    clusterName: 'quickstart', version: byKind(d, 'KubeadmControlPlane').spec.version,
+    bootstrap: { configRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfig', name: 'lone' } },
+    infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalMachine', name: 'lone' },
+  };
+  return [
+    { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name: 'lone', ...patch.metadata }, spec: { ...spec, ...patch.spec, bootstrap: { ...spec.bootstrap, ...(patch.spec?.bootstrap as object) } } },
+    { apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta2', kind: 'KubeadmConfig', metadata: { name: 'lone' } },
+    { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind: 'LocalMachine', metadata: { name: 'lone' }, spec: { bootDelaySeconds: 2 } },
+  ];
+}
+
 /** A v1beta2 MachineHealthCheck of the quickstart cluster selecting `labels`. */
 const mhc = (labels: Record<string, string>, spec: Record<string, unknown> = {}) => ({
   apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineHealthCheck', metadata: { name: 'quickstart-mhc' }, spec: { clusterName: 'quickstart', selector: { matchLabels: labels }, ...spec },
@@ -144,8 +158,20 @@ const cases: Case[] = [
     mutate: (d) => [...d, mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }), { ...mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }), metadata: { name: 'second' } }],
   },
   {
-    name: 'a Machine of its own (not carried out yet)', path: 'kind', message: /a Machine of its own .* is not carried out by capt yet/,
-    mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name: 'lone' }, spec: { ...byKind(d, 'MachineDeployment').spec.template.spec } }],
+    name: 'a control-plane Machine of its own', path: 'metadata.labels', message: /a control-plane Machine of its own is not carried out by capt/,
+    mutate: (d) => [...d, ...lone(d, { metadata: { name: 'lone', labels: { 'cluster.x-k8s.io/control-plane': '' } } })],
+  },
+  {
+    name: 'a Machine with bootstrap data made elsewhere', path: 'spec.bootstrap.dataSecretName', message: /bootstrap data made elsewhere is not used by capt/,
+    mutate: (d) => [...d, ...lone(d, { spec: { bootstrap: { dataSecretName: 'data' } } })],
+  },
+  {
+    name: 'a Machine adopting an existing machine', path: 'spec.providerID', message: /adopting an existing machine by providerID is not carried out/,
+    mutate: (d) => [...d, ...lone(d, { spec: { providerID: 'local://x' } })],
+  },
+  {
+    name: 'a Machine on a machine template', path: 'spec.infrastructureRef.kind', message: /LocalMachineTemplate cannot be used here/,
+    mutate: (d) => [...d, ...lone(d, { spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalMachineTemplate', name: 'quickstart-md-0' } } })],
   },
   { name: 'not YAML', mutate: () => [], message: /not valid YAML/ },
 ];
@@ -242,4 +268,15 @@ test('MachineHealthChecks reach the owner they select, in one shape from v1beta1
   }]) }], {});
   assert.deepEqual(older!.controlPlane.remediation, { maxRetry: 1, retryPeriodSeconds: 30, minHealthyPeriodSeconds: 7200 });
   assert.deepEqual(older!.machineDeployments[0]!.healthCheck, model!.machineDeployments[0]!.healthCheck);
+});
+
+test('a Machine of its own joins the model with its KubeadmConfig and LocalMachine, its labels and timeouts', () => {
+  const docs = baseDocs();
+  const [model] = loadManifests([{ file: 'c.yaml', text: render([...docs, ...lone(docs, { metadata: { name: 'lone', labels: { role: 'lone' } }, spec: { deletion: { nodeDrainTimeoutSeconds: 30 } } })]) }], {});
+  assert.deepEqual(model!.machines, [{
+    name: 'lone', template: {
+      clusterName: 'quickstart', version: model!.controlPlane.version, labels: { role: 'lone' }, annotations: {}, nodeDrainTimeoutSeconds: 30,
+      bootstrap: { kind: 'KubeadmConfig', name: 'lone', config: {} }, infrastructure: { kind: 'LocalMachine', name: 'lone', spec: { bootDelaySeconds: 2 } },
+    },
+  }]);
 });

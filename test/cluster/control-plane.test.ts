@@ -85,7 +85,9 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; a machine deleted di
   const kcp = 'ha-control-plane';
   const before = one.controlPlane!.machines[0]!.name;
   await suite.client.rolloutPause('kubeadmcontrolplane', 'default', kcp, true);
-  assert.equal((await suite.client.rolloutRestart('kubeadmcontrolplane', 'default', kcp)).revision, 2);
+  // From the CLI, as an operator would: the restart is recorded as revision 2 (and, paused, waits).
+  const restart = await run(process.execPath, [join(root, 'dist/src/cli/main.js'), 'rollout', 'restart', `kubeadmcontrolplane/${kcp}`], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address } });
+  assert.equal(restart.stdout.trim(), `kubeadmcontrolplane/${kcp} restarted: revision 2`);
   await sleep(5000);
   const held = await suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
   assert.deepEqual([held.paused, held.rolloutComplete, held.machines.map((x) => x.name)], [true, false, [before]], 'paused: the restart waits');

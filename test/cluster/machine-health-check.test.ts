@@ -10,7 +10,10 @@ import { LocalProvider } from '../../providers/local/local-provider';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import type { OwnerStatus } from '../../src/contract/owner';
+import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
+import { listMembers } from '../../src/etcd/etcd-client';
 import { harnessWithClient } from '../fixtures/machine-harness';
+import { readyzProbe } from '../fixtures/readyz-probe';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
@@ -133,6 +136,100 @@ test('a machine that never gets a Node is remediated after nodeStartupTimeout', 
   assert.ok(Date.parse(r!.at) - Date.parse(r!.since) >= 20_000, `remediated ${Date.parse(r!.at) - Date.parse(r!.since)} ms after the machine was created`);
   await suite.client.apply([model]);
   await until('the slow MachineDeployment gone', async () => !(await suite.client.clusterStatus('default', 'hc')).machineDeployments.some((m) => m.name === 'hc-slow'));
+});
+
+test('a paused cluster carries out no scale, template change or remediation until unpaused, then all of them', async () => {
+  const model = cluster('hc', { controlPlane: 1, workers: 3 }, [
+    { name: 'hc-workers', labels: { 'cluster.x-k8s.io/deployment-name': 'hc-md-0' }, spec: { ...notReadyCheck, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } } } },
+  ]);
+  const before = await md('hc');
+  const changed = structuredClone(model);
+  changed.annotations = { ...changed.annotations, 'cluster.x-k8s.io/paused': '' };
+  changed.machineDeployments[0]!.replicas = 4;
+  changed.machineDeployments[0]!.template.labels = { ...changed.machineDeployments[0]!.template.labels, tier: 'paused-test' };
+  // The annotation is what the loader reads into paused; the model carries the result.
+  changed.paused = true;
+  await suite.client.apply([changed]);
+  const [broken] = names(before) as [string];
+  await provider.breakMachine(machineRef('hc', broken), 'kubelet');
+  const held = await until('the machine seen unhealthy while paused', async () => {
+    const s = await md('hc');
+    return s.machines.find((m) => m.name === broken)?.node && s.stepReason === 'ClusterPaused' && s;
+  }, 120_000);
+  await sleep(20_000);
+  const view = await suite.client.clusterStatus('default', 'hc');
+  assert.equal(view.paused, true);
+  assert.deepEqual(view.pending.map((p) => [p.name, p.reason]), [['hc-md-0', 'ClusterPaused']]);
+  assert.deepEqual(names(await md('hc')), names(before), 'no machine created, deleted or remediated while paused');
+  assert.equal(held.replicas, 4, 'the scale is recorded, not carried out');
+  const listed = await run(process.execPath, [cli, 'get', 'clusters'], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address } });
+  assert.match(listed.stdout, /hc\s+Provisioning \(paused\)/, 'the scale to 4 is not carried out, and get says the cluster is paused');
+
+  await suite.client.apply([{ ...changed, annotations: model.annotations, paused: false }]);
+  const resumed = await until('four Ready workers, the broken one replaced', async () => {
+    const s = await md('hc');
+    return !s.machines.some((m) => m.name === broken) && s.machines.length === 4 && s.readyReplicas === 4 && s;
+  });
+  assert.equal(resumed.healthCheck!.remediations.at(-1)!.machine, broken);
+  const labelled = await suite.client.machineStatuses('default', names(resumed));
+  assert.deepEqual(labelled.map((m) => m.labels.tier), ['paused-test', 'paused-test', 'paused-test', 'paused-test'], 'the template change reached every machine');
   await suite.client.deleteCluster('default', 'hc');
   await suite.client.waitForDeletion('default', 'hc', () => undefined, 300_000);
 });
+
+test('control plane: one of three machines stopped is remediated (etcd members = machines, readyz through the endpoint answering); its last machine is not, and it says why', async () => {
+  const kcp = 'hcp-control-plane';
+  await suite.client.apply([cluster('hcp', { controlPlane: 3, workers: 0 }, [
+    { name: 'hcp-cp', labels: { 'cluster.x-k8s.io/control-plane-name': kcp }, spec: { checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 10 }] } } },
+  ])]);
+  const ready = await suite.client.waitForCluster('default', 'hcp', () => undefined, 600_000);
+  assert.equal(ready.phase, 'Provisioned');
+  const cp = () => suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
+  const before = names(await cp());
+  const probe = readyzProbe(ready.endpoint);
+  const victim = before[1]!;
+  const stopped = Date.now();
+  await provider.breakMachine(machineRef('hcp', victim), 'all');
+  const healed = await until('the stopped control-plane machine replaced', async () => {
+    const s = await cp();
+    return !s.machines.some((m) => m.name === victim) && s.readyReplicas === 3 && s.machines.length === 3 && s;
+  }, 300_000);
+  const availability = await probe.stop();
+  console.log(`control-plane remediation: replacement Ready ${Date.now() - stopped} ms after the machine stopped; ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed (${availability.reasons.join(' | ')}), worst gap ${availability.worstGapMs} ms`);
+  assert.ok(availability.worstGapMs < 5000, `the endpoint answered throughout: worst gap ${availability.worstGapMs} ms`);
+  assert.deepEqual(healed.healthCheck!.remediations.map((r) => [r.machine, r.reason]), [[victim, 'UnhealthyNode']]);
+  assert.equal(names(healed).filter((n) => !before.includes(n)).length, 1, 'one replacement');
+  const members = await etcdMembers('hcp', healed);
+  assert.deepEqual(members, names(healed), 'etcd members = machines: the stopped machine\'s member is gone, the replacement\'s joined');
+
+  // The last machine: unhealthy, but removing it would leave etcd with no member.
+  await suite.client.scale('kubeadmcontrolplane', 'default', kcp, 1);
+  const one = await until('one control-plane machine', async () => {
+    const s = await cp();
+    return s.machines.length === 1 && s.readyReplicas === 1 && s;
+  }, 300_000);
+  const last = one.machines[0]!.name;
+  await provider.breakMachine(machineRef('hcp', last), 'kubelet');
+  const refused = await until('remediation of the last machine refused', async () => {
+    const s = await cp();
+    return s.stepReason === 'RemediationBlocked' && s.healthCheck && !s.healthCheck.remediationAllowed && s;
+  }, 120_000);
+  assert.match(refused.healthCheck!.message, new RegExp(`${last} is unhealthy .* but is the only control-plane machine`));
+  assert.match(refused.step, /only control-plane machine/);
+  await sleep(10_000);
+  assert.deepEqual(names(await cp()), [last], 'nothing remediated');
+  await provider.repairMachine(machineRef('hcp', last));
+  await suite.client.deleteCluster('default', 'hcp');
+  await suite.client.waitForDeletion('default', 'hcp', () => undefined, 300_000);
+});
+
+/** The etcd members of a cluster, asked of its control-plane machines in turn. */
+async function etcdMembers(clusterName: string, cp: OwnerStatus): Promise<string[]> {
+  const tls = await etcdClientTLS('default', clusterName);
+  for (const m of cp.machines) {
+    if (!m.address) continue;
+    const listed = await listMembers(`https://${m.address}:2379`, tls).catch(() => undefined);
+    if (listed) return listed.map((x) => x.name).sort();
+  }
+  throw new Error('no etcd member answered');
+}

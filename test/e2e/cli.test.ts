@@ -159,6 +159,29 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   // The control plane's scale validator refuses through the very rule the manifest loader applies.
   assert.ok(even.stderr.includes(formatSpecProblem(controlPlaneReplicasProblems(controlPlaneSubject('default', 'e2e-control-plane'), 2, 1)[0]!)), even.stderr);
 
+  // A Machine of its own: the cluster runs it to a Node, and `capt delete machine` takes it away again.
+  const lone = join(h.home, 'lone.yaml');
+  await writeFile(lone, `${readFileSync(surge, 'utf8')}---\n${standaloneMachine('e2e', 'e2e-lone')}`);
+  const loneApplied = await capt('apply', '-f', lone, '--var', 'CLUSTER_NAME=e2e', '--var', 'WORKER_MACHINE_COUNT=1', ...network);
+  assert.equal(loneApplied.code, 0, loneApplied.stderr);
+  assert.match(loneApplied.stdout, /^machine\.cluster\.x-k8s\.io\/e2e-lone created$/m);
+  for (const deadline = Date.now() + 180_000; ; await sleep(1000)) {
+    const machine = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.find((m: { name: string }) => m.name === 'e2e-lone');
+    const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items;
+    if (machine?.phase === 'Running' && nodes.some((n: { metadata: { annotations: Record<string, string> } }) => n.metadata.annotations['cluster.x-k8s.io/machine'] === 'e2e-lone')) {
+      assert.equal(machine.labels.role, 'lone');
+      break;
+    }
+    assert.ok(Date.now() < deadline, `the standalone machine runs with a Node: ${machine?.phase}`);
+  }
+  assert.equal((await capt('delete', 'machine', 'e2e-lone')).code, 0);
+  for (const deadline = Date.now() + 180_000; ; await sleep(1000)) {
+    const [c] = JSON.parse((await capt('get', 'clusters', '-o', 'json')).stdout).items;
+    const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items.length;
+    if (c.machines.length === 0 && nodes === 2) break;
+    assert.ok(Date.now() < deadline, `the standalone machine deleted: ${c.machines.length} left, ${nodes} Nodes`);
+  }
+
   const endpoint = clusters[0].endpoint.split(':');
   const deleted = await capt('delete', 'cluster', 'e2e', '--wait', '--timeout', '5m');
   assert.equal(deleted.code, 0, deleted.stderr);
@@ -170,6 +193,30 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.equal(gone.code, 1, 'a deleted cluster is not found');
   assert.match(gone.stderr, /cluster default\/e2e not found: it was deleted/);
 });
+
+/** A standalone worker Machine of `cluster` with its KubeadmConfig and LocalMachine, as YAML documents. */
+const standaloneMachine = (cluster: string, name: string) => `apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata:
+  name: ${name}
+  labels: { role: lone }
+spec:
+  clusterName: ${cluster}
+  version: \${KUBERNETES_VERSION:=v1.36.3}
+  bootstrap:
+    configRef: { apiGroup: bootstrap.cluster.x-k8s.io, kind: KubeadmConfig, name: ${name} }
+  infrastructureRef: { apiGroup: infrastructure.cluster.x-k8s.io, kind: LocalMachine, name: ${name} }
+---
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
+kind: KubeadmConfig
+metadata:
+  name: ${name}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: LocalMachine
+metadata:
+  name: ${name}
+`;
 
 /** What any change to a cluster would move: its machines, its and its owners' generations and revisions, and how many workflows it has. */
 async function observed(cluster: string) {

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { diffClusterModels } from '../../workflows/cluster/cluster-diff';
+import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
 import { templateHash } from '../../workflows/control-plane/control-plane-revisions';
 import { machineTemplateHash } from '../../workflows/machine-deployment/machine-sets';
 
@@ -34,4 +35,21 @@ test('cluster diff: per-object outcomes as kubectl prints them, for every field 
   const withoutMd = { ...base, machineDeployments: [] };
   assert.deepEqual(outcomes(base, withoutMd), ['unchanged', 'unchanged', `removed ${base.machineDeployments[0]!.name}`]);
   assert.deepEqual(outcomes(withoutMd, base), ['unchanged', 'unchanged', 'created']);
+});
+
+test('cluster diff: standalone Machines are created, configured in place, pruned; a change only a new Machine can make is refused', () => {
+  const base = load();
+  const lone = { name: 'lone', template: { ...structuredClone(base.machineDeployments[0]!.template), labels: { role: 'lone' } } };
+  const withLone = { ...base, machines: [lone] };
+  const relabelled = { ...base, machines: [{ ...lone, template: { ...lone.template, labels: { role: 'solo' } } }] };
+  const d = (a: ClusterModel, b: ClusterModel) => {
+    const diff = diffClusterModels(a, b, runningOf(a));
+    return [diff.cluster, diff.machines.map((m) => `${m.name} ${m.outcome}`), diff.removedMachines];
+  };
+  assert.deepEqual(d(base, withLone), ['unchanged', ['lone created'], []]);
+  assert.deepEqual(d(withLone, relabelled), ['unchanged', ['lone configured'], []]);
+  assert.deepEqual(d(withLone, base), ['unchanged', [], ['lone']]);
+  const upgraded = { ...base, machines: [{ ...lone, template: { ...lone.template, version: 'v1.37.0' } }] };
+  assert.deepEqual(clusterChangeProblems(withLone, relabelled).map((p) => p.path), []);
+  assert.deepEqual(clusterChangeProblems(withLone, upgraded).filter((p) => p.kind === 'Machine').map((p) => [p.name, p.path, p.message]), [['lone', 'spec.version', 'version cannot change on an existing Machine']]);
 });

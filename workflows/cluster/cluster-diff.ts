@@ -22,6 +22,10 @@ export interface ClusterDiff {
   machineDeployments: OwnerChange[];
   /** MachineDeployments the new model no longer has: they are deleted. */
   removed: string[];
+  /** Standalone Machines: new, changed in place (labels, annotations, timeouts), or as they were. */
+  machines: { name: string; outcome: ApplyOutcome }[];
+  /** Standalone Machines the new model no longer has: they are deleted. */
+  removedMachines: string[];
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -38,8 +42,8 @@ function ownerChange<T extends { name: string; replicas: number }>(previous: T |
  * sends what it says, and `capt apply` prints its per-object outcomes, so the two cannot disagree.
  */
 export function diffClusterModels(previous: ClusterModel, next: ClusterModel, running: RunningTemplates): ClusterDiff {
-  const { controlPlane: _pc, machineDeployments: _pm, ...previousCluster } = previous;
-  const { controlPlane: _nc, machineDeployments: _nm, ...nextCluster } = next;
+  const { controlPlane: _pc, machineDeployments: _pm, machines: before = [], ...previousCluster } = previous;
+  const { controlPlane: _nc, machineDeployments: _nm, machines: after = [], ...nextCluster } = next;
   return {
     cluster: same(previousCluster, nextCluster) ? 'unchanged' : 'configured',
     controlPlane: ownerChange(previous.controlPlane, next.controlPlane, templateHash, running.controlPlane),
@@ -47,11 +51,19 @@ export function diffClusterModels(previous: ClusterModel, next: ClusterModel, ru
       previous.machineDeployments.find((m) => m.name === md.name), md, (x) => machineTemplateHash(x.template), running.machineDeployments[md.name],
     )),
     removed: previous.machineDeployments.filter((m) => !next.machineDeployments.some((n) => n.name === m.name)).map((m) => m.name),
+    machines: after.map((m) => {
+      const was = before.find((b) => b.name === m.name);
+      return { name: m.name, outcome: !was ? 'created' : same(was, m) ? 'unchanged' : 'configured' };
+    }),
+    removedMachines: before.filter((m) => !after.some((n) => n.name === m.name)).map((m) => m.name),
   };
 }
 
 /** A cluster that does not exist yet: every object is created. */
 export function creationDiff(next: ClusterModel): ClusterDiff {
   const created = (name: string): OwnerChange => ({ name, outcome: 'created', spec: false, scale: false });
-  return { cluster: 'created', controlPlane: created(next.controlPlane.name), machineDeployments: next.machineDeployments.map((md) => created(md.name)), removed: [] };
+  return {
+    cluster: 'created', controlPlane: created(next.controlPlane.name), machineDeployments: next.machineDeployments.map((md) => created(md.name)), removed: [],
+    machines: (next.machines ?? []).map((m) => ({ name: m.name, outcome: 'created' })), removedMachines: [],
+  };
 }

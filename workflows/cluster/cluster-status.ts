@@ -3,7 +3,8 @@ import type { ClusterModel } from '../../src/api/model';
 import { waitingToStart, type ClusterStatus, type PendingChange } from '../../src/contract/cluster';
 import { ownerWorkflowId } from '../../src/contract/workflow-ids';
 import type { Condition } from '../../src/contract/machine';
-import type { ClusterFacts, OwnerSummary } from '../../src/contract/owner';
+import type { ClusterFacts, MachineRecord, OwnerSummary } from '../../src/contract/owner';
+import { isRunning } from '../shared/machine-pool';
 
 export interface ClusterState {
   facts: ClusterFacts;
@@ -26,6 +27,8 @@ export interface ClusterState {
   held?: string[];
   /** MachineDeployments started so far (they start once the control plane is initialised). */
   started?: string[];
+  /** The standalone Machines started and not yet gone, as compact records (the cluster is their owner). */
+  machines?: MachineRecord[];
 }
 
 export const ownerKey = (kind: PendingChange['kind'], name: string) => `${kind}/${name}`;
@@ -42,6 +45,12 @@ export const machineDeploymentOf = (state: ClusterState, name: string) => state.
  * received yet, or still rolling out (machines not all on the new template, or not all running).
  */
 function pendingChanges(state: ClusterState): PendingChange[] {
+  const pending = ownerChanges(state);
+  // Paused, whatever an owner would do next waits for the unpause first.
+  return state.model.paused ? pending.map((p) => ({ ...p, reason: 'ClusterPaused', message: 'the cluster is paused; nothing is carried out until it is unpaused' })) : pending;
+}
+
+function ownerChanges(state: ClusterState): PendingChange[] {
   const cpVersion = state.model.controlPlane.version;
   const owners = [
     { kind: 'KubeadmControlPlane' as const, name: state.model.controlPlane.name },
@@ -70,7 +79,8 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
   const mds = state.model.machineDeployments.map((md) => machineDeploymentOf(state, md.name)).filter((s): s is OwnerSummary => !!s);
   // The details are each owner's own (its status query and UI page): the cluster names which one to look at.
   const notReady = (s: OwnerSummary) => `${s.kind} ${s.name} is not ready (see workflow ${ownerWorkflowId(s.kind, s.namespace, s.name)})`;
-  const workersReady = state.model.machineDeployments.every((md) => !!machineDeploymentOf(state, md.name)?.ready);
+  const standaloneReady = (state.model.machines ?? []).every((m) => state.machines?.some((r) => r.name === m.name && isRunning(r)));
+  const workersReady = state.model.machineDeployments.every((md) => !!machineDeploymentOf(state, md.name)?.ready) && standaloneReady;
   const conditions = [
     cond('InfrastructureReady', state.infrastructureReady, 'WaitingForInfrastructure'),
     cond('ControlPlaneInitialized', !!cp?.initialized, 'WaitingForControlPlane', cp && notReady(cp)),
@@ -79,6 +89,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
   ];
   const available = conditions.every((c) => c.status === 'True');
   conditions.unshift(cond('Available', available, conditions.find((c) => c.status !== 'True')?.type ?? '', state.step));
+  if (state.model.paused) conditions.push({ type: 'Paused', status: 'True', reason: 'Paused', message: 'Cluster spec.paused or cluster.x-k8s.io/paused: nothing is carried out until unpaused' });
   const failed = [cp, ...mds].some((s) => (s?.failedMachines ?? 0) > 0);
   const generation = state.generation ?? 1;
   const pending = state.deleting ? [] : pendingChanges(state);
@@ -88,7 +99,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
     namespace: state.facts.namespace, name: state.facts.name, provider: state.facts.provider,
     phase: state.deleted ? 'Deleted' : state.deleting ? 'Deleting' : failed ? 'Failed' : available ? 'Provisioned' : 'Provisioning',
     version: state.model.controlPlane.version, endpoint: state.facts.endpoint, createdAt: state.createdAt,
-    controlPlane: cp, machineDeployments: mds, conditions, step: state.step, stepReason: state.stepReason ?? 'Starting',
+    controlPlane: cp, machineDeployments: mds, machines: state.machines ?? [], conditions, step: state.step, stepReason: state.stepReason ?? 'Starting', paused: state.model.paused,
     generation, observedGeneration: Math.min(generation, ...unobserved), pending,
   };
 }

@@ -4,12 +4,12 @@ import {
 } from '@temporalio/workflow';
 import type { ClusterStepReason } from '../../src/contract/steps';
 import type { ClusterStatus, RunningTemplates } from '../../src/contract/cluster';
-import { controlPlaneWorkflowId as kcpWorkflowId, machineDeploymentWorkflowId as mdWorkflowId } from '../../src/contract/workflow-ids';
+import { controlPlaneWorkflowId as kcpWorkflowId, machineDeploymentWorkflowId as mdWorkflowId, machineWorkflowId } from '../../src/contract/workflow-ids';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
-import type { ClusterModel } from '../../src/api/model';
+import type { ClusterModel, StandaloneMachineModel } from '../../src/api/model';
 import {
-  appliedModelQuery, applyClusterUpdate, childChangedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, issueKubeconfigUpdate, machineDeploymentSpecSignal,
+  appliedModelQuery, applyClusterUpdate, childChangedSignal, clusterPausedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, issueKubeconfigUpdate, machineDeploymentSpecSignal, machineReportSignal,
   scaleSignal,
 } from '../../src/contract/cluster-messages';
 import { captAttributes } from '../../src/contract/search-attributes';
@@ -19,6 +19,11 @@ import { machineDeploymentWorkflow } from '../machine-deployment/machine-deploym
 import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
 import { refuseProblems } from '../shared/spec-refusal';
 import { diffClusterModels } from './cluster-diff';
+import { deletePoolMachines, newRecord, recordMachineReport, startPoolMachines } from '../shared/machine-pool';
+import { workerMachineSpec } from '../shared/worker-machine-spec';
+import { machineTemplateHash } from '../machine-deployment/machine-sets';
+import { machineTemplateChangedSignal } from '../../src/contract/machine-messages';
+import { MachinePhase } from '../../src/contract/machine';
 import { changedGeneration, clusterStatus, controlPlaneOf, machineDeploymentOf, ownerKey, type ClusterState } from './cluster-status';
 import { waitingToStart } from '../../src/contract/cluster';
 
@@ -75,6 +80,12 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   };
 
   setHandler(clusterStatusQuery, () => clusterStatus(state));
+  // The cluster owns its standalone Machines: their reports keep its records, and a deleted one leaves the desired state too.
+  setHandler(machineReportSignal, (report) => {
+    state.machines = recordMachineReport(state.machines ?? [], report, new Date().toISOString());
+    if (report.phase === MachinePhase.Deleted) state.model = { ...state.model, machines: (state.model.machines ?? []).filter((m) => m.name !== report.name) };
+    refresh();
+  });
   setHandler(childChangedSignal, (status) => {
     const key = ownerKey(status.kind, status.name);
     if ((state.children[key]?.sequence ?? -1) > status.sequence) return;
@@ -110,9 +121,26 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     const spec = state.model.machineDeployments.find((m) => m.name === name)!;
     started.push(name);
     await startChild(machineDeploymentWorkflow, {
-      workflowId: mdWorkflowId(facts.namespace, name), args: [{ cluster: facts, spec, owner: self, generation: changedGeneration(state, 'MachineDeployment', name) }],
+      workflowId: mdWorkflowId(facts.namespace, name), args: [{ cluster: facts, spec, owner: self, generation: changedGeneration(state, 'MachineDeployment', name), clusterPaused: state.model.paused }],
       parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `MachineDeployment ${facts.namespace}/${name} of cluster ${facts.name}`,
     });
+  };
+  const standaloneSpec = (m: StandaloneMachineModel) => workerMachineSpec(facts, m.name, m.template, {
+    labels: { ...m.template.labels, 'cluster.x-k8s.io/cluster-name': facts.name }, annotations: m.template.annotations, owner: self,
+  });
+  /** Standalone Machines of the model not started yet: started now, as an owner starts its machines. */
+  const startStandaloneMachines = async () => {
+    const records = (state.machines ??= []);
+    const toStart = (state.model.machines ?? []).filter((m) => !records.some((r) => r.name === m.name));
+    if (!toStart.length) return;
+    const now = new Date().toISOString();
+    records.push(...toStart.map((m) => newRecord(m.name, machineTemplateHash(m.template), m.template.version, now)));
+    const refused = await startPoolMachines(toStart.map((m) => ({ spec: standaloneSpec(m), summary: `Machine ${m.name} of cluster ${facts.name}` })));
+    if (!refused.length) return;
+    // A machine of that name existed before (its workflow ID is taken): it is dropped from the desired state, and the step says why.
+    state.machines = state.machines!.filter((r) => !refused.includes(r.name));
+    state.model = { ...state.model, machines: (state.model.machines ?? []).filter((m) => !refused.includes(m.name)) };
+    setStep(state.stepReason ?? 'Reconciled', `Machine ${refused.join(', ')} not started: a machine of that name existed before; apply it under a new name`);
   };
   const dropName = (list: string[], name: string) => list.includes(name) && list.splice(list.indexOf(name), 1);
   const notStarted = () => state.model.machineDeployments.filter((m) => !started.includes(m.name)).map((m) => m.name);
@@ -137,6 +165,11 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       const previous = state.model;
       const diff = diffClusterModels(previous, next, runningTemplates(previous));
       state.model = next;
+      if (next.paused !== previous.paused) {
+        const owners = [kcpWorkflowId(facts.namespace, next.controlPlane.name), ...started.map((name) => mdWorkflowId(facts.namespace, name))];
+        // An owner not started yet starts with the model's paused; only running ones are told.
+        if (state.infrastructureReady) for (const id of owners) await getExternalWorkflowHandle(id).signal(clusterPausedSignal, { paused: next.paused }).catch(() => undefined);
+      }
       const changes = [diff.controlPlane, ...diff.machineDeployments].some((c) => c.outcome !== 'unchanged') || diff.removed.length > 0 || diff.cluster !== 'unchanged';
       if (!changes) return refresh();
       const generation = ++state.generation!;
@@ -161,6 +194,16 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
           await sendMachineDeploymentSpec(md.name, 'capt apply');
         }
       }
+      for (const change of diff.machines.filter((c) => c.outcome === 'configured')) {
+        const was = previous.machines!.find((m) => m.name === change.name)!;
+        const now = next.machines!.find((m) => m.name === change.name)!;
+        const [before, after] = [standaloneSpec(was), standaloneSpec(now)];
+        await getExternalWorkflowHandle(machineWorkflowId(facts.namespace, change.name)).signal(machineTemplateChangedSignal, {
+          previous: { labels: before.labels, annotations: before.annotations },
+          next: { labels: after.labels, annotations: after.annotations, nodeDrainTimeoutSeconds: after.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: after.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: after.nodeDeletionTimeoutSeconds },
+        }).catch(() => undefined);
+      }
+      if (diff.removedMachines.length) await deletePoolMachines(facts.namespace, diff.removedMachines, false);
       for (const name of diff.removed) {
         dropName(held, name);
         dropName(started, name);
@@ -172,7 +215,17 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     { validator: (next) => refuseProblems(clusterChangeProblems(state.model, next, controlPlaneOf(state)?.version)) },
   );
 
+  /** Paused: the step says so and nothing goes on until unpaused (or `also` holds). */
+  async function whilePaused(also: () => boolean = () => false): Promise<void> {
+    if (!state.model.paused) return;
+    const [reason, step] = [state.stepReason ?? 'Starting', state.step];
+    setStep('Paused', `paused (Cluster spec.paused or cluster.x-k8s.io/paused); nothing is carried out until unpaused. Next: ${step}`);
+    await condition(() => !state.model.paused || also());
+    setStep(reason, step);
+  }
+
   async function create(): Promise<void> {
+    await whilePaused();
     if (!state.infrastructureReady) {
       setStep('CreatingInfrastructure', `creating ${state.model.infrastructure.kind} on provider ${facts.provider}`);
       const infra = await provider.createClusterInfrastructure({ namespace: facts.namespace, name: facts.name, adminKubeconfig: { secret: `clusters/${facts.namespace}/${facts.name}/admin.kubeconfig` } });
@@ -183,7 +236,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       setStep('StartingControlPlane', `starting control plane ${state.model.controlPlane.name}`);
       await startChild(controlPlaneWorkflow, {
         workflowId: kcpWorkflowId(facts.namespace, state.model.controlPlane.name),
-        args: [{ cluster: facts, spec: state.model.controlPlane, owner: self, generation: changedGeneration(state, 'KubeadmControlPlane', state.model.controlPlane.name) }],
+        args: [{ cluster: facts, spec: state.model.controlPlane, owner: self, generation: changedGeneration(state, 'KubeadmControlPlane', state.model.controlPlane.name), clusterPaused: state.model.paused }],
         parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `KubeadmControlPlane ${facts.namespace}/${state.model.controlPlane.name} of cluster ${facts.name}`,
       });
     }
@@ -191,13 +244,22 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       setStep('WaitingForControlPlane', 'waiting for the control plane to initialise');
       await condition(() => state.deleting || !!controlPlaneOf(state)?.initialized);
       if (state.deleting) return;
+      await whilePaused();
       for (const name of notStarted()) await startMachineDeployment(name);
+      await startStandaloneMachines();
       state.workersStarted = true;
     }
     setStep('Reconciled', 'reconciled');
   }
 
   async function remove(): Promise<void> {
+    // As Cluster API: a paused cluster's deletion waits for the unpause too.
+    await whilePaused();
+    if (state.machines?.length) {
+      setStep('DeletingMachines', `deleting ${state.machines.length} standalone machines (no drain while the cluster is deleted)`);
+      await deletePoolMachines(facts.namespace, state.machines.map((m) => m.name), true);
+      await condition(() => !state.machines?.length);
+    }
     if (state.workersStarted) {
       setStep('DeletingMachineDeployments', 'deleting MachineDeployments (machines skip drain while the cluster is deleted)');
       for (const md of state.model.machineDeployments) {
@@ -236,10 +298,13 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   }
   while (!state.deleting) {
     const releasable = () => held.length > 0 && controlPlaneUpgraded();
-    await condition(() => state.deleting || notStarted().length > 0 || releasable() || workflowInfo().continueAsNewSuggested);
+    await whilePaused(() => state.deleting || workflowInfo().continueAsNewSuggested);
+    const standaloneToStart = () => (state.model.machines ?? []).some((m) => !state.machines?.some((r) => r.name === m.name));
+    await condition(() => state.deleting || state.model.paused || notStarted().length > 0 || standaloneToStart() || releasable() || workflowInfo().continueAsNewSuggested);
     if (state.deleting) break;
-    for (const name of notStarted()) await startMachineDeployment(name);
-    if (releasable()) {
+    for (const name of state.model.paused ? [] : notStarted()) await startMachineDeployment(name);
+    if (!state.model.paused) await startStandaloneMachines();
+    if (!state.model.paused && releasable()) {
       for (const name of held.splice(0)) await sendMachineDeploymentSpec(name, `capt apply (held until the control plane ran ${state.model.controlPlane.version})`);
       refresh();
     }

@@ -29,6 +29,8 @@ export interface ControlPlaneInput {
   owner: string;
   /** The cluster generation of `spec`. */
   generation?: number;
+  /** The cluster was paused when it started this owner. */
+  clusterPaused?: boolean;
   state?: ControlPlaneState;
 }
 
@@ -109,7 +111,7 @@ export function blockingProblems(problems: PreflightProblem[], leaving?: string)
  */
 export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<OwnerStatus> {
   const facts = input.cluster;
-  const state: ControlPlaneState = input.state ?? { spec: input.spec, machines: [], initialized: false, step: 'starting', observedGeneration: input.generation ?? 1 };
+  const state: ControlPlaneState = input.state ?? { spec: input.spec, machines: [], initialized: false, step: 'starting', observedGeneration: input.generation ?? 1, clusterPaused: input.clusterPaused };
   // Every activity here takes seconds; a short timeout lets a worker that died mid-step be replaced quickly.
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '45s', retry: { initialInterval: '2s', maximumInterval: '30s' } });
   const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '45s', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
@@ -129,7 +131,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     record(cause, restartedAt);
   };
   const subject = controlPlaneSubject(facts.namespace, state.spec.name);
-  const { refresh, observe, setStep, deleteAllAndFinish, checkpoint, startMachines, deleteMachines, newNames, changes } = ownerRuntime({
+  const { refresh, observe, setStep, deleteAllAndFinish, checkpoint, whileClusterPaused, startMachines, deleteMachines, newNames, changes } = ownerRuntime({
     kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
     validateReplicas: (replicas) => refuseProblems(controlPlaneReplicasProblems(subject, replicas, state.spec.maxSurge)),
     revisions: () => state.revisions ?? [],
@@ -262,6 +264,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   refresh();
   while (!state.deleting) {
     await checkpoint();
+    if (await whileClusterPaused()) continue;
     await checkCertificates();
     if (rolloutAfterDue(state.spec.rolloutAfter, state.revisions?.at(-1)?.restartedAt, state.machines, Date.now())) {
       record(`rolloutAfter ${state.spec.rolloutAfter}`, state.spec.rolloutAfter);

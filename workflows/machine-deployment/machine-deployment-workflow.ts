@@ -7,6 +7,7 @@ import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
 import { inBatches } from '../shared/machine-pool';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
+import { workerMachineSpec } from '../shared/worker-machine-spec';
 import { machineDeploymentMachineLabels } from '../../src/contract/machine-labels';
 import { evaluateHealth, withRemediations } from '../shared/machine-health';
 import { recordRevision } from '../shared/revisions';
@@ -24,6 +25,8 @@ export interface MachineDeploymentInput {
   owner: string;
   /** The cluster generation of `spec`. */
   generation?: number;
+  /** The cluster was paused when it started this owner. */
+  clusterPaused?: boolean;
   state?: MachineDeploymentState;
 }
 
@@ -45,7 +48,7 @@ export interface MachineDeploymentState extends OwnerState {
  */
 export async function machineDeploymentWorkflow(input: MachineDeploymentInput): Promise<OwnerStatus> {
   const facts = input.cluster;
-  const state: MachineDeploymentState = input.state ?? { spec: input.spec, machineSets: [], machines: [], paused: input.spec.paused, step: 'starting', observedGeneration: input.generation ?? 1 };
+  const state: MachineDeploymentState = input.state ?? { spec: input.spec, machineSets: [], machines: [], paused: input.spec.paused, step: 'starting', observedGeneration: input.generation ?? 1, clusterPaused: input.clusterPaused };
   const self = workflowInfo().workflowId;
   const md = state.spec.name;
 
@@ -62,7 +65,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   };
   if (!state.machineSets.length) recordTemplate('created', undefined);
 
-  const { refresh, observe, setStep, deleteAllAndFinish, changes, changed, checkpoint, startMachines, startBudget, deleteMachines, newNames } = ownerRuntime({
+  const { refresh, observe, setStep, deleteAllAndFinish, changes, changed, checkpoint, whileClusterPaused, startMachines, startBudget, deleteMachines, newNames } = ownerRuntime({
     kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state, Date.now()),
     validateReplicas: (replicas) => refuseProblems(machineDeploymentReplicasProblems(machineDeploymentSubject(facts.namespace, md), replicas)),
     revisions: () => state.machineSets,
@@ -106,22 +109,16 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     if (state.inPlace === change) state.inPlace = undefined;
   }
 
-  const machineSpec = (name: string, set: MachineSet): MachineSpec => {
-    const t = set.template;
-    return {
-      namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'worker', version: t.version,
-      bootstrap: { role: 'join', config: t.bootstrap.config, controlPlaneEndpoint: facts.endpoint, serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, serviceDomain: facts.serviceDomain },
-      infrastructure: { kind: t.infrastructure.kind, spec: t.infrastructure.spec }, failureDomain: t.failureDomain,
-      labels: { ...machineDeploymentMachineLabels(facts.name, md, t.labels), 'cluster.x-k8s.io/set-name': set.name },
-      annotations: { ...t.annotations, 'machinedeployment.clusters.x-k8s.io/revision': String(set.revision) },
-      nodeDrainTimeoutSeconds: t.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: t.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: t.nodeDeletionTimeoutSeconds,
-      owner: self,
-    };
-  };
+  const machineSpec = (name: string, set: MachineSet): MachineSpec => workerMachineSpec(facts, name, set.template, {
+    labels: { ...machineDeploymentMachineLabels(facts.name, md, set.template.labels), 'cluster.x-k8s.io/set-name': set.name },
+    annotations: { ...set.template.annotations, 'machinedeployment.clusters.x-k8s.io/revision': String(set.revision) },
+    owner: self,
+  });
 
   refresh();
   while (!state.deleting) {
     await checkpoint();
+    if (await whileClusterPaused()) continue;
     if (rolloutAfterDue(state.spec.rolloutAfter, current().restartedAt, state.machines, Date.now())) {
       recordTemplate(`rolloutAfter ${state.spec.rolloutAfter}`, state.spec.rolloutAfter);
       refresh();

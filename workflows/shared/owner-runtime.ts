@@ -2,7 +2,7 @@ import {
   allHandlersFinished, ApplicationFailure, condition, getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import {
-  childChangedSignal, deleteOwnerSignal, machineReportSignal, ownerMachineQuery, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate,
+  childChangedSignal, clusterPausedSignal, deleteOwnerSignal, machineReportSignal, ownerMachineQuery, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate,
   rolloutUndoUpdate, scaleSignal, scaleUpdate,
 } from '../../src/contract/cluster-messages';
 import type { MachineSpec } from '../../src/contract/machine';
@@ -28,6 +28,8 @@ export interface OwnerState {
   observedGeneration?: number;
   /** The newest remediations, newest last (a few kept). */
   remediations?: Remediation[];
+  /** The cluster is paused: no machine is created, deleted or remediated until it is unpaused. */
+  clusterPaused?: boolean;
 }
 
 export interface OwnerRuntime {
@@ -43,6 +45,8 @@ export interface OwnerRuntime {
   deleteMachines(names: string[]): Promise<void>;
   /** Continues as new when Temporal suggests it or this run started its share of children; call it in every loop. */
   checkpoint(): Promise<void>;
+  /** While the cluster is paused: says so, waits, and returns true (the loop starts over); false when not paused. */
+  whileClusterPaused(): Promise<boolean>;
   /** Deletes every machine (`what` names them in the step), waits until all are gone, then sends the last report. */
   deleteAllAndFinish(what: string): Promise<OwnerStatus>;
   /** Grows with every message received: a reconcile loop waits for it to move. */
@@ -138,6 +142,10 @@ export function ownerRuntime(opts: {
   const name = () => opts.status().name;
   // Undo means the revision before the current one unless a number is given.
   const undoTarget = (toRevision?: number) => (toRevision === undefined ? opts.revisions().at(-2) : opts.revisions().find((r) => r.revision === toRevision));
+  setHandler(clusterPausedSignal, ({ paused }) => {
+    state.clusterPaused = paused;
+    changed();
+  });
   setHandler(rolloutHistoryQuery, () => opts.revisions());
   setHandler(
     rolloutUndoUpdate,
@@ -188,6 +196,12 @@ export function ownerRuntime(opts: {
     changes: () => changes,
     changed,
     checkpoint,
+    whileClusterPaused: async () => {
+      if (!state.clusterPaused) return false;
+      setStep('ClusterPaused', 'the cluster is paused: no machine is created, deleted or remediated until it is unpaused');
+      await condition(() => !state.clusterPaused || !!state.deleting || mustContinueAsNew());
+      return true;
+    },
     startBudget: () => Math.max(0, startsPerRun - startedThisRun),
     newNames: (base, count) => newMachineNames(base, count, state.machines.map((m) => m.name)),
     startMachines: async (machines) => {

@@ -48,6 +48,9 @@ export interface MachineTemplateDoc extends MachineTemplateFields {
   bootstrapRef?: Ref;
   infrastructureRef: Ref;
   minReadySeconds?: number;
+  /** Bootstrap data made elsewhere, and an existing machine to adopt: capt does neither, so the loader refuses them. */
+  dataSecretName?: string;
+  providerID?: string;
 }
 
 const machineSpecV1beta1 = z.object({
@@ -67,12 +70,14 @@ const machineSpecV1beta2 = z.object({
 const templateV1beta1 = (spec: z.infer<typeof machineSpecV1beta1>, meta?: z.infer<typeof labelsAndAnnotations>): MachineTemplateDoc => ({
   clusterName: spec.clusterName, version: spec.version, bootstrapRef: spec.bootstrap.configRef && fromV1beta1Ref(spec.bootstrap.configRef),
   infrastructureRef: fromV1beta1Ref(spec.infrastructureRef), failureDomain: spec.failureDomain, labels: meta?.labels ?? {}, annotations: meta?.annotations ?? {},
+  dataSecretName: spec.bootstrap.dataSecretName, providerID: spec.providerID,
   nodeDrainTimeoutSeconds: spec.nodeDrainTimeout, nodeVolumeDetachTimeoutSeconds: spec.nodeVolumeDetachTimeout, nodeDeletionTimeoutSeconds: spec.nodeDeletionTimeout,
 });
 
 const templateV1beta2 = (spec: z.infer<typeof machineSpecV1beta2>, meta?: z.infer<typeof labelsAndAnnotations>): MachineTemplateDoc => ({
   clusterName: spec.clusterName, version: spec.version, bootstrapRef: spec.bootstrap.configRef && fromV1beta2Ref(spec.bootstrap.configRef),
   infrastructureRef: fromV1beta2Ref(spec.infrastructureRef), failureDomain: spec.failureDomain, labels: meta?.labels ?? {}, annotations: meta?.annotations ?? {},
+  dataSecretName: spec.bootstrap.dataSecretName, providerID: spec.providerID,
   nodeDrainTimeoutSeconds: spec.deletion?.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: spec.deletion?.nodeVolumeDetachTimeoutSeconds,
   nodeDeletionTimeoutSeconds: spec.deletion?.nodeDeletionTimeoutSeconds, minReadySeconds: spec.minReadySeconds,
 });

@@ -7,6 +7,10 @@ export const localCluster = z.object({ apiVersion: z.string(), kind: z.literal('
 
 const localMachineSpec = z.object({ bootDelaySeconds: seconds.optional(), failBootstrap: z.boolean().optional() }).strict();
 
+/** A standalone Machine's infrastructure: one local machine, its knobs as a template's. */
+export const localMachine = z.object({ apiVersion: z.string(), kind: z.literal('LocalMachine'), metadata, spec: localMachineSpec.prefault({}) }).strict()
+  .transform((d) => d.spec as Record<string, unknown>);
+
 export const localMachineTemplate = z.object({
   apiVersion: z.string(), kind: z.literal('LocalMachineTemplate'), metadata,
   // Every knob has a default, so an empty template is a plain local machine.
