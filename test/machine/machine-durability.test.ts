@@ -5,12 +5,13 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
-import { clusterDir, machineDir, machineRoot, machinesDir } from '../../providers/local/layout';
+import { clusterDir, machineDir, machineRoot, machineRunDir, machinesDir } from '../../providers/local/layout';
 import { getSecret } from '../../src/secrets/secret-store';
 import { deleteMachineUpdate } from '../../src/contract/machine-messages';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { Workloads } from '../fixtures/workloads';
-import { processesMentioning } from '../fixtures/leaks';
+import { processGroup } from '../fixtures/leaks';
+import { runningPid } from '../../src/util/processes';
 
 const h = new MachineHarness('du');
 before(() => h.start());
@@ -21,9 +22,10 @@ test('SIGKILL of the worker mid-provision and again mid-drain: a new worker fini
   const handle = await h.startMachine(h.spec('du-w', { infrastructure: { kind: 'LocalMachineTemplate', spec: { bootDelaySeconds: 6 } } }));
   await h.waitFor(handle, (s) => s.stepReason === 'WaitingForBootstrap', 'the bootstrap wait');
   const mdir = machineDir(clusterDir('default', 'du'), 'du-w');
-  // While it boots the machine has processes of its own (its sandboxed cloud-init); when it is deleted, none may remain.
-  const booting = await processesMentioning([`${mdir}/`, `${mdir} `]);
-  assert.ok(booting.length > 0, 'the booting machine\'s processes are seen');
+  // While it boots the machine has processes of its own (its sandboxed cloud-init, a process group); when it is deleted, none may remain.
+  const bootPid = await runningPid(machineRunDir(mdir), 'cloud-init');
+  assert.ok(bootPid, 'the booting machine\'s cloud-init runs');
+  assert.ok((await processGroup(bootPid)).length > 0, 'its process group is seen');
   await h.killWorker();
   await sleep(1000);
   await h.startWorker();
@@ -45,7 +47,7 @@ test('SIGKILL of the worker mid-provision and again mid-drain: a new worker fini
   const final = await handle.result();
   assert.equal(final.phase, 'Deleted');
   assert.equal(existsSync(mdir), false, 'the machine directory is gone');
-  assert.deepEqual(await processesMentioning([`${mdir}/`, `${mdir} `]), [], `no process of the machine remains (${booting.length} while it booted)`);
+  assert.deepEqual(await processGroup(bootPid), [], 'no process of the machine\'s boot remains');
   // A worker's only long-lived part is its simulated kubelet in the cluster agent: were it still running, it would register the Node again.
   assert.equal(await h.kube.getNode(running.nodeRef!), undefined);
   await sleep(3000);
