@@ -6,6 +6,8 @@ export const machineDeploymentWorkflowId = (namespace: string, name: string) => 
 export const ownerWorkflowId = (kind: 'KubeadmControlPlane' | 'MachineDeployment', namespace: string, name: string) =>
   (kind === 'MachineDeployment' ? machineDeploymentWorkflowId : controlPlaneWorkflowId)(namespace, name);
 export const machineWorkflowId = (namespace: string, name: string) => `machine/${namespace}/${name}`;
+/** One `capt health cluster` check; `id` tells the checks of a cluster apart. */
+export const clusterHealthWorkflowId = (namespace: string, cluster: string, id: string) => `health/${namespace}/${cluster}/${id}`;
 
 /** The machine workflow's type name, for starting it by name where the workflow itself cannot be imported. */
 export const machineWorkflowType = 'machineWorkflow';

@@ -69,10 +69,28 @@ export async function removeMember(endpoint: string, id: string, tls: EtcdTLS): 
   await post(endpoint, '/v3/cluster/member/remove', { ID: id }, tls);
 }
 
+/** One member's own view, as `etcdctl endpoint status` shows it. */
+export interface EtcdEndpointStatus {
+  memberId: string;
+  /** The leader's member ID as this member sees it; '0' when it knows none. */
+  leader: string;
+  dbSizeBytes: number;
+  dbSizeInUseBytes: number;
+  /** Alarms and other errors the member reports (e.g. "NOSPACE"). */
+  errors: string[];
+}
+
+export async function endpointStatus(endpoint: string, tls: EtcdTLS): Promise<EtcdEndpointStatus> {
+  const res = await post<{ header?: { member_id?: string }; leader?: string; dbSize?: string; dbSizeInUse?: string; errors?: string[] }>(endpoint, '/v3/maintenance/status', {}, tls);
+  return {
+    memberId: res.header?.member_id ?? '0', leader: res.leader ?? '0',
+    dbSizeBytes: Number(res.dbSize ?? 0), dbSizeInUseBytes: Number(res.dbSizeInUse ?? 0), errors: res.errors ?? [],
+  };
+}
+
 /** The member ID of the current leader, as seen by `endpoint`. */
 export async function leaderId(endpoint: string, tls: EtcdTLS): Promise<string> {
-  const res = await post<{ leader?: string }>(endpoint, '/v3/maintenance/status', {}, tls);
-  return res.leader ?? '0';
+  return (await endpointStatus(endpoint, tls)).leader;
 }
 
 /** Asks the leader (which `endpoint` must be) to hand leadership to `targetId`. */

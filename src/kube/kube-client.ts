@@ -3,7 +3,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import {
   ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, createConfiguration, KubeConfig, ListWatch, PatchStrategy,
   ResponseContext, ServerConfiguration, setHeaderOptions, Watch, wrapHttpLibrary,
-  type RequestContext, type V1ConfigMap, type V1Namespace, type V1Node, type V1Pod, type V1Secret,
+  type CoreV1Event, type RequestContext, type V1ConfigMap, type V1Namespace, type V1Node, type V1Pod, type V1Secret,
 } from '@kubernetes/client-node';
 
 /**
@@ -254,6 +254,15 @@ export class KubeClient {
       return (await this.core.listPodForAllNamespaces({ fieldSelector })).items;
     } catch (err) {
       translate(err, 'listing pods');
+    }
+  }
+
+  /** Events of one namespace, e.g. `involvedObject.kind=Pod,involvedObject.name=NAME` (at most `limit`). */
+  async listEvents(namespace: string, fieldSelector: string, limit = 50): Promise<CoreV1Event[]> {
+    try {
+      return (await this.core.listNamespacedEvent({ namespace, fieldSelector, limit })).items;
+    } catch (err) {
+      translate(err, `listing events in ${namespace}`);
     }
   }
 
