@@ -7,3 +7,4 @@ export { certifyClusterAdmin, ensureClusterSecrets, deleteClusterSecrets } from 
 export { controlPlanePreflight } from './control-plane/preflight';
 export { controlPlaneCertificateExpiry } from './control-plane/certificate-expiry';
 export { watchNodeHealth } from './kube/node-health-watch';
+export { checkClusterHealth } from './health/cluster-health';

@@ -13,6 +13,7 @@ import { MachineFaultError, type MachineFault } from '../../providers/local/mach
 import { availableKubernetesVersions, kubectlFor, toolPaths } from '../tools';
 import { age, clustersTable, describeTree, formatOutput, listedMachines, machinesTable, ownersTable, table } from './render';
 import { appliedText } from './apply-text';
+import { healthTable, healthText } from './health-text';
 import { controlPlaneMachineCount } from './flavors';
 import { readSources, UsageError } from './read-sources';
 import { rolloutStatusText } from './rollout-status';
@@ -62,6 +63,8 @@ const usage = `capt: Cluster API on Temporal
   capt rollout restart machinedeployment/NAME|kubeadmcontrolplane/NAME [--wait]
   capt rollout pause|resume machinedeployment/NAME|kubeadmcontrolplane/NAME
   capt delete machine NAME          the owner replaces it (how OnDelete MachineDeployments roll)
+  capt health cluster NAME [-o json]   etcd, control-plane components, Nodes, kube-system pods; exit 1 when unhealthy
+  capt health clusters [-n NS | -A]    one line per cluster
   capt versions [-o json]
   capt dev start|stop|status       the embedded Temporal dev server + a capt worker, in the background
   capt dev break machine NAME --kubelet|--component C|--all    stop part of a local machine, for demos and tests
@@ -315,6 +318,25 @@ async function run(argv: string[]): Promise<number> {
         } else return rolloutStatus(client, kind, ns, name, !!values.watch, durationMs(values.timeout ?? '15m'));
         return 0;
       });
+    }
+    case 'health': {
+      const [what, name] = args;
+      const structured = values.output === 'json' || values.output === 'yaml' ? values.output : undefined;
+      if (what === 'cluster' && name) {
+        return withClient(async (client) => {
+          const health = await client.clusterHealth(ns, name);
+          out(structured ? formatOutput(health, structured) : healthText(health));
+          return health.healthy ? 0 : 1;
+        });
+      }
+      if (what === 'clusters') {
+        return withClient(async (client) => {
+          const items = await client.clustersHealth(values['all-namespaces'] ? undefined : ns);
+          out(structured ? formatOutput({ items }, structured) : healthTable(items));
+          return items.every((i) => i.health?.healthy) ? 0 : 1;
+        });
+      }
+      throw new UsageError('usage: capt health cluster NAME [-o json] | capt health clusters [-n NS | -A] [-o json]');
     }
     case 'versions': {
       const versions = availableKubernetesVersions();

@@ -1,6 +1,6 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
-  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type QueryDefinition, type WorkflowHandle,
+  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type QueryDefinition, type WorkflowHandle,
 } from '@temporalio/client';
 import type { ClusterModel } from '../api/model';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
@@ -15,12 +15,13 @@ import { formatSpecProblems } from '../spec-rules/spec-problem';
 import type { Revision } from '../contract/owner';
 import { deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
 import { captAttributes } from '../contract/search-attributes';
-import { ownersTaskQueue } from '../contract/task-queues';
+import { coreTaskQueue, ownersTaskQueue } from '../contract/task-queues';
 import { waitingToStart, type ClusterStatus, type ClusterView, type PendingChange } from '../contract/cluster';
 import type { MachineStatus } from '../contract/machine';
 import type { MachineOwnerKind, OwnerStatus, OwnerSummary } from '../contract/owner';
-import { clusterWorkflowId, machineWorkflowId, ownerWorkflowId } from '../contract/workflow-ids';
-import { clusterWorkflow } from '../../workflows';
+import { clusterHealthWorkflowId, clusterWorkflowId, machineWorkflowId, ownerWorkflowId } from '../contract/workflow-ids';
+import { clusterHealthWorkflow, clusterWorkflow } from '../../workflows';
+import type { ClusterHealth, ClusterHealthInput } from '../contract/health';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
 
 /** capt's programmatic client: everything the CLI does, as calls over Temporal. */
@@ -48,6 +49,14 @@ function appliedObjects(model: ClusterModel, diff: ClusterDiff, preview?: Cluste
     ...diff.machines.map((c) => ({ ref: `machine.cluster.x-k8s.io/${c.name}`, outcome: c.outcome })),
     ...diff.removedMachines.map((name) => ({ ref: `machine.cluster.x-k8s.io/${name}`, outcome: 'pruned' as const })),
   ];
+}
+
+/** One cluster's health check in a list: its report, or why there is none. */
+export interface ClusterHealthOutcome {
+  namespace: string;
+  name: string;
+  health?: ClusterHealth;
+  error?: string;
 }
 
 /** An operation the server refused; its message says why and what to change. */
@@ -337,6 +346,39 @@ export class CaptClient {
       if (Date.now() > deadline) throw new Error(`cluster ${ns}/${name} is not ready after ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`). Waiting on: ${waitingOn(status)}`);
       await new Promise((r) => setTimeout(r, 1000));
     }
+  }
+
+  /**
+   * The cluster's health, checked by a worker (which holds the cluster's credentials) in a workflow of its
+   * own: etcd members against the control plane's Running machines, every component of those machines,
+   * the Nodes and the kube-system pods.
+   */
+  async clusterHealth(ns: string, name: string): Promise<ClusterHealth> {
+    const view = await this.clusterStatus(ns, name);
+    const machines = (view.controlPlane?.machines ?? []).filter((m) => m.phase === 'Running' && !m.deleting);
+    const input: ClusterHealthInput = { namespace: ns, cluster: name, endpoint: view.endpoint, controlPlaneMachines: machines.map((m) => ({ name: m.name, address: m.address })) };
+    const id = `${new Date().toISOString().replace(/[-:.]/g, '')}-${randomBytes(3).toString('hex')}`;
+    try {
+      return await this.client.workflow.execute(clusterHealthWorkflow, {
+        taskQueue: coreTaskQueue, workflowId: clusterHealthWorkflowId(ns, name, id), args: [input],
+        staticSummary: `health check of cluster ${ns}/${name}`, workflowExecutionTimeout: '5 minutes',
+      });
+    } catch (err) {
+      // The check's own failure (the cluster's secrets gone) says what is wrong; the wrapper says only that the workflow failed.
+      if (err instanceof WorkflowFailedError && err.cause) throw new Error(`health check of cluster ${ns}/${name} failed: ${err.cause.message}`, { cause: err });
+      throw err;
+    }
+  }
+
+  /** Every cluster's health (of one namespace, or all), a few checks at a time; a check that fails is reported as its error. */
+  async clustersHealth(namespace?: string): Promise<ClusterHealthOutcome[]> {
+    const clusters = await this.listClusters(namespace);
+    const out: ClusterHealthOutcome[] = [];
+    for (let i = 0; i < clusters.length; i += 5) {
+      out.push(...(await Promise.all(clusters.slice(i, i + 5).map(({ namespace: ns, name }) =>
+        this.clusterHealth(ns, name).then((health) => ({ namespace: ns, name, health }), (err: Error) => ({ namespace: ns, name, error: err.message }))))));
+    }
+    return out;
   }
 
   /**

@@ -16,26 +16,18 @@ import { kubectlFor } from '../../src/tools';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { listening, processesMentioning } from '../fixtures/leaks';
 import { payloadText } from '../fixtures/history-guard';
+import { runCapt } from '../fixtures/capt-cli';
 import { kubeconfigCredentials } from '../../src/pki/kubeconfig';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
-const cli = join(root, 'dist/src/cli/main.js');
 // The harness gives a real dev server and worker process; its own control plane is a separate cluster.
 const h = new MachineHarness('e2e-base');
 
 const capt = (...args: string[]) => captIn(h.home, ...args);
 
 /** The CLI with its own CAPT_HOME: `h.home` is the workers'; an empty one is a host that shares only Temporal with them. */
-async function captIn(home: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: home }, maxBuffer: 10 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const captIn = (home: string, ...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: home }, ...args);
 
 before(() => h.start());
 after(() => h.stop());

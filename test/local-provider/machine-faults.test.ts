@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import type { V1Node } from '@kubernetes/client-node';
 import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { LocalProvider } from '../../providers/local/local-provider';
@@ -15,19 +13,16 @@ import { getSecret } from '../../src/secrets/secret-store';
 import { availableKubernetesVersions } from '../../src/tools';
 import { LocalClusterDriver } from '../fixtures/local-cluster';
 import { listening } from '../fixtures/leaks';
+import { runCapt } from '../fixtures/capt-cli';
 
 const provider = new LocalProvider();
-const cli = join(__dirname, '../../src/cli/main.js');
 let home: string;
 let driver: LocalClusterDriver;
 let kube: KubeClient;
 let controlPlaneIP: string;
 
-/** `capt dev …` against this file's CAPT_HOME: its exit code and output. */
-async function capt(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return promisify(execFile)(process.execPath, [cli, ...args], { env: { ...process.env, CAPT_HOME: home } })
-    .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }), (err: { code: number; stdout: string; stderr: string }) => err);
-}
+/** `capt dev …` against this file's CAPT_HOME. */
+const capt = (...args: string[]) => runCapt({ CAPT_HOME: home }, ...args);
 
 const ready = (node: V1Node | undefined) => node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
 

@@ -1,0 +1,67 @@
+import {
+  HealthCheck, type ClusterHealth, type EtcdHealth, type HealthProblem, type MachineComponentsHealth, type NodesHealth, type ProbeResult, type SystemPodsHealth,
+  type UnhealthyNode,
+} from '../../src/contract/health';
+
+/** Problems a report lists; the rest are counted (each list behind them is capped already, so this is rarely reached). */
+const problemsListed = 50;
+
+type HealthParts = Pick<ClusterHealth, 'endpoint' | 'controlPlane' | 'etcd' | 'nodes' | 'systemPods'>;
+
+function etcdProblems(etcd: EtcdHealth): HealthProblem[] {
+  const problems: HealthProblem[] = etcd.members.filter((m) => !m.healthy).map((m) => ({ check: HealthCheck.Etcd, subject: m.name, message: `etcd member ${m.name} is unhealthy: ${m.detail}` }));
+  if (etcd.error) return problems.length ? problems : [{ check: HealthCheck.Etcd, message: etcd.error }];
+  if (!etcd.leader) problems.push({ check: HealthCheck.Etcd, message: 'etcd has no leader' });
+  if (!etcd.membersMatchMachines) {
+    const names = etcd.members.map((m) => m.name);
+    // A difference of one is that one's problem: a member left behind, or a machine that never joined.
+    const odd = [...names.filter((n) => !etcd.machines.includes(n)), ...etcd.machines.filter((n) => !names.includes(n))];
+    problems.push({
+      check: HealthCheck.Etcd, ...(odd.length === 1 ? { subject: odd[0] } : {}),
+      message: `etcd members [${names.sort().join(', ')}] are not the control-plane machines [${etcd.machines.join(', ')}]`,
+    });
+  }
+  return problems;
+}
+
+function componentProblems(endpoint: HealthParts['endpoint'], machines: MachineComponentsHealth[]): HealthProblem[] {
+  const failed = (check: HealthCheck, result: ProbeResult, subject: string, where: string): HealthProblem[] =>
+    (result.ok ? [] : [{ check, subject, message: `${check} ${where}: ${result.detail}` }]);
+  return [
+    ...failed(HealthCheck.Apiserver, endpoint.readyz, endpoint.address, `/readyz through the endpoint ${endpoint.address}`),
+    ...machines.flatMap((m) => failed(HealthCheck.Apiserver, m.apiserver, m.machine, `on ${m.machine}`)),
+    ...machines.flatMap((m) => failed(HealthCheck.ControllerManager, m.controllerManager, m.machine, `on ${m.machine}`)),
+    ...machines.flatMap((m) => failed(HealthCheck.Scheduler, m.scheduler, m.machine, `on ${m.machine}`)),
+  ];
+}
+
+/** `node X is NotReady: Ready Unknown (NodeStatusUnknown: …)`, or the condition that holds when it is Ready. */
+function nodeProblem(node: UnhealthyNode): string {
+  const ready = node.conditions.find((c) => c.type === 'Ready');
+  const bad = ready && ready.status !== 'True' ? ready : node.conditions.find((c) => c.type !== 'Ready' && c.status === 'True');
+  if (!bad) return `node ${node.name} reports no Ready condition`;
+  const why = bad.reason ? ` (${bad.reason}${bad.message ? `: ${bad.message}` : ''})` : '';
+  return bad === ready ? `node ${node.name} is NotReady: Ready ${bad.status}${why}` : `node ${node.name} has ${bad.type}${why}`;
+}
+
+function nodeProblems(nodes: NodesHealth): HealthProblem[] {
+  if (nodes.error) return [{ check: HealthCheck.Nodes, message: `Nodes could not be listed: ${nodes.error}` }];
+  return [
+    ...nodes.unhealthy.map((n) => ({ check: HealthCheck.Nodes, subject: n.name, message: nodeProblem(n) })),
+    ...(nodes.unhealthyOmitted ? [{ check: HealthCheck.Nodes, message: `and ${nodes.unhealthyOmitted} more Nodes not Ready or under pressure` }] : []),
+  ];
+}
+
+function systemPodProblems(pods: SystemPodsHealth): HealthProblem[] {
+  if (pods.error) return [{ check: HealthCheck.SystemPods, message: `kube-system pods could not be listed: ${pods.error}` }];
+  return [
+    ...pods.problems.map((p) => ({ check: HealthCheck.SystemPods, subject: p.name, message: `kube-system pod ${p.name} is ${p.phase}${p.reason ? `: ${p.reason}` : ''}` })),
+    ...(pods.problemsOmitted ? [{ check: HealthCheck.SystemPods, message: `and ${pods.problemsOmitted} more kube-system pods not Running or Completed` }] : []),
+  ];
+}
+
+/** Everything wrong in a report, most fundamental first: etcd, then the apiservers and components, Nodes, system pods. */
+export function healthProblems(parts: HealthParts): { problems: HealthProblem[]; problemsOmitted: number } {
+  const all = [...etcdProblems(parts.etcd), ...componentProblems(parts.endpoint, parts.controlPlane), ...nodeProblems(parts.nodes), ...systemPodProblems(parts.systemPods)];
+  return { problems: all.slice(0, problemsListed), problemsOmitted: Math.max(0, all.length - problemsListed) };
+}

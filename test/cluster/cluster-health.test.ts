@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
+import { loadManifests } from '../../src/api/load-manifests';
+import { failedMachines } from '../../src/client/capt-client';
+import type { ClusterHealth } from '../../src/contract/health';
+import { getSecret } from '../../src/secrets/secret-store';
+import { runCapt } from '../fixtures/capt-cli';
+import { harnessWithClient } from '../fixtures/machine-harness';
+import { Workloads } from '../fixtures/workloads';
+
+const suite = harnessWithClient();
+const h = suite.harness;
+const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
+const firstLine = (text: string) => text.split('\n')[0]!;
+
+/** Runs `capt health cluster hc` until `done` holds for its answer; that answer. */
+async function healthUntil(what: string, done: (r: { code: number; stdout: string }) => boolean, timeoutMs = 90_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await capt('health', 'cluster', 'hc');
+    if (done(r)) return r;
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}; last answer (exit ${r.code}):\n${r.stdout}${r.stderr}`);
+    await sleep(2000);
+  }
+}
+
+test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system pod, the NotReady node and the stopped scheduler, then the stopped etcd member; 0 again once repaired', async () => {
+  const text = readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8');
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'hc', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '1' });
+  await suite.client.apply([model!]);
+  const ready = await suite.client.waitForCluster('default', 'hc', () => undefined, 600_000);
+  assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
+  const controlPlane = ready.controlPlane!.machines[0]!.name;
+  const worker = ready.machineDeployments[0]!.machines[0]!.name;
+  const ref = (name: string) => ({ namespace: 'default', cluster: 'hc', name });
+
+  // Healthy: the first line says so, the JSON has every part, and the list of clusters agrees.
+  const healthy = await healthUntil('a healthy report', (r) => r.code === 0);
+  assert.match(firstLine(healthy.stdout), new RegExp(`^cluster default/hc: healthy \\(2/2 Nodes Ready, etcd 1 member led by ${controlPlane}, 1 control-plane machine healthy\\)$`));
+  const json = await capt('health', 'cluster', 'hc', '-o', 'json');
+  assert.equal(json.code, 0, json.stderr);
+  const report = JSON.parse(json.stdout) as ClusterHealth;
+  console.log(`healthy: ${healthy.stdout}\n-o json: ${json.stdout.length} bytes`);
+  assert.equal(report.etcd.leader, controlPlane);
+  assert.equal(report.etcd.membersMatchMachines, true);
+  assert.ok(report.etcd.members[0]!.dbSizeBytes! > 0, 'etcd reports its DB size');
+  assert.deepEqual([report.endpoint.readyz.ok, report.controlPlane.map((m) => m.machine)], [true, [controlPlane]]);
+  assert.deepEqual(report.nodes.allocated.map((a) => a.resource), ['cpu', 'memory', 'pods']);
+  assert.equal(report.nodes.allocated.find((a) => a.resource === 'pods')!.allocatable, 220, 'two simulated Nodes of 110 pods each');
+  const all = await capt('health', 'clusters', '-A');
+  assert.equal(all.code, 0, all.stderr);
+  assert.match(all.stdout, /^NAMESPACE\s+NAME\s+HEALTH\s+NODES READY\s+PROBLEMS\ndefault\s+hc\s+Healthy\s+2\/2\s*$/m);
+
+  // A kube-system pod no Node can take is named with the scheduler's event.
+  const workloads = new Workloads(await getSecret(clusterSecretRefs('default', 'hc').adminKubeconfig));
+  // The controller-manager creates the namespace's default service account shortly after start; a pod needs it.
+  for (const deadline = Date.now() + 60_000; !(await workloads.core.readNamespacedServiceAccount({ namespace: 'kube-system', name: 'default' }).catch(() => undefined)); await sleep(500)) {
+    assert.ok(Date.now() < deadline, 'kube-system/default service account');
+  }
+  await workloads.core.createNamespacedPod({ namespace: 'kube-system', body: {
+    metadata: { name: 'stuck' }, spec: { nodeSelector: { nowhere: 'true' }, containers: [{ name: 'a', image: 'registry.example/a:1' }] },
+  } });
+  const stuck = await healthUntil('the stuck pod with its event', (r) => /FailedScheduling/.test(r.stdout));
+  assert.equal(stuck.code, 1);
+  assert.match(firstLine(stuck.stdout), /^cluster default\/hc: unhealthy: kube-system pod stuck is Pending: Unschedulable: 0\/2 nodes are available/);
+  await workloads.core.deleteNamespacedPod({ namespace: 'kube-system', name: 'stuck', gracePeriodSeconds: 0 });
+
+  // A worker's kubelet and the scheduler stopped: both named on the first line.
+  await h.provider.breakMachine(ref(worker), 'kubelet');
+  await h.provider.breakMachine(ref(controlPlane), 'kube-scheduler');
+  const broken = await healthUntil('the worker\'s Node NotReady', (r) => r.stdout.includes(`node ${worker} is NotReady`));
+  console.log(`capt health cluster hc, a kubelet and the scheduler stopped:\n${broken.stdout}`);
+  assert.equal(broken.code, 1);
+  assert.equal(firstLine(broken.stdout), `cluster default/hc: unhealthy: kube-scheduler on ${controlPlane}: connection refused (not running); `
+    + `node ${worker} is NotReady: Ready Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)`);
+  const list = await capt('health', 'clusters');
+  assert.equal(list.code, 1);
+  assert.match(list.stdout, new RegExp(`default\\s+hc\\s+Unhealthy\\s+1/2\\s+kube-scheduler on ${controlPlane}: connection refused \\(not running\\) \\(and 1 more\\)`));
+  await h.provider.repairMachine(ref(worker));
+  await h.provider.repairMachine(ref(controlPlane));
+  await healthUntil('healthy after the repair', (r) => r.code === 0);
+
+  // etcd stopped on the only control-plane machine: its member is named first, the apiserver that lost it next.
+  await h.provider.breakMachine(ref(controlPlane), 'etcd');
+  const noEtcd = await capt('health', 'cluster', 'hc');
+  console.log(`capt health cluster hc, etcd stopped:\n${noEtcd.stdout}`);
+  assert.equal(noEtcd.code, 1);
+  assert.match(firstLine(noEtcd.stdout), new RegExp(`^cluster default/hc: unhealthy: etcd member ${controlPlane} is unhealthy: does not answer \\(.*ECONNREFUSED.*\\)`));
+  await h.provider.repairMachine(ref(controlPlane));
+  const back = await healthUntil('healthy once etcd runs again', (r) => r.code === 0, 120_000);
+  assert.match(firstLine(back.stdout), /^cluster default\/hc: healthy/);
+});

@@ -1,0 +1,23 @@
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import type * as activities from '../../activities';
+import type { ClusterHealth, ClusterHealthInput } from '../../src/contract/health';
+
+const { checkClusterHealth } = proxyActivities<typeof activities>({
+  // Each probe and list inside has its own limit of seconds; the whole check is one heartbeating activity.
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '1 second' },
+  summary: 'check etcd, control-plane components, Nodes and kube-system pods',
+});
+
+/**
+ * `capt health cluster`: one check, in a workflow of its own (`health/<ns>/<cluster>/<id>`) that the client
+ * starts and waits for, so the cluster workflow's history does not grow with each check. A worker runs it,
+ * as only workers hold the cluster's credentials.
+ */
+export async function clusterHealthWorkflow(input: ClusterHealthInput): Promise<ClusterHealth> {
+  return checkClusterHealth(input).catch((err: unknown) => {
+    // The activity's own failure (the cluster's secrets gone) is what the client should read, not "Activity task failed".
+    throw err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;
+  });
+}
