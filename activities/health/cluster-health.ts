@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { ClusterHealth, ClusterHealthInput, NodesHealth, SystemPodsHealth } from '../../src/contract/health';
+import type { ClusterHealth, ClusterHealthInput, NodesHealth, SystemPodsHealth } from '../../src/contract/cluster-health';
 import { heartbeating } from '../../src/util/heartbeat-poll';
 import { etcdClientTLS } from '../etcd/etcd-credentials';
 import { workloadClient } from '../kube/workload-cluster';

@@ -1,4 +1,4 @@
-import { clipMessage, type MachineComponentsHealth, type ProbeResult } from '../../src/contract/health';
+import { clipMessage, type MachineComponentsHealth, type ProbeResult } from '../../src/contract/cluster-health';
 import { httpsGet } from '../../src/util/https-probe';
 
 /** kubeadm's ports for the static components, which every control-plane machine serves on its own address. */

@@ -1,4 +1,4 @@
-import type { EtcdHealth, EtcdMemberHealth } from '../../src/contract/health';
+import type { EtcdHealth, EtcdMemberHealth } from '../../src/contract/cluster-health';
 import { endpointStatus, listMembers, type EtcdMember, type EtcdTLS } from '../../src/etcd/etcd-client';
 
 const etcdClientPort = 2379;

@@ -1,7 +1,7 @@
 import {
-  HealthCheck, type ClusterHealth, type EtcdHealth, type HealthProblem, type MachineComponentsHealth, type NodesHealth, type ProbeResult, type SystemPodsHealth,
+  ClusterHealthPart, type ClusterHealth, type EtcdHealth, type HealthProblem, type MachineComponentsHealth, type NodesHealth, type ProbeResult, type SystemPodsHealth,
   type UnhealthyNode,
-} from '../../src/contract/health';
+} from '../../src/contract/cluster-health';
 
 /** Problems a report lists; the rest are counted (each list behind them is capped already, so this is rarely reached). */
 const problemsListed = 50;
@@ -9,15 +9,15 @@ const problemsListed = 50;
 type HealthParts = Pick<ClusterHealth, 'endpoint' | 'controlPlane' | 'etcd' | 'nodes' | 'systemPods'>;
 
 function etcdProblems(etcd: EtcdHealth): HealthProblem[] {
-  const problems: HealthProblem[] = etcd.members.filter((m) => !m.healthy).map((m) => ({ check: HealthCheck.Etcd, subject: m.name, message: `etcd member ${m.name} is unhealthy: ${m.detail}` }));
-  if (etcd.error) return problems.length ? problems : [{ check: HealthCheck.Etcd, message: etcd.error }];
-  if (!etcd.leader) problems.push({ check: HealthCheck.Etcd, message: 'etcd has no leader' });
+  const problems: HealthProblem[] = etcd.members.filter((m) => !m.healthy).map((m) => ({ part: ClusterHealthPart.Etcd, subject: m.name, message: `etcd member ${m.name} is unhealthy: ${m.detail}` }));
+  if (etcd.error) return problems.length ? problems : [{ part: ClusterHealthPart.Etcd, message: etcd.error }];
+  if (!etcd.leader) problems.push({ part: ClusterHealthPart.Etcd, message: 'etcd has no leader' });
   if (!etcd.membersMatchMachines) {
     const names = etcd.members.map((m) => m.name);
     // A difference of one is that one's problem: a member left behind, or a machine that never joined.
     const odd = [...names.filter((n) => !etcd.machines.includes(n)), ...etcd.machines.filter((n) => !names.includes(n))];
     problems.push({
-      check: HealthCheck.Etcd, ...(odd.length === 1 ? { subject: odd[0] } : {}),
+      part: ClusterHealthPart.Etcd, ...(odd.length === 1 ? { subject: odd[0] } : {}),
       message: `etcd members [${names.sort().join(', ')}] are not the control-plane machines [${etcd.machines.join(', ')}]`,
     });
   }
@@ -25,13 +25,13 @@ function etcdProblems(etcd: EtcdHealth): HealthProblem[] {
 }
 
 function componentProblems(endpoint: HealthParts['endpoint'], machines: MachineComponentsHealth[]): HealthProblem[] {
-  const failed = (check: HealthCheck, result: ProbeResult, subject: string, where: string): HealthProblem[] =>
-    (result.ok ? [] : [{ check, subject, message: `${check} ${where}: ${result.detail}` }]);
+  const failed = (part: ClusterHealthPart, result: ProbeResult, subject: string, where: string): HealthProblem[] =>
+    (result.ok ? [] : [{ part, subject, message: `${part} ${where}: ${result.detail}` }]);
   return [
-    ...failed(HealthCheck.Apiserver, endpoint.readyz, endpoint.address, `/readyz through the endpoint ${endpoint.address}`),
-    ...machines.flatMap((m) => failed(HealthCheck.Apiserver, m.apiserver, m.machine, `on ${m.machine}`)),
-    ...machines.flatMap((m) => failed(HealthCheck.ControllerManager, m.controllerManager, m.machine, `on ${m.machine}`)),
-    ...machines.flatMap((m) => failed(HealthCheck.Scheduler, m.scheduler, m.machine, `on ${m.machine}`)),
+    ...failed(ClusterHealthPart.Apiserver, endpoint.readyz, endpoint.address, `/readyz through the endpoint ${endpoint.address}`),
+    ...machines.flatMap((m) => failed(ClusterHealthPart.Apiserver, m.apiserver, m.machine, `on ${m.machine}`)),
+    ...machines.flatMap((m) => failed(ClusterHealthPart.ControllerManager, m.controllerManager, m.machine, `on ${m.machine}`)),
+    ...machines.flatMap((m) => failed(ClusterHealthPart.Scheduler, m.scheduler, m.machine, `on ${m.machine}`)),
   ];
 }
 
@@ -45,18 +45,18 @@ function nodeProblem(node: UnhealthyNode): string {
 }
 
 function nodeProblems(nodes: NodesHealth): HealthProblem[] {
-  if (nodes.error) return [{ check: HealthCheck.Nodes, message: `Nodes could not be listed: ${nodes.error}` }];
+  if (nodes.error) return [{ part: ClusterHealthPart.Nodes, message: `Nodes could not be listed: ${nodes.error}` }];
   return [
-    ...nodes.unhealthy.map((n) => ({ check: HealthCheck.Nodes, subject: n.name, message: nodeProblem(n) })),
-    ...(nodes.unhealthyOmitted ? [{ check: HealthCheck.Nodes, message: `and ${nodes.unhealthyOmitted} more Nodes not Ready or under pressure` }] : []),
+    ...nodes.unhealthy.map((n) => ({ part: ClusterHealthPart.Nodes, subject: n.name, message: nodeProblem(n) })),
+    ...(nodes.unhealthyOmitted ? [{ part: ClusterHealthPart.Nodes, message: `and ${nodes.unhealthyOmitted} more Nodes not Ready or under pressure` }] : []),
   ];
 }
 
 function systemPodProblems(pods: SystemPodsHealth): HealthProblem[] {
-  if (pods.error) return [{ check: HealthCheck.SystemPods, message: `kube-system pods could not be listed: ${pods.error}` }];
+  if (pods.error) return [{ part: ClusterHealthPart.SystemPods, message: `kube-system pods could not be listed: ${pods.error}` }];
   return [
-    ...pods.problems.map((p) => ({ check: HealthCheck.SystemPods, subject: p.name, message: `kube-system pod ${p.name} is ${p.phase}${p.reason ? `: ${p.reason}` : ''}` })),
-    ...(pods.problemsOmitted ? [{ check: HealthCheck.SystemPods, message: `and ${pods.problemsOmitted} more kube-system pods not Running or Completed` }] : []),
+    ...pods.problems.map((p) => ({ part: ClusterHealthPart.SystemPods, subject: p.name, message: `kube-system pod ${p.name} is ${p.phase}${p.reason ? `: ${p.reason}` : ''}` })),
+    ...(pods.problemsOmitted ? [{ part: ClusterHealthPart.SystemPods, message: `and ${pods.problemsOmitted} more kube-system pods not Running or Completed` }] : []),
   ];
 }
 

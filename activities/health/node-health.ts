@@ -1,6 +1,7 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { clipMessage, healthListLimit, type NodeAllocation, type NodeConditionState, type NodesHealth, type ResourceAllocation, type UnhealthyNode } from '../../src/contract/health';
+import { clipMessage, healthListLimit, type NodeAllocation, type NodesHealth, type ResourceAllocation, type UnhealthyNode } from '../../src/contract/cluster-health';
 import { parseQuantity } from '../../src/kube/quantity';
+import { healthyNodeConditionStates, type NodeConditionState } from '../../src/contract/machine';
 
 /** Nodes listed by name among the most allocated. */
 const mostAllocatedListed = 5;
@@ -9,15 +10,15 @@ type Amounts = Record<(typeof resources)[number], number>;
 
 const condition = (node: V1Node, type: string) => node.status?.conditions?.find((c) => c.type === type);
 
-/** Ready must be True and every other condition (pressure, NetworkUnavailable, node-problem-detector's) not True. */
+/** Every condition in its healthy state: the known ones' (Ready True, pressure False), False for others (node-problem-detector's). */
 export function nodeIsHealthy(node: V1Node): boolean {
-  return (node.status?.conditions ?? []).every((c) => (c.type === 'Ready' ? c.status === 'True' : c.status !== 'True')) && condition(node, 'Ready') !== undefined;
+  return condition(node, 'Ready') !== undefined && (node.status?.conditions ?? []).every((c) => c.status === (healthyNodeConditionStates[c.type] ?? 'False'));
 }
 
 function conditionStates(node: V1Node): NodeConditionState[] {
   return (node.status?.conditions ?? []).map((c) => ({
-    type: c.type, status: c.status, reason: c.reason, message: c.message === undefined ? undefined : clipMessage(c.message),
-    since: c.lastTransitionTime ? new Date(c.lastTransitionTime).toISOString() : undefined,
+    type: c.type, status: c.status as NodeConditionState['status'], reason: c.reason, message: c.message === undefined ? undefined : clipMessage(c.message),
+    since: c.lastTransitionTime ? new Date(c.lastTransitionTime).toISOString() : '',
   }));
 }
 

@@ -1,5 +1,5 @@
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
-import { clipMessage, healthListLimit, type PodEvent, type SystemPodProblem, type SystemPodsHealth } from '../../src/contract/health';
+import { clipMessage, healthListLimit, type PodEvent, type SystemPodProblem, type SystemPodsHealth } from '../../src/contract/cluster-health';
 import type { KubeClient } from '../../src/kube/kube-client';
 
 const eventsPerPod = 3;

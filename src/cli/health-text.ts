@@ -1,5 +1,5 @@
 import type { ClusterHealthOutcome } from '../client/capt-client';
-import type { ClusterHealth, ProbeResult, ResourceAllocation } from '../contract/health';
+import type { ClusterHealth, ProbeResult, ResourceAllocation } from '../contract/cluster-health';
 import { age, table } from './render';
 
 /** Problems named on a report's first line; the rest are counted there and listed below it. */

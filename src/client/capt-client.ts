@@ -21,7 +21,7 @@ import type { MachineStatus } from '../contract/machine';
 import type { MachineOwnerKind, OwnerStatus, OwnerSummary } from '../contract/owner';
 import { clusterHealthWorkflowId, clusterWorkflowId, machineWorkflowId, ownerWorkflowId } from '../contract/workflow-ids';
 import { clusterHealthWorkflow, clusterWorkflow } from '../../workflows';
-import type { ClusterHealth, ClusterHealthInput } from '../contract/health';
+import type { ClusterHealth, ClusterHealthInput } from '../contract/cluster-health';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
 
 /** capt's programmatic client: everything the CLI does, as calls over Temporal. */
@@ -354,9 +354,29 @@ export class CaptClient {
    * the Nodes and the kube-system pods.
    */
   async clusterHealth(ns: string, name: string): Promise<ClusterHealth> {
-    const view = await this.clusterStatus(ns, name);
-    const machines = (view.controlPlane?.machines ?? []).filter((m) => m.phase === 'Running' && !m.deleting);
-    const input: ClusterHealthInput = { namespace: ns, cluster: name, endpoint: view.endpoint, controlPlaneMachines: machines.map((m) => ({ name: m.name, address: m.address })) };
+    return this.healthOf(await this.clusterSummary(ns, name));
+  }
+
+  /** Every cluster's health (of one namespace, or all), a few checks at a time; a check that fails is reported as its error. */
+  async clustersHealth(namespace?: string): Promise<ClusterHealthOutcome[]> {
+    const ids = await this.listRunning('Cluster', namespace);
+    const out: ClusterHealthOutcome[] = [];
+    for (let i = 0; i < ids.length; i += 5) {
+      out.push(...(await Promise.all(ids.slice(i, i + 5).map(async (id) => {
+        const summary = await queryWithRetry(this.client.workflow.getHandle(id), clusterStatusQuery);
+        const { namespace: ns, name } = summary;
+        return this.healthOf(summary).then((health) => ({ namespace: ns, name, health }), (err: Error) => ({ namespace: ns, name, error: err.message }));
+      }))));
+    }
+    return out;
+  }
+
+  /** Runs one check of a cluster from its summary; only the control plane's records are read besides (not every MachineDeployment's). */
+  private async healthOf(summary: ClusterStatus): Promise<ClusterHealth> {
+    const { namespace: ns, name } = summary;
+    const controlPlane = summary.controlPlane ? await queryWithRetry(this.ownerHandle(summary.controlPlane), ownerStatusQuery).catch(() => undefined) : undefined;
+    const machines = (controlPlane?.machines ?? []).filter((m) => m.phase === 'Running' && !m.deleting);
+    const input: ClusterHealthInput = { namespace: ns, cluster: name, endpoint: summary.endpoint, controlPlaneMachines: machines.map((m) => ({ name: m.name, address: m.address })) };
     const id = `${new Date().toISOString().replace(/[-:.]/g, '')}-${randomBytes(3).toString('hex')}`;
     try {
       return await this.client.workflow.execute(clusterHealthWorkflow, {
@@ -368,17 +388,6 @@ export class CaptClient {
       if (err instanceof WorkflowFailedError && err.cause) throw new Error(`health check of cluster ${ns}/${name} failed: ${err.cause.message}`, { cause: err });
       throw err;
     }
-  }
-
-  /** Every cluster's health (of one namespace, or all), a few checks at a time; a check that fails is reported as its error. */
-  async clustersHealth(namespace?: string): Promise<ClusterHealthOutcome[]> {
-    const clusters = await this.listClusters(namespace);
-    const out: ClusterHealthOutcome[] = [];
-    for (let i = 0; i < clusters.length; i += 5) {
-      out.push(...(await Promise.all(clusters.slice(i, i + 5).map(({ namespace: ns, name }) =>
-        this.clusterHealth(ns, name).then((health) => ({ namespace: ns, name, health }), (err: Error) => ({ namespace: ns, name, error: err.message }))))));
-    }
-    return out;
   }
 
   /**

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
-import type { ClusterHealth } from '../../src/contract/health';
+import type { ClusterHealth } from '../../src/contract/cluster-health';
 import { getSecret } from '../../src/secrets/secret-store';
 import { runCapt } from '../fixtures/capt-cli';
 import { harnessWithClient } from '../fixtures/machine-harness';

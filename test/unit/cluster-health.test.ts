@@ -4,7 +4,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { healthProblems } from '../../activities/health/health-problems';
 import { nodesHealth } from '../../activities/health/node-health';
 import { healthHeadline } from '../../src/cli/health-text';
-import type { ClusterHealth, EtcdHealth } from '../../src/contract/health';
+import type { ClusterHealth, EtcdHealth } from '../../src/contract/cluster-health';
 import { parseQuantity } from '../../src/kube/quantity';
 
 const node = (name: string, ready: string, extra: { type: string; status: string }[] = []): V1Node => ({
@@ -62,7 +62,7 @@ test('healthProblems: etcd first, then apiservers, components, Nodes; the headli
     nodes: nodesHealth([node('cp-0', 'True'), node('md-0', 'Unknown')], []),
   });
   const { problems } = healthProblems(broken);
-  assert.deepEqual(problems.map((p) => [p.check, p.subject]), [['etcd', 'cp-0'], ['kube-apiserver', 'cp-0'], ['kube-scheduler', 'cp-0'], ['nodes', 'md-0']]);
+  assert.deepEqual(problems.map((p) => [p.part, p.subject]), [['etcd', 'cp-0'], ['kube-apiserver', 'cp-0'], ['kube-scheduler', 'cp-0'], ['nodes', 'md-0']]);
   assert.deepEqual(problems.map((p) => p.message), [
     'etcd member cp-0 is unhealthy: does not answer', 'kube-apiserver on cp-0: HTTP 500: etcd failed', 'kube-scheduler on cp-0: connection refused (not running)',
     'node md-0 is NotReady: Ready Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)',
@@ -74,7 +74,7 @@ test('healthProblems: etcd first, then apiservers, components, Nodes; the headli
 test('healthProblems: etcd members that are not the machines name the odd one; no leader is a problem', () => {
   const etcd: EtcdHealth = { members: [{ name: 'cp-0', id: '1', healthy: true }, { name: 'cp-old', id: '2', healthy: true }], machines: ['cp-0'], membersMatchMachines: false };
   assert.deepEqual(healthProblems(parts({ etcd })).problems, [
-    { check: 'etcd', message: 'etcd has no leader' },
-    { check: 'etcd', subject: 'cp-old', message: 'etcd members [cp-0, cp-old] are not the control-plane machines [cp-0]' },
+    { part: 'etcd', message: 'etcd has no leader' },
+    { part: 'etcd', subject: 'cp-old', message: 'etcd members [cp-0, cp-old] are not the control-plane machines [cp-0]' },
   ]);
 });

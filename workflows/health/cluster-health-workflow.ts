@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../../activities';
-import type { ClusterHealth, ClusterHealthInput } from '../../src/contract/health';
+import type { ClusterHealth, ClusterHealthInput } from '../../src/contract/cluster-health';
 
 const { checkClusterHealth } = proxyActivities<typeof activities>({
   // Each probe and list inside has its own limit of seconds; the whole check is one heartbeating activity.

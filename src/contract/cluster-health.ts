@@ -1,3 +1,5 @@
+import type { NodeConditionState } from './machine';
+
 /**
  * `capt health`: what a cluster health check is asked and what it answers. The answer is bounded whatever
  * the cluster's size (lists are capped, with counts of what was left out): at 1000 Nodes it stays a few KB.
@@ -12,7 +14,7 @@ export interface ClusterHealthInput {
 }
 
 /** The parts of a cluster a health check looks at, in the order problems are listed. */
-export const HealthCheck = {
+export const ClusterHealthPart = {
   Etcd: 'etcd',
   Apiserver: 'kube-apiserver',
   ControllerManager: 'kube-controller-manager',
@@ -20,10 +22,10 @@ export const HealthCheck = {
   Nodes: 'nodes',
   SystemPods: 'kube-system pods',
 } as const;
-export type HealthCheck = (typeof HealthCheck)[keyof typeof HealthCheck];
+export type ClusterHealthPart = (typeof ClusterHealthPart)[keyof typeof ClusterHealthPart];
 
 export interface HealthProblem {
-  check: HealthCheck;
+  part: ClusterHealthPart;
   /** The machine, etcd member, Node or pod at fault; absent for a cluster-wide problem. */
   subject?: string;
   message: string;
@@ -63,14 +65,6 @@ export interface EtcdHealth {
   /** The member names are exactly the control-plane machines' names. */
   membersMatchMachines: boolean;
   machines: string[];
-}
-
-export interface NodeConditionState {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  since?: string;
 }
 
 export interface UnhealthyNode {
