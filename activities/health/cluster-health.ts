@@ -1,6 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ClusterHealth, ClusterHealthInput, NodesHealth, SystemPodsHealth } from '../../src/contract/cluster-health';
+import type { KubeClient } from '../../src/kube/kube-client';
 import { heartbeating } from '../../src/util/heartbeat-poll';
+import { getSecret } from '../../src/secrets/secret-store';
+import { clusterSecretRefs } from '../bootstrap/cluster-secrets';
 import { etcdClientTLS } from '../etcd/etcd-credentials';
 import { workloadClient } from '../kube/workload-cluster';
 import { endpointReadyz, machineComponents } from './component-health';
@@ -22,6 +25,21 @@ function withinTimeout<T>(work: Promise<T>, what: string): Promise<T> {
 
 const failedPart = (err: unknown) => (err as Error).message.split('\n')[0]!;
 
+/** Pods that hold their requests: what the scheduler counts against a Node's allocatable. */
+const holdingResources = 'status.phase!=Succeeded,status.phase!=Failed';
+
+async function checkNodes(kube: KubeClient): Promise<NodesHealth> {
+  return withinTimeout(Promise.all([kube.listNodes(), kube.listPods(holdingResources)]), 'listing Nodes and pods').then(
+    ([nodes, pods]) => nodesHealth(nodes, pods),
+    (err) => ({ error: failedPart(err), total: 0, ready: 0, unhealthy: [], unhealthyOmitted: 0, allocated: [], mostAllocated: [] }),
+  );
+}
+
+async function checkSystemPods(kube: KubeClient): Promise<SystemPodsHealth> {
+  return withinTimeout(kube.listPods('metadata.namespace=kube-system').then((pods) => systemPodsHealth(kube, pods)), 'listing kube-system pods')
+    .catch((err) => ({ error: failedPart(err), total: 0, problems: [], problemsOmitted: 0 }));
+}
+
 /**
  * `capt health cluster`: etcd, the apiservers, controller-managers and schedulers, the Nodes and the
  * kube-system pods, each checked on its own so one that fails (an apiserver without etcd) never hides
@@ -30,22 +48,22 @@ const failedPart = (err: unknown) => (err as Error).message.split('\n')[0]!;
  */
 export async function checkClusterHealth(input: ClusterHealthInput): Promise<ClusterHealth> {
   return heartbeating(async () => {
-    const tls = await etcdClientTLS(input.namespace, input.cluster).catch((err: Error) => {
+    // Only a missing secret is final; an error while issuing the etcd client certificate is worth a retry.
+    await getSecret(clusterSecretRefs(input.namespace, input.cluster).pki).catch((err: Error) => {
       throw ApplicationFailure.nonRetryable(
         `cluster ${input.namespace}/${input.cluster} has no certificate authority in this worker's secret store (${err.message}); it is not created yet or already deleted`,
         'ClusterSecretsMissing',
       );
     });
+    const tls = await etcdClientTLS(input.namespace, input.cluster);
     const kube = await workloadClient(input.namespace, input.cluster);
-    const nodes = (): Promise<NodesHealth> => withinTimeout(Promise.all([kube.listNodes(), kube.listPods('status.phase!=Succeeded,status.phase!=Failed')]), 'listing Nodes and pods')
-      .then(([list, pods]) => nodesHealth(list, pods), (err) => ({ error: failedPart(err), total: 0, ready: 0, unhealthy: [], unhealthyOmitted: 0, allocated: [], mostAllocated: [] }));
-    const systemPods = (): Promise<SystemPodsHealth> => withinTimeout(kube.listPods('metadata.namespace=kube-system').then((pods) => systemPodsHealth(kube, pods)), 'listing kube-system pods')
-      .catch((err) => ({ error: failedPart(err), total: 0, problems: [], problemsOmitted: 0 }));
-    const [readyz, controlPlane, etcd, nodesPart, systemPodsPart] = await Promise.all([
-      endpointReadyz(input.endpoint), Promise.all(input.controlPlaneMachines.map(machineComponents)), etcdHealth(input.controlPlaneMachines, tls), nodes(), systemPods(),
+    const machines = input.controlPlaneMachines;
+    const [readyz, controlPlane, etcd, nodes, systemPods] = await Promise.all([
+      endpointReadyz(input.endpoint), Promise.all(machines.map(machineComponents)), etcdHealth(machines, tls), checkNodes(kube), checkSystemPods(kube),
     ]);
-    const parts = { endpoint: { address: input.endpoint, readyz }, controlPlane, etcd, nodes: nodesPart, systemPods: systemPodsPart };
+    const parts = { endpoint: { address: input.endpoint, readyz }, controlPlane, etcd, nodes, systemPods };
     const { problems, problemsOmitted } = healthProblems(parts);
-    return { namespace: input.namespace, cluster: input.cluster, checkedAt: new Date().toISOString(), healthy: problems.length === 0, problems, problemsOmitted, ...parts };
+    const { namespace, cluster } = input;
+    return { namespace, cluster, checkedAt: new Date().toISOString(), healthy: problems.length === 0, problems, problemsOmitted, ...parts };
   });
 }

@@ -1,4 +1,4 @@
-import type { EtcdHealth, EtcdMemberHealth } from '../../src/contract/cluster-health';
+import { clipMessage, type EtcdHealth, type EtcdMemberHealth } from '../../src/contract/cluster-health';
 import { endpointStatus, listMembers, type EtcdMember, type EtcdTLS } from '../../src/etcd/etcd-client';
 
 const etcdClientPort = 2379;
@@ -29,8 +29,9 @@ export async function etcdHealth(machines: { name: string; address?: string }[],
   const { members, errors } = await memberList(machines, tls);
   if (!members) {
     // No member list: each machine's member is reported by the machine's name (kubeadm names members so), with why it did not answer.
-    const silent = machines.map((m): EtcdMemberHealth => ({ name: m.name, id: '', healthy: false, detail: `does not answer (${errors.get(m.name)})` }));
-    return { error: machines.length ? 'no etcd member answered the member list' : 'the control plane has no running machine', members: silent, machines: names, membersMatchMachines: false };
+    const silent = machines.map((m): EtcdMemberHealth => ({ name: m.name, id: '', healthy: false, detail: clipMessage(`does not answer (${errors.get(m.name)})`) }));
+    const error = machines.length ? 'no etcd member answered the member list' : 'the control plane has no running machine';
+    return { error, members: silent, machines: names, membersMatchMachines: false };
   }
   const statuses = await Promise.all(members.map(async (m) => {
     const url = m.clientURLs[0];
@@ -41,7 +42,7 @@ export async function etcdHealth(machines: { name: string; address?: string }[],
   const health = members.map((m, i): EtcdMemberHealth => {
     const s = statuses[i]!;
     const base = { name: m.name || '(unstarted)', id: m.id, clientURL: m.clientURLs[0], leader: m.id === leader };
-    if ('error' in s) return { ...base, healthy: false, detail: s.error };
+    if ('error' in s) return { ...base, healthy: false, detail: clipMessage(s.error) };
     const alarms = s.status.errors.length ? s.status.errors.join(', ') : undefined;
     return { ...base, healthy: !alarms, detail: alarms, dbSizeBytes: s.status.dbSizeBytes, dbSizeInUseBytes: s.status.dbSizeInUseBytes };
   });

@@ -9,7 +9,8 @@ const problemsListed = 50;
 type HealthParts = Pick<ClusterHealth, 'endpoint' | 'controlPlane' | 'etcd' | 'nodes' | 'systemPods'>;
 
 function etcdProblems(etcd: EtcdHealth): HealthProblem[] {
-  const problems: HealthProblem[] = etcd.members.filter((m) => !m.healthy).map((m) => ({ part: ClusterHealthPart.Etcd, subject: m.name, message: `etcd member ${m.name} is unhealthy: ${m.detail}` }));
+  const problems: HealthProblem[] = etcd.members.filter((m) => !m.healthy)
+    .map((m) => ({ part: ClusterHealthPart.Etcd, subject: m.name, message: `etcd member ${m.name} is unhealthy: ${m.detail}` }));
   if (etcd.error) return problems.length ? problems : [{ part: ClusterHealthPart.Etcd, message: etcd.error }];
   if (!etcd.leader) problems.push({ part: ClusterHealthPart.Etcd, message: 'etcd has no leader' });
   if (!etcd.membersMatchMachines) {

@@ -54,6 +54,9 @@ test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system p
   const all = await capt('health', 'clusters', '-A');
   assert.equal(all.code, 0, all.stderr);
   assert.match(all.stdout, /^NAMESPACE\s+NAME\s+HEALTH\s+NODES READY\s+PROBLEMS\ndefault\s+hc\s+Healthy\s+2\/2\s*$/m);
+  const unknown = await capt('health', 'cluster', 'nope');
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /cluster default\/nope not found .*`capt get clusters -A` lists them/);
 
   // A kube-system pod no Node can take is named with the scheduler's event.
   const workloads = new Workloads(await getSecret(clusterSecretRefs('default', 'hc').adminKubeconfig));
