@@ -5,6 +5,12 @@ import { join } from 'node:path';
 /** Paths of the external binaries that `npm run setup` (tools/setup.sh) built or unpacked. */
 export interface ToolPaths {
   temporal: string;
+  /** The production topology (capt dev start --persistence postgres): Temporal's server, its schema tool, its Web UI server. */
+  temporalServer?: string;
+  temporalSqlTool?: string;
+  temporalUiServer?: string;
+  /** Debian's PostgreSQL server binaries (postgres, initdb, pg_isready). */
+  postgres?: string;
   etcd: string;
   /** Kubernetes version (vX.Y.Z) -> directory holding kube-apiserver, kube-controller-manager, kube-scheduler and kubectl. */
   kubernetes: Record<string, string>;
@@ -25,6 +31,17 @@ export function toolPaths(): ToolPaths {
   } catch {
     throw new Error(`capt's tools are not installed (${manifest} is missing): run \`npm run setup\` in the capt checkout first`);
   }
+}
+
+export type TopologyToolPaths = Required<Pick<ToolPaths, 'temporalServer' | 'temporalSqlTool' | 'temporalUiServer' | 'postgres'>>;
+
+/** The production topology's tools; a cache set up before they were added has none of them. */
+export function topologyToolPaths(): TopologyToolPaths {
+  const { temporalServer, temporalSqlTool, temporalUiServer, postgres } = toolPaths();
+  if (!temporalServer || !temporalSqlTool || !temporalUiServer || !postgres) {
+    throw new Error(`the Temporal server, its schema tool, its Web UI server or PostgreSQL is missing from ${join(toolsDir(), 'manifest.json')}: run \`npm run setup\` in the capt checkout`);
+  }
+  return { temporalServer, temporalSqlTool, temporalUiServer, postgres };
 }
 
 /** The kubectl built with Kubernetes `version` (kubectl supports one minor of skew, so each version has its own). */

@@ -8,6 +8,10 @@ tools=${CAPT_TOOLS_DIR:-$HOME/.cache/capt/tools}
 temporal_version=v1.5.1
 etcd_version=v3.6.8
 kube_versions=(v1.35.4 v1.36.3)
+# The production topology (capt dev start --persistence postgres): the newest releases whose go.mod accepts
+# the Go here (1.26.8); server v1.32.2 and ui-server v2.56.0 and later ask for 1.26.9 or newer.
+temporal_server_version=v1.32.1
+temporal_ui_version=v2.55.0
 etcd_module_from=v1.36.3
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -26,6 +30,39 @@ build_temporal() {
   say "temporal $temporal_version: building with go install (a few minutes)"
   mkdir -p "$dir"
   GOBIN=$dir go install "github.com/temporalio/cli/cmd/temporal@$temporal_version"
+}
+
+# The server and its schema tool (embedded SQL schemas) come from one module, so one go install builds both.
+build_temporal_server() {
+  local dir=$tools/temporal-server/$temporal_server_version cmd missing=()
+  for cmd in server sql; do [ -x "$dir/$cmd" ] || missing+=("$cmd"); done
+  [ ${#missing[@]} -eq 0 ] && { say "temporal server $temporal_server_version: cached"; return; }
+  say "temporal server $temporal_server_version: building ${missing[*]} with go install (10-15 minutes cold)"
+  rm -rf "$dir.partial" && mkdir -p "$dir.partial"
+  [ -d "$dir" ] && cp -a "$dir/." "$dir.partial/"
+  local pkgs=() ; for cmd in "${missing[@]}"; do
+    case $cmd in server) pkgs+=(go.temporal.io/server/cmd/server) ;; sql) pkgs+=(go.temporal.io/server/cmd/tools/sql) ;; esac
+  done
+  GOBIN=$dir.partial go install -trimpath -ldflags "-s -w" "${pkgs[@]/%/@$temporal_server_version}"
+  rm -rf "$dir" && mv "$dir.partial" "$dir"
+}
+
+build_temporal_ui() {
+  local dir=$tools/temporal-ui-server/$temporal_ui_version
+  [ -x "$dir/server" ] && { say "temporal ui-server $temporal_ui_version: cached"; return; }
+  say "temporal ui-server $temporal_ui_version: building with go install (a few minutes)"
+  rm -rf "$dir.partial" && mkdir -p "$dir.partial"
+  GOBIN=$dir.partial go install -trimpath -ldflags "-s -w" "github.com/temporalio/ui-server/v2/cmd/server@$temporal_ui_version"
+  rm -rf "$dir" && mv "$dir.partial" "$dir"
+}
+
+# Debian's PostgreSQL server, run by capt as an unprivileged user; its newest installed major is used.
+postgres_bin() {
+  local bin
+  bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$bin" ] && [ -x "$bin/postgres" ] && [ -x "$bin/initdb" ] && [ -x "$bin/pg_ctl" ] \
+    || fail "PostgreSQL's server is required for the production topology and its tests: install Debian's postgresql package (apt-get install postgresql)"
+  printf '%s' "$bin"
 }
 
 build_kube() {
@@ -57,12 +94,20 @@ build_etcd() {
 }
 
 build_temporal
+build_temporal_server
+build_temporal_ui
+postgres=$(postgres_bin)
+say "postgresql: $postgres"
 build_etcd
 for v in "${kube_versions[@]}"; do build_kube "$v"; done
 
 cat > "$tools/manifest.json.partial" <<JSON
 {
   "temporal": "$tools/temporal/$temporal_version/temporal",
+  "temporalServer": "$tools/temporal-server/$temporal_server_version/server",
+  "temporalSqlTool": "$tools/temporal-server/$temporal_server_version/sql",
+  "temporalUiServer": "$tools/temporal-ui-server/$temporal_ui_version/server",
+  "postgres": "$postgres",
   "etcd": "$tools/etcd/$etcd_version/etcd",
   "kubernetes": {
 $(for v in "${kube_versions[@]}"; do printf '    "%s": "%s"%s\n' "$v" "$tools/kubernetes/$v" "$([ "$v" = "${kube_versions[-1]}" ] || echo ,)"; done)

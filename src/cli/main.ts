@@ -6,7 +6,7 @@ import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { manifestVariables, substituteVariables } from '../api/variables';
 import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../client/capt-client';
-import { devStart, devStatus, devStop } from '../dev/dev-stack';
+import { devPersistences, devPorts, devStart, devStatus, devStop, type DevPersistence } from '../dev/dev-stack';
 import { changeDevMachine, type MachineFaultOutcome } from '../dev/dev-machine-faults';
 import { controlPlaneComponents, isControlPlaneComponent, nodeMonitorGraceSeconds } from '../../providers/local/control-plane-components';
 import { MachineFaultError, type MachineFault } from '../../providers/local/machine-faults';
@@ -41,6 +41,7 @@ const options = {
   kubelet: { type: 'boolean', help: 'dev break|repair machine: the machine\'s simulated kubelet (its Node turns NotReady)' },
   component: { type: 'string', help: `dev break|repair machine: one control-plane component (${controlPlaneComponents.join(', ')})` },
   all: { type: 'boolean', help: 'dev break|repair machine: the whole machine (every process; the default of repair)' },
+  persistence: { type: 'string', help: 'dev start: sqlite (the Temporal dev server; the default) or postgres (the production topology: Temporal server, Web UI server, PostgreSQL); default: what runs' },
   'tls-cert': { type: 'string', help: 'client certificate for mutual TLS to Temporal (TEMPORAL_TLS_CERT)' },
   'tls-key': { type: 'string', help: 'client key for mutual TLS to Temporal (TEMPORAL_TLS_KEY)' },
   'tls-ca': { type: 'string', help: 'CA certificate of the Temporal server (TEMPORAL_TLS_CA)' },
@@ -67,6 +68,7 @@ const usage = `capt: Cluster API on Temporal
   capt health clusters [-n NS | -A]    one line per cluster
   capt versions [-o json]
   capt dev start|stop|status       the embedded Temporal dev server + a capt worker, in the background
+  capt dev start --persistence postgres   the production topology (Temporal server, Web UI, PostgreSQL) + a capt worker
   capt dev break machine NAME --kubelet|--component C|--all    stop part of a local machine, for demos and tests
   capt dev repair machine NAME [--kubelet|--component C|--all]  undo it (everything, without a flag)
   capt worker                      a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE)
@@ -129,6 +131,13 @@ async function rolloutStatus(client: CaptClient, kind: OwnerKind, ns: string, na
     if (Date.now() > deadline) throw new Error(`${kind}/${name} has not finished rolling out after ${Math.round(timeoutMs / 1000)}s; it goes on in the background. Waiting on: ${pending?.message ?? status.step}`);
     await new Promise((r) => setTimeout(r, 1000));
   }
+}
+
+function persistenceFlag(value: string | undefined): DevPersistence | undefined {
+  if (value === undefined) return undefined;
+  const found = devPersistences.find((p) => p === value);
+  if (!found) throw new UsageError(`--persistence ${value}: choose sqlite (the Temporal dev server) or postgres (the production topology)`);
+  return found;
 }
 
 /** The one fault `--kubelet`, `--component C` or `--all` names; repair without any means the whole machine. */
@@ -356,14 +365,14 @@ async function run(argv: string[]): Promise<number> {
     }
     case 'dev': {
       if (args[0] === 'start') {
-        const status = await devStart(undefined, (line) => out(line));
-        out(`Temporal: ${status.address}\nWeb UI:   ${status.ui}\nworker:   pid ${status.worker}`);
+        const status = await devStart({ ...devPorts(), persistence: persistenceFlag(values.persistence) }, (line) => out(line));
+        out(`Temporal: ${status.address}\nWeb UI:   ${status.ui}\nworker:   pid ${status.worker}\ndatabase: ${status.database}`);
       } else if (args[0] === 'stop') {
         await devStop();
-        out('stopped the Temporal dev server and the capt worker (clusters and machines keep running)');
+        out('stopped Temporal and the capt worker (clusters, machines and the database keep their state)');
       } else if (args[0] === 'status') {
         const s = await devStatus();
-        out(`Temporal: ${s.temporal ? `running (pid ${s.temporal}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\nworker:   ${s.worker ? `running (pid ${s.worker})` : 'stopped'}\ndatabase: ${s.database}`);
+        out(`Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\nworker:   ${s.worker ? `running (pid ${s.worker})` : 'stopped'}\ndatabase: ${s.database}`);
       } else if ((args[0] === 'break' || args[0] === 'repair') && args[1] === 'machine' && args[2]) {
         out(machineFaultText(await changeDevMachine(args[0], ns, args[2], faultFlag(values, args[0] === 'repair')).catch(faultRefusal)));
       } else throw new UsageError('usage: capt dev start|stop|status | capt dev break|repair machine NAME [--kubelet|--component C|--all]');

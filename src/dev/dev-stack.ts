@@ -3,18 +3,25 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { captHome } from '../config/capt-home';
 import { devServerSearchAttributeArgs } from '../contract/search-attributes';
-import { devServerDynamicConfigArgs } from './dev-server-options';
+import { devServerDynamicConfigArgs } from './temporal-dynamic-config';
+import { postgresTopologyDatabase, startPostgresTopology, stopPostgresTopology, temporalServerProcess } from './postgres-topology';
 import { toolPaths } from '../tools';
 import { isListening } from '../util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';
 
 /**
- * The embedded stack for `capt dev`: a Temporal dev server (SQLite under CAPT_HOME/dev, Web UI) and a
- * capt worker, both in the background. Stopping it stops neither clusters nor machines.
+ * The embedded stack for `capt dev`: Temporal and a capt worker, in the background. Temporal is either the
+ * dev server (SQLite under CAPT_HOME/dev, Web UI), or with `postgres` the production topology
+ * (postgres-topology.ts). Stopping it stops neither clusters nor machines.
  */
+export const devPersistences = ['sqlite', 'postgres'] as const;
+export type DevPersistence = (typeof devPersistences)[number];
+
 export interface DevStackOptions {
   port?: number;
   uiPort?: number;
+  /** Default: the one that runs, else sqlite. */
+  persistence?: DevPersistence;
 }
 
 export const devDir = () => join(captHome(), 'dev');
@@ -22,6 +29,8 @@ export const devDir = () => join(captHome(), 'dev');
 const listening = (port: number) => isListening('127.0.0.1', port);
 
 export interface DevStatus {
+  /** What the running Temporal keeps its data in; undefined when none runs. */
+  persistence?: DevPersistence;
   temporal?: number;
   worker?: number;
   address: string;
@@ -30,20 +39,43 @@ export interface DevStatus {
 }
 
 /** Ports from CAPT_DEV_PORT / CAPT_DEV_UI_PORT, else Temporal's usual 7233 and 8233. */
-export function devPorts(): Required<DevStackOptions> {
+export function devPorts(): Required<Pick<DevStackOptions, 'port' | 'uiPort'>> {
   return { port: Number(process.env.CAPT_DEV_PORT ?? 7233), uiPort: Number(process.env.CAPT_DEV_UI_PORT ?? 8233) };
 }
 
+/** Which Temporal of the stack runs, with its pid. */
+async function runningTemporal(): Promise<{ persistence: DevPersistence; pid: number } | undefined> {
+  const devServer = await runningPid(devDir(), 'temporal');
+  if (devServer) return { persistence: 'sqlite', pid: devServer };
+  const server = await runningPid(devDir(), temporalServerProcess);
+  return server ? { persistence: 'postgres', pid: server } : undefined;
+}
+
 export async function devStatus(opts: DevStackOptions = devPorts()): Promise<DevStatus> {
+  const temporal = await runningTemporal();
+  const sqlite = join(devDir(), 'temporal.db');
   return {
-    temporal: await runningPid(devDir(), 'temporal'), worker: await runningPid(devDir(), 'worker'),
-    address: `127.0.0.1:${opts.port ?? 7233}`, ui: `http://127.0.0.1:${opts.uiPort ?? 8233}`, database: join(devDir(), 'temporal.db'),
+    persistence: temporal?.persistence, temporal: temporal?.pid, worker: await runningPid(devDir(), 'worker'),
+    address: `127.0.0.1:${opts.port ?? 7233}`, ui: `http://127.0.0.1:${opts.uiPort ?? 8233}`,
+    database: temporal?.persistence === 'postgres' ? ((await postgresTopologyDatabase(devDir())) ?? '') : sqlite,
   };
 }
 
 export async function devStart(opts: DevStackOptions = devPorts(), onStep: (line: string) => void = () => undefined): Promise<DevStatus> {
   const port = opts.port ?? 7233;
   const uiPort = opts.uiPort ?? 8233;
+  const running = await runningTemporal();
+  const persistence = opts.persistence ?? running?.persistence ?? 'sqlite';
+  if (running && running.persistence !== persistence) {
+    throw new Error(`the dev stack already runs with --persistence ${running.persistence}; run \`capt dev stop\` first to switch to ${persistence}`);
+  }
+  if (persistence === 'postgres') await startPostgresTopology(devDir(), { port, uiPort }, onStep);
+  else await startDevServer(port, uiPort, onStep);
+  await startWorker(port, onStep);
+  return devStatus(opts);
+}
+
+async function startDevServer(port: number, uiPort: number, onStep: (line: string) => void): Promise<void> {
   if (!(await runningPid(devDir(), 'temporal'))) {
     if (await listening(port)) throw new Error(`port ${port} is already in use by another program; stop it or pass --port`);
     onStep(`starting the Temporal dev server on 127.0.0.1:${port} (Web UI on ${uiPort})`);
@@ -56,6 +88,9 @@ export async function devStart(opts: DevStackOptions = devPorts(), onStep: (line
     if (i > 120 || !(await runningPid(devDir(), 'temporal'))) throw new Error(`the Temporal dev server did not start:\n${await logTail(devDir(), 'temporal')}`);
     await sleep(250);
   }
+}
+
+async function startWorker(port: number, onStep: (line: string) => void): Promise<void> {
   if (!(await runningPid(devDir(), 'worker'))) {
     onStep('starting a capt worker');
     await startDetached({
@@ -67,10 +102,11 @@ export async function devStart(opts: DevStackOptions = devPorts(), onStep: (line
       await sleep(250);
     }
   }
-  return devStatus(opts);
 }
 
+/** Stops the worker, then whichever Temporal runs; the SQLite file and the PostgreSQL database stay. */
 export async function devStop(): Promise<void> {
   await stopProcess(devDir(), 'worker', 15_000);
   await stopProcess(devDir(), 'temporal', 15_000);
+  await stopPostgresTopology(devDir());
 }

@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { topologyToolPaths } from '../tools';
+import { freePort, freePortBetween } from '../util/free-port';
+import { isListening } from '../util/listening';
+import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';
+import { initPostgres, postgresProcess, startPostgres, stopPostgres, type PostgresServer } from './postgres-server';
+import { registerCaptNamespace } from './temporal-namespace';
+import { createTemporalSchema, updateTemporalSchema } from './temporal-schema';
+import { maxServicePort, temporalDynamicConfigYaml, temporalServerConfigYaml, temporalServices, type ServicePorts } from './temporal-server-config';
+import { temporalUiConfigYaml } from './temporal-ui-config';
+
+/**
+ * The production topology on one host, without Docker: PostgreSQL (Debian's), Temporal's server and its
+ * Web UI server (built by setup), the schema made by Temporal's schema tool, and the `default` namespace
+ * with capt's search attributes. Every process is detached and recorded in `stateDir`, so another capt
+ * process finds, restarts or stops them; stopping keeps the database.
+ */
+export interface TopologyPorts {
+  /** The frontend's gRPC port (what TEMPORAL_ADDRESS names). */
+  port: number;
+  uiPort: number;
+}
+
+/** Process names in `stateDir` (pid records and logs). */
+export const temporalServerProcess = 'temporal-server';
+export const temporalUiProcess = 'temporal-ui';
+
+const databaseUser = 'temporal';
+
+interface TopologyState {
+  /** PostgreSQL's own directory (in the temp dir, see postgres-server.ts), its port and superuser password. */
+  postgres: { home: string; port: number; password: string };
+  /** Set once both databases have their schema; until then a start creates the database cluster anew. */
+  schemaReady: boolean;
+  /** The services' ports but the frontend's gRPC one, kept across restarts as a host's would be. */
+  ports: ServicePorts;
+}
+
+const statePath = (stateDir: string) => join(stateDir, 'topology.json');
+
+async function readState(stateDir: string): Promise<TopologyState | undefined> {
+  const text = await readFile(statePath(stateDir), 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : (JSON.parse(text) as TopologyState);
+}
+
+/** Holds the database password: readable by this user only, as the server's config file. */
+const writePrivate = (path: string, text: string) => writeFile(path, text, { mode: 0o600 });
+const saveState = (stateDir: string, state: TopologyState) => writePrivate(statePath(stateDir), JSON.stringify(state, null, 2));
+
+async function newState(): Promise<TopologyState> {
+  const ports = {} as ServicePorts;
+  const servicePort = () => freePortBetween(10_000, maxServicePort);
+  for (const service of temporalServices) ports[service] = { grpc: await servicePort(), membership: await servicePort() };
+  return {
+    postgres: { home: await mkdtemp(join(tmpdir(), 'capt-postgres-')), port: await freePort(), password: randomBytes(24).toString('base64url') },
+    schemaReady: false,
+    ports,
+  };
+}
+
+async function waitListening(stateDir: string, name: string, port: number, what: string): Promise<void> {
+  for (let i = 0; !(await isListening('127.0.0.1', port)); i++) {
+    if (i > 240 || !(await runningPid(stateDir, name))) throw new Error(`${what} did not start on 127.0.0.1:${port}:\n${await logTail(stateDir, name)}`);
+    await sleep(250);
+  }
+}
+
+async function refuseBusyPort(port: number, flag: string): Promise<void> {
+  if (await isListening('127.0.0.1', port)) throw new Error(`port ${port} is already in use by another program; stop it or choose another port (${flag})`);
+}
+
+/** Get-or-start of every part, in dependency order; returns once the namespace is usable and the UI answers. */
+export async function startPostgresTopology(stateDir: string, ports: TopologyPorts, onStep: (line: string) => void = () => undefined): Promise<void> {
+  if (ports.port > maxServicePort) {
+    throw new Error(`port ${ports.port}: the Temporal server's PostgreSQL schema keeps service ports in a smallint; choose a port up to ${maxServicePort} (CAPT_DEV_PORT)`);
+  }
+  const tools = topologyToolPaths();
+  await mkdir(stateDir, { recursive: true });
+  const state = (await readState(stateDir)) ?? (await newState());
+  const pg: PostgresServer = { bin: tools.postgres, home: state.postgres.home, port: state.postgres.port, user: databaseUser, password: state.postgres.password, stateDir };
+  const sql = { port: pg.port, user: pg.user, password: pg.password };
+  if (!state.schemaReady) {
+    // A set-up that stopped half-way (killed, say) is started over from an empty cluster.
+    await stopPostgres(stateDir);
+    await rm(join(pg.home, 'data'), { recursive: true, force: true });
+  }
+  await saveState(stateDir, state);
+  if (!(await runningPid(stateDir, postgresProcess))) onStep(`starting PostgreSQL on 127.0.0.1:${pg.port} (data in ${pg.home})`);
+  await initPostgres(pg);
+  await startPostgres(pg);
+
+  const serverRunning = !!(await runningPid(stateDir, temporalServerProcess));
+  if (!state.schemaReady) {
+    onStep('creating Temporal\'s databases (temporal, temporal_visibility) with the schema tool');
+    await createTemporalSchema(tools.temporalSqlTool, sql);
+    state.schemaReady = true;
+    await saveState(stateDir, state);
+  } else if (!serverRunning) {
+    await updateTemporalSchema(tools.temporalSqlTool, sql);
+  }
+
+  const address = `127.0.0.1:${ports.port}`;
+  if (!serverRunning) {
+    await refuseBusyPort(ports.port, 'CAPT_DEV_PORT');
+    onStep(`starting the Temporal server on ${address}`);
+    const configFile = join(stateDir, 'temporal-server.yaml');
+    const dynamicConfigFile = join(stateDir, 'temporal-dynamic-config.yaml');
+    await writePrivate(dynamicConfigFile, temporalDynamicConfigYaml());
+    await writePrivate(configFile, temporalServerConfigYaml({
+      ports: { ...state.ports, frontend: { ...state.ports.frontend, grpc: ports.port } }, postgres: sql, dynamicConfigFile,
+    }));
+    await startDetached({ name: temporalServerProcess, command: tools.temporalServer, args: ['--config-file', configFile, '--allow-no-auth', 'start'], stateDir });
+  }
+  await waitListening(stateDir, temporalServerProcess, ports.port, 'the Temporal server');
+  await registerCaptNamespace(address).catch(async (err: unknown) => {
+    // A server that exits after it began listening says why in its log.
+    if (await runningPid(stateDir, temporalServerProcess)) throw err;
+    throw new Error(`the Temporal server exited while starting:\n${await logTail(stateDir, temporalServerProcess)}`);
+  });
+
+  if (!(await runningPid(stateDir, temporalUiProcess))) {
+    await refuseBusyPort(ports.uiPort, 'CAPT_DEV_UI_PORT');
+    onStep(`starting the Temporal Web UI on http://127.0.0.1:${ports.uiPort}`);
+    const uiDir = join(stateDir, 'temporal-ui');
+    await mkdir(uiDir, { recursive: true });
+    await writeFile(join(uiDir, 'ui.yaml'), temporalUiConfigYaml({ port: ports.uiPort, temporalAddress: address }));
+    await startDetached({ name: temporalUiProcess, command: tools.temporalUiServer, args: ['--root', uiDir, '--config', '.', '--env', 'ui', 'start'], stateDir });
+  }
+  await waitListening(stateDir, temporalUiProcess, ports.uiPort, 'the Temporal Web UI');
+}
+
+/** Stops the UI, the server, then PostgreSQL (its sessions must end first); the database stays for the next start. */
+export async function stopPostgresTopology(stateDir: string): Promise<void> {
+  await stopProcess(stateDir, temporalUiProcess, 15_000);
+  await stopProcess(stateDir, temporalServerProcess, 15_000);
+  await stopPostgres(stateDir);
+}
+
+/** Stops everything and deletes the database and the topology's records: the next start begins empty. */
+export async function deletePostgresTopology(stateDir: string): Promise<void> {
+  await stopPostgresTopology(stateDir);
+  const state = await readState(stateDir);
+  if (state) await rm(state.postgres.home, { recursive: true, force: true });
+  await rm(statePath(stateDir), { force: true });
+}
+
+/** Where the database lives, for `capt dev status`; undefined before the first start. */
+export async function postgresTopologyDatabase(stateDir: string): Promise<string | undefined> {
+  const state = await readState(stateDir);
+  return state && `PostgreSQL 127.0.0.1:${state.postgres.port}, data in ${join(state.postgres.home, 'data')}`;
+}

@@ -1,0 +1,15 @@
+import { stringify } from 'yaml';
+
+/**
+ * The config file of Temporal's Web UI server (`server --root DIR --config . --env ui start` reads
+ * DIR/ui.yaml): the UI on 127.0.0.1:`port`, talking to the frontend at `temporalAddress`.
+ */
+export function temporalUiConfigYaml(o: { port: number; temporalAddress: string }): string {
+  return stringify({
+    host: '127.0.0.1', port: o.port, temporalGrpcAddress: o.temporalAddress, enableUi: true, defaultNamespace: 'default',
+    // No sign-in on loopback: the session cookie need not be https-only.
+    cors: { cookieInsecure: true },
+    // Offline here, and an operator's UI should not call out.
+    disableNewsFetch: true, notifyOnNewVersion: false, hideLogs: true,
+  });
+}
