@@ -24,21 +24,28 @@ if (selected.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(2);
 }
+// These run a second time against the production topology (Temporal server + PostgreSQL), unless
+// CAPT_TEST_TEMPORAL names one Temporal for every file (test/fixtures/temporal.ts reads it).
+const alsoOnPostgres = ['cluster/control-plane.test', 'machine-deployment/machine-deployment-rollout'];
+const runs = selected.flatMap((file) => [
+  { file, temporal: process.env.CAPT_TEST_TEMPORAL },
+  ...(!process.env.CAPT_TEST_TEMPORAL && alsoOnPostgres.some((p) => relative(root, file).includes(p)) ? [{ file, temporal: 'postgres' }] : []),
+]);
 // The longest files first, so the lanes end together.
-const longest = ['cluster/control-plane-upgrade', 'machine-deployment/', 'cluster/control-plane.test', 'machine/machine-durability', 'e2e/cli'];
+const longest = ['cluster/control-plane-upgrade', 'machine-deployment/', 'cluster/control-plane.test', 'fault/', 'machine/machine-durability', 'e2e/cli'];
 const rank = (f) => { const i = longest.findIndex((p) => relative(root, f).includes(p)); return i < 0 ? longest.length : i; };
-const queue = [...selected].sort((a, b) => rank(a) - rank(b));
+const queue = runs.sort((a, b) => rank(a.file) - rank(b.file));
 const lanes = Math.max(1, Math.min(Number(process.env.CAPT_TEST_LANES ?? 2) || 1, queue.length));
 // A file that hangs is stopped after this long and counted as failed, so CI never stalls on one.
 const fileTimeoutMs = Number(process.env.CAPT_TEST_FILE_TIMEOUT_MINUTES ?? 30) * 60_000;
 const totals = { tests: 0, pass: 0, fail: 0, cancelled: 0 };
 const failedFiles = [];
 
-function runFile(file, lane) {
+function runFile({ file, temporal }, lane) {
   return new Promise((resolve) => {
     // Lane n of N claims its own slice of 127.1.0.1 - 127.254.255.254.
     const size = Math.floor(254 / lanes);
-    const env = { ...process.env, CAPT_LOCAL_ADDRESSES: `127.${1 + size * lane}.0.1-127.${size * (lane + 1)}.255.254` };
+    const env = { ...process.env, CAPT_LOCAL_ADDRESSES: `127.${1 + size * lane}.0.1-127.${size * (lane + 1)}.255.254`, ...(temporal ? { CAPT_TEST_TEMPORAL: temporal } : {}) };
     const child = spawn(process.execPath, ['--enable-source-maps', '--test', file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const chunks = [];
     let timedOut = false;
@@ -53,7 +60,7 @@ function runFile(file, lane) {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const text = Buffer.concat(chunks).toString();
-      const name = relative(root, file);
+      const name = `${relative(root, file)}${temporal ? ` [${temporal}]` : ''}`;
       process.stdout.write(`# file ${name} (lane ${lane}, exit ${code ?? signal})\n${text}`);
       const counts = {};
       for (const key of Object.keys(totals)) counts[key] = Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
@@ -67,7 +74,7 @@ function runFile(file, lane) {
 }
 
 async function lane(n) {
-  for (let file = queue.shift(); file; file = queue.shift()) await runFile(file, n);
+  for (let run = queue.shift(); run; run = queue.shift()) await runFile(run, n);
 }
 
 void Promise.all(Array.from({ length: lanes }, (_, n) => lane(n))).then(() => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 
 const runner = join(__dirname, '../../../tools/run-tests.js');
@@ -11,7 +11,10 @@ const runner = join(__dirname, '../../../tools/run-tests.js');
 function runOver(files: Record<string, string>, env: Record<string, string> = {}): { code: number | null; last: string; output: string } {
   const dir = mkdtempSync(join(tmpdir(), 'capt-runner-'));
   try {
-    for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), `const { test } = require('node:test');\n${body}\n`);
+    for (const [name, body] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), `const { test } = require('node:test');\n${body}\n`);
+    }
     // Without NODE_TEST_CONTEXT: the runner's files must report as under CI, not to this test process.
     const { NODE_TEST_CONTEXT: _context, ...outer } = process.env;
     const r = spawnSync(process.execPath, [runner], { env: { ...outer, CAPT_TEST_ROOT: dir, CAPT_TEST_LANES: '1', ...env }, encoding: 'utf8' });
@@ -41,4 +44,16 @@ test('a file that hangs is stopped after its timeout and named as failed; a pass
 test('all passing: exit 0 and no failure counted', () => {
   const r = runOver({ 'fine.test.js': `test('fine', () => {});` });
   assert.deepEqual([r.code, r.last], [0, '1 passed, 0 failed']);
+});
+
+test('the cluster lifecycle and rollout files run on the dev server and again on PostgreSQL; CAPT_TEST_TEMPORAL runs each file once on the Temporal it names', () => {
+  const says = `test('temporal', () => console.log('# on', process.env.CAPT_TEST_TEMPORAL ?? 'dev'));`;
+  const files = { 'cluster/control-plane.test.js': says, 'machine/other.test.js': says };
+  const both = runOver(files);
+  assert.equal(both.last, '3 passed, 0 failed');
+  assert.match(both.output, /# file cluster\/control-plane\.test\.js \[postgres\][^\n]*\n[^]*?# on postgres/);
+  assert.equal(both.output.match(/# on dev/g)?.length, 2);
+  const one = runOver(files, { CAPT_TEST_TEMPORAL: 'postgres' });
+  assert.equal(one.last, '2 passed, 0 failed');
+  assert.equal(one.output.match(/# on postgres/g)?.length, 2);
 });
