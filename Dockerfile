@@ -1,4 +1,5 @@
-# The capt worker image: workflows and the provider activities, run with `capt worker`.
+# The capt worker image: workflows, core activities and the local provider's activities, run with `capt worker`.
+# Kubernetes and etcd binaries are mounted from the host's tool cache (docker-compose.yml, README).
 FROM node:20-bookworm-slim AS build
 WORKDIR /capt
 COPY package.json package-lock.json ./
@@ -13,7 +14,8 @@ COPY bench bench
 RUN npx tsc -p tsconfig.json
 
 FROM node:20-bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends openssl bubblewrap && rm -rf /var/lib/apt/lists/*
+# The local provider signs certificates with openssl and confines machines with unshare and mount(8).
+RUN apt-get update && apt-get install -y --no-install-recommends openssl util-linux mount && rm -rf /var/lib/apt/lists/*
 WORKDIR /capt
 COPY package.json package-lock.json ./
 RUN npm install --omit=dev --ignore-scripts
