@@ -75,13 +75,19 @@ export async function devStart(opts: DevStackOptions = devPorts(), onStep: (line
   return devStatus(opts);
 }
 
+/** `temporal server start-dev` on 127.0.0.1:`port` with a SQLite file, capt's search attributes and dynamic config. */
+export const devServerArgs = (port: number, database: string): string[] => [
+  'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', database, '--log-level', 'warn',
+  ...devServerSearchAttributeArgs(), ...devServerDynamicConfigArgs(),
+];
+
 async function startDevServer(port: number, uiPort: number, onStep: (line: string) => void): Promise<void> {
   if (!(await runningPid(devDir(), 'temporal'))) {
     if (await listening(port)) throw new Error(`port ${port} is already in use by another program; stop it or pass --port`);
     onStep(`starting the Temporal dev server on 127.0.0.1:${port} (Web UI on ${uiPort})`);
     await startDetached({
       name: 'temporal', command: toolPaths().temporal, stateDir: devDir(),
-      args: ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort), '--db-filename', join(devDir(), 'temporal.db'), '--log-level', 'warn', ...devServerSearchAttributeArgs(), ...devServerDynamicConfigArgs()],
+      args: [...devServerArgs(port, join(devDir(), 'temporal.db')), '--ui-port', String(uiPort)],
     });
   }
   for (let i = 0; !(await listening(port)); i++) {

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { availableKubernetesVersions } from '../../src/tools';
-import { freePort } from '../../src/util/free-port';
+import { deletePostgresTopology } from '../../src/dev/postgres-topology';
+import { maxServicePort } from '../../src/dev/temporal-server-config';
+import { freePort, freePortBetween } from '../../src/util/free-port';
 import { listening, processesMentioning } from '../fixtures/leaks';
 
 const run = promisify(execFile);
@@ -26,10 +28,12 @@ async function capt(...args: string[]): Promise<{ code: number; stdout: string; 
 
 before(async () => {
   home = await mkdtemp(join(tmpdir(), 'capt-home-'));
-  env = { CAPT_HOME: home, CAPT_DEV_PORT: String(await freePort()), CAPT_DEV_UI_PORT: String(await freePort()) };
+  // The production topology's server takes ports up to 32767 only.
+  env = { CAPT_HOME: home, CAPT_DEV_PORT: String(await freePortBetween(10_000, maxServicePort)), CAPT_DEV_UI_PORT: String(await freePort()) };
 });
 after(async () => {
   await capt('dev', 'stop');
+  await deletePostgresTopology(join(home, 'dev'));
   await rm(home, { recursive: true, force: true });
 });
 
@@ -56,4 +60,34 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI an
   assert.deepEqual(await processesMentioning([home]), [], 'nothing of the stack keeps running');
   assert.equal(await listening('127.0.0.1', Number(env.CAPT_DEV_PORT)), false);
   assert.match((await capt('dev', 'status')).stdout, /Temporal: stopped/);
+});
+
+test('capt dev start --persistence postgres runs the production topology and a worker, refuses to switch while it runs, and stop leaves no process or port', async () => {
+  const started = await capt('dev', 'start', '--persistence', 'postgres');
+  assert.equal(started.code, 0, started.stderr);
+  assert.match(started.stdout, /creating Temporal's databases/);
+  assert.match(started.stdout, /database: PostgreSQL 127\.0\.0\.1:\d+, data in \S+capt-postgres-\S+/);
+  const status = await capt('dev', 'status');
+  assert.match(status.stdout, /Temporal: running \(pid \d+, postgres\)/);
+  assert.match(status.stdout, /worker:\s+running/);
+  const ui = await fetch(`http://127.0.0.1:${env.CAPT_DEV_UI_PORT}/api/v1/namespaces/default`);
+  assert.equal(ui.status, 200, 'the Web UI answers for the default namespace');
+  const switched = await capt('dev', 'start', '--persistence', 'sqlite');
+  assert.equal(switched.code, 1);
+  assert.match(switched.stderr, /already runs with --persistence postgres; run `capt dev stop` first/);
+  const again = await capt('dev', 'start');
+  assert.equal(again.code, 0, 'start without --persistence keeps what runs');
+  assert.doesNotMatch(again.stdout, /starting/);
+
+  const { postgres } = JSON.parse(await readFile(join(home, 'dev/topology.json'), 'utf8')) as { postgres: { home: string; port: number } };
+  assert.equal((await capt('dev', 'stop')).code, 0);
+  assert.deepEqual(await processesMentioning([home, postgres.home]), [], 'nothing of the topology keeps running');
+  for (const port of [env.CAPT_DEV_PORT, env.CAPT_DEV_UI_PORT, postgres.port]) assert.equal(await listening('127.0.0.1', Number(port)), false, `port ${port} closed`);
+
+  const restarted = await capt('dev', 'start', '--persistence', 'postgres');
+  assert.equal(restarted.code, 0, restarted.stderr);
+  assert.doesNotMatch(restarted.stdout, /creating Temporal's databases/, 'the database is kept');
+  assert.equal((await capt('dev', 'stop')).code, 0);
+  const bad = await capt('dev', 'start', '--persistence', 'mysql');
+  assert.deepEqual([bad.code, bad.stderr.trim()], [2, 'error: --persistence mysql: choose sqlite (the Temporal dev server) or postgres (the production topology)']);
 });

@@ -14,25 +14,26 @@ import { getSecret } from '../../src/secrets/secret-store';
 import type { ClusterView } from '../../src/contract/cluster';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { processesMentioning } from '../fixtures/leaks';
-import { PostgresTemporal } from '../fixtures/temporal';
+import { startRestartableTemporal, type RestartableTemporal } from '../fixtures/temporal';
 
-// The Temporal server of the production topology is SIGKILLed and started again while capt creates a
-// cluster and while it rolls a MachineDeployment; each completes with exactly the machines asked for.
-let temporal: PostgresTemporal;
-const suite = harnessWithClient({ temporal: async () => (temporal = await PostgresTemporal.start()).env });
+// The Temporal server (CAPT_TEST_TEMPORAL: the production topology, or the dev server on its SQLite file)
+// is SIGKILLed and started again while capt creates a cluster and while it rolls a MachineDeployment;
+// each completes with exactly the machines asked for.
+let temporal: RestartableTemporal;
+const suite = harnessWithClient({ temporal: async () => (temporal = await startRestartableTemporal()).env });
 const h = suite.harness;
 const CLUSTER = 'rs';
 const MD = `${CLUSTER}-md-0`;
 const downMs = 3000;
 const restarts: string[] = [];
 
-/** Kills the server, leaves it down for `downMs`, starts it again; records how long the start took. */
+/** Kills the server, leaves it down for `downMs`, starts it again; records how long until it answered. */
 async function restartServer(when: string): Promise<void> {
   await temporal.killServer();
   await sleep(downMs);
   const started = Date.now();
   await temporal.startServer();
-  restarts.push(`${when}: down ${downMs / 1000} s, back (namespace answering) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  restarts.push(`${when}: down ${downMs / 1000} s, back in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 async function until(predicate: (s: ClusterView) => boolean, what: string, timeoutMs = 300_000, pollMs = 200): Promise<ClusterView> {
