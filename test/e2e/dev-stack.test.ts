@@ -43,7 +43,7 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI an
   assert.match(started.stdout, new RegExp(`Web UI:\\s+http://127\\.0\\.0\\.1:${env.CAPT_DEV_UI_PORT}`));
   assert.ok(await listening('127.0.0.1', Number(env.CAPT_DEV_UI_PORT)), 'the Web UI answers');
   const status = await capt('dev', 'status');
-  assert.match(status.stdout, /Temporal: running \(pid \d+\)/);
+  assert.match(status.stdout, /Temporal: running \(pid \d+, sqlite\)/);
   assert.match(status.stdout, /worker:\s+running \(pid \d+\)/);
   assert.match(status.stdout, new RegExp(`database: ${home}/dev/temporal\\.db`));
   const again = await capt('dev', 'start');
@@ -63,6 +63,7 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI an
 });
 
 test('capt dev start --persistence postgres runs the production topology and a worker, refuses to switch while it runs, and stop leaves no process or port', async () => {
+  await capt('dev', 'stop');
   const started = await capt('dev', 'start', '--persistence', 'postgres');
   assert.equal(started.code, 0, started.stderr);
   assert.match(started.stdout, /creating Temporal's databases/);
