@@ -66,6 +66,8 @@ test('MachineDeployment: a worker whose kubelet stops is seen unhealthy and repl
   });
   const seenMs = Date.now() - broken;
   assert.equal(unhealthy.reason, 'NodeNotReady');
+  const machineDetails = await h.env.client.workflow.getHandle(`machine/default/${victim}`).query<{ currentDetails: string }>('__temporal_workflow_metadata');
+  assert.match(machineDetails.currentDetails, /NodeHealthy False \(NodeNotReady\): Ready=(Unknown|False) since/);
   assert.match(unhealthy.message ?? '', /Ready=(Unknown|False) since/);
   const listed = await run(process.execPath, [cli, 'get', 'machines'], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address } });
   assert.match(listed.stdout, new RegExp(`${victim}\\s.*\\sRunning\\s+False\\s`), listed.stdout);

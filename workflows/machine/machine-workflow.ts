@@ -12,7 +12,7 @@ import {
 import { CaptNodeHealthy, CaptPhase, machineSearchAttributes } from '../../src/contract/search-attributes';
 import { providerTaskQueue } from '../../src/contract/task-queues';
 import {
-  controlPlaneCleanupHook, coarsePhase, DeletionGate, nodeMachineAnnotation, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
+  controlPlaneCleanupHook, coarsePhase, DeletionGate, MachinePhase, nodeMachineAnnotation, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
   type MachineSpec, type MachineSpecChange, type MachineStatus,
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
@@ -59,7 +59,9 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   function refresh(): MachineStatus {
     const status = machineStatus(state);
     const blocked = status.conditions.find((c) => c.type === 'Deleting')?.message;
-    setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}`);
+    // A running machine whose Node turned unhealthy says so where an operator looks first.
+    const node = status.phase === MachinePhase.Running ? status.conditions.find((c) => c.type === 'NodeHealthy' && c.status === 'False') : undefined;
+    setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}${node ? `\n\nNodeHealthy False (${node.reason}): ${node.message ?? ''}` : ''}`);
     // Phase and Node health together: at Running both change at once, and one upsert carries them.
     const nodeHealthy = status.conditions.find((c) => c.type === 'NodeHealthy')?.status ?? 'Unknown';
     if (`${coarsePhase(status.phase)} ${nodeHealthy}` !== publishedPhase) {
