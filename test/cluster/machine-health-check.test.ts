@@ -76,7 +76,8 @@ test('MachineDeployment: a worker whose kubelet stops is seen unhealthy and repl
   assert.deepEqual(byAttribute, [`machine/default/${victim}`]);
 
   // The remediation starts: the worker dies right then; a new worker finishes it with exactly one replacement.
-  await until('the remediation to begin', async () => (await md('hc')).machines.find((m) => m.name === victim)?.deleting);
+  // Recorded as the remediation starts (before its deletion is asked for), so a poll cannot miss it.
+  await until('the remediation to begin', async () => (await md('hc')).healthCheck?.remediations.some((r) => r.machine === victim));
   await h.killWorker();
   await sleep(1000);
   await h.startWorker();
