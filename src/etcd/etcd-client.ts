@@ -55,12 +55,29 @@ export async function listMembers(endpoint: string, tls: EtcdTLS): Promise<EtcdM
   return (res.members ?? []).map(toMember);
 }
 
-/** Adds a member by its peer URL; an existing member with that URL is returned instead (idempotent). */
-export async function addMember(endpoint: string, peerURL: string, tls: EtcdTLS): Promise<{ member: EtcdMember; members: EtcdMember[] }> {
+/**
+ * Adds a member by its peer URL as a learner, as kubeadm does: a learner does not count towards quorum, so
+ * the cluster keeps answering until the new member has started and caught up (see promoteMember). An
+ * existing member with that URL is returned instead (idempotent).
+ */
+export async function addLearner(endpoint: string, peerURL: string, tls: EtcdTLS): Promise<{ member: EtcdMember; members: EtcdMember[] }> {
   const existing = (await listMembers(endpoint, tls)).find((m) => m.peerURLs.includes(peerURL));
   if (existing) return { member: existing, members: await listMembers(endpoint, tls) };
-  const res = await post<{ member: RawMember; members: RawMember[] }>(endpoint, '/v3/cluster/member/add', { peerURLs: [peerURL] }, tls);
+  const res = await post<{ member: RawMember; members: RawMember[] }>(endpoint, '/v3/cluster/member/add', { peerURLs: [peerURL], isLearner: true }, tls);
   return { member: toMember(res.member), members: res.members.map(toMember) };
+}
+
+/**
+ * Makes learner `id` a voting member. Until it is in sync with the leader etcd refuses (EtcdError
+ * "...which is in sync with leader"; retry); a member that votes already is left as it is.
+ */
+export async function promoteMember(endpoint: string, id: string, tls: EtcdTLS): Promise<void> {
+  try {
+    await post(endpoint, '/v3/cluster/member/promote', { ID: id }, tls);
+  } catch (err) {
+    if (/can only promote a learner member(?! which)/.test((err as Error).message)) return;
+    throw err;
+  }
 }
 
 /** Removing a member that is already gone succeeds. */

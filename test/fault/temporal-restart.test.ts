@@ -1,24 +1,23 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterDir, machinesDir } from '../../providers/local/layout';
-import { loadManifests } from '../../src/api/load-manifests';
-import type { ClusterModel } from '../../src/api/model';
+import { clusterDir } from '../../providers/local/layout';
 import { failedMachines } from '../../src/client/capt-client';
-import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { KubeClient } from '../../src/kube/kube-client';
-import { getSecret } from '../../src/secrets/secret-store';
+import type { ClusterModel } from '../../src/api/model';
+import { availableKubernetesVersions } from '../../src/tools';
 import type { ClusterView } from '../../src/contract/cluster';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { processesMentioning } from '../fixtures/leaks';
-import { startRestartableTemporal, type RestartableTemporal } from '../fixtures/temporal';
+import { assertMachines as assertAgreement, quickstartModel } from '../fixtures/cluster-agreement';
+import { readyzProbe } from '../fixtures/readyz-probe';
+import { PostgresTemporal, startRestartableTemporal, type RestartableTemporal } from '../fixtures/temporal';
 
 // The Temporal server (CAPT_TEST_TEMPORAL: the production topology, or the dev server on its SQLite file)
-// is SIGKILLed and started again while capt creates a cluster and while it rolls a MachineDeployment;
-// each completes with exactly the machines asked for.
+// is SIGKILLed and started again while capt creates a cluster, rolls a MachineDeployment and upgrades the
+// control plane (PostgreSQL too, mid-rollout, on the topology); each completes with exactly the machines
+// asked for, and the control-plane endpoint answers throughout the upgrade.
 let temporal: RestartableTemporal;
 const suite = harnessWithClient({ temporal: async () => (temporal = await startRestartableTemporal()).env });
 const h = suite.harness;
@@ -36,6 +35,40 @@ async function restartServer(when: string): Promise<void> {
   restarts.push(`${when}: down ${downMs / 1000} s, back in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
+/** SIGKILLs PostgreSQL under the running Temporal server and starts it again (crash recovery); records the timing. */
+async function restartDatabase(database: PostgresTemporal, when: string): Promise<void> {
+  await database.killDatabase();
+  await sleep(downMs);
+  const started = Date.now();
+  await database.startServer();
+  restarts.push(`${when} (PostgreSQL): down ${downMs / 1000} s, back in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/**
+ * Upgrades the one control-plane machine to `newer`, killing the server while the new machine is on its way;
+ * /readyz through the endpoint must answer throughout. Returns the new machine's name.
+ */
+async function upgradeControlPlaneWithServerKill(model: ClusterModel, endpoint: string): Promise<string> {
+  const probe = readyzProbe(endpoint);
+  const started = Date.now();
+  let availability: Awaited<ReturnType<typeof probe.stop>>;
+  let final: ClusterView;
+  try {
+    await suite.client.apply([{ ...model, controlPlane: { ...model.controlPlane, version: newer } }]);
+    await until((s) => s.controlPlane!.machines.some((m) => m.version === newer && m.phase !== 'Running'), 'the new control-plane machine on its way');
+    await restartServer('control-plane upgrade, new machine provisioning');
+    final = await until((s) => {
+      const cp = s.controlPlane!;
+      return cp.machines.length === 1 && cp.machines[0]!.version === newer && cp.machines[0]!.phase === 'Running' && cp.updatedReplicas === 1 && s.pending.length === 0;
+    }, `the control plane on ${newer}`, 600_000);
+  } finally {
+    availability = await probe.stop();
+  }
+  console.log(`control-plane upgrade ${older} -> ${newer} with a server kill: ${((Date.now() - started) / 1000).toFixed(1)} s; ${availability.probes} readyz probes, ${availability.failures} failed, worst gap ${availability.worstGapMs} ms`);
+  assert.equal(availability.failures, 0, `no readyz probe through the endpoint failed (${availability.failures} of ${availability.probes}: ${availability.reasons.join(' | ')})`);
+  return final.controlPlane!.machines[0]!.name;
+}
+
 async function until(predicate: (s: ClusterView) => boolean, what: string, timeoutMs = 300_000, pollMs = 200): Promise<ClusterView> {
   let last: ClusterView | undefined;
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(pollMs)) {
@@ -45,38 +78,14 @@ async function until(predicate: (s: ClusterView) => boolean, what: string, timeo
   throw new Error(`timed out waiting for ${what}: ${last?.step}`);
 }
 
-/** Machines as the provider, Kubernetes and Temporal each hold them: the same names, once each. */
-async function machinesEverywhere(kube: KubeClient): Promise<{ provider: string[]; nodes: string[]; workflows: string[] }> {
-  const provider = (await readdir(machinesDir(clusterDir('default', CLUSTER))).catch(() => [] as string[])).sort();
-  const nodes = (await kube.listNodes()).map((n) => n.metadata!.name!).sort();
-  const workflows: string[] = [];
-  const query = `CaptKind = "Machine" AND CaptCluster = "${CLUSTER}" AND ExecutionStatus = "Running"`;
-  for await (const wf of h.env.client.workflow.list({ query })) workflows.push(wf.workflowId.replace('machine/default/', ''));
-  return { provider, nodes, workflows: workflows.sort() };
-}
+const [older, newer] = availableKubernetesVersions().slice(-2) as [string, string];
+const clusterModel = () => quickstartModel(CLUSTER, { CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2', KUBERNETES_VERSION: older }, 4);
+const assertMachines = (kube: KubeClient, count: number, what: string) => assertAgreement(h.env.client, kube, 'default', CLUSTER, count, what);
 
-/** Waits until provider, Nodes and running machine workflows agree on `count` machines (visibility lags a little). */
-async function assertMachines(kube: KubeClient, count: number, what: string): Promise<string[]> {
-  let last = { provider: [] as string[], nodes: [] as string[], workflows: [] as string[] };
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(500)) {
-    last = await machinesEverywhere(kube);
-    if (last.provider.length === count && JSON.stringify(last.provider) === JSON.stringify(last.nodes) && JSON.stringify(last.nodes) === JSON.stringify(last.workflows)) return last.provider;
-  }
-  assert.fail(`${what}: expected ${count} machines, each once, in the provider, as Nodes and as running workflows; got ${JSON.stringify(last)}`);
-}
-
-function clusterModel(): ClusterModel {
-  const text = readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8');
-  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: CLUSTER, CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2' });
-  const md = model!.machineDeployments[0]!;
-  // Workers boot for a few seconds, so a kill lands while they are being created.
-  const template = { ...md.template, infrastructure: { ...md.template.infrastructure, spec: { bootDelaySeconds: 4 } } };
-  return { ...model!, machineDeployments: [{ ...md, template }] };
-}
-
-test('the Temporal server SIGKILLed mid-create (control plane, then workers) and mid-rollout: each completes with the machines asked for, none twice, none left after delete', async () => {
+test('the Temporal server SIGKILLed mid-create (control plane, then workers), mid-rollout and mid-upgrade: each completes with the machines asked for, none twice, the endpoint always answering, none left after delete', async () => {
   const created = Date.now();
-  await suite.client.apply([clusterModel()]);
+  const model = clusterModel();
+  await suite.client.apply([model]);
   await until((s) => (s.controlPlane?.machines.length ?? 0) >= 1, 'the control-plane machine');
   await restartServer('create, control-plane machine provisioning');
   await until((s) => s.machineDeployments.some((md) => md.machines.length >= 1 && md.readyReplicas < 2), 'the workers being created');
@@ -85,7 +94,7 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers) and
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
   console.log(`create with two server kills: ${((Date.now() - created) / 1000).toFixed(1)} s`);
 
-  const kube = new KubeClient(await getSecret(clusterSecretRefs('default', CLUSTER).adminKubeconfig));
+  const kube = new KubeClient(await suite.client.kubeconfig('default', CLUSTER));
   const before = await assertMachines(kube, 3, 'after create');
 
   const rollout = Date.now();
@@ -97,6 +106,9 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers) and
   let lastChange = Date.now();
   let lastMachines = '';
   let killed = false;
+  // On the topology, PostgreSQL is SIGKILLed too, once the second new worker is on its way.
+  const database = temporal instanceof PostgresTemporal ? temporal : undefined;
+  let databaseKilled = false;
   let md = await suite.client.ownerStatus('machinedeployment', 'default', MD);
   for (const deadline = Date.now() + 420_000; !(md.rolloutComplete && md.revision > revision && md.machines.every((m) => m.phase === 'Running' && !before.includes(m.name))); await sleep(200)) {
     if (Date.now() > deadline) assert.fail(`the rollout did not complete: ${md.step}`);
@@ -108,11 +120,21 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers) and
       killed = true;
       await restartServer('rollout, new worker provisioning');
     }
+    const added = md.machines.filter((m) => !before.includes(m.name));
+    if (database && killed && !databaseKilled && added.length >= 2 && added.some((m) => m.phase !== 'Running')) {
+      databaseKilled = true;
+      await restartDatabase(database, 'rollout, second new worker provisioning');
+    }
   }
   assert.ok(killed, 'the server was killed while a new worker was provisioning');
+  if (database) assert.ok(databaseKilled, 'PostgreSQL was killed while the second new worker was provisioning');
   console.log(`rollout of 2 with a server kill: ${((Date.now() - rollout) / 1000).toFixed(1)} s; longest pause between two changes of its machines: ${(longestPauseMs / 1000).toFixed(1)} s`);
   const after = await assertMachines(kube, 3, 'after the rollout');
   assert.deepEqual(after.filter((name) => before.includes(name)), before.filter((name) => !name.startsWith(MD)), 'every worker replaced, the control plane kept');
+
+  const upgraded = await upgradeControlPlaneWithServerKill(model, ready.endpoint);
+  await assertMachines(kube, 3, 'after the upgrade');
+  assert.ok(!after.includes(upgraded), 'the control-plane machine was replaced');
 
   await suite.client.deleteCluster('default', CLUSTER);
   await suite.client.waitForDeletion('default', CLUSTER, () => undefined, 300_000);

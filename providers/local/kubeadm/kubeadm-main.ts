@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join as joinPath } from 'node:path';
-import { addMember, listMembers, type EtcdTLS } from '../../../src/etcd/etcd-client';
+import { addLearner, listMembers, promoteMember, type EtcdTLS } from '../../../src/etcd/etcd-client';
 import { KubeClient } from '../../../src/kube/kube-client';
 import { controlPlaneNodeFiles, type ClusterCertificateAuthorities } from '../../../src/pki/cluster-pki';
 import { issueCertificate } from '../../../src/pki/certificates';
@@ -68,8 +68,10 @@ async function writeControlPlaneFiles(meta: MachineMetadata, docs: KubeadmDocume
   await writeTree('/etc/kubernetes', files);
 }
 
-async function startComponents(layout: ControlPlaneLayout, cas: ClusterCertificateAuthorities, adminConf: string): Promise<KubeClient> {
+/** Starts the machine's components; `beforeApiserver` runs once etcd is started (a joining member's promotion). */
+async function startComponents(layout: ControlPlaneLayout, cas: ClusterCertificateAuthorities, adminConf: string, beforeApiserver = async () => {}): Promise<KubeClient> {
   await startDetached(etcdProcess(layout, stateDirInMachine));
+  await beforeApiserver();
   await startDetached(apiserverProcess(layout, stateDirInMachine));
   const admin = { ...kubeconfigCredentials(adminConf), ca: cas.ca.cert };
   await waitForOk(`https://${layout.ip}:${layout.ports.apiserver}/readyz`, admin, 120_000);
@@ -124,23 +126,24 @@ async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, contro
     // Right after a member joined, etcd may answer no one for a moment: wait that out as kubeadm does.
     const peers = await patiently(async () => etcdMemberURL(await admin.controlPlaneAddresses(), tls));
     const selfURL = etcdPeerUrl(meta.ip, standardPorts.etcdPeer);
-    const { members } = await addMemberPatiently(peers, selfURL, tls);
+    const { member, members } = await addLearnerPatiently(peers, selfURL, tls);
     const initialCluster = members.map((m) => `${m.name || meta.name}=${m.peerURLs[0]}`).join(',');
     const layout = layoutFor(meta, docs, initialCluster, 'existing');
-    await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'));
+    // Promoted once in sync, before its apiserver starts: the cluster never counted it before it could vote.
+    await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'), () => patiently(() => promoteMember(peers, member.id, tls), 120_000));
   }
   await registerKubelet(meta, docs.join?.nodeRegistration, controlPlane);
 }
 
 /**
  * etcd refuses a new member ("unhealthy cluster") until the last one added has been connected for a few
- * seconds; kubeadm waits that out rather than fail the join.
+ * seconds, and a second learner while one is learning; kubeadm waits that out rather than fail the join.
  */
-async function addMemberPatiently(endpoint: string, peerURL: string, tls: EtcdTLS): ReturnType<typeof addMember> {
+async function addLearnerPatiently(endpoint: string, peerURL: string, tls: EtcdTLS): ReturnType<typeof addLearner> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     try {
-      return await addMember(endpoint, peerURL, tls);
+      return await addLearner(endpoint, peerURL, tls);
     } catch (err) {
       if (!/unhealthy cluster|too many learner|not started/i.test((err as Error).message) || Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 1000));
