@@ -237,11 +237,6 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     refresh();
   }
 
-  const remediationDecision = () => {
-    const check = state.spec.healthCheck;
-    const now = Date.now();
-    return check && controlPlaneRemediation(evaluateHealth(check, state.machines, now), state.machines, remediationStrategy(state.spec), state.lastRemediation, now);
-  };
   /** As Cluster API's control plane remediates: out of the endpoint and etcd, deleted, then replaced by the next pass's scale-up. */
   async function remediate(unhealthy: UnhealthyMachine, retries: number): Promise<void> {
     const now = Date.now();
@@ -251,10 +246,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     await cleanUp(state.machines.find((m) => m.name === unhealthy.machine)!);
   }
   /** When a pending health timeout or retryPeriod runs out: the loop looks again then. */
-  const remediationWakeMs = (now: number) => {
-    const check = state.spec.healthCheck;
-    const decision = remediationDecision();
-    const times = [check && evaluateHealth(check, state.machines, now).nextAtMs, decision && 'waitUntilMs' in decision ? decision.waitUntilMs : undefined].filter((t): t is number => t !== undefined);
+  const remediationWakeMs = (healthAt: number | undefined, decision: ReturnType<typeof controlPlaneRemediation> | undefined, now: number) => {
+    const times = [healthAt, decision && 'waitUntilMs' in decision ? decision.waitUntilMs : undefined].filter((t): t is number => t !== undefined);
     return times.length ? Math.max(1000, Math.min(...times) - now + 50) : undefined;
   };
 
@@ -275,7 +268,11 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       await cleanUp(deletedElsewhere()!);
       continue;
     }
-    const remediation = remediationDecision();
+    // One health verdict per pass: the remediation decision and the wake-up time both come from it.
+    const now = Date.now();
+    const check = state.spec.healthCheck;
+    const verdict = check && evaluateHealth(check, state.machines, now);
+    const remediation = verdict && controlPlaneRemediation(verdict, state.machines, remediationStrategy(state.spec), state.lastRemediation, now);
     state.remediationBlocked = remediation && 'blocked' in remediation ? remediation.blocked : undefined;
     if (remediation && 'remediate' in remediation) {
       await remediate(remediation.remediate, remediation.retries);
@@ -305,7 +302,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       // A machine's report (its Node's health among it) may make a remediation due.
       const moved = () => !!state.deleting || state.spec !== spec || changes() !== seen || machineHash(state) !== hash || state.paused !== paused || workflowInfo().continueAsNewSuggested;
       const wakes = [
-        msUntilRolloutAfter(state.spec.rolloutAfter, Date.now()), state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined, remediationWakeMs(Date.now()),
+        msUntilRolloutAfter(state.spec.rolloutAfter, now), state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined, remediationWakeMs(verdict?.nextAtMs, remediation, now),
       ].filter((t): t is number => t !== undefined);
       await (wakes.length ? condition(moved, Math.min(...wakes)) : condition(moved));
     }

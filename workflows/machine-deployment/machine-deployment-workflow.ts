@@ -9,7 +9,7 @@ import { inBatches } from '../shared/machine-pool';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
 import { workerMachineSpec } from '../shared/worker-machine-spec';
 import { machineDeploymentMachineLabels } from '../../src/contract/machine-labels';
-import { evaluateHealth, withRemediations } from '../shared/machine-health';
+import { evaluateHealth, withRemediations, type HealthVerdict } from '../shared/machine-health';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { someNames } from '../shared/some-names';
@@ -128,7 +128,8 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       continue;
     }
     const now = Date.now();
-    if (await remediate(now)) continue;
+    const verdict = state.spec.healthCheck && evaluateHealth(state.spec.healthCheck, state.machines, now);
+    if (verdict && await remediate(verdict, now)) continue;
     const set = current();
     const live = state.machines.filter((m) => !m.deleting).length;
     if (!state.paused) state.pausedSurplus = undefined;
@@ -158,7 +159,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     }
     setStep(plan.complete ? 'Stable' : state.paused ? 'Paused' : 'RollingOut', plan.complete ? `${state.spec.replicas} machines running (revision ${set.revision})` : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${blockers()}`);
     const seen = changes();
-    const wake = nextWakeMs(now);
+    const wake = nextWakeMs(now, verdict?.nextAtMs);
     const moved = () => !!state.deleting || changes() !== seen || workflowInfo().continueAsNewSuggested;
     await (wake === undefined ? condition(moved) : condition(moved, wake));
   }
@@ -168,10 +169,9 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
    * The MachineHealthCheck's verdict acted on, as a MachineSet remediates: unhealthy machines are deleted
    * (drain and hooks as usual) and the plan's next pass replaces them. False when nothing was remediated.
    */
-  async function remediate(now: number): Promise<boolean> {
-    const check = state.spec.healthCheck;
-    const verdict = check && evaluateHealth(check, state.machines, now);
-    if (!check || !verdict?.allowed || !verdict.remediable.length) return false;
+  async function remediate(verdict: HealthVerdict, now: number): Promise<boolean> {
+    const check = state.spec.healthCheck!;
+    if (!verdict.allowed || !verdict.remediable.length) return false;
     state.remediations = withRemediations(state.remediations, verdict.remediable, now);
     setStep('Remediating', `MachineHealthCheck ${check.name}: remediating ${verdict.remediable.map((u) => `${u.machine} (${u.message}, since ${u.since})`).slice(0, 3).join(', ')}${verdict.remediable.length > 3 ? ` and ${verdict.remediable.length - 3} more` : ''}`);
     await deleteMachines(verdict.remediable.map((u) => u.machine));
@@ -184,10 +184,9 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     return stuck.length ? ` [${stuck.map((m) => `${m.name} ${m.phase}: ${m.blocker}`).join('; ')}]` : '';
   }
 
-  /** When to look again without a message: a machine reaching minReadySeconds, or rolloutAfter passing. */
-  function nextWakeMs(now: number): number | undefined {
+  /** When to look again without a message: a machine reaching minReadySeconds, a health timeout (`healthAt`), or rolloutAfter passing. */
+  function nextWakeMs(now: number, healthAt: number | undefined): number | undefined {
     const times = state.machines.filter((m) => m.runningSince && !m.deleting).map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000).filter((t) => t > now);
-    const healthAt = state.spec.healthCheck && evaluateHealth(state.spec.healthCheck, state.machines, now).nextAtMs;
     if (healthAt !== undefined) times.push(healthAt);
     const untilRolloutAfter = msUntilRolloutAfter(state.spec.rolloutAfter, now);
     if (untilRolloutAfter !== undefined) times.push(now + untilRolloutAfter);
