@@ -42,6 +42,7 @@ const options = {
   component: { type: 'string', help: `dev break|repair machine: one control-plane component (${controlPlaneComponents.join(', ')})` },
   all: { type: 'boolean', help: 'dev break|repair machine: the whole machine (every process; the default of repair)' },
   persistence: { type: 'string', help: 'dev start: sqlite (the Temporal dev server; the default) or postgres (the production topology: Temporal server, Web UI server, PostgreSQL); default: what runs' },
+  serve: { type: 'string', help: 'worker: what it serves: core (the capt-core and capt-owners queues) and/or a provider (local), comma-separated; default all (CAPT_WORKER_SERVES)' },
   'tls-cert': { type: 'string', help: 'client certificate for mutual TLS to Temporal (TEMPORAL_TLS_CERT)' },
   'tls-key': { type: 'string', help: 'client key for mutual TLS to Temporal (TEMPORAL_TLS_KEY)' },
   'tls-ca': { type: 'string', help: 'CA certificate of the Temporal server (TEMPORAL_TLS_CA)' },
@@ -379,6 +380,7 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     case 'worker': {
+      if (values.serve !== undefined) process.env.CAPT_WORKER_SERVES = values.serve;
       const { workerMain } = await import('../worker/worker-main');
       await workerMain();
       return 0;

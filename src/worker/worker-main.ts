@@ -2,18 +2,21 @@ import { NativeConnection, Runtime } from '@temporalio/worker';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { logger, temporalLogger } from './logging';
 import { createWorkers, runWorkers } from './start-workers';
+import { workerServes } from './worker-serves';
 
 /**
  * A capt worker process: `capt worker` and the embedded stack run this. Configured by environment:
  * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TLS as src/config/temporal-connection reads them, and
- * CAPT_WORKFLOW_BUNDLE, a prebuilt workflow bundle to skip bundling at start.
+ * CAPT_WORKFLOW_BUNDLE, a prebuilt workflow bundle to skip bundling at start, and CAPT_WORKER_SERVES, which
+ * queues it serves (see worker-serves.ts).
  */
 export async function workerMain(): Promise<void> {
+  const serves = workerServes(process.env.CAPT_WORKER_SERVES);
   Runtime.install({ logger: temporalLogger });
   const connection = await NativeConnection.connect({ address: temporalAddress(), tls: temporalTLS() });
   const bundle = process.env.CAPT_WORKFLOW_BUNDLE;
-  const workers = await createWorkers({ connection, namespace: temporalNamespace(), ...(bundle ? { workflowBundle: { codePath: bundle } } : {}) });
-  logger.info({ address: temporalAddress(), namespace: temporalNamespace() }, 'capt worker ready');
+  const workers = await createWorkers({ connection, namespace: temporalNamespace(), ...serves, ...(bundle ? { workflowBundle: { codePath: bundle } } : {}) });
+  logger.info({ address: temporalAddress(), namespace: temporalNamespace(), ...serves }, 'capt worker ready');
   process.stdout.write('capt worker ready\n');
   try {
     await runWorkers(workers);
