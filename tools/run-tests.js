@@ -25,8 +25,9 @@ if (selected.length === 0) {
   process.exit(2);
 }
 // These run a second time against the production topology (Temporal server + PostgreSQL), unless
-// CAPT_TEST_TEMPORAL names one Temporal for every file (test/fixtures/temporal.ts reads it).
-const alsoOnPostgres = ['cluster/control-plane.test', 'machine-deployment/machine-deployment-rollout', 'fault/temporal-restart'];
+// CAPT_TEST_TEMPORAL names one Temporal for every file (test/fixtures/temporal.ts reads it):
+// fault/temporal-restart is a whole cluster lifecycle (create, rollout, control-plane upgrade, delete).
+const alsoOnPostgres = ['machine-deployment/machine-deployment-rollout', 'fault/temporal-restart'];
 const runs = selected.flatMap((file) => [
   { file, temporal: process.env.CAPT_TEST_TEMPORAL },
   ...(!process.env.CAPT_TEST_TEMPORAL && alsoOnPostgres.some((p) => relative(root, file).includes(p)) ? [{ file, temporal: 'postgres' }] : []),

@@ -48,10 +48,10 @@ test('all passing: exit 0 and no failure counted', () => {
 
 test('the cluster lifecycle and rollout files run on the dev server and again on PostgreSQL; CAPT_TEST_TEMPORAL runs each file once on the Temporal it names', () => {
   const says = `test('temporal', () => console.log('# on', process.env.CAPT_TEST_TEMPORAL ?? 'dev'));`;
-  const files = { 'cluster/control-plane.test.js': says, 'machine/other.test.js': says };
+  const files = { 'fault/temporal-restart.test.js': says, 'machine/other.test.js': says };
   const both = runOver(files);
   assert.equal(both.last, '3 passed, 0 failed');
-  assert.match(both.output, /# file cluster\/control-plane\.test\.js \[postgres\][^\n]*\n[^]*?# on postgres/);
+  assert.match(both.output, /# file fault\/temporal-restart\.test\.js \[postgres\][^\n]*\n[^]*?# on postgres/);
   assert.equal(both.output.match(/# on dev/g)?.length, 2);
   const one = runOver(files, { CAPT_TEST_TEMPORAL: 'postgres' });
   assert.equal(one.last, '2 passed, 0 failed');
