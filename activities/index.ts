@@ -1,9 +1,9 @@
 // Provider-independent activities, served on the capt-core task queue.
-export { createBootstrapData, deleteBootstrapData } from './bootstrap/bootstrap-data';
+export { createBootstrapData } from './bootstrap/bootstrap-data';
 export { requestMachineDeletions, startMachineWorkflows } from './machine/machine-fan-out';
 export { deleteNode, drainNode, syncNode, waitForNode, waitForVolumeDetach } from './machine/node-activities';
 export { removeEtcdMember } from './etcd/etcd-activities';
-export { certifyClusterAdmin, ensureClusterSecrets, deleteClusterSecrets } from './bootstrap/cluster-secrets';
+export { certifyClusterAdmin, createClusterSecrets } from './bootstrap/cluster-secrets';
 export { controlPlanePreflight } from './control-plane/preflight';
 export { controlPlaneCertificateExpiry } from './control-plane/certificate-expiry';
 export { watchNodeHealth } from './kube/node-health-watch';

@@ -2,10 +2,8 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterSecretRefs } from '../activities/bootstrap/cluster-secrets';
 import { KubeClient } from '../src/kube/kube-client';
 import { LocalProvider } from '../providers/local/local-provider';
-import { getSecret } from '../src/secrets/secret-store';
 import { availableKubernetesVersions } from '../src/tools';
 import { LocalClusterDriver } from '../test/fixtures/local-cluster';
 
@@ -43,7 +41,7 @@ async function main(): Promise<void> {
     const controlPlaneMs = Date.now() - started;
     const names = Array.from({ length: workers }, (_, i) => `bench-w-${i}`);
     for (let i = 0; i < names.length; i += 20) await Promise.all(names.slice(i, i + 20).map((n) => driver.machine(n, 'join')));
-    const kube = new KubeClient(await getSecret(clusterSecretRefs('default', 'bench').adminKubeconfig));
+    const kube = new KubeClient(driver.kubeconfig());
     let ready = 0;
     while (ready < workers + 1) {
       await sleep(1000);

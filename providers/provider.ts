@@ -1,4 +1,4 @@
-import type { SecretRef } from '../src/secrets/secret-store';
+import type { AdminClientCredentials } from '../src/contract/cluster-secrets';
 
 /**
  * The one interface every infrastructure provider implements. Every operation is idempotent: create is
@@ -7,8 +7,8 @@ import type { SecretRef } from '../src/secrets/secret-store';
 export interface ClusterInfraSpec {
   namespace: string;
   name: string;
-  /** Credentials the provider may need to act on the workload cluster (the local provider's kubelets). */
-  adminKubeconfig: SecretRef;
+  /** Credentials the provider may need to act on the workload cluster (the local provider's kubelets), with its own endpoint. */
+  adminCredentials: AdminClientCredentials;
 }
 
 export interface ClusterInfraStatus {
@@ -23,7 +23,8 @@ export interface MachineInfraSpec {
   role: 'control-plane' | 'worker';
   /** Kubernetes version the machine's image carries. */
   version: string;
-  bootstrapData: SecretRef;
+  /** The rendered cloud-init user-data (secret: it holds the bootstrap token, and the CAs on a control-plane machine). */
+  bootstrapData: string;
   failureDomain?: string;
   /** The provider's machine template spec (for local: bootDelay, failBootstrap). */
   template: Record<string, unknown>;

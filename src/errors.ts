@@ -7,8 +7,12 @@ import { ApplicationFailure } from '@temporalio/common';
 export const ErrorType = {
   InvalidSpec: 'InvalidSpec',
   UnsupportedVersion: 'UnsupportedVersion',
+  /** A cluster's secrets could not be read from its cluster workflow: retried, never regenerated. */
+  ClusterSecretsUnavailable: 'ClusterSecretsUnavailable',
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 
 export const invalidSpec = (message: string, cause?: Error) => ApplicationFailure.create({ message, type: ErrorType.InvalidSpec, nonRetryable: true, cause });
 export const unsupportedVersion = (message: string) => ApplicationFailure.create({ message, type: ErrorType.UnsupportedVersion, nonRetryable: true });
+export const clusterSecretsUnavailable = (message: string, cause?: Error) =>
+  ApplicationFailure.create({ message, type: ErrorType.ClusterSecretsUnavailable, nonRetryable: false, cause });

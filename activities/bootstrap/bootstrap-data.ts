@@ -1,11 +1,12 @@
-import { deleteSecret, getSecret, putSecret, type SecretRef } from '../../src/secrets/secret-store';
 import { renderCloudConfig } from './cloud-config-renderer';
 import { type BootstrapRole } from '../../src/contract/machine';
-import { clusterPki, clusterSecretRefs } from './cluster-secrets';
+import type { ClusterSecrets } from '../../src/contract/cluster-secrets';
 import type { KubeadmConfigSpec } from '../../src/contract/kubeadm-config-spec';
 import { clusterNetworkDefaults } from '../../src/contract/cluster-network';
+import { clusterPkiFiles } from '../../src/pki/cluster-pki';
+import { clusterSecrets } from '../secrets/cluster-secrets-lookup';
 
-/** Input to the bootstrap activity: only names and non-secret facts; secrets are looked up by reference. */
+/** Input to the bootstrap activity: only names and non-secret facts; the cluster's secrets come from its workflow. */
 export interface BootstrapDataRequest {
   namespace: string;
   cluster: string;
@@ -19,25 +20,24 @@ export interface BootstrapDataRequest {
   spec: KubeadmConfigSpec;
 }
 
-export const bootstrapDataRef = (namespace: string, machine: string): SecretRef => ({ secret: `machines/${namespace}/${machine}/bootstrap-data` });
-
-/** Renders the machine's cloud-init user-data into the secret store (overwriting is idempotent) and returns its reference. */
-export async function createBootstrapData(req: BootstrapDataRequest): Promise<SecretRef> {
-  const refs = clusterSecretRefs(req.namespace, req.cluster);
+/** The machine's cloud-init user-data: the token always, the cluster's CAs for a control-plane machine. */
+export function renderBootstrapData(req: BootstrapDataRequest, secrets: ClusterSecrets): string {
   const networking = req.spec.clusterConfiguration?.networking;
-  const userData = renderCloudConfig(req.role, req.spec, {
+  return renderCloudConfig(req.role, req.spec, {
     clusterName: req.cluster, kubernetesVersion: req.kubernetesVersion, controlPlaneEndpoint: req.controlPlaneEndpoint,
     serviceSubnet: req.serviceSubnet ?? networking?.serviceSubnet ?? clusterNetworkDefaults.serviceSubnet,
     podSubnet: req.podSubnet ?? networking?.podSubnet ?? clusterNetworkDefaults.podSubnet,
     serviceDomain: req.serviceDomain ?? networking?.dnsDomain ?? clusterNetworkDefaults.serviceDomain,
-    token: (await getSecret(refs.bootstrapToken)).trim(),
-    clusterPki: req.role === 'join' ? undefined : await clusterPki(req.namespace, req.cluster),
+    token: secrets.bootstrapToken,
+    clusterPki: req.role === 'join' ? undefined : clusterPkiFiles(secrets),
   });
-  const ref = bootstrapDataRef(req.namespace, req.machine);
-  await putSecret(ref, userData);
-  return ref;
 }
 
-export async function deleteBootstrapData(namespace: string, machine: string): Promise<void> {
-  await deleteSecret(bootstrapDataRef(namespace, machine));
+/**
+ * Renders the machine's user-data and returns it to the machine workflow, which hands it to the provider's
+ * create-machine activity and keeps it nowhere else. The secrets are asked fresh: user-data made from a
+ * former cluster of the same name would never join this one.
+ */
+export async function createBootstrapData(req: BootstrapDataRequest): Promise<string> {
+  return renderBootstrapData(req, (await clusterSecrets(req.namespace, req.cluster, { fresh: true })).secrets);
 }

@@ -1,9 +1,6 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { ClusterHealth, ClusterHealthInput, NodesHealth, SystemPodsHealth } from '../../src/contract/cluster-health';
 import type { KubeClient } from '../../src/kube/kube-client';
 import { heartbeating } from '../../src/util/heartbeat-poll';
-import { getSecret } from '../../src/secrets/secret-store';
-import { clusterSecretRefs } from '../bootstrap/cluster-secrets';
 import { etcdClientTLS } from '../etcd/etcd-credentials';
 import { workloadClient } from '../kube/workload-cluster';
 import { endpointReadyz, machineComponents } from './component-health';
@@ -43,18 +40,11 @@ async function checkSystemPods(kube: KubeClient): Promise<SystemPodsHealth> {
 /**
  * `capt health cluster`: etcd, the apiservers, controller-managers and schedulers, the Nodes and the
  * kube-system pods, each checked on its own so one that fails (an apiserver without etcd) never hides
- * the others. Runs on a worker because the cluster's credentials (admin kubeconfig, etcd CA) live only in
- * the workers' secret store. Read-only, so a retry repeats it harmlessly; its answer is bounded.
+ * the others. Runs on a worker, which reads the cluster's credentials (admin kubeconfig, etcd CA) from its
+ * cluster workflow. Read-only, so a retry repeats it harmlessly; its answer is bounded.
  */
 export async function checkClusterHealth(input: ClusterHealthInput): Promise<ClusterHealth> {
   return heartbeating(async () => {
-    // Only a missing secret is final; an error while issuing the etcd client certificate is worth a retry.
-    await getSecret(clusterSecretRefs(input.namespace, input.cluster).pki).catch((err: Error) => {
-      throw ApplicationFailure.nonRetryable(
-        `cluster ${input.namespace}/${input.cluster} has no certificate authority in this worker's secret store (${err.message}); it is not created yet or already deleted`,
-        'ClusterSecretsMissing',
-      );
-    });
     const tls = await etcdClientTLS(input.namespace, input.cluster);
     const kube = await workloadClient(input.namespace, input.cluster);
     const machines = input.controlPlaneMachines;

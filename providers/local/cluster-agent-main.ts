@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { getSecret } from '../../src/secrets/secret-store';
+import { readFile } from 'node:fs/promises';
 import { readJson } from '../../src/util/files';
 import { serveWorkerJoins } from './kubeadm/join-service';
 import { KubeletApi } from './kubelet/kube-api';
 import { kubeletConcurrency, SimulatedKubelets } from './kubelet/simulated-kubelets';
 import {
-  agentJoinPort, kubeletConfigPath, machineDir, machineRecordPath, machinesDir, type KubeletRegistration, type LocalClusterRecord, type LocalMachineRecord,
+  agentJoinPort, clusterKubeconfigPath, kubeletConfigPath, machineDir, machineRecordPath, machinesDir, type KubeletRegistration, type LocalClusterRecord, type LocalMachineRecord,
 } from './layout';
 import { ApiserverLoadBalancer } from './load-balancer';
 
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   await Promise.all([
     everyWhileClusterExists(dir, 500, () => lb.checkBackends()),
     everyWhileClusterExists(dir, 1000, async () => {
-      kubelets ??= new SimulatedKubelets(new KubeletApi(await getSecret(cluster.adminKubeconfig), kubeletConcurrency));
+      kubelets ??= new SimulatedKubelets(new KubeletApi(await readFile(clusterKubeconfigPath(dir), 'utf8'), kubeletConcurrency));
       // A machine whose kubelet was stopped on purpose goes silent, as a powered-off one does.
       await kubelets.sync(machines.powered().flatMap((m) => (m.registration && !m.record.kubeletStopped ? [m.registration] : [])));
     }),

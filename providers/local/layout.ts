@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { captHome } from '../../src/config/capt-home';
-import type { SecretRef } from '../../src/secrets/secret-store';
 
 /** Where the local provider keeps a cluster's and its machines' state on this host. */
 export const localRoot = () => join(captHome(), 'local');
@@ -8,6 +7,8 @@ export const localRoot = () => join(captHome(), 'local');
 export const agentJoinPort = 6444;
 export const clusterDir = (namespace: string, cluster: string) => join(localRoot(), namespace, cluster);
 export const clusterRunDir = (dir: string) => join(dir, 'run');
+/** The kubeconfig the simulated kubelets act with, as kwok's do (0600, written by createCluster). */
+export const clusterKubeconfigPath = (dir: string) => join(dir, 'admin.kubeconfig');
 export const machinesDir = (dir: string) => join(dir, 'machines');
 export const machineDir = (dir: string, machine: string) => join(machinesDir(dir), machine);
 /** The provider's record of a machine; its presence means the machine is fully laid out. */
@@ -23,8 +24,6 @@ export interface LocalClusterRecord {
   namespace: string;
   name: string;
   endpoint: { host: string; port: number };
-  /** The kubeconfig the simulated kubelets act with, as kwok's do. */
-  adminKubeconfig: SecretRef;
 }
 
 export interface LocalMachineRecord {

@@ -2,7 +2,6 @@ import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { unsupportedVersion } from '../../src/errors';
-import { getSecret } from '../../src/secrets/secret-store';
 import { availableKubernetesVersions, toolPaths } from '../../src/tools';
 import type {
   BootstrapCheck, ClusterInfraSpec, ClusterInfraStatus, InfrastructureProvider, MachineInfraSpec, MachineInfraStatus, MachineRef,
@@ -11,13 +10,14 @@ import { claimAddress, releaseAddress } from './addresses';
 import { renderCloudInitScript, scriptInMachine, stepOutputInMachine, type BootstrapReport } from './cloud-init/cloud-init-script';
 import { kubeadmShim } from './kubeadm/kubeadm-shim';
 import {
-  agentJoinPort, bootstrapReportPath, clusterDir, clusterRunDir, localRoot, machineDir, machineRecordPath, machineRoot, machineRunDir, machinesDir, sentinelPath,
+  agentJoinPort, bootstrapReportPath, clusterDir, clusterKubeconfigPath, clusterRunDir, localRoot, machineDir, machineRecordPath, machineRoot, machineRunDir, machinesDir, sentinelPath,
   type LocalClusterRecord, type LocalMachineRecord,
 } from './layout';
 import { clearFault, currentFaults, injectFault, type MachineFault } from './machine-faults';
 import type { MachineMetadata } from './machine-metadata';
 import { prepareMachineRoot, sandboxed } from './machine-sandbox';
-import { readJson, writeJsonAtomic } from '../../src/util/files';
+import { readJson, writeFileAtomic, writeJsonAtomic } from '../../src/util/files';
+import { adminKubeconfig } from '../../src/secrets/cluster-secrets';
 import { isListening } from '../../src/util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../../src/util/processes';
 import { standardPorts } from './control-plane-components';
@@ -51,10 +51,13 @@ export class LocalProvider implements InfrastructureProvider {
     let record = await readJson<LocalClusterRecord>(join(dir, 'cluster.json'));
     if (!record) {
       const host = await claimAddress(`cluster/${spec.namespace}/${spec.name}`);
-      record = { namespace: spec.namespace, name: spec.name, endpoint: { host, port: apiserverPort }, adminKubeconfig: spec.adminKubeconfig };
+      record = { namespace: spec.namespace, name: spec.name, endpoint: { host, port: apiserverPort } };
       await mkdir(machinesDir(dir), { recursive: true });
       await writeJsonAtomic(join(dir, 'cluster.json'), record);
     }
+    // Written on every call (the same content): the agent reads it here, on the host that holds the cluster.
+    const endpoint = `${record.endpoint.host}:${record.endpoint.port}`;
+    await writeFileAtomic(clusterKubeconfigPath(dir), adminKubeconfig(spec.name, endpoint, spec.adminCredentials), 0o600);
     await startDetached({ name: 'cluster-agent', command: process.execPath, args: [join(__dirname, 'cluster-agent-main.js'), dir], stateDir: clusterRunDir(dir) });
     return { ready: true, endpoint: record.endpoint };
   }
@@ -105,7 +108,7 @@ export class LocalProvider implements InfrastructureProvider {
         name: spec.name, ip: record.ip, providerID: record.providerID, kubernetesVersion: spec.version, kubernetesBin, etcdBinary: toolPaths().etcd,
       };
       await writeJsonAtomic(join(root, 'run/capt/metadata.json'), metadata);
-      const userData = await getSecret(spec.bootstrapData);
+      const userData = spec.bootstrapData;
       await writeFile(join(root, 'var/lib/cloud/instance/user-data.txt'), userData, { mode: 0o600 });
       // Like cloud-init, the user-data becomes a script; it holds the user-data's secrets too.
       await writeFile(join(root, scriptInMachine), renderCloudInitScript(userData, record), { mode: 0o700 });

@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ClusterModel, ControlPlaneModel, MachineDeploymentModel } from '../api/model';
 import type { AdminCredentials, ClusterStatus, RunningTemplates } from './cluster';
+import type { ClusterSecretsAnswer } from './cluster-secrets';
 import type { MachineReport } from './machine';
 import type { MachineRecord, OwnerStatus, OwnerSummary, Revision } from './owner';
 
@@ -12,6 +13,11 @@ export const appliedModelQuery = defineQuery<{ model: ClusterModel; running: Run
 export const applyClusterUpdate = defineUpdate<ClusterStatus, [ClusterModel]>('applyCluster');
 export const deleteClusterUpdate = defineUpdate<ClusterStatus, []>('deleteCluster');
 /** `capt kubeconfig`: an admin certificate for the client's public key (PEM); the private key never travels. */
+/**
+ * The cluster's secrets, for capt's workers only (activities resolve them through this query); undefined
+ * until they are created. No other query, status or detail carries them.
+ */
+export const clusterSecretsQuery = defineQuery<ClusterSecretsAnswer | undefined>('clusterSecrets');
 export const issueKubeconfigUpdate = defineUpdate<AdminCredentials, [{ publicKey: string }]>('issueKubeconfig');
 
 export const ownerStatusQuery = defineQuery<OwnerStatus>('ownerStatus');

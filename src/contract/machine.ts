@@ -65,7 +65,6 @@ export const DeletionGate = {
   VolumeDetach: 'WaitingForVolumeDetach',
   PreTerminateHooks: 'WaitingForPreTerminateHook',
   Infrastructure: 'DeletingInfrastructure',
-  BootstrapData: 'DeletingBootstrapData',
   Node: 'DeletingNode',
   Done: 'Deleted',
 } as const;

@@ -20,8 +20,13 @@ export async function readJson<T>(path: string): Promise<T | undefined> {
   }
 }
 
+/** Writes through a temporary file and rename, so a reader never sees half a file. */
+export async function writeFileAtomic(path: string, content: string, mode = 0o644): Promise<void> {
+  await writeFile(`${path}.tmp`, content, { mode });
+  await rename(`${path}.tmp`, path);
+}
+
 /** Writes through a temporary file and rename, so a reader never sees half a record. */
 export async function writeJsonAtomic(path: string, value: unknown, mode = 0o644): Promise<void> {
-  await writeFile(`${path}.tmp`, JSON.stringify(value, null, 2), { mode });
-  await rename(`${path}.tmp`, path);
+  await writeFileAtomic(path, JSON.stringify(value, null, 2), mode);
 }

@@ -3,12 +3,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
 import type { ClusterHealth } from '../../src/contract/cluster-health';
-import { getSecret } from '../../src/secrets/secret-store';
 import { runCapt } from '../fixtures/capt-cli';
+import { clusterKubeconfig } from '../fixtures/cluster-secrets';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { Workloads } from '../fixtures/workloads';
 
@@ -59,7 +58,7 @@ test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system p
   assert.match(unknown.stderr, /cluster default\/nope not found .*`capt get clusters -A` lists them/);
 
   // A kube-system pod no Node can take is named with the scheduler's event.
-  const workloads = new Workloads(await getSecret(clusterSecretRefs('default', 'hc').adminKubeconfig));
+  const workloads = new Workloads(await clusterKubeconfig(suite.client.client, 'default', 'hc'));
   // The controller-manager creates the namespace's default service account shortly after start; a pod needs it.
   for (const deadline = Date.now() + 60_000; !(await workloads.core.readNamespacedServiceAccount({ namespace: 'kube-system', name: 'default' }).catch(() => undefined)); await sleep(500)) {
     assert.ok(Date.now() < deadline, 'kube-system/default service account');

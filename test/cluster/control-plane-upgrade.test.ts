@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
+import { clusterEtcdTLS } from '../fixtures/cluster-secrets';
 import { listMembers } from '../../src/etcd/etcd-client';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
@@ -30,7 +30,7 @@ const serving = (s: ClusterView) => s.controlPlane!.machines.filter((m) => m.pha
  * Returns the machines' names, the step this check saw.
  */
 async function checkAgainstCluster(before: ClusterView): Promise<string> {
-  const tls = await etcdClientTLS('default', 'up');
+  const tls = await clusterEtcdTLS(suite.client.client, 'default', 'up');
   let members: string[] = [];
   for (const m of before.controlPlane!.machines.filter((x) => x.address)) {
     members = await listMembers(`https://${m.address}:2379`, tls).then((list) => list.map((x) => x.name), () => []);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
+import { clusterEtcdTLS } from '../fixtures/cluster-secrets';
 import { listMembers } from '../../src/etcd/etcd-client';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
@@ -31,7 +31,7 @@ async function settled(predicate: (s: ClusterView) => boolean, what: string, tim
 
 async function members(status: ClusterView): Promise<{ etcd: string[]; machines: string[] }> {
   const addresses = status.controlPlane!.machines.flatMap((m) => (m.address ? [m.address] : []));
-  const tls = await etcdClientTLS('default', 'ha');
+  const tls = await clusterEtcdTLS(suite.client.client, 'default', 'ha');
   for (const ip of addresses) {
     try {
       return { etcd: (await listMembers(`https://${ip}:2379`, tls)).map((m) => m.name).sort(), machines: status.controlPlane!.machines.map((m) => m.name).sort() };

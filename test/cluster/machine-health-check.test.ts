@@ -10,7 +10,7 @@ import { LocalProvider } from '../../providers/local/local-provider';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import type { OwnerStatus } from '../../src/contract/owner';
-import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
+import { clusterEtcdTLS } from '../fixtures/cluster-secrets';
 import { listMembers } from '../../src/etcd/etcd-client';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { readyzProbe } from '../fixtures/readyz-probe';
@@ -228,7 +228,7 @@ test('control plane: one of three machines stopped is remediated (etcd members =
 
 /** The etcd members of a cluster, asked of its control-plane machines in turn. */
 async function etcdMembers(clusterName: string, cp: OwnerStatus): Promise<string[]> {
-  const tls = await etcdClientTLS('default', clusterName);
+  const tls = await clusterEtcdTLS(suite.client.client, 'default', clusterName);
   for (const m of cp.machines) {
     if (!m.address) continue;
     const listed = await listMembers(`https://${m.address}:2379`, tls).catch(() => undefined);

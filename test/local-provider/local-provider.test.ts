@@ -7,10 +7,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { getSecret } from '../../src/secrets/secret-store';
-import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { listMembers, removeMember } from '../../src/etcd/etcd-client';
-import { etcdClientTLS } from '../../activities/etcd/etcd-credentials';
+import { clusterEtcdClientTLS } from '../../src/etcd/etcd-client-tls';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { clusterDir, machineDir, machineRoot } from '../../providers/local/layout';
 import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
@@ -57,7 +55,7 @@ before(async () => {
   driver = new LocalClusterDriver(provider, 'default', 'alpha', version);
   await driver.create();
   kubeconfigFile = join(home, 'alpha.kubeconfig');
-  await writeFile(kubeconfigFile, await getSecret(clusterSecretRefs('default', 'alpha').adminKubeconfig), { mode: 0o600 });
+  await writeFile(kubeconfigFile, driver.kubeconfig(), { mode: 0o600 });
 });
 
 after(async () => {
@@ -89,7 +87,7 @@ test('one control-plane and two worker machines: kubectl shows three Ready nodes
 test('a second control-plane machine joins etcd; once its member is removed (the control plane workflow does that, see cluster/control-plane.test), deleting it removes its processes', async () => {
   const joined = await driver.machine('alpha-cp-1', 'join-control-plane');
   assert.deepEqual(await driver.bootstrapResult('alpha-cp-1'), { state: 'succeeded' });
-  const tls = await etcdClientTLS('default', 'alpha');
+  const tls = await clusterEtcdClientTLS(driver.secrets);
   const first = (await provider.describeMachine(driver.ref('alpha-cp-0')))!.addresses[0]!;
   const members = await listMembers(`https://${first}:2379`, tls);
   assert.deepEqual(members.map((m) => m.name).sort(), ['alpha-cp-0', 'alpha-cp-1']);

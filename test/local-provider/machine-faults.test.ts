@@ -5,11 +5,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Node } from '@kubernetes/client-node';
-import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { standardPorts } from '../../providers/local/control-plane-components';
 import { KubeClient } from '../../src/kube/kube-client';
-import { getSecret } from '../../src/secrets/secret-store';
 import { availableKubernetesVersions } from '../../src/tools';
 import { LocalClusterDriver } from '../fixtures/local-cluster';
 import { listening } from '../fixtures/leaks';
@@ -45,7 +43,7 @@ before(async () => {
   assert.deepEqual(await driver.bootstrapResult('faulty-cp-0'), { state: 'succeeded' });
   await driver.machine('faulty-md-0', 'join');
   assert.deepEqual(await driver.bootstrapResult('faulty-md-0'), { state: 'succeeded' });
-  kube = new KubeClient(await getSecret(clusterSecretRefs('default', 'faulty').adminKubeconfig));
+  kube = new KubeClient(driver.kubeconfig());
   await until('both Nodes Ready', async () => (await kube.listNodes()).filter((n) => ready(n) === 'True').length === 2);
 });
 

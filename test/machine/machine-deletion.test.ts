@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
-import { getSecret } from '../../src/secrets/secret-store';
 import { changeMachineUpdate, deleteMachineUpdate } from '../../src/contract/machine-messages';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { Workloads } from '../fixtures/workloads';
@@ -11,7 +9,7 @@ const h = new MachineHarness('dr');
 let w: Workloads;
 before(async () => {
   await h.start();
-  w = new Workloads(await getSecret(clusterSecretRefs('default', 'dr').adminKubeconfig));
+  w = new Workloads(h.driver.kubeconfig());
 });
 after(() => h.stop());
 

@@ -4,9 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterSecretRefs } from '../../activities/bootstrap/cluster-secrets';
 import { clusterDir, machineDir, machineRoot, machineRunDir, machinesDir } from '../../providers/local/layout';
-import { getSecret } from '../../src/secrets/secret-store';
 import { deleteMachineUpdate } from '../../src/contract/machine-messages';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { Workloads } from '../fixtures/workloads';
@@ -18,7 +16,7 @@ before(() => h.start());
 after(() => h.stop());
 
 test('SIGKILL of the worker mid-provision and again mid-drain: a new worker finishes, one machine existed, nothing leaked', async () => {
-  const w = new Workloads(await getSecret(clusterSecretRefs('default', 'du').adminKubeconfig));
+  const w = new Workloads(h.driver.kubeconfig());
   const handle = await h.startMachine(h.spec('du-w', { infrastructure: { kind: 'LocalMachineTemplate', spec: { bootDelaySeconds: 6 } } }));
   await h.waitFor(handle, (s) => s.stepReason === 'WaitingForBootstrap', 'the bootstrap wait');
   const mdir = machineDir(clusterDir('default', 'du'), 'du-w');

@@ -6,7 +6,6 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { KubeClient, isNotFound } from '../../src/kube/kube-client';
-import { putSecret, type SecretRef } from '../../src/secrets/secret-store';
 import * as activities from '../activities/smoke-activities';
 import { startKubeControlPlane, type KubeControlPlane } from '../fixtures/kube-control-plane';
 import { bundle, startTemporal } from '../fixtures/temporal';
@@ -17,14 +16,15 @@ let env: TestWorkflowEnvironment;
 let kube: KubeControlPlane;
 let workflows: WorkflowBundleWithSourceMap;
 let home: string;
-const kubeconfig: SecretRef = { secret: 'test/admin-kubeconfig' };
+let kubeconfig: string;
 const entries = (n: number): [string, string][] => Array.from({ length: n }, (_, i) => [`key${i}`, `value${i}`]);
 
 before(async () => {
   home = await mkdtemp(join(tmpdir(), 'capt-home-'));
   process.env.CAPT_HOME = home;
   [env, kube, workflows] = await Promise.all([startTemporal(), startKubeControlPlane(), bundle(require.resolve('../workflows'))]);
-  await putSecret(kubeconfig, kube.kubeconfig);
+  kubeconfig = join(home, 'admin.kubeconfig');
+  await writeFile(kubeconfig, kube.kubeconfig, { mode: 0o600 });
 });
 
 after(async () => {

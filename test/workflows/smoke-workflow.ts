@@ -1,6 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/smoke-activities';
-import type { SecretRef } from '../../src/secrets/secret-store';
 
 const { ensureNamespace, readConfigMap } = proxyActivities<typeof activities>({ startToCloseTimeout: '30s' });
 const { writeConfigMapSlowly } = proxyActivities<typeof activities>({
@@ -11,7 +10,8 @@ const { writeConfigMapSlowly } = proxyActivities<typeof activities>({
 });
 
 export interface SmokeInput {
-  kubeconfig: SecretRef;
+  /** A file on the worker's host: the kubeconfig itself stays out of history. */
+  kubeconfig: string;
   namespace: string;
   configMap: string;
   entries: [string, string][];

@@ -9,7 +9,7 @@ import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import type { ClusterModel, StandaloneMachineModel } from '../../src/api/model';
 import {
-  appliedModelQuery, applyClusterUpdate, childChangedSignal, clusterPausedSignal, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, issueKubeconfigUpdate, machineDeploymentSpecSignal, machineReportSignal,
+  appliedModelQuery, applyClusterUpdate, childChangedSignal, clusterPausedSignal, clusterSecretsQuery, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, issueKubeconfigUpdate, machineDeploymentSpecSignal, machineReportSignal,
   scaleSignal,
 } from '../../src/contract/cluster-messages';
 import { captAttributes } from '../../src/contract/search-attributes';
@@ -26,6 +26,7 @@ import { machineTemplateChangedSignal } from '../../src/contract/machine-message
 import { MachinePhase } from '../../src/contract/machine';
 import { changedGeneration, clusterStatus, controlPlaneOf, machineDeploymentOf, ownerKey, type ClusterState } from './cluster-status';
 import { waitingToStart } from '../../src/contract/cluster';
+import { adminClientCredentials, type ClusterSecrets } from '../../src/contract/cluster-secrets';
 
 /** One attempt of the Node health watch; then a fresh one (bounded activities, and a new worker version takes over). */
 const nodeHealthAttemptSeconds = 600;
@@ -33,6 +34,11 @@ const nodeHealthAttemptSeconds = 600;
 export interface ClusterInput {
   model: ClusterModel;
   state?: ClusterState;
+  /**
+   * The cluster's secrets, carried across continue-as-new apart from the state so that nothing that
+   * publishes the state (status, details, search attributes) can reach them.
+   */
+  secrets?: ClusterSecrets;
 }
 
 /**
@@ -58,6 +64,9 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   // Long-lived: each attempt returns after nodeHealthAttemptSeconds; a lost worker is noticed within the heartbeat timeout.
   const watcher = proxyActivities<typeof coreActivities>({ startToCloseTimeout: `${nodeHealthAttemptSeconds + 60}s`, heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const self = workflowInfo().workflowId;
+  // The first result recorded wins; a later run gets them from its input. Only the clusterSecrets query answers them.
+  let secrets = input.secrets;
+  setHandler(clusterSecretsQuery, () => (secrets ? { endpoint: facts.endpoint, deleting: state.deleting, secrets } : undefined));
 
   let publishedPhase = '';
   const refresh = () => {
@@ -227,11 +236,13 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   async function create(): Promise<void> {
     await whilePaused();
     if (!state.infrastructureReady) {
+      if (!secrets) {
+        setStep('CreatingSecrets', 'creating the cluster certificate authorities and admin credentials');
+        secrets = await core.createClusterSecrets();
+      }
       setStep('CreatingInfrastructure', `creating ${state.model.infrastructure.kind} on provider ${facts.provider}`);
-      const infra = await provider.createClusterInfrastructure({ namespace: facts.namespace, name: facts.name, adminKubeconfig: { secret: `clusters/${facts.namespace}/${facts.name}/admin.kubeconfig` } });
+      const infra = await provider.createClusterInfrastructure({ namespace: facts.namespace, name: facts.name, adminCredentials: adminClientCredentials(secrets) });
       facts.endpoint = `${infra.endpoint.host}:${infra.endpoint.port}`;
-      setStep('CreatingSecrets', 'creating the cluster certificate authorities and admin credentials');
-      await core.ensureClusterSecrets(facts.namespace, facts.name, facts.endpoint);
       state.infrastructureReady = true;
       setStep('StartingControlPlane', `starting control plane ${state.model.controlPlane.name}`);
       await startChild(controlPlaneWorkflow, {
@@ -274,7 +285,6 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     }
     setStep('DeletingInfrastructure', `deleting ${state.model.infrastructure.kind}`);
     await provider.deleteClusterInfrastructure(facts.namespace, facts.name);
-    await core.deleteClusterSecrets(facts.namespace, facts.name);
     state.deleted = true;
     setStep('Deleted', 'deleted');
   }
@@ -311,7 +321,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     if (workflowInfo().continueAsNewSuggested) {
       await stopNodeHealth();
       await condition(allHandlersFinished);
-      return continueAsNew<typeof clusterWorkflow>({ model: state.model, state });
+      return continueAsNew<typeof clusterWorkflow>({ model: state.model, state, secrets });
     }
   }
   await stopNodeHealth();

@@ -13,11 +13,11 @@ const { checkClusterHealth } = proxyActivities<typeof activities>({
 /**
  * `capt health cluster`: one check, in a workflow of its own (`health/<ns>/<cluster>/<id>`) that the client
  * starts and waits for, so the cluster workflow's history does not grow with each check. A worker runs it,
- * as only workers hold the cluster's credentials.
+ * as only workers read the cluster's credentials (from the cluster workflow).
  */
 export async function clusterHealthWorkflow(input: ClusterHealthInput): Promise<ClusterHealth> {
   return checkClusterHealth(input).catch((err: unknown) => {
-    // The activity's own failure (the cluster's secrets gone) is what the client should read, not "Activity task failed".
+    // The activity's own failure (the cluster's secrets unreadable) is what the client should read, not "Activity task failed".
     throw err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;
   });
 }

@@ -137,20 +137,18 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   });
 
   async function create(): Promise<void> {
-    if (!state.bootstrapDataReady) {
+    if (!state.infrastructure) {
+      // The user-data goes straight to the provider's activity and is kept in no state, status or query.
       setStep('RenderingBootstrapData', 'rendering bootstrap data');
-      await local.createBootstrapData({
+      const bootstrapData = await local.createBootstrapData({
         namespace: spec.namespace, cluster: spec.cluster, machine: spec.name, role: spec.bootstrap.role, kubernetesVersion: spec.version,
         controlPlaneEndpoint: spec.bootstrap.controlPlaneEndpoint, spec: spec.bootstrap.config,
         serviceSubnet: spec.bootstrap.serviceSubnet, podSubnet: spec.bootstrap.podSubnet, serviceDomain: spec.bootstrap.serviceDomain,
       });
       state.bootstrapDataReady = true;
-    }
-    if (!state.infrastructure) {
       setStep('CreatingInfrastructure', `creating ${spec.infrastructure.kind} on provider ${spec.provider}`);
       const infra = await provider.createMachineInfrastructure({
-        ...ref, role: spec.role, version: spec.version, bootstrapData: { secret: `machines/${spec.namespace}/${spec.name}/bootstrap-data` },
-        failureDomain: spec.failureDomain, template: spec.infrastructure.spec,
+        ...ref, role: spec.role, version: spec.version, bootstrapData, failureDomain: spec.failureDomain, template: spec.infrastructure.spec,
       });
       state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
     }
@@ -253,9 +251,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     await waitForHooks(DeletionGate.PreTerminateHooks, preTerminateHookPrefix);
     const node = await nodeToDelete();
     enterGate(DeletionGate.Infrastructure, `deleting ${spec.infrastructure.kind} on provider ${spec.provider}`);
+    // The bootstrap data lived in the machine's root, gone with its infrastructure.
     await provider.deleteMachineInfrastructure(ref);
-    enterGate(DeletionGate.BootstrapData, 'deleting bootstrap data');
-    await core.deleteBootstrapData(spec.namespace, spec.name);
     await deleteNode(node);
     enterGate(DeletionGate.Done, state.deletion!.drainSkipped ? `deleted; drain skipped: ${state.deletion!.drainSkipped}` : 'deleted');
   }
