@@ -9,6 +9,8 @@ import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
 import { KubeClient } from '../../src/kube/kube-client';
+import { queryClusterSecrets } from '../../src/secrets/cluster-secrets';
+import { payloadText, pemBody } from '../fixtures/history-guard';
 import { processesMentioning } from '../fixtures/leaks';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import type { WorkerProcess } from '../fixtures/worker-process';
@@ -33,6 +35,31 @@ async function coreWorker(): Promise<{ worker: WorkerProcess; home: string }> {
   const worker = await h.spawnWorker({ serves: 'core', home });
   workers.push(worker);
   return { worker, home };
+}
+
+const times = (text: string, needle: string) => text.split(needle).length - 1;
+
+/**
+ * Where the secrets travel (in plaintext until the payload codec encrypts them): a few times per run in the
+ * cluster workflow's history whatever the machine count, never in its owners', and each machine workflow
+ * holds only its own user-data (the token; the CAs on a control-plane machine only).
+ */
+async function assertSecretsBounded(): Promise<void> {
+  const { secrets } = await queryClusterSecrets(h.env.client, 'default', CLUSTER);
+  const caKey = pemBody(secrets.ca.key);
+  const found = { cluster: 0, machine: 0 };
+  for await (const run of h.env.client.workflow.list()) {
+    const text = await payloadText(h.env.client.workflow.getHandle(run.workflowId, run.runId));
+    const [tokens, caKeys] = [times(text, secrets.bootstrapToken), times(text, caKey)];
+    const kind = run.workflowId.split('/')[0]!;
+    if (kind === 'cluster' || kind === 'machine') found[kind] += tokens;
+    const seen = `${run.workflowId} (run ${run.runId}): token ${tokens}, CA key ${caKeys}`;
+    if (kind === 'cluster') assert.ok(tokens <= 3 && caKeys <= 3, `created once, then carried by continue-as-new: ${seen}`);
+    else if (kind === 'machine') assert.ok(tokens <= 2 && caKeys <= (run.workflowId.includes('-md-') ? 0 : 2), `its user-data, rendered and handed to the provider: ${seen}`);
+    else assert.equal(tokens + caKeys, 0, seen);
+  }
+  // The search finds what is there: the histories read are the ones the secrets went through.
+  assert.ok(found.cluster > 0 && found.machine > 0, `the token is where it travels: ${JSON.stringify(found)}`);
 }
 
 const providerMachines = async () => (await readdir(machinesDir(clusterDir('default', CLUSTER))).catch(() => [] as string[])).length;
@@ -69,6 +96,7 @@ test('two core workers with separate CAPT_HOMEs and a provider worker serve one 
     readyNodes = (await kube.listNodes()).filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
   }
   assert.equal(readyNodes, 4, 'the kubeconfig B issued reaches four Ready Nodes');
+  await assertSecretsBounded();
 
   await suite.client.deleteCluster('default', CLUSTER);
   await suite.client.waitForDeletion('default', CLUSTER, () => undefined, 300_000);
