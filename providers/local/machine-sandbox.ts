@@ -35,7 +35,7 @@ function machineMounts(root: string): string {
 /**
  * Runs a command inside a machine: a private mount namespace where the host's filesystem is read-only,
  * /etc is an overlay whose changes land in the machine's root, /run, /var, /tmp and /home are the
- * machine's own, capt's state (other machines, secrets) is hidden, and capt's code is read-only at its path. Processes the command starts
+ * machine's own, capt's state (other machines, the cluster's kubeconfig) is hidden, and capt's code is read-only at its path. Processes the command starts
  * stay in that namespace, as a VM's processes stay in the VM. The mounts are one `mount -a` over a table
  * (machineMounts): a mount(8) per mount cost ~19 ms of CPU per machine, the table ~7 ms.
  */

@@ -349,7 +349,7 @@ export class CaptClient {
   }
 
   /**
-   * The cluster's health, checked by a worker (which holds the cluster's credentials) in a workflow of its
+   * The cluster's health, checked by a worker (which reads the cluster's credentials from its workflow) in a workflow of its
    * own: etcd members against the control plane's Running machines, every component of those machines,
    * the Nodes and the kube-system pods.
    */
@@ -384,7 +384,7 @@ export class CaptClient {
         staticSummary: `health check of cluster ${ns}/${name}`, workflowExecutionTimeout: '5 minutes',
       });
     } catch (err) {
-      // The check's own failure (the cluster's secrets gone) says what is wrong; the wrapper says only that the workflow failed.
+      // The check's own failure (the cluster's secrets unreadable) says what is wrong; the wrapper says only that the workflow failed.
       if (err instanceof WorkflowFailedError && err.cause) throw new Error(`health check of cluster ${ns}/${name} failed: ${err.cause.message}`, { cause: err });
       throw err;
     }

@@ -3,8 +3,8 @@ import pino from 'pino';
 
 /**
  * capt's logger: pino, JSON lines on stderr, level from CAPT_LOG_LEVEL (default info). Temporal's
- * runtime logs through the same logger. Nothing secret is logged: workflows and activities carry only
- * secret references.
+ * runtime logs through the same logger. Nothing secret is logged: payloads are never logged, and
+ * errors about secrets name them without holding them.
  */
 export const logger = pino({
   level: process.env.CAPT_LOG_LEVEL ?? 'info',
