@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { listMembers, removeMember } from '../../src/etcd/etcd-client';
 import { clusterEtcdClientTLS } from '../../src/etcd/etcd-client-tls';
 import { LocalProvider } from '../../providers/local/local-provider';
-import { clusterDir, machineDir, machineRoot } from '../../providers/local/layout';
+import { clusterDir, clusterKubeconfigPath, machineDir, machineRoot } from '../../providers/local/layout';
 import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
 import { LocalClusterDriver } from '../fixtures/local-cluster';
 import { listening, processesMentioning } from '../fixtures/leaks';
@@ -131,10 +131,12 @@ test('failBootstrap fails the bootstrap and an unknown Kubernetes version is ref
   assert.equal(await provider.describeMachine(driver.ref('alpha-old')), undefined, 'nothing was created');
 });
 
-test('runcmd is confined: writes to the host /etc land inside the machine, /dev/shm is its own, /usr and /root are read-only, capt\'s secrets hidden', async () => {
+test('runcmd is confined: writes to the host /etc land inside the machine, /dev/shm is its own, /usr and /root are read-only, the cluster\'s kubeconfig hidden', async () => {
   const marker = `capt-escape-${process.pid}`;
+  const kubeconfig = clusterKubeconfigPath(clusterDir('default', 'alpha'));
+  assert.ok(existsSync(kubeconfig), 'the host holds the kubeconfig the machine must not see');
   await driver.machine('alpha-jail', 'join', {
-    preKubeadmCommands: [`echo pwned > /etc/${marker}`, `echo shared > /dev/shm/${marker}`, `if echo x > /usr/${marker}; then exit 10; fi`, `if echo x > /root/${marker}; then exit 11; fi`, `test ! -e ${home}/secrets`],
+    preKubeadmCommands: [`echo pwned > /etc/${marker}`, `echo shared > /dev/shm/${marker}`, `if echo x > /usr/${marker}; then exit 10; fi`, `if echo x > /root/${marker}; then exit 11; fi`, `test ! -e ${kubeconfig}`],
   });
   assert.deepEqual(await driver.bootstrapResult('alpha-jail'), { state: 'succeeded' });
   assert.equal(existsSync(`/etc/${marker}`), false, 'the host /etc is untouched');
