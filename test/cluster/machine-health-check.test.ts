@@ -10,8 +10,7 @@ import { LocalProvider } from '../../providers/local/local-provider';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import type { OwnerStatus } from '../../src/contract/owner';
-import { clusterEtcdTLS } from '../fixtures/cluster-secrets';
-import { listMembers } from '../../src/etcd/etcd-client';
+import { etcdMemberNames } from '../fixtures/cluster-secrets';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { readyzProbe } from '../fixtures/readyz-probe';
 
@@ -202,7 +201,7 @@ test('control plane: one of three machines stopped is remediated (etcd members =
   assert.ok(availability.worstGapMs < 5000, `the endpoint answered throughout: worst gap ${availability.worstGapMs} ms`);
   assert.deepEqual(healed.healthCheck!.remediations.map((r) => [r.machine, r.reason]), [[victim, 'UnhealthyNode']]);
   assert.equal(names(healed).filter((n) => !before.includes(n)).length, 1, 'one replacement');
-  const members = await etcdMembers('hcp', healed);
+  const members = await etcdMemberNames(suite.client.client, 'default', 'hcp', healed.machines.map((m) => m.address));
   assert.deepEqual(members, names(healed), 'etcd members = machines: the stopped machine\'s member is gone, the replacement\'s joined');
 
   // The last machine: unhealthy, but removing it would leave etcd with no member.
@@ -227,12 +226,3 @@ test('control plane: one of three machines stopped is remediated (etcd members =
 });
 
 /** The etcd members of a cluster, asked of its control-plane machines in turn. */
-async function etcdMembers(clusterName: string, cp: OwnerStatus): Promise<string[]> {
-  const tls = await clusterEtcdTLS(suite.client.client, 'default', clusterName);
-  for (const m of cp.machines) {
-    if (!m.address) continue;
-    const listed = await listMembers(`https://${m.address}:2379`, tls).catch(() => undefined);
-    if (listed) return listed.map((x) => x.name).sort();
-  }
-  throw new Error('no etcd member answered');
-}
