@@ -1,0 +1,125 @@
+import { execFile } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { createCertificateAuthority, issueCertificate } from '../../src/pki/certificates';
+import { kubeconfigCredentials } from '../../src/pki/kubeconfig';
+import { writeTree } from '../../src/util/files';
+import { logTail, runningPid, startDetached, stopProcess } from '../../src/util/processes';
+import { startKubeControlPlane, type KubeControlPlane } from '../../test/fixtures/kube-control-plane';
+import { managementManifests, managerNamespace, upstreamManagerArgs, webhookPort } from './capi-manifests';
+import { capiModules, managerNames, type CapiModules, type ManagerName } from './capi-modules';
+import { ManagementApi } from './management-api';
+
+/** The managers' settings: v1.14's defaults, or the scale tuning Cluster API's tuning guide describes. */
+export const tunings = ['default', 'scale'] as const;
+export type Tuning = (typeof tunings)[number];
+
+/** The management cluster's processes by part, for CPU and memory accounting. */
+export type ManagementParts = Record<ManagerName | 'kubeApiserver' | 'etcd' | 'kubeControllerManager' | 'kubeScheduler', number>;
+
+export interface CapiManagement {
+  modules: CapiModules;
+  api: ManagementApi;
+  kubernetesVersion: string;
+  parts(): Promise<Partial<ManagementParts>>;
+  stop(): Promise<void>;
+}
+
+const managerStateDir = (cp: KubeControlPlane) => join(cp.root, 'capi');
+
+/**
+ * `--<controller>-concurrency=100` for every controller the manager has (read from its --help, so a new
+ * controller is not missed) and client-go at 200 QPS / 300 burst.
+ */
+async function scaleTuningArgs(binary: string): Promise<string[]> {
+  const { stdout, stderr } = await promisify(execFile)(binary, ['--help']).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
+  const concurrency = [...new Set([...`${stdout}${stderr}`.matchAll(/--([a-z-]+-concurrency) int/g)].map((m) => m[1]!))];
+  if (concurrency.length === 0) throw new Error(`${binary} --help lists no --*-concurrency flag: cannot apply the scale tuning`);
+  return [...concurrency.map((f) => `--${f}=100`), '--kube-api-qps=200', '--kube-api-burst=300'];
+}
+
+async function managerArgs(m: ManagerName, modules: CapiModules, certDir: string, tuning: Tuning): Promise<string[]> {
+  const index = managerNames.indexOf(m);
+  return [
+    ...(await upstreamManagerArgs(modules.configDirs[m])),
+    `--webhook-port=${webhookPort(m)}`,
+    `--webhook-cert-dir=${certDir}`,
+    `--health-addr=127.0.0.1:${9450 + index}`,
+    `--diagnostics-address=127.0.0.1:${8443 + index}`,
+    '--insecure-diagnostics=true',
+    ...(tuning === 'scale' ? await scaleTuningArgs(modules.binaries[m]) : []),
+  ];
+}
+
+/** Waits for a manager's /readyz (its webhook server included); a manager that exits fails at once with its log. */
+async function waitForManager(stateDir: string, m: ManagerName, timeoutMs = 120_000): Promise<void> {
+  const url = `http://127.0.0.1:${9450 + managerNames.indexOf(m)}/readyz`;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!(await runningPid(stateDir, m))) throw new Error(`${m} exited while starting:\n${await logTail(stateDir, m, 30)}`);
+    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (ok) return;
+    await sleep(500);
+  }
+  throw new Error(`${m} not ready within ${timeoutMs / 1000} s:\n${await logTail(stateDir, m, 30)}`);
+}
+
+/**
+ * Starts Cluster API's management plane inside the caller's network namespace (the managers' webhook
+ * servers and the in-memory backend's load balancers bind every address): capt's cached etcd,
+ * kube-apiserver and controller-manager, the CRDs and webhook configurations, one serving certificate,
+ * and the four managers with leader election off. `stop` ends everything it started.
+ */
+export async function startCapiManagement(tuning: Tuning, log: (line: string) => void): Promise<CapiManagement> {
+  const modules = capiModules();
+  const cp = await startKubeControlPlane();
+  const stateDir = managerStateDir(cp);
+  const creds = kubeconfigCredentials(cp.kubeconfig);
+  const api = new ManagementApi(cp.server, creds);
+  const stop = async () => {
+    for (const m of managerNames) await stopProcess(stateDir, m);
+    api.close();
+    await cp.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  };
+  try {
+    log(`management control plane: Kubernetes ${cp.version} at ${cp.server}`);
+    const ca = await createCertificateAuthority('capi-webhooks');
+    const serving = await issueCertificate(ca, { commonName: 'capi-webhooks', ipAddresses: ['127.0.0.1'], usage: 'server' });
+    const certDir = join(stateDir, 'certs');
+    await writeTree(certDir, { 'tls.crt': serving.cert, 'tls.key': serving.key });
+    const kubeconfig = join(stateDir, 'admin.conf');
+    await writeFile(kubeconfig, cp.kubeconfig, { mode: 0o600 });
+    const manifests = await managementManifests(modules, ca.cert);
+    for (const object of manifests) await api.create(object);
+    log(`installed ${manifests.length} objects (namespaces, CRDs, webhook configurations) of Cluster API ${modules.version}`);
+    for (const m of managerNames) {
+      await startDetached({
+        name: m, stateDir, command: modules.binaries[m], args: await managerArgs(m, modules, certDir, tuning),
+        env: { KUBECONFIG: kubeconfig, POD_NAMESPACE: await managerNamespace(modules.configDirs[m]), POD_NAME: m, POD_UID: m },
+      });
+    }
+    for (const m of managerNames) await waitForManager(stateDir, m);
+    log(`managers ready (${tuning} tuning): ${managerNames.join(', ')}`);
+    const componentStateDir = join(cp.root, 'run');
+    const parts = async () => {
+      const names: [keyof ManagementParts, string, string][] = [
+        ...managerNames.map((m): [ManagerName, string, string] => [m, stateDir, m]),
+        ['kubeApiserver', componentStateDir, 'kube-apiserver'], ['etcd', componentStateDir, 'etcd'],
+        ['kubeControllerManager', componentStateDir, 'kube-controller-manager'], ['kubeScheduler', componentStateDir, 'kube-scheduler'],
+      ];
+      const out: Partial<ManagementParts> = {};
+      for (const [part, dir, name] of names) {
+        const pid = await runningPid(dir, name);
+        if (pid) out[part] = pid;
+      }
+      return out;
+    };
+    return { modules, api, kubernetesVersion: cp.version, parts, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

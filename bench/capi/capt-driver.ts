@@ -1,0 +1,105 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadManifests } from '../../src/api/load-manifests';
+import type { ClusterModel } from '../../src/api/model';
+import { CaptClient, clusterComplete } from '../../src/client/capt-client';
+import type { ClusterStatus } from '../../src/contract/cluster';
+import { processesMentioning } from '../../test/fixtures/leaks';
+import { MachineHarness } from '../../test/fixtures/machine-harness';
+import type { Parts } from './process-usage';
+import { waitUntil, type ClusterDriver, type Workload } from './scenario';
+
+const root = join(__dirname, '../../..');
+const ns = 'default';
+const cluster = 'bench';
+
+/** The parent pid of a process, from /proc. */
+async function parentOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+/** The summary says every owner runs its replicas and nothing applied is pending: worth confirming with the full status. */
+const summarySettled = (s: ClusterStatus) => s.observedGeneration === s.generation && s.pending.length === 0
+  && [s.controlPlane, ...s.machineDeployments].every((o) => !o || o.ready);
+
+const describeSummary = (s: ClusterStatus) => [s.controlPlane, ...s.machineDeployments]
+  .map((o) => (o ? `${o.kind} ${o.name}: ${o.replicas} replicas, ${o.ready ? 'ready' : 'not ready'}, ${o.version}` : ''))
+  .join('; ') + (s.pending.length ? `; pending: ${s.pending.map((p) => `${p.kind} ${p.name} ${p.reason}`).join(', ')}` : '');
+
+export interface CaptStack {
+  driver: ClusterDriver;
+  versions: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * capt as bench/capt-scale.bench.ts runs it: the Temporal dev server, one capt worker process and the local
+ * provider (real etcd and kube-apiserver for each control-plane machine, simulated kubelets for the
+ * workers), driven through CaptClient with examples/quickstart.yaml. Progress is read from the cluster
+ * workflow's small summary each second; the full status (every machine) only to confirm the end.
+ */
+export async function startCapt(w: Workload, log: (line: string) => void): Promise<CaptStack> {
+  const h = new MachineHarness(undefined, { guard: false });
+  await h.start();
+  const client = await CaptClient.connect({ address: h.env.address });
+  const stop = async () => {
+    await client.close();
+    await h.stop();
+  };
+  try {
+    return await captStack(h, client, w, log, stop);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function captStack(h: MachineHarness, client: CaptClient, w: Workload, log: (line: string) => void, stop: () => Promise<void>): Promise<CaptStack> {
+  const timeoutMs = (120 + w.workers * 3) * 1000;
+  const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
+  const vars = { CLUSTER_NAME: cluster, CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: String(w.workers), KUBERNETES_VERSION: w.fromVersion };
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], vars) as [ClusterModel];
+  // 1000 nodes need more /24 node ranges than the quickstart's /16 pod network holds.
+  model.podSubnet = '10.128.0.0/12';
+  const md = model.machineDeployments[0]!;
+  md.strategy = { ...md.strategy, type: 'RollingUpdate', maxSurge: '10%', maxUnavailable: 0 };
+  const summary = () => client.clusterSummary(ns, cluster);
+  const settle = (what: string) => waitUntil(what, async () => summarySettled(await summary()) && clusterComplete(await client.clusterStatus(ns, cluster)),
+    async () => describeSummary(await summary()), log, timeoutMs);
+  const applyAndSettle = async (what: string) => {
+    await client.apply([model]);
+    await settle(what);
+  };
+  const temporal = (await processesMentioning(['start-dev'])).map((p) => p.pid);
+  const ownTemporal: number[] = [];
+  for (const pid of temporal) if ((await parentOf(pid)) === process.pid) ownTemporal.push(pid);
+  const driver: ClusterDriver = {
+    create: () => applyAndSettle('create'),
+    async scaleControlPlane(replicas) {
+      model.controlPlane.replicas = replicas;
+      await applyAndSettle('control-plane scale');
+    },
+    async upgradeControlPlane(version) {
+      model.controlPlane.version = version;
+      await applyAndSettle('control-plane upgrade');
+    },
+    async rolloutWorkers(version) {
+      md.template.version = version;
+      await applyAndSettle('worker rollout');
+    },
+    async scaleWorkersToZero() {
+      md.replicas = 0;
+      await applyAndSettle('scale to 0');
+    },
+    async deleteCluster() {
+      await client.deleteCluster(ns, cluster);
+      await client.waitForDeletion(ns, cluster, () => undefined, timeoutMs);
+    },
+    async parts(): Promise<Parts> {
+      return { worker: [h.worker!.pid], temporal: ownTemporal };
+    },
+  };
+  const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
+  return { driver, versions: { capt: version }, stop };
+}

@@ -1,0 +1,88 @@
+import { Agent, request } from 'node:https';
+
+type Json = Record<string, unknown>;
+
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+/** The REST path of an object (or, without a name, of its collection); every kind used here pluralises with an s. */
+export function objectPath(ref: Omit<ObjectRef, 'name'> & { name?: string }): string {
+  const base = ref.apiVersion.includes('/') ? `/apis/${ref.apiVersion}` : `/api/${ref.apiVersion}`;
+  const ns = ref.namespace ? `/namespaces/${ref.namespace}` : '';
+  return `${base}${ns}/${ref.kind.toLowerCase()}s${ref.name ? `/${ref.name}` : ''}`;
+}
+
+/**
+ * A small JSON client for the management apiserver over mutual TLS with kept-alive connections: the
+ * driver reads one status object per wait step, so a client library's per-request handshakes would be
+ * the larger cost.
+ */
+export class ManagementApi {
+  private readonly agent: Agent;
+
+  constructor(private readonly server: string, tls: { ca: string; cert: string; key: string }) {
+    this.agent = new Agent({ ...tls, keepAlive: true, maxSockets: 4 });
+  }
+
+  private send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: Json }> {
+    return new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const headers = payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {};
+      const req = request(`${this.server}${path}`, { method, agent: this.agent, headers, timeout: 30_000 }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          let json: Json;
+          try {
+            json = JSON.parse(text) as Json;
+          } catch {
+            json = { message: text };
+          }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+      });
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within 30 s`)));
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  private async expect(method: string, path: string, ok: number[], body?: unknown, contentType?: string): Promise<Json> {
+    const { status, json } = await this.send(method, path, body, contentType);
+    if (!ok.includes(status)) throw new Error(`${method} ${path}: ${status} ${String(json.message ?? '')}`);
+    return json;
+  }
+
+  /** The object, or undefined when it does not exist. */
+  async get(path: string): Promise<Json | undefined> {
+    const { status, json } = await this.send('GET', path);
+    if (status === 404) return undefined;
+    if (status !== 200) throw new Error(`GET ${path}: ${status} ${String(json.message ?? '')}`);
+    return json;
+  }
+
+  /** Creates the object; one that exists already is left as it is (the management cluster is new for each run). */
+  async create(object: Json): Promise<void> {
+    const metadata = object.metadata as { name: string; namespace?: string };
+    const path = objectPath({ apiVersion: object.apiVersion as string, kind: object.kind as string, namespace: metadata.namespace });
+    await this.expect('POST', path, [201, 409], object);
+  }
+
+  async mergePatch(path: string, patch: Json): Promise<void> {
+    await this.expect('PATCH', path, [200], patch, 'application/merge-patch+json');
+  }
+
+  /** Deleting what is gone succeeds. */
+  async delete(path: string): Promise<void> {
+    await this.expect('DELETE', path, [200, 202, 404]);
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}

@@ -1,0 +1,113 @@
+import { parseArgs } from 'node:util';
+import { availableKubernetesVersions } from '../../src/tools';
+import { resultHeader, runBenchmark, writeResult } from '../bench-result';
+import { capiDriver } from './capi-driver';
+import { startCapiManagement, tunings, type Tuning } from './capi-management';
+import { startCapt } from './capt-driver';
+import { inNetworkNamespace, rerunInNetworkNamespace } from './network-namespace';
+import { runScenario, type StepResult, type Workload } from './scenario';
+
+/**
+ * The same scenario for Cluster API and capt, one system per run, each repetition from a clean start:
+ * create 1 control plane + N workers, scale the control plane to 3, upgrade it one minor, roll the workers
+ * to that version (maxSurge 10%, maxUnavailable 0), scale them to 0, delete the cluster.
+ *   node dist/bench/capi/side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e]
+ * writes bench/results/side-by-side-<system>-<N>[-scale][-e2e].json. Cluster API's run goes on in a network
+ * namespace of its own (the script re-runs itself under unshare).
+ */
+const options = {
+  system: { type: 'string', default: '' },
+  workers: { type: 'string', default: '10' },
+  repetitions: { type: 'string', default: '1' },
+  tuning: { type: 'string', default: 'default' },
+  delays: { type: 'string', default: 'zero' },
+} as const;
+
+const usage = 'usage: side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e]';
+
+interface Settings {
+  system: 'capi' | 'capt';
+  tuning: Tuning;
+  repetitions: number;
+  workload: Workload;
+}
+
+function settings(): Settings {
+  const { values } = parseArgs({ options, strict: true });
+  const workers = Number(values.workers);
+  const repetitions = Number(values.repetitions);
+  const bad = (what: string) => new Error(`${what}\n${usage}`);
+  if (values.system !== 'capi' && values.system !== 'capt') throw bad(`--system must be capi or capt, not "${values.system}"`);
+  if (!Number.isInteger(workers) || workers < 1) throw bad(`--workers must be a whole number of at least 1, not "${values.workers}"`);
+  if (!Number.isInteger(repetitions) || repetitions < 1) throw bad(`--repetitions must be a whole number of at least 1, not "${values.repetitions}"`);
+  if (!(tunings as readonly string[]).includes(values.tuning)) throw bad(`--tuning must be one of ${tunings.join(', ')}, not "${values.tuning}"`);
+  if (values.delays !== 'zero' && values.delays !== 'e2e') throw bad(`--delays must be zero or e2e, not "${values.delays}"`);
+  if (values.system === 'capt' && values.tuning !== 'default') throw bad('--tuning applies to Cluster API\'s managers only (--system capi)');
+  // The two newest Kubernetes versions capt has built: the upgrade goes one minor up, on both systems.
+  const [fromVersion, toVersion] = availableKubernetesVersions().slice(-2);
+  if (!fromVersion || !toVersion) throw new Error('capt\'s tools hold fewer than two Kubernetes versions: run `npm run setup`');
+  return { system: values.system, tuning: values.tuning as Tuning, repetitions, workload: { workers, fromVersion, toVersion, delays: values.delays } };
+}
+
+const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+/** One repetition on a clean stack, which is stopped whatever happens. */
+async function repetition(s: Settings): Promise<{ steps: Record<string, StepResult>; versions: Record<string, string> }> {
+  if (s.system === 'capi') {
+    const m = await startCapiManagement(s.tuning, log);
+    try {
+      const steps = await runScenario(capiDriver(m, s.workload, log), s.workload, log);
+      return { steps, versions: { clusterApi: m.modules.version, managementKubernetes: m.kubernetesVersion } };
+    } finally {
+      await m.stop();
+    }
+  }
+  const capt = await startCapt(s.workload, log);
+  try {
+    return { steps: await runScenario(capt.driver, s.workload, log), versions: capt.versions };
+  } finally {
+    await capt.stop();
+  }
+}
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** Per step: the median and the spread (min, max) of the headline figures over the repetitions. */
+function summarise(runs: Record<string, StepResult>[]): Record<string, unknown> {
+  const figures: Record<string, (r: StepResult) => number> = {
+    seconds: (r) => r.seconds, machinesPerSecond: (r) => r.machinesPerSecond, cpuSeconds: (r) => r.cpuSeconds.total!,
+    cpuSecondsPerMachine: (r) => r.cpuSecondsPerMachine, peakRssMiB: (r) => r.peakRssMiB.total!,
+  };
+  return Object.fromEntries(Object.keys(runs[0]!).map((step) => [step, Object.fromEntries(Object.entries(figures).map(([name, of]) => {
+    const xs = runs.map((r) => of(r[step]!));
+    return [name, { median: Number(median(xs).toFixed(4)), min: Math.min(...xs), max: Math.max(...xs) }];
+  }))]));
+}
+
+async function main(): Promise<void> {
+  const s = settings();
+  if (s.system === 'capi' && !inNetworkNamespace()) {
+    process.exitCode = await rerunInNetworkNamespace();
+    return;
+  }
+  const name = ['side-by-side', s.system, s.workload.workers, ...(s.tuning === 'scale' ? ['scale'] : []), ...(s.workload.delays === 'e2e' ? ['e2e'] : [])].join('-');
+  const runs: Record<string, StepResult>[] = [];
+  let versions: Record<string, string> = {};
+  for (let i = 1; i <= s.repetitions; i++) {
+    log(`${s.system}, ${s.workload.workers} workers, repetition ${i}/${s.repetitions}`);
+    const run = await repetition(s);
+    runs.push(run.steps);
+    versions = run.versions;
+  }
+  await writeResult(name, {
+    ...resultHeader(), system: s.system, workers: s.workload.workers, repetitions: s.repetitions, tuning: s.system === 'capi' ? s.tuning : undefined,
+    delays: s.workload.delays, versions: { ...versions, workloadFrom: s.workload.fromVersion, workloadTo: s.workload.toVersion },
+    summary: summarise(runs), runs,
+  });
+}
+
+runBenchmark(main);
