@@ -21,6 +21,7 @@ const paths = {
   kcp: objectPath({ apiVersion: v(groups.controlPlane), kind: 'KubeadmControlPlane', namespace: ns, name: kcp }),
   md: objectPath({ apiVersion: v(groups.core), kind: 'MachineDeployment', namespace: ns, name: md }),
   machines: objectPath({ apiVersion: v(groups.core), kind: 'Machine', namespace: ns }),
+  machineSets: objectPath({ apiVersion: v(groups.core), kind: 'MachineSet', namespace: ns }),
 };
 
 /** The in-memory backend's fake VM, Node, apiserver and etcd, each provisioned after `seconds` (e2e: 10 s for the VM, 2 s for the rest, jitter 0.2). */
@@ -31,6 +32,9 @@ function inMemoryBackend(delays: Workload['delays']) {
 
 const meta = (name: string) => ({ name, namespace: ns });
 
+/** The node labels capt's quickstart gives each pool (a kubeadm config may not be empty). */
+const nodeLabels = (pool: string) => ({ nodeRegistration: { kubeletExtraArgs: [{ name: 'node-labels', value: `capt.example/pool=${pool}` }] } });
+
 /** The same cluster as capt's examples/quickstart.yaml, on Cluster API's in-memory (Dev*) infrastructure. */
 function clusterObjects(w: Workload): Json[] {
   const ref = (group: string, kind: string, name: string) => ({ apiGroup: group, kind, name });
@@ -40,7 +44,10 @@ function clusterObjects(w: Workload): Json[] {
   });
   return [
     {
-      apiVersion: v(groups.infrastructure), kind: 'DevCluster', metadata: meta(cluster), spec: { backend: { inMemory: {} } },
+      // The in-memory backend writes an annotation into the DevCluster's map without making one (v1.14.2
+      // panics on a nil map); ClusterClass-made DevClusters always carry some, so this one is given one.
+      apiVersion: v(groups.infrastructure), kind: 'DevCluster', metadata: { ...meta(cluster), annotations: { 'capt.example/bench': 'side-by-side' } },
+      spec: { backend: { inMemory: {} } },
     },
     machineTemplate(kcp),
     machineTemplate(md),
@@ -49,11 +56,11 @@ function clusterObjects(w: Workload): Json[] {
       spec: {
         replicas: 1, version: w.fromVersion,
         machineTemplate: { spec: { infrastructureRef: ref(groups.infrastructure, 'DevMachineTemplate', kcp) } },
-        kubeadmConfigSpec: {},
+        kubeadmConfigSpec: { initConfiguration: nodeLabels('control-plane'), joinConfiguration: nodeLabels('control-plane') },
       },
     },
     {
-      apiVersion: v(groups.bootstrap), kind: 'KubeadmConfigTemplate', metadata: meta(md), spec: { template: { spec: {} } },
+      apiVersion: v(groups.bootstrap), kind: 'KubeadmConfigTemplate', metadata: meta(md), spec: { template: { spec: { joinConfiguration: nodeLabels('md-0') } } },
     },
     {
       apiVersion: v(groups.core), kind: 'MachineDeployment', metadata: meta(md),
@@ -96,7 +103,7 @@ function settled(object: Json | undefined, version?: string): boolean {
   const status = (object.status ?? {}) as ReplicaStatus;
   const generation = (object.metadata as { generation: number }).generation;
   return status.observedGeneration === generation && status.replicas === spec.replicas && status.upToDateReplicas === spec.replicas
-    && status.readyReplicas === spec.replicas && status.availableReplicas === spec.replicas && (!version || status.version === undefined || status.version === version);
+    && status.readyReplicas === spec.replicas && status.availableReplicas === spec.replicas && (!version || status.version === version);
 }
 
 function describe(kind: string, object: Json | undefined): string {
@@ -117,6 +124,13 @@ export function capiDriver(m: CapiManagement, w: Workload, log: (line: string) =
   const waitFor = (what: string, check: () => Promise<boolean>, status: () => Promise<string> = both) => waitUntil(what, check, status, log, timeoutMs);
   const kcpSettled = async (version?: string) => settled(await get(paths.kcp), version);
   const mdSettled = async () => settled(await get(paths.md));
+  // Right after a template change the old machines still count as up to date until the machine
+  // controller looks again: the rollout is over when the only MachineSet with machines runs `version`.
+  const rolledOut = async (version: string) => {
+    const sets = ((await get(`${paths.machineSets}?labelSelector=${encodeURIComponent(`cluster.x-k8s.io/deployment-name=${md}`)}`))?.items ?? []) as Json[];
+    const withMachines = sets.filter((s) => ((s.spec as { replicas?: number }).replicas ?? 0) > 0 || ((s.status as ReplicaStatus | undefined)?.replicas ?? 0) > 0);
+    return withMachines.length === 1 && (withMachines[0]!.spec as { template: { spec: { version: string } } }).template.spec.version === version && (await mdSettled());
+  };
   const machinesOf = async (label: string) => {
     const page = await get(`${paths.machines}?labelSelector=${encodeURIComponent(label)}&limit=1`);
     return ((page?.items as unknown[] | undefined) ?? []).length;
@@ -136,7 +150,7 @@ export function capiDriver(m: CapiManagement, w: Workload, log: (line: string) =
     },
     async rolloutWorkers(version) {
       await m.api.mergePatch(paths.md, { spec: { template: { spec: { version } } } });
-      await waitFor('worker rollout', mdSettled);
+      await waitFor('worker rollout', () => rolledOut(version));
     },
     async scaleWorkersToZero() {
       await m.api.mergePatch(paths.md, { spec: { replicas: 0 } });

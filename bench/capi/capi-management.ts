@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -10,7 +10,7 @@ import { logTail, runningPid, startDetached, stopProcess } from '../../src/util/
 import { startKubeControlPlane, type KubeControlPlane } from '../../test/fixtures/kube-control-plane';
 import { managementManifests, managerNamespace, upstreamManagerArgs, webhookPort } from './capi-manifests';
 import { capiModules, managerNames, type CapiModules, type ManagerName } from './capi-modules';
-import { ManagementApi } from './management-api';
+import { ManagementApi, objectPath } from './management-api';
 
 /** The managers' settings: v1.14's defaults, or the scale tuning Cluster API's tuning guide describes. */
 export const tunings = ['default', 'scale'] as const;
@@ -53,6 +53,29 @@ async function managerArgs(m: ManagerName, modules: CapiModules, certDir: string
   ];
 }
 
+/** Copies the managers' and the control plane's logs out of the run's folder, which stop removes. */
+async function keepLogs(cp: KubeControlPlane, dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (const from of [managerStateDir(cp), join(cp.root, 'run')]) {
+    for (const file of (await readdir(from).catch(() => [] as string[])).filter((f) => f.endsWith('.log'))) await copyFile(join(from, file), join(dir, file));
+  }
+}
+
+/** A manager builds its controllers from discovery at start, so every CRD must be served first. */
+async function waitForEstablished(api: ManagementApi, manifests: Record<string, unknown>[], timeoutMs = 60_000): Promise<void> {
+  const crds = manifests.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => (o.metadata as { name: string }).name);
+  const deadline = Date.now() + timeoutMs;
+  for (const name of crds) {
+    for (;;) {
+      const crd = await api.get(objectPath({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name }));
+      const conditions = ((crd?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions) ?? [];
+      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established within ${timeoutMs / 1000} s`);
+      await sleep(200);
+    }
+  }
+}
+
 /** Waits for a manager's /readyz (its webhook server included); a manager that exits fails at once with its log. */
 async function waitForManager(stateDir: string, m: ManagerName, timeoutMs = 120_000): Promise<void> {
   const url = `http://127.0.0.1:${9450 + managerNames.indexOf(m)}/readyz`;
@@ -80,6 +103,7 @@ export async function startCapiManagement(tuning: Tuning, log: (line: string) =>
   const api = new ManagementApi(cp.server, creds);
   const stop = async () => {
     for (const m of managerNames) await stopProcess(stateDir, m);
+    if (process.env.CAPI_BENCH_LOGS) await keepLogs(cp, process.env.CAPI_BENCH_LOGS);
     api.close();
     await cp.stop();
     await rm(stateDir, { recursive: true, force: true });
@@ -94,11 +118,13 @@ export async function startCapiManagement(tuning: Tuning, log: (line: string) =>
     await writeFile(kubeconfig, cp.kubeconfig, { mode: 0o600 });
     const manifests = await managementManifests(modules, ca.cert);
     for (const object of manifests) await api.create(object);
+    await waitForEstablished(api, manifests);
     log(`installed ${manifests.length} objects (namespaces, CRDs, webhook configurations) of Cluster API ${modules.version}`);
     for (const m of managerNames) {
       await startDetached({
         name: m, stateDir, command: modules.binaries[m], args: await managerArgs(m, modules, certDir, tuning),
-        env: { KUBECONFIG: kubeconfig, POD_NAMESPACE: await managerNamespace(modules.configDirs[m]), POD_NAME: m, POD_UID: m },
+        // A pod's downward-API values: the in-memory backend serves fake workload apiservers on POD_IP.
+        env: { KUBECONFIG: kubeconfig, POD_NAMESPACE: await managerNamespace(modules.configDirs[m]), POD_IP: '127.0.0.1' },
       });
     }
     for (const m of managerNames) await waitForManager(stateDir, m);
