@@ -8,22 +8,23 @@ import { kubeconfigCredentials } from '../../src/pki/kubeconfig';
 import { writeTree } from '../../src/util/files';
 import { logTail, runningPid, startDetached, stopProcess } from '../../src/util/processes';
 import { startKubeControlPlane, type KubeControlPlane } from '../../test/fixtures/kube-control-plane';
+import { processGroup } from '../../test/fixtures/leaks';
 import { managementManifests, managerNamespace, upstreamManagerArgs, webhookPort } from './capi-manifests';
 import { capiModules, managerNames, type CapiModules, type ManagerName } from './capi-modules';
 import { ManagementApi, objectPath } from './management-api';
+import type { Parts } from './process-usage';
 
 /** The managers' settings: v1.14's defaults, or the scale tuning Cluster API's tuning guide describes. */
 export const tunings = ['default', 'scale'] as const;
 export type Tuning = (typeof tunings)[number];
 
-/** The management cluster's processes by part, for CPU and memory accounting. */
-export type ManagementParts = Record<ManagerName | 'kubeApiserver' | 'etcd' | 'kubeControllerManager' | 'kubeScheduler', number>;
 
 export interface CapiManagement {
   modules: CapiModules;
   api: ManagementApi;
   kubernetesVersion: string;
-  parts(): Promise<Partial<ManagementParts>>;
+  /** The management cluster's processes by part (each manager, kubeApiserver, etcd, kubeControllerManager, kubeScheduler). */
+  parts(): Promise<Parts>;
   stop(): Promise<void>;
 }
 
@@ -131,15 +132,16 @@ export async function startCapiManagement(tuning: Tuning, log: (line: string) =>
     log(`managers ready (${tuning} tuning): ${managerNames.join(', ')}`);
     const componentStateDir = join(cp.root, 'run');
     const parts = async () => {
-      const names: [keyof ManagementParts, string, string][] = [
-        ...managerNames.map((m): [ManagerName, string, string] => [m, stateDir, m]),
+      const names: [string, string, string][] = [
+        ...managerNames.map((m): [string, string, string] => [m, stateDir, m]),
         ['kubeApiserver', componentStateDir, 'kube-apiserver'], ['etcd', componentStateDir, 'etcd'],
         ['kubeControllerManager', componentStateDir, 'kube-controller-manager'], ['kubeScheduler', componentStateDir, 'kube-scheduler'],
       ];
-      const out: Partial<ManagementParts> = {};
+      const out: Parts = {};
       for (const [part, dir, name] of names) {
+        // The control-plane components run under a restart loop: the recorded pid leads their process group.
         const pid = await runningPid(dir, name);
-        if (pid) out[part] = pid;
+        if (pid) out[part] = await processGroup(pid);
       }
       return out;
     };

@@ -56,7 +56,7 @@ export async function startCapt(w: Workload, log: (line: string) => void): Promi
 }
 
 async function captStack(h: MachineHarness, client: CaptClient, w: Workload, log: (line: string) => void, stop: () => Promise<void>): Promise<CaptStack> {
-  const timeoutMs = (120 + w.workers * 3) * 1000;
+  const timeoutMs = (300 + w.workers * 20) * 1000;
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
   const vars = { CLUSTER_NAME: cluster, CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: String(w.workers), KUBERNETES_VERSION: w.fromVersion };
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], vars) as [ClusterModel];
