@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { CaptClient, clusterComplete } from '../../src/client/capt-client';
 import type { ClusterStatus } from '../../src/contract/cluster';
+import { toolPaths } from '../../src/tools';
 import { processesMentioning } from '../../test/fixtures/leaks';
 import { MachineHarness } from '../../test/fixtures/machine-harness';
 import type { Parts } from './process-usage';
@@ -101,5 +102,7 @@ async function captStack(h: MachineHarness, client: CaptClient, w: Workload, log
     },
   };
   const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
-  return { driver, versions: { capt: version }, stop };
+  // The tool cache keys the Temporal CLI (whose dev server runs here) by its version: .../temporal/<version>/temporal.
+  const temporalCli = basename(dirname(toolPaths().temporal));
+  return { driver, versions: { capt: version, temporalCli }, stop };
 }
