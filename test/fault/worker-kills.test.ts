@@ -1,0 +1,233 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { clusterDir } from '../../providers/local/layout';
+import type { ClusterModel } from '../../src/api/model';
+import { failedMachines, NotFoundError, RejectedError } from '../../src/client/capt-client';
+import type { ClusterView } from '../../src/contract/cluster';
+import { KubeClient } from '../../src/kube/kube-client';
+import { availableKubernetesVersions } from '../../src/tools';
+import { assertMachines, quickstartModel } from '../fixtures/cluster-agreement';
+import { processesMentioning } from '../fixtures/leaks';
+import { harnessWithClient } from '../fixtures/machine-harness';
+import { startRestartableTemporal, type RestartableTemporal } from '../fixtures/temporal';
+import type { WorkerProcess } from '../fixtures/worker-process';
+
+// Two core workers, each with a CAPT_HOME of its own as two hosts would have, and the provider's worker on
+// the machines' host. Workers and the Temporal server are SIGKILLed at random instants while capt works;
+// every operation still ends with exactly the machines asked for, and nothing is left behind.
+let temporal: RestartableTemporal;
+const suite = harnessWithClient({ temporal: async () => (temporal = await startRestartableTemporal()).env, worker: false });
+const h = suite.harness;
+const [older, newer] = availableKubernetesVersions().slice(-2) as [string, string];
+
+/** Seeded, so a failing run can be repeated with CAPT_CHAOS_SEED. */
+const seed = Number(process.env.CAPT_CHAOS_SEED ?? Date.now() % 1_000_000_007);
+let state = seed >>> 0;
+function random(): number {
+  state = (state + 0x6d2b79f5) >>> 0;
+  let t = state;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+
+type Target = 'core-a' | 'core-b' | 'provider' | 'server';
+const workers = new Map<Target, WorkerProcess>();
+const kills: string[] = [];
+const started = Date.now();
+
+async function startWorker(target: Exclude<Target, 'server'>): Promise<void> {
+  const home = target === 'provider' ? h.home : join(h.home, target);
+  await mkdir(home, { recursive: true });
+  // A server that has just come back may still refuse the first connection: try a few times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      workers.set(target, await h.spawnWorker({ serves: target === 'provider' ? 'local' : 'core', home }));
+      return;
+    } catch (err) {
+      if (attempt === 5) throw err;
+      await sleep(1000);
+    }
+  }
+}
+
+/** SIGKILLs `target`, leaves it down for a moment, starts it again; one kill at a time. */
+async function kill(target: Target): Promise<void> {
+  const downMs = 500 + Math.floor(random() * 2500);
+  const at = ((Date.now() - started) / 1000).toFixed(1);
+  if (target === 'server') {
+    await temporal.killServer();
+    await sleep(downMs);
+    await temporal.startServer();
+  } else {
+    const worker = workers.get(target)!;
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    await sleep(downMs);
+    await startWorker(target);
+  }
+  kills.push(`${target} at +${at} s, down ${(downMs / 1000).toFixed(1)} s`);
+}
+
+/** Kills at random instants (`gapMs` apart at most) until `stop` resolves or `limit` kills are done. */
+function killAtRandom(targets: readonly Target[], gapMs: [number, number], limit = Infinity) {
+  let stopping = false;
+  let count = 0;
+  const done = (async () => {
+    while (!stopping && count < limit) {
+      const wait = gapMs[0] + random() * (gapMs[1] - gapMs[0]);
+      for (const until = Date.now() + wait; !stopping && Date.now() < until;) await sleep(100);
+      if (stopping) break;
+      await kill(pick(targets));
+      count++;
+    }
+  })();
+  return { stop: async () => { stopping = true; await done; return count; }, done };
+}
+
+/** The three workers, started by the first test: the harness's own before() hook has made its home by then. */
+async function ensureWorkers(): Promise<void> {
+  if (workers.size) return;
+  console.log(`chaos seed ${seed} (CAPT_CHAOS_SEED repeats it)`);
+  await startWorker('provider');
+  await startWorker('core-a');
+  await startWorker('core-b');
+}
+after(async () => {
+  for (const worker of workers.values()) await worker.stop();
+  console.log(`kills: ${kills.length}\n${kills.join('\n')}`);
+});
+
+/** Retries a client call while the server is down or restarting; capt's own refusals are final. */
+async function retrying<T>(call: () => Promise<T>, what: string): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (attempt >= 60 || err instanceof RejectedError || err instanceof NotFoundError) throw new Error(`${what}: ${(err as Error).message}`, { cause: err });
+      await sleep(1000);
+    }
+  }
+}
+
+interface Desired { controlPlane: number; workers: number; version: string; workerVersion: string }
+
+/** The cluster as asked: every machine Running at its version, the counts, nothing pending or rolling. */
+function matches(s: ClusterView, want: Desired): boolean {
+  const cp = s.controlPlane;
+  const md = s.machineDeployments[0];
+  return s.phase === 'Provisioned' && s.pending.length === 0 && !!cp && !!md
+    && cp.machines.length === want.controlPlane && cp.machines.every((m) => m.phase === 'Running' && m.version === want.version)
+    && md.machines.length === want.workers && md.machines.every((m) => m.phase === 'Running' && m.version === want.workerVersion && !m.deleting)
+    && md.rolloutComplete;
+}
+
+async function waitMatches(cluster: string, want: Desired, extra: (s: ClusterView) => boolean = () => true): Promise<ClusterView> {
+  let last: ClusterView | undefined;
+  for (const deadline = Date.now() + 420_000; Date.now() < deadline; await sleep(500)) {
+    last = await suite.client.clusterStatus('default', cluster).catch(() => last);
+    if (last && matches(last, want) && extra(last)) return last;
+  }
+  throw new Error(`${cluster} never matched ${JSON.stringify(want)}: ${last?.step}; ${last ? failedMachines(last) : ''}`);
+}
+
+const modelOf = (cluster: string, want: Desired): ClusterModel => {
+  const model = quickstartModel(cluster, { CONTROL_PLANE_MACHINE_COUNT: String(want.controlPlane), WORKER_MACHINE_COUNT: String(want.workers), KUBERNETES_VERSION: want.version }, 1);
+  const md = model.machineDeployments[0]!;
+  return { ...model, machineDeployments: [{ ...md, template: { ...md.template, version: want.workerVersion } }] };
+};
+
+async function assertGone(cluster: string): Promise<void> {
+  assert.equal(existsSync(clusterDir('default', cluster)), false, `no machine of ${cluster} left with the provider`);
+  assert.deepEqual(await processesMentioning([`${clusterDir('default', cluster)}/`]), [], `no process of ${cluster} left`);
+  const running: string[] = [];
+  for await (const wf of h.env.client.workflow.list({ query: `CaptCluster = "${cluster}" AND ExecutionStatus = "Running"` })) running.push(wf.workflowId);
+  assert.deepEqual(running, [], `no workflow of ${cluster} still running`);
+}
+
+async function deleteCluster(cluster: string): Promise<void> {
+  await retrying(() => suite.client.deleteCluster('default', cluster), `delete ${cluster}`);
+  await suite.client.waitForDeletion('default', cluster, () => undefined, 420_000);
+}
+
+test('a core worker SIGKILLed five times at random instants during a rollout: the other carries on and the rollout completes, each machine once', async () => {
+  await ensureWorkers();
+  const want: Desired = { controlPlane: 1, workers: 4, version: newer, workerVersion: newer };
+  await suite.client.apply([modelOf('wk', want)]);
+  const ready = await waitMatches('wk', want);
+  const kube = new KubeClient(await suite.client.kubeconfig('default', 'wk'));
+  const before = await assertMachines(h.env.client, kube, 'default', 'wk', 5, 'after create');
+  const { revision } = ready.machineDeployments[0]!;
+
+  const rollout = Date.now();
+  await suite.client.rolloutRestart('machinedeployment', 'default', 'wk-md-0');
+  const killer = killAtRandom(['core-a', 'core-b'], [500, 4000], 5);
+  let longestPauseMs = 0;
+  let lastChange = Date.now();
+  let lastMachines = '';
+  let completedAt = 0;
+  for (const deadline = Date.now() + 420_000; !completedAt; await sleep(200)) {
+    if (Date.now() > deadline) assert.fail('the rollout did not complete');
+    const s = await suite.client.clusterStatus('default', 'wk').catch(() => undefined);
+    if (!s) continue;
+    const md = s.machineDeployments[0]!;
+    const machines = JSON.stringify(md.machines.map((m) => [m.name, m.phase, m.deleting]));
+    if (machines !== lastMachines) [lastMachines, lastChange] = [machines, Date.now()];
+    longestPauseMs = Math.max(longestPauseMs, Date.now() - lastChange);
+    if (md.revision > revision && matches(s, want) && md.machines.every((m) => !before.includes(m.name))) completedAt = Date.now();
+  }
+  const killed = await killer.stop();
+  console.log(`rollout of 4 with ${killed} core-worker kills: ${((completedAt - rollout) / 1000).toFixed(1)} s; longest pause between two changes of its machines: ${(longestPauseMs / 1000).toFixed(1)} s`);
+  assert.equal(killed, 5, 'five kills landed before the rollout completed');
+  const afterRollout = await assertMachines(h.env.client, kube, 'default', 'wk', 5, 'after the rollout');
+  assert.equal(afterRollout.filter((name) => before.includes(name) && name.startsWith('wk-md-0')).length, 0, 'every worker replaced');
+
+  await deleteCluster('wk');
+  await assertGone('wk');
+});
+
+test('chaos: ten operations (create, scale, rollout, upgrade, delete) while workers and the server are SIGKILLed at random; every cluster ends as asked, nothing leaked', async () => {
+  await ensureWorkers();
+  const killer = killAtRandom(['core-a', 'core-b', 'provider', 'server'], [3000, 12_000]);
+  const c1: Desired = { controlPlane: 1, workers: 2, version: older, workerVersion: older };
+  const c2: Desired = { controlPlane: 1, workers: 1, version: newer, workerVersion: newer };
+  const operations: [string, () => Promise<unknown>][] = [
+    ['create c1', async () => { await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'apply c1'); await waitMatches('c1', c1); }],
+    ['create c2', async () => { await retrying(() => suite.client.apply([modelOf('c2', c2)]), 'apply c2'); await waitMatches('c2', c2); }],
+    ['scale c1 to 4', async () => { c1.workers = 4; await retrying(() => suite.client.scale('machinedeployment', 'default', 'c1-md-0', 4), 'scale c1'); await waitMatches('c1', c1); }],
+    ['rollout restart c1', async () => {
+      const { revision } = await retrying(() => suite.client.ownerStatus('machinedeployment', 'default', 'c1-md-0'), 'c1 revision');
+      await retrying(() => suite.client.rolloutRestart('machinedeployment', 'default', 'c1-md-0'), 'restart c1');
+      await waitMatches('c1', c1, (s) => s.machineDeployments[0]!.revision > revision);
+    }],
+    ['upgrade c1 control plane', async () => { c1.version = newer; await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'upgrade c1'); await waitMatches('c1', c1); }],
+    ['scale c2 to 3', async () => { c2.workers = 3; await retrying(() => suite.client.scale('machinedeployment', 'default', 'c2-md-0', 3), 'scale c2'); await waitMatches('c2', c2); }],
+    ['rollout restart c2', async () => {
+      const { revision } = await retrying(() => suite.client.ownerStatus('machinedeployment', 'default', 'c2-md-0'), 'c2 revision');
+      await retrying(() => suite.client.rolloutRestart('machinedeployment', 'default', 'c2-md-0'), 'restart c2');
+      await waitMatches('c2', c2, (s) => s.machineDeployments[0]!.revision > revision);
+    }],
+    ['scale c1 to 1', async () => { c1.workers = 1; await retrying(() => suite.client.scale('machinedeployment', 'default', 'c1-md-0', 1), 'scale c1'); await waitMatches('c1', c1); }],
+    ['delete c2', () => deleteCluster('c2')],
+    ['upgrade c1 workers', async () => { c1.workerVersion = newer; await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'upgrade c1 workers'); await waitMatches('c1', c1); }],
+  ];
+  try {
+    for (const [name, operation] of operations) {
+      const t0 = Date.now();
+      await operation();
+      console.log(`${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s (${kills.length} kills so far)`);
+    }
+  } finally {
+    console.log(`chaos: ${await killer.stop()} kills survived over ${operations.length} operations`);
+  }
+  const kube = new KubeClient(await suite.client.kubeconfig('default', 'c1'));
+  await assertMachines(h.env.client, kube, 'default', 'c1', 2, 'c1 at the end');
+  await assertGone('c2');
+  await deleteCluster('c1');
+  await assertGone('c1');
+});
