@@ -5,6 +5,7 @@ import { requestMachineDeletionSignal } from '../../src/contract/machine-message
 import { machineSearchAttributes } from '../../src/contract/search-attributes';
 import { coreTaskQueue } from '../../src/contract/task-queues';
 import { machineWorkflowId, machineWorkflowType } from '../../src/contract/workflow-ids';
+import type { MachineStartMemo } from './machine-adoption';
 
 /**
  * An owner's machines are started and told to go from an activity, through the client, rather than as
@@ -15,7 +16,8 @@ import { machineWorkflowId, machineWorkflowType } from '../../src/contract/workf
 /** Calls in flight at once from one activity. */
 const concurrency = 50;
 
-async function eachHeartbeating<T>(items: T[], work: (item: T) => Promise<void>): Promise<void> {
+/** Runs `work` on every item, `concurrency` at a time, heartbeating the count done. */
+export async function eachHeartbeating<T>(items: T[], work: (item: T) => Promise<void>): Promise<void> {
   const ctx = Context.current();
   for (let i = 0; i < items.length; i += concurrency) {
     await Promise.all(items.slice(i, i + concurrency).map(work));
@@ -28,15 +30,17 @@ async function eachHeartbeating<T>(items: T[], work: (item: T) => Promise<void>)
  * name existed before; a machine this batch started on an earlier attempt (its memo names `batch`) is no
  * refusal, so a retried activity neither loses nor duplicates a machine.
  */
-export async function startMachineWorkflows(input: { batch: string; machines: { spec: MachineSpec; summary: string }[] }): Promise<string[]> {
+export async function startMachineWorkflows(input: { batch: string; machines: { spec: MachineSpec; summary: string; templateHash?: string }[] }): Promise<string[]> {
   const client = Context.current().client;
   const refused: string[] = [];
-  await eachHeartbeating(input.machines, async ({ spec, summary }) => {
+  await eachHeartbeating(input.machines, async ({ spec, summary, templateHash }) => {
+    // The memo's template hash lets a rebuilt owner adopt the machine as what it is (see machine-adoption.ts).
+    const memo: MachineStartMemo = { batch: input.batch, ...(templateHash ? { templateHash } : {}) };
     const workflowId = machineWorkflowId(spec.namespace, spec.name);
     try {
       await client.workflow.start(machineWorkflowType, {
         taskQueue: coreTaskQueue, workflowId, args: [{ spec }], workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        staticSummary: summary, typedSearchAttributes: machineSearchAttributes(spec, MachinePhase.Pending), memo: { batch: input.batch },
+        staticSummary: summary, typedSearchAttributes: machineSearchAttributes(spec, MachinePhase.Pending), memo,
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -17,6 +17,7 @@ import { healthTable, healthText } from './health-text';
 import { controlPlaneMachineCount } from './flavors';
 import { readSources, UsageError } from './read-sources';
 import { rolloutStatusText } from './rollout-status';
+import { repairText } from './repair-text';
 import type { ClusterView } from '../contract/cluster';
 
 /** Options as data: one place for names, types, defaults and help. */
@@ -24,7 +25,7 @@ const options = {
   filename: { type: 'string', short: 'f', multiple: true, help: 'manifest file, folder or - for stdin' },
   var: { type: 'string', multiple: true, help: 'NAME=value for ${NAME} in manifests (overrides the environment)' },
   wait: { type: 'boolean', help: 'wait until the operation is done' },
-  'dry-run': { type: 'boolean', help: 'apply: print what would change and which machines would be replaced; change nothing (--dry-run=server alike)' },
+  'dry-run': { type: 'boolean', help: 'apply: print what would change and which machines would be replaced; repair: what would be rebuilt; change nothing (--dry-run=server alike)' },
   timeout: { type: 'string', default: '15m', help: 'how long --wait waits (e.g. 90s, 15m)' },
   namespace: { type: 'string', short: 'n', default: 'default', help: 'namespace' },
   'all-namespaces': { type: 'boolean', short: 'A', help: 'every namespace' },
@@ -65,6 +66,7 @@ const usage = `capt: Cluster API on Temporal
   capt rollout restart machinedeployment/NAME|kubeadmcontrolplane/NAME [--wait]
   capt rollout pause|resume machinedeployment/NAME|kubeadmcontrolplane/NAME
   capt delete machine NAME          the owner replaces it (how OnDelete MachineDeployments roll)
+  capt repair cluster NAME [--dry-run]  rebuild lost owner workflows (terminated, failed); they adopt their machines
   capt health cluster NAME [-o json]   etcd, control-plane components, Nodes, kube-system pods; exit 1 when unhealthy
   capt health clusters [-n NS | -A]    one line per cluster
   capt versions [-o json]
@@ -270,6 +272,15 @@ async function run(argv: string[]): Promise<number> {
           endProgress();
           out(`cluster.cluster.x-k8s.io/${args[1]} deleted`);
         }
+        return 0;
+      });
+    }
+    case 'repair': {
+      if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt repair cluster NAME [--dry-run]');
+      return withClient(async (client) => {
+        const report = await client.repairCluster(ns, args[1]!, { dryRun: values['dry-run'] });
+        const adopted = report.dryRun ? [] : await client.waitForAdoption(report, durationMs(values.timeout ?? '15m'));
+        out(repairText(report, adopted));
         return 0;
       });
     }

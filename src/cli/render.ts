@@ -103,5 +103,6 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
     if (m.phase !== 'Running') inProgress.push(`Machine/${m.name}: ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);
   }
   const section = (title: string, lines: string[]) => (lines.length ? `\n${title}:\n${lines.map((x) => `  ${x}`).join('\n')}` : '');
-  return table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) + section('In progress', inProgress) + section('Remediated', remediated);
+  const rebuilt = (c.recoveries ?? []).map((r) => `${r.kind}/${r.name} at ${r.at}: ${r.cause}; ${r.adopted === undefined ? 'adopting its machines' : `adopted ${r.adopted} machines`}`);
+  return table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) + section('In progress', inProgress) + section('Remediated', remediated) + section('Rebuilt (workflow lost)', rebuilt);
 }

@@ -6,15 +6,17 @@ import type { ClusterModel } from '../api/model';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { kubeconfig } from '../pki/kubeconfig';
 import {
-  appliedModelQuery, applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, issueKubeconfigUpdate, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate, rolloutUndoUpdate, scaleUpdate,
+  appliedModelQuery, applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, issueKubeconfigUpdate, ownerStatusQuery, repairClusterUpdate, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate,
+  rolloutUndoUpdate, scaleUpdate,
 } from '../contract/cluster-messages';
+import type { RepairReport } from '../contract/owner-recovery';
 import { creationDiff, diffClusterModels, type ApplyOutcome, type ClusterDiff } from '../../workflows/cluster/cluster-diff';
 import { previewApply, type ClusterPreview, type OwnerPreview, type RunningOwner } from '../../workflows/cluster/apply-preview';
 import { clusterChangeProblems } from '../spec-rules/cluster-rules';
 import { formatSpecProblems } from '../spec-rules/spec-problem';
 import type { Revision } from '../contract/owner';
 import { deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
-import { captAttributes } from '../contract/search-attributes';
+import { CaptCluster, captAttributes } from '../contract/search-attributes';
 import { coreTaskQueue, ownersTaskQueue } from '../contract/task-queues';
 import { waitingToStart, type ClusterStatus, type ClusterView, type PendingChange } from '../contract/cluster';
 import type { MachineStatus } from '../contract/machine';
@@ -258,7 +260,41 @@ export class CaptClient {
   }
 
   async scale(kind: OwnerKind, ns: string, name: string, replicas: number): Promise<OwnerStatus> {
-    return this.update(this.owner(kind, ns, name).executeUpdate(scaleUpdate, { args: [replicas] }));
+    return this.ownerUpdate(kind, ns, name, (owner) => owner.executeUpdate(scaleUpdate, { args: [replicas] }));
+  }
+
+  /** An update to an owner; when its workflow is lost (terminated, failed), the error says so and how to rebuild it. */
+  private async ownerUpdate<T>(kind: OwnerKind, ns: string, name: string, send: (owner: WorkflowHandle) => Promise<T>): Promise<T> {
+    const owner = this.owner(kind, ns, name);
+    try {
+      return await this.update(send(owner));
+    } catch (err) {
+      if (err instanceof RejectedError) throw err;
+      const description = await owner.describe().catch(() => undefined);
+      if (!description || description.status.name === 'RUNNING') throw err;
+      const cluster = description.typedSearchAttributes.get(CaptCluster) ?? 'CLUSTER';
+      throw new NotFoundError(`${kind} ${ns}/${name}: its workflow ${owner.workflowId} is ${description.status.name}, not running; \`capt repair cluster ${cluster} -n ${ns}\` rebuilds it and adopts its machines`);
+    }
+  }
+
+  /**
+   * Checks every owner workflow of a cluster and rebuilds the lost ones (terminated, failed, timed out),
+   * which adopt the machines they find; a dry run only reports.
+   */
+  async repairCluster(ns: string, name: string, opts: { dryRun?: boolean } = {}): Promise<RepairReport> {
+    return this.update((await this.runningCluster(ns, name)).executeUpdate(repairClusterUpdate, { args: [{ dryRun: !!opts.dryRun }] }));
+  }
+
+  /** Waits until each owner `repairCluster` rebuilt has adopted its machines; their statuses then. */
+  async waitForAdoption(report: RepairReport, timeoutMs: number): Promise<OwnerStatus[]> {
+    const deadline = Date.now() + timeoutMs;
+    const rebuilt = report.owners.filter((o) => o.action === 'rebuilt');
+    for (;;) {
+      const statuses = await Promise.all(rebuilt.map((o) => queryWithRetry(this.ownerHandle({ ...o, namespace: report.namespace }), ownerStatusQuery)));
+      if (statuses.every((s) => s.adoption?.complete)) return statuses;
+      if (Date.now() > deadline) throw new Error(`the rebuilt owners of cluster ${report.namespace}/${report.cluster} are still adopting machines after ${Math.round(timeoutMs / 1000)}s; \`capt describe cluster ${report.cluster}\` follows them`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
   }
 
   private owner(kind: OwnerKind, ns: string, name: string): WorkflowHandle {
@@ -294,19 +330,19 @@ export class CaptClient {
   /** Rolls back to a revision (the previous one by default), as a new revision. */
   async rolloutUndo(kind: OwnerKind, ns: string, name: string, toRevision?: number): Promise<OwnerStatus> {
     await this.ownerStatus(kind, ns, name);
-    return this.update(this.owner(kind, ns, name).executeUpdate(rolloutUndoUpdate, { args: [{ toRevision }] }));
+    return this.ownerUpdate(kind, ns, name, (owner) => owner.executeUpdate(rolloutUndoUpdate, { args: [{ toRevision }] }));
   }
 
   /** Pause (true) or resume (false) replacing machines; scaling goes on either way. */
   async rolloutPause(kind: OwnerKind, ns: string, name: string, paused: boolean): Promise<OwnerStatus> {
     await this.ownerStatus(kind, ns, name);
-    return this.update(this.owner(kind, ns, name).executeUpdate(rolloutPauseUpdate, { args: [{ paused }] }));
+    return this.ownerUpdate(kind, ns, name, (owner) => owner.executeUpdate(rolloutPauseUpdate, { args: [{ paused }] }));
   }
 
   /** Replaces every machine with a new one of the same template. */
   async rolloutRestart(kind: OwnerKind, ns: string, name: string): Promise<OwnerStatus> {
     await this.ownerStatus(kind, ns, name);
-    return this.update(this.owner(kind, ns, name).executeUpdate(rolloutRestartUpdate));
+    return this.ownerUpdate(kind, ns, name, (owner) => owner.executeUpdate(rolloutRestartUpdate));
   }
 
   /** Deletes one machine (drained first); its owner replaces it if it still wants the replicas. */

@@ -4,6 +4,7 @@ import type { AdminCredentials, ClusterStatus, RunningTemplates } from './cluste
 import type { ClusterSecretsAnswer } from './cluster-secrets';
 import type { MachineReport } from './machine';
 import type { MachineRecord, OwnerStatus, OwnerSummary, Revision } from './owner';
+import type { RepairReport } from './owner-recovery';
 
 /** Messages of the cluster, control-plane and MachineDeployment workflows. Wire name = constant name without its suffix. */
 export const clusterStatusQuery = defineQuery<ClusterStatus>('clusterStatus');
@@ -12,6 +13,8 @@ export const appliedModelQuery = defineQuery<{ model: ClusterModel; running: Run
 /** `capt apply` on an existing cluster: validated, then passed to the children. */
 export const applyClusterUpdate = defineUpdate<ClusterStatus, [ClusterModel]>('applyCluster');
 export const deleteClusterUpdate = defineUpdate<ClusterStatus, []>('deleteCluster');
+/** `capt repair cluster`: checks every owner's workflow and rebuilds the lost ones (none with dryRun). */
+export const repairClusterUpdate = defineUpdate<RepairReport, [{ dryRun: boolean }]>('repairCluster');
 /** `capt kubeconfig`: an admin certificate for the client's public key (PEM); the private key never travels. */
 /**
  * The cluster's secrets, for capt's workers only (activities resolve them through this query); undefined

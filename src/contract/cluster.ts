@@ -1,6 +1,7 @@
 import type { ClusterStepReason } from './steps';
 import type { Condition } from './machine';
 import type { MachineRecord, OwnerStatus, OwnerSummary } from './owner';
+import type { OwnerRecovery } from './owner-recovery';
 
 /** On a Cluster, as spec.paused: Cluster API's way (clusterctl move uses it) to stop every controller acting on its objects. */
 export const pausedAnnotation = 'cluster.x-k8s.io/paused';
@@ -29,6 +30,8 @@ export interface ClusterStatus {
   observedGeneration: number;
   /** What an applied change still waits for, per owner; empty once every change is carried out. */
   pending: PendingChange[];
+  /** Owners whose workflow was lost and rebuilt, newest last (a few kept). */
+  recoveries: OwnerRecovery[];
 }
 
 /** An owner whose applied change is not carried out yet, and why. */

@@ -57,6 +57,22 @@ export interface OwnerSummary {
   observedGeneration: number;
   /** Grows with every report: signals may arrive out of order, and the receiver keeps the newest. */
   sequence: number;
+  /** A rebuilt owner, once it has adopted the machines its lost workflow left: how many. */
+  adoptedMachines?: number;
+}
+
+/**
+ * An owner rebuilt after its workflow was lost (terminated, failed, timed out): it adopts the machine
+ * workflows that name it as their owner instead of creating them again.
+ */
+export interface OwnerAdoption {
+  /** Why it was rebuilt, e.g. `workflow md/default/web Terminated; found by capt delete cluster`. */
+  cause: string;
+  at: string;
+  /** Machines adopted so far. */
+  adopted: number;
+  /** Every machine of the cluster looked at: adoption is over. */
+  complete: boolean;
 }
 
 /** What an owner's status query answers, and what `capt get`, `describe` and `rollout status` show. */
@@ -83,6 +99,8 @@ export interface OwnerStatus extends OwnerSummary {
   preflights?: { at: string; members: string[]; machines: string[]; apiserverVersions: Record<string, string> }[];
   /** Control plane with certificatesExpiryDays: when each machine's apiserver certificate expires. */
   certificatesExpireAt?: Record<string, string>;
+  /** Rebuilt after its workflow was lost: what it adopted. */
+  adoption?: OwnerAdoption;
 }
 
 /** Where a cluster's children live, to reach them by signal. */

@@ -11,7 +11,9 @@ export type MachineStepReason =
 /** A control plane's or MachineDeployment's step. */
 export type OwnerStepReason =
   | 'Starting' | 'CreatingMachines' | 'DeletingMachines' | 'MachineFailed' | 'DetachingEndpoint' | 'RemovingEtcdMember'
-  | 'PreflightFailed' | 'ChangingInPlace' | 'RollingOut' | 'Paused' | 'ClusterPaused' | 'Stable' | 'Remediating' | 'RemediationBlocked' | 'Deleting' | 'Deleted';
+  | 'PreflightFailed' | 'ChangingInPlace' | 'RollingOut' | 'Paused' | 'ClusterPaused' | 'Stable' | 'Remediating' | 'RemediationBlocked' | 'Deleting' | 'Deleted'
+  /** Rebuilt after its workflow was lost: adopting the machines it left. */
+  | 'Adopting';
 
 /** A cluster's step. */
 export type ClusterStepReason =

@@ -5,6 +5,7 @@ import { ownerWorkflowId } from '../../src/contract/workflow-ids';
 import type { Condition } from '../../src/contract/machine';
 import type { ClusterFacts, MachineRecord, OwnerSummary } from '../../src/contract/owner';
 import { isRunning } from '../shared/machine-pool';
+import type { OwnerRecovery } from '../../src/contract/owner-recovery';
 
 export interface ClusterState {
   facts: ClusterFacts;
@@ -29,6 +30,8 @@ export interface ClusterState {
   started?: string[];
   /** The standalone Machines started and not yet gone, as compact records (the cluster is their owner). */
   machines?: MachineRecord[];
+  /** Owners whose workflow was lost and rebuilt, newest last (a few kept). */
+  recoveries?: OwnerRecovery[];
 }
 
 export const ownerKey = (kind: PendingChange['kind'], name: string) => `${kind}/${name}`;
@@ -100,6 +103,17 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
     phase: state.deleted ? 'Deleted' : state.deleting ? 'Deleting' : failed ? 'Failed' : available ? 'Provisioned' : 'Provisioning',
     version: state.model.controlPlane.version, endpoint: state.facts.endpoint, createdAt: state.createdAt,
     controlPlane: cp, machineDeployments: mds, machines: state.machines ?? [], conditions, step: state.step, stepReason: state.stepReason ?? 'Starting', paused: state.model.paused,
-    generation, observedGeneration: Math.min(generation, ...unobserved), pending,
+    generation, observedGeneration: Math.min(generation, ...unobserved), pending, recoveries: recoveriesOf(state),
   };
+}
+
+/** The rebuilt owners, each with what it adopted once its summary says so. */
+function recoveriesOf(state: ClusterState): OwnerRecovery[] {
+  const recoveries = state.recoveries ?? [];
+  return recoveries.map((r, i) => {
+    // An owner rebuilt twice: its summary tells of the newest rebuild only.
+    const newest = !recoveries.slice(i + 1).some((o) => o.kind === r.kind && o.name === r.name);
+    const adopted = newest ? state.children[ownerKey(r.kind, r.name)]?.adoptedMachines : undefined;
+    return adopted === undefined ? r : { ...r, adopted };
+  });
 }

@@ -10,7 +10,7 @@ import type { ProviderActivities } from '../../providers/provider-activities';
 import type { ClusterModel, StandaloneMachineModel } from '../../src/api/model';
 import {
   appliedModelQuery, applyClusterUpdate, childChangedSignal, clusterPausedSignal, clusterSecretsQuery, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, issueKubeconfigUpdate, machineDeploymentSpecSignal, machineReportSignal,
-  scaleSignal,
+  repairClusterUpdate, scaleSignal,
 } from '../../src/contract/cluster-messages';
 import { captAttributes } from '../../src/contract/search-attributes';
 import { providerTaskQueue } from '../../src/contract/task-queues';
@@ -27,9 +27,15 @@ import { MachinePhase } from '../../src/contract/machine';
 import { changedGeneration, clusterStatus, controlPlaneOf, machineDeploymentOf, ownerKey, type ClusterState } from './cluster-status';
 import { waitingToStart } from '../../src/contract/cluster';
 import { adminClientCredentials, type ClusterSecrets } from '../../src/contract/cluster-secrets';
+import type { OwnerRebuild } from '../shared/owner-adoption';
+import { ownerSupervision, rebuiltReplicas, type OwnerRef } from './owner-supervision';
+import type { MachineDeploymentModel } from '../../src/api/model';
 
 /** One attempt of the Node health watch; then a fresh one (bounded activities, and a new worker version takes over). */
 const nodeHealthAttemptSeconds = 600;
+
+/** While a deletion waits on its owners, how often it checks that their workflows still run. */
+const ownerCheckInterval = '2m';
 
 export interface ClusterInput {
   model: ClusterModel;
@@ -73,7 +79,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     const status = clusterStatus(state);
     const blocked = status.conditions.find((c) => c.status !== 'True' && c.type !== 'Available');
     const waiting = status.pending.filter(waitingToStart).map((p) => `\n\n${p.kind} ${p.name} pending (${p.reason}): ${p.message}`).join('');
-    setCurrentDetails(`**${status.phase}** (generation ${status.generation}, observed ${status.observedGeneration}): ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}${waiting}`);
+    const rebuilt = status.recoveries.map((r) => `\n\n${r.kind} ${r.name} lost and rebuilt at ${r.at} (${r.cause}): ${r.adopted === undefined ? 'adopting its machines' : `adopted ${r.adopted} machines`}`).join('');
+    setCurrentDetails(`**${status.phase}** (generation ${status.generation}, observed ${status.observedGeneration}): ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}${waiting}${rebuilt}`);
     if (status.phase !== publishedPhase) {
       publishedPhase = status.phase;
       upsertSearchAttributes(captAttributes({
@@ -126,14 +133,38 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     },
   );
 
-  const startMachineDeployment = async (name: string) => {
-    const spec = state.model.machineDeployments.find((m) => m.name === name)!;
-    started.push(name);
+  /** Starts a MachineDeployment's workflow; a rebuilt one (its workflow lost) keeps the replicas it had and adopts its machines. */
+  const startMachineDeployment = async (name: string, rebuild?: OwnerRebuild, pruned?: MachineDeploymentModel) => {
+    const applied = pruned ?? state.model.machineDeployments.find((m) => m.name === name)!;
+    const generation = changedGeneration(state, 'MachineDeployment', name);
+    const spec = rebuild ? { ...applied, replicas: rebuiltReplicas(applied.replicas, generation, rebuild.previous) } : applied;
+    if (!rebuild) started.push(name);
     await startChild(machineDeploymentWorkflow, {
-      workflowId: mdWorkflowId(facts.namespace, name), args: [{ cluster: facts, spec, owner: self, generation: changedGeneration(state, 'MachineDeployment', name), clusterPaused: state.model.paused }],
-      parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `MachineDeployment ${facts.namespace}/${name} of cluster ${facts.name}`,
+      workflowId: mdWorkflowId(facts.namespace, name), args: [{ cluster: facts, spec, owner: self, generation, clusterPaused: state.model.paused, rebuild }],
+      parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `MachineDeployment ${facts.namespace}/${name} of cluster ${facts.name}${rebuild ? ' (rebuilt)' : ''}`,
     });
   };
+  const startControlPlane = async (rebuild?: OwnerRebuild) => {
+    const applied = state.model.controlPlane;
+    const generation = changedGeneration(state, 'KubeadmControlPlane', applied.name);
+    const spec = rebuild ? { ...applied, replicas: rebuiltReplicas(applied.replicas, generation, rebuild.previous) } : applied;
+    await startChild(controlPlaneWorkflow, {
+      workflowId: kcpWorkflowId(facts.namespace, applied.name), args: [{ cluster: facts, spec, owner: self, generation, clusterPaused: state.model.paused, rebuild }],
+      parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `KubeadmControlPlane ${facts.namespace}/${applied.name} of cluster ${facts.name}${rebuild ? ' (rebuilt)' : ''}`,
+    });
+  };
+  const supervision = ownerSupervision({
+    state, refresh,
+    start: (owner, rebuild, pruned) => (owner.kind === 'MachineDeployment' ? startMachineDeployment(owner.name, rebuild, pruned) : startControlPlane(rebuild)),
+  });
+  const controlPlaneRef = (): OwnerRef => ({ kind: 'KubeadmControlPlane', name: state.model.controlPlane.name });
+  const machineDeploymentRef = (name: string): OwnerRef => ({ kind: 'MachineDeployment', name });
+  /** The owners that should be running: the control plane once started, the MachineDeployments started and not deleted. */
+  const wantedOwners = (): OwnerRef[] => [
+    ...(state.infrastructureReady && !controlPlaneOf(state)?.deleted ? [controlPlaneRef()] : []),
+    ...started.filter((name) => !machineDeploymentOf(state, name)?.deleted).map(machineDeploymentRef),
+  ];
+  setHandler(repairClusterUpdate, ({ dryRun }) => supervision.repair(wantedOwners(), dryRun));
   const standaloneSpec = (m: StandaloneMachineModel) => workerMachineSpec(facts, m.name, m.template, {
     labels: { ...m.template.labels, 'cluster.x-k8s.io/cluster-name': facts.name }, annotations: m.template.annotations, owner: self,
   });
@@ -160,8 +191,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   };
   const sendMachineDeploymentSpec = (name: string, cause: string) => {
     const spec = state.model.machineDeployments.find((m) => m.name === name)!;
-    return getExternalWorkflowHandle(mdWorkflowId(facts.namespace, name))
-      .signal(machineDeploymentSpecSignal, { spec, cause, generation: changedGeneration(state, 'MachineDeployment', name) });
+    return supervision.tell(machineDeploymentRef(name), (md) => md.signal(machineDeploymentSpecSignal, { spec, cause, generation: changedGeneration(state, 'MachineDeployment', name) }), cause);
   };
   const runningTemplates = (model: ClusterModel): RunningTemplates => ({
     controlPlane: controlPlaneOf(state)?.templateHash,
@@ -182,10 +212,14 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       const changes = [diff.controlPlane, ...diff.machineDeployments].some((c) => c.outcome !== 'unchanged') || diff.removed.length > 0 || diff.cluster !== 'unchanged';
       if (!changes) return refresh();
       const generation = ++state.generation!;
-      const kcp = getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, next.controlPlane.name));
       if (diff.controlPlane.outcome !== 'unchanged') changedAt[ownerKey('KubeadmControlPlane', next.controlPlane.name)] = generation;
-      if (diff.controlPlane.spec) await kcp.signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply', generation });
-      if (diff.controlPlane.scale) await kcp.signal(scaleSignal, { replicas: next.controlPlane.replicas, generation });
+      // A control plane rebuilt here starts from the spec just applied: no message is needed after that.
+      if (diff.controlPlane.spec || diff.controlPlane.scale) {
+        await supervision.tell(controlPlaneRef(), async (kcp) => {
+          if (diff.controlPlane.spec) await kcp.signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply', generation });
+          if (diff.controlPlane.scale) await kcp.signal(scaleSignal, { replicas: next.controlPlane.replicas, generation });
+        }, 'capt apply');
+      }
       for (const change of diff.machineDeployments) {
         if (change.outcome === 'unchanged') continue;
         changedAt[ownerKey('MachineDeployment', change.name)] = generation;
@@ -193,7 +227,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
         if (change.outcome === 'created' || !started.includes(change.name)) continue;
         const md = next.machineDeployments.find((m) => m.name === change.name)!;
         const before = previous.machineDeployments.find((m) => m.name === change.name)!;
-        if (change.scale) await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name)).signal(scaleSignal, { replicas: md.replicas, generation });
+        if (change.scale) await supervision.tell(machineDeploymentRef(md.name), (h) => h.signal(scaleSignal, { replicas: md.replicas, generation }), 'capt apply');
         if (!change.spec) continue;
         // As Cluster API's topology controller does: workers take a new version only after the control plane runs it.
         const newVersion = md.template.version !== before.template.version;
@@ -216,7 +250,9 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       for (const name of diff.removed) {
         dropName(held, name);
         dropName(started, name);
-        await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, name)).signal(deleteOwnerSignal, { clusterDeleting: false });
+        const deleting = { clusterDeleting: false };
+        const spec = previous.machineDeployments.find((m) => m.name === name)!;
+        await supervision.tell(machineDeploymentRef(name), (h) => h.signal(deleteOwnerSignal, deleting), 'capt apply (pruned)', { deleting, spec });
       }
       return refresh();
     },
@@ -245,11 +281,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       facts.endpoint = `${infra.endpoint.host}:${infra.endpoint.port}`;
       state.infrastructureReady = true;
       setStep('StartingControlPlane', `starting control plane ${state.model.controlPlane.name}`);
-      await startChild(controlPlaneWorkflow, {
-        workflowId: kcpWorkflowId(facts.namespace, state.model.controlPlane.name),
-        args: [{ cluster: facts, spec: state.model.controlPlane, owner: self, generation: changedGeneration(state, 'KubeadmControlPlane', state.model.controlPlane.name), clusterPaused: state.model.paused }],
-        parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `KubeadmControlPlane ${facts.namespace}/${state.model.controlPlane.name} of cluster ${facts.name}`,
-      });
+      await startControlPlane();
     }
     if (!state.workersStarted) {
       setStep('WaitingForControlPlane', 'waiting for the control plane to initialise');
@@ -273,20 +305,36 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     }
     if (state.workersStarted) {
       setStep('DeletingMachineDeployments', 'deleting MachineDeployments (machines skip drain while the cluster is deleted)');
-      for (const md of state.model.machineDeployments) {
-        await getExternalWorkflowHandle(mdWorkflowId(facts.namespace, md.name)).signal(deleteOwnerSignal, { clusterDeleting: true });
-      }
-      await condition(() => state.model.machineDeployments.every((md) => machineDeploymentOf(state, md.name)?.deleted ?? true));
+      const deleting = state.model.machineDeployments.filter((md) => !machineDeploymentOf(state, md.name)?.deleted).map((md) => machineDeploymentRef(md.name));
+      for (const md of deleting) await deleteOwner(md);
+      await supervisedDeletion(deleting, () => state.model.machineDeployments.every((md) => machineDeploymentOf(state, md.name)?.deleted ?? true));
     }
     if (state.infrastructureReady) {
       setStep('DeletingControlPlane', `deleting control plane ${state.model.controlPlane.name}`);
-      await getExternalWorkflowHandle(kcpWorkflowId(facts.namespace, state.model.controlPlane.name)).signal(deleteOwnerSignal, { clusterDeleting: true });
-      await condition(() => controlPlaneOf(state)?.deleted ?? false);
+      if (!controlPlaneOf(state)?.deleted) await deleteOwner(controlPlaneRef());
+      await supervisedDeletion([controlPlaneRef()], () => controlPlaneOf(state)?.deleted ?? false);
     }
     setStep('DeletingInfrastructure', `deleting ${state.model.infrastructure.kind}`);
     await provider.deleteClusterInfrastructure(facts.namespace, facts.name);
     state.deleted = true;
     setStep('Deleted', 'deleted');
+  }
+
+  /** Asks an owner to delete its machines and finish; a lost one is rebuilt to do it. */
+  async function deleteOwner(owner: OwnerRef): Promise<void> {
+    const deleting = { clusterDeleting: true };
+    await supervision.tell(owner, (h) => h.signal(deleteOwnerSignal, deleting), 'capt delete cluster', { deleting });
+  }
+
+  /**
+   * Waits until `done`; an owner whose workflow is lost meanwhile (terminated mid-deletion) is rebuilt to
+   * finish deleting, so a cluster's deletion always ends. Checked every few minutes while nothing moves.
+   */
+  async function supervisedDeletion(owners: OwnerRef[], done: () => boolean): Promise<void> {
+    while (!(await condition(done, ownerCheckInterval))) {
+      const deleted = (o: OwnerRef) => state.children[ownerKey(o.kind, o.name)]?.deleted;
+      await supervision.rebuildLost(owners.filter((o) => !deleted(o)), 'capt delete cluster (waiting for it)', { deleting: { clusterDeleting: true } });
+    }
   }
 
   /** One watch of the cluster's Nodes tells each machine of its Node's health, from the control plane's initialisation to the cluster's deletion. */

@@ -21,6 +21,7 @@ import {
 import { controlPlaneReplicasProblems, controlPlaneSubject } from '../../src/spec-rules/owner-rules';
 import { versionChangeProblems } from '../../src/spec-rules/kubernetes-version';
 import { refuseProblems } from '../shared/spec-refusal';
+import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
 import type { PreflightProblem } from '../../activities/control-plane/preflight';
 
 export interface ControlPlaneInput {
@@ -31,6 +32,8 @@ export interface ControlPlaneInput {
   generation?: number;
   /** The cluster was paused when it started this owner. */
   clusterPaused?: boolean;
+  /** The cluster rebuilds this owner after its workflow was lost: it adopts the machines it finds first. */
+  rebuild?: OwnerRebuild;
   state?: ControlPlaneState;
 }
 
@@ -86,6 +89,7 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     sequence: state.reports ?? 0,
     preflights: state.preflights ?? [],
     ...(state.certificateExpiry ? { certificatesExpireAt: state.certificateExpiry } : {}),
+    ...(state.adoption ? { adoption: state.adoption } : {}),
   };
 }
 
@@ -111,7 +115,10 @@ export function blockingProblems(problems: PreflightProblem[], leaving?: string)
  */
 export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<OwnerStatus> {
   const facts = input.cluster;
-  const state: ControlPlaneState = input.state ?? { spec: input.spec, machines: [], initialized: false, step: 'starting', observedGeneration: input.generation ?? 1, clusterPaused: input.clusterPaused };
+  const state: ControlPlaneState = input.state ?? {
+    spec: input.spec, machines: [], initialized: input.rebuild?.previous?.initialized ?? false, step: 'starting', observedGeneration: input.generation ?? 1, clusterPaused: input.clusterPaused,
+    ...(input.rebuild ? rebuiltOwnerState(input.rebuild, new Date().toISOString()) : {}),
+  };
   // Every activity here takes seconds; a short timeout lets a worker that died mid-step be replaced quickly.
   const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '45s', retry: { initialInterval: '2s', maximumInterval: '30s' } });
   const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '45s', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
@@ -124,14 +131,18 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       hash, version: state.spec.version, cause, at: new Date().toISOString(), template, restartedAt,
     }, controlPlaneRevisionHistoryLimit);
   };
-  if (!state.revisions) record('created', undefined);
+  if (!state.revisions) {
+    record(input.rebuild ? `rebuilt (${input.rebuild.cause})` : 'created', undefined);
+    // Revisions are never numbered down: a rebuilt owner goes on from the lost one's.
+    state.revisions![0]!.revision = input.rebuild?.previous?.revision ?? 1;
+  }
   /** A new template from the cluster (apply), an undo or a restart: a new revision, rolled out machine by machine. */
   const changeTemplate = (template: ControlPlaneRevision['template'], cause: string, restartedAt: string | undefined) => {
     state.spec = { ...state.spec, ...template };
     record(cause, restartedAt);
   };
   const subject = controlPlaneSubject(facts.namespace, state.spec.name);
-  const { refresh, observe, setStep, deleteAllAndFinish, checkpoint, whileClusterPaused, startMachines, deleteMachines, newNames, changes } = ownerRuntime({
+  const { refresh, observe, setStep, deleteAllAndFinish, checkpoint, whileClusterPaused, startMachines, deleteMachines, newNames, changes, adopt } = ownerRuntime({
     kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
     validateReplicas: (replicas) => refuseProblems(controlPlaneReplicasProblems(subject, replicas, state.spec.maxSurge)),
     revisions: () => state.revisions ?? [],
@@ -255,6 +266,9 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   const deletedElsewhere = () => state.machines.find((m) => m.deleting && !(state.cleaned ?? []).includes(m.name));
 
   refresh();
+  await adopt(() => state.spec.version);
+  // A control plane that adopted a running machine has initialised its cluster (kubeadm init ran once).
+  state.initialized ||= state.machines.some(isRunning);
   while (!state.deleting) {
     await checkpoint();
     if (await whileClusterPaused()) continue;

@@ -49,5 +49,6 @@ export function machineDeploymentStatus(facts: ClusterFacts, state: MachineDeplo
       return { name: s.name, hash: s.hash, revision: s.revision, version: s.version, machines: of.length, ready: of.filter(isRunning).length };
     }),
     sequence: state.reports ?? 0,
+    ...(state.adoption ? { adoption: state.adoption } : {}),
   };
 }

@@ -18,6 +18,7 @@ import { machineSetHash, machineSetName, type MachineSet } from './machine-sets'
 import { planMachines, planRollout } from './rollout-plan';
 import { machineDeploymentReplicasProblems, machineDeploymentSubject } from '../../src/spec-rules/owner-rules';
 import { refuseProblems } from '../shared/spec-refusal';
+import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
 
 export interface MachineDeploymentInput {
   cluster: ClusterFacts;
@@ -27,6 +28,8 @@ export interface MachineDeploymentInput {
   generation?: number;
   /** The cluster was paused when it started this owner. */
   clusterPaused?: boolean;
+  /** The cluster rebuilds this owner after its workflow was lost: it adopts the machines it finds first. */
+  rebuild?: OwnerRebuild;
   state?: MachineDeploymentState;
 }
 
@@ -48,7 +51,10 @@ export interface MachineDeploymentState extends OwnerState {
  */
 export async function machineDeploymentWorkflow(input: MachineDeploymentInput): Promise<OwnerStatus> {
   const facts = input.cluster;
-  const state: MachineDeploymentState = input.state ?? { spec: input.spec, machineSets: [], machines: [], paused: input.spec.paused, step: 'starting', observedGeneration: input.generation ?? 1, clusterPaused: input.clusterPaused };
+  const state: MachineDeploymentState = input.state ?? {
+    spec: input.spec, machineSets: [], machines: [], paused: input.spec.paused, step: 'starting', observedGeneration: input.generation ?? 1, clusterPaused: input.clusterPaused,
+    ...(input.rebuild ? rebuiltOwnerState(input.rebuild, new Date().toISOString()) : {}),
+  };
   const self = workflowInfo().workflowId;
   const md = state.spec.name;
 
@@ -63,9 +69,13 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     // Labels, annotations and timeouts change in place: new machines of the current set get them.
     state.machineSets = state.machineSets.map((set) => (set.hash === hash ? { ...set, template: state.spec.template } : set));
   };
-  if (!state.machineSets.length) recordTemplate('created', undefined);
+  if (!state.machineSets.length) {
+    recordTemplate(input.rebuild ? `rebuilt (${input.rebuild.cause})` : 'created', undefined);
+    // Revisions are never numbered down: a rebuilt owner goes on from the lost one's.
+    state.machineSets[0]!.revision = input.rebuild?.previous?.revision ?? 1;
+  }
 
-  const { refresh, observe, setStep, deleteAllAndFinish, changes, changed, checkpoint, whileClusterPaused, startMachines, startBudget, deleteMachines, newNames } = ownerRuntime({
+  const { refresh, observe, setStep, deleteAllAndFinish, changes, changed, checkpoint, whileClusterPaused, startMachines, startBudget, deleteMachines, newNames, adopt } = ownerRuntime({
     kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state, Date.now()),
     validateReplicas: (replicas) => refuseProblems(machineDeploymentReplicasProblems(machineDeploymentSubject(facts.namespace, md), replicas)),
     revisions: () => state.machineSets,
@@ -116,6 +126,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   });
 
   refresh();
+  await adopt(() => current().version);
   while (!state.deleting) {
     await checkpoint();
     if (await whileClusterPaused()) continue;

@@ -55,7 +55,7 @@ export const newRecord = (name: string, templateHash: string, version: string, c
  * Starts machines, fanOutBatch per activity, the activities concurrently. Returns the names that could
  * not start (a machine of that name existed before): the owner drops them and its next plan picks new names.
  */
-export async function startPoolMachines(specs: { spec: MachineSpec; summary: string }[]): Promise<string[]> {
+export async function startPoolMachines(specs: { spec: MachineSpec; summary: string; templateHash?: string }[]): Promise<string[]> {
   const refused = await Promise.all(chunks(specs).map((machines) => fanOut.startMachineWorkflows({ batch: uuid4(), machines })));
   return refused.flat();
 }

@@ -6,12 +6,13 @@ import {
   rolloutUndoUpdate, scaleSignal, scaleUpdate,
 } from '../../src/contract/cluster-messages';
 import type { MachineSpec } from '../../src/contract/machine';
-import type { ClusterFacts, MachineOwnerKind, MachineRecord, OwnerStatus, OwnerSummary, Revision } from '../../src/contract/owner';
+import type { ClusterFacts, MachineOwnerKind, MachineRecord, OwnerAdoption, OwnerStatus, OwnerSummary, Revision } from '../../src/contract/owner';
 import { captAttributes } from '../../src/contract/search-attributes';
 import type { OwnerStepReason } from '../../src/contract/steps';
 import type { Remediation } from '../../src/contract/health-check';
 import { deletePoolMachines, newMachineNames, newRecord, recordMachineReport, startPoolMachines, startsPerRun } from './machine-pool';
 import { ownerSummary, summaryKey } from './owner-summary';
+import { adoptMachines, holdEarlyReport, type AdoptionProgress } from './owner-adoption';
 
 /** The state every machine owner (control plane, MachineDeployment) keeps, whatever else it holds. */
 export interface OwnerState {
@@ -30,6 +31,10 @@ export interface OwnerState {
   remediations?: Remediation[];
   /** The cluster is paused: no machine is created, deleted or remediated until it is unpaused. */
   clusterPaused?: boolean;
+  /** Rebuilt after its workflow was lost: the machines it adopted (see owner-adoption.ts). */
+  adoption?: OwnerAdoption;
+  /** While adopting: where the listing stands and the reports of machines not adopted yet. */
+  adoptionProgress?: AdoptionProgress;
 }
 
 export interface OwnerRuntime {
@@ -55,6 +60,8 @@ export interface OwnerRuntime {
   changed(): OwnerStatus;
   /** Records that the cluster's spec of `generation` has arrived (signals may come out of order). */
   observe(generation: number): void;
+  /** A rebuilt owner adopts the machines its lost workflow left, before it plans anything; `version` names the spec's. */
+  adopt(version: () => string): Promise<void>;
 }
 
 /**
@@ -93,7 +100,7 @@ export function ownerRuntime(opts: {
     const hc = status.healthCheck;
     const last = hc?.remediations.at(-1);
     setCurrentDetails(`**${status.readyReplicas}/${status.replicas} machines running** (${status.version}): ${state.step}${hc ? `\n\nMachineHealthCheck ${hc.name}: ${hc.message}` : ''}${
-      last ? `\n\nLast remediation: ${last.machine} at ${last.at} (${last.reason}: ${last.message}, since ${last.since})` : ''}`);
+      last ? `\n\nLast remediation: ${last.machine} at ${last.at} (${last.reason}: ${last.message}, since ${last.since})` : ''}${adoptionDetails(state.adoption)}`);
     // The cluster hears only of changes to what it plans with, never of each machine's progress.
     const key = summaryKey(status);
     if (key !== reportedKey) {
@@ -123,6 +130,7 @@ export function ownerRuntime(opts: {
   setHandler(ownerStatusQuery, () => opts.status());
   setHandler(ownerMachineQuery, (name) => state.machines.find((m) => m.name === name));
   setHandler(machineReportSignal, (report) => {
+    if (holdEarlyReport(state.adoptionProgress, state.machines, report)) return;
     state.machines = recordMachineReport(state.machines, report, new Date().toISOString());
     changed();
   });
@@ -192,6 +200,12 @@ export function ownerRuntime(opts: {
   return {
     refresh,
     observe,
+    adopt: async (version) => {
+      if (!state.adoption || state.adoption.complete) return;
+      setStep('Adopting', `rebuilt (${state.adoption.cause}): adopting the machines the lost workflow left`);
+      await adoptMachines({ kind: opts.kind, facts, name: name(), version, state, onPage: changed, checkpoint });
+      setStep('Adopting', `rebuilt (${state.adoption.cause}): adopted ${state.adoption.adopted} machines`);
+    },
     setStep,
     changes: () => changes,
     changed,
@@ -228,4 +242,11 @@ export function ownerRuntime(opts: {
       return final;
     },
   };
+}
+
+/** What the UI shows of a rebuilt owner: that it was lost, and what it adopted. */
+function adoptionDetails(adoption: OwnerAdoption | undefined): string {
+  if (!adoption) return '';
+  const what = adoption.complete ? `adopted ${adoption.adopted} machines` : `adopting machines (${adoption.adopted} so far)`;
+  return `\n\nRebuilt at ${adoption.at} (${adoption.cause}): ${what}`;
 }
