@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadManifests } from '../../src/api/load-manifests';
+import { failedMachines, NotFoundError } from '../../src/client/capt-client';
+import type { ClusterStatus } from '../../src/contract/cluster';
+import { clusterWorkflowId, machineDeploymentWorkflowId } from '../../src/contract/workflow-ids';
+import { clusterDir, machinesDir } from '../../providers/local/layout';
+import { listening, processesMentioning } from '../fixtures/leaks';
+import { harnessWithClient } from '../fixtures/machine-harness';
+
+const root = join(__dirname, '../../..');
+const suite = harnessWithClient();
+const h = suite.harness;
+
+async function createCluster(name: string): Promise<void> {
+  const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: name, CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2' });
+  await suite.client.apply([model!]);
+  const ready = await suite.client.waitForCluster('default', name, () => undefined, 600_000);
+  assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
+}
+
+/** The MachineDeployment's machines as the provider holds them (directories) and as Temporal runs them (workflows). */
+async function machinesOf(cluster: string, md: string): Promise<{ provider: string[]; workflows: string[] }> {
+  const provider = (await readdir(machinesDir(clusterDir('default', cluster))).catch(() => [] as string[])).filter((d) => d.startsWith(`${md}-`)).sort();
+  const workflows: string[] = [];
+  const query = `CaptKind = "Machine" AND CaptCluster = "${cluster}" AND ExecutionStatus = "Running"`;
+  for await (const wf of h.env.client.workflow.list({ query })) if (wf.workflowId.startsWith(`machine/default/${md}-`)) workflows.push(wf.workflowId.replace('machine/default/', ''));
+  return { provider, workflows: workflows.sort() };
+}
+
+/** Waits until the MachineDeployment runs exactly `replicas` machines, every one with one provider machine and one workflow. */
+async function settledAt(cluster: string, md: string, replicas: number): Promise<string[]> {
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const [s, found] = await Promise.all([suite.client.ownerStatus('machinedeployment', 'default', md), machinesOf(cluster, md)]);
+    assert.ok(found.provider.length <= replicas + 1, `never more than replicas + maxSurge provider machines: ${found.provider.join(', ')}`);
+    const names = s.machines.map((m) => m.name).sort();
+    if (s.readyReplicas === replicas && names.length === replicas && found.provider.join() === names.join() && found.workflows.join() === names.join()) return names;
+    assert.ok(Date.now() < deadline, `${md} at ${replicas}: ${s.readyReplicas} ready, records ${names.join(', ')}, provider ${found.provider.join(', ')}, workflows ${found.workflows.join(', ')}; ${s.step}`);
+    await sleep(1000);
+  }
+}
+
+/** After a cluster's deletion: no machine directory, process, port or workflow of it is left. */
+async function assertNothingLeft(cluster: string, endpoint: string): Promise<void> {
+  const dir = clusterDir('default', cluster);
+  assert.equal(existsSync(dir), false, `no directory left under ${dir}`);
+  assert.deepEqual(await processesMentioning([`${dir} `, `${dir}/`]), [], 'no process left');
+  const [host, port] = endpoint.split(':');
+  assert.equal(await listening(host!, Number(port)), false, 'the endpoint port is closed');
+  const running: string[] = [];
+  for await (const wf of h.env.client.workflow.list({ query: `CaptCluster = "${cluster}" AND ExecutionStatus = "Running"` })) running.push(wf.workflowId);
+  assert.deepEqual(running, [], 'no workflow of the cluster runs');
+}
+
+test('a terminated MachineDeployment workflow is rebuilt by capt repair cluster, adopts its machines, scales up and down, and the cluster deletes cleanly', async () => {
+  const [cluster, md] = ['lost', 'lost-md-0'];
+  await createCluster(cluster);
+  const before = await settledAt(cluster, md, 2);
+  const { endpoint } = await suite.client.clusterSummary('default', cluster);
+  await h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', md)).terminate('test: an operator terminates the owner');
+
+  // Scaling a lost owner says what happened and how to repair it.
+  await assert.rejects(suite.client.scale('machinedeployment', 'default', md, 3), (err: Error) => {
+    assert.ok(err instanceof NotFoundError, err.message);
+    assert.match(err.message, /is TERMINATED, not running; `capt repair cluster lost -n default` rebuilds it/);
+    return true;
+  });
+
+  const dryRun = await suite.client.repairCluster('default', cluster, { dryRun: true });
+  assert.deepEqual(dryRun.owners.map((o) => `${o.kind}/${o.name} ${o.state} ${o.machines} ${o.action}`), [
+    'KubeadmControlPlane/lost-control-plane RUNNING 1 none', `MachineDeployment/${md} TERMINATED 2 would rebuild`,
+  ]);
+  assert.equal((await h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', md)).describe()).status.name, 'TERMINATED', 'a dry run rebuilds nothing');
+
+  const report = await suite.client.repairCluster('default', cluster);
+  assert.deepEqual(report.owners.map((o) => `${o.name} ${o.action}`), ['lost-control-plane none', `${md} rebuilt`]);
+  const [adopted] = await suite.client.waitForAdoption(report, 120_000);
+  assert.equal(adopted!.adoption!.adopted, 2);
+  assert.deepEqual(adopted!.machines.map((m) => m.name).sort(), before, 'the very machines it had: none created, none lost');
+  assert.deepEqual(await settledAt(cluster, md, 2), before, 'and nothing replaced them');
+  for (const deadline = Date.now() + 60_000; ; await sleep(500)) {
+    const { recoveries } = await suite.client.clusterSummary('default', cluster);
+    if (recoveries[0]?.adopted === 2) {
+      assert.equal(recoveries.length, 1);
+      assert.match(recoveries[0].cause, /workflow md\/default\/lost-md-0 TERMINATED; found by capt repair cluster/);
+      break;
+    }
+    assert.ok(Date.now() < deadline, `the cluster tells of the rebuild: ${JSON.stringify(recoveries)}`);
+  }
+
+  await suite.client.scale('machinedeployment', 'default', md, 3);
+  const three = await settledAt(cluster, md, 3);
+  assert.deepEqual(before.filter((n) => three.includes(n)), before, 'scale-up keeps the adopted machines');
+  await suite.client.scale('machinedeployment', 'default', md, 1);
+  await settledAt(cluster, md, 1);
+
+  await suite.client.deleteCluster('default', cluster);
+  await suite.client.waitForDeletion('default', cluster, () => undefined, 600_000);
+  assert.deepEqual(await machinesOf(cluster, md), { provider: [], workflows: [] });
+  await assertNothingLeft(cluster, endpoint);
+});
+
+test('a cluster whose MachineDeployment workflow was terminated is deleted straight away: the owner is rebuilt to delete its machines', async () => {
+  const [cluster, md] = ['orphan', 'orphan-md-0'];
+  await createCluster(cluster);
+  const before = await settledAt(cluster, md, 2);
+  const { endpoint } = await suite.client.clusterSummary('default', cluster);
+  await h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', md)).terminate('test: lost owner, then delete');
+
+  await suite.client.deleteCluster('default', cluster);
+  await suite.client.waitForDeletion('default', cluster, () => undefined, 600_000);
+  const final = await h.env.client.workflow.getHandle(clusterWorkflowId('default', cluster)).result() as ClusterStatus;
+  assert.equal(final.phase, 'Deleted');
+  assert.deepEqual(final.recoveries.map((r) => `${r.kind}/${r.name} ${r.adopted}`), [`MachineDeployment/${md} ${before.length}`]);
+  assert.match(final.recoveries[0]!.cause, /TERMINATED; found by capt delete cluster/);
+  assert.deepEqual(await machinesOf(cluster, md), { provider: [], workflows: [] });
+  await assertNothingLeft(cluster, endpoint);
+});
