@@ -33,12 +33,15 @@ async function machinesOf(cluster: string, md: string): Promise<{ provider: stri
   return { provider, workflows: workflows.sort() };
 }
 
-/** Waits until the MachineDeployment runs exactly `replicas` machines, every one with one provider machine and one workflow. */
-async function settledAt(cluster: string, md: string, replicas: number): Promise<string[]> {
+/**
+ * Waits until the MachineDeployment runs exactly `replicas` machines, every one with one provider machine
+ * and one workflow; meanwhile the provider never holds more than `most`.
+ */
+async function settledAt(cluster: string, md: string, replicas: number, most = replicas): Promise<string[]> {
   const deadline = Date.now() + 300_000;
   for (;;) {
     const [s, found] = await Promise.all([suite.client.ownerStatus('machinedeployment', 'default', md), machinesOf(cluster, md)]);
-    assert.ok(found.provider.length <= replicas + 1, `never more than replicas + maxSurge provider machines: ${found.provider.join(', ')}`);
+    assert.ok(found.provider.length <= most, `never more than ${most} provider machines: ${found.provider.join(', ')}`);
     const names = s.machines.map((m) => m.name).sort();
     if (s.readyReplicas === replicas && names.length === replicas && found.provider.join() === names.join() && found.workflows.join() === names.join()) return names;
     assert.ok(Date.now() < deadline, `${md} at ${replicas}: ${s.readyReplicas} ready, records ${names.join(', ')}, provider ${found.provider.join(', ')}, workflows ${found.workflows.join(', ')}; ${s.step}`);
@@ -98,7 +101,7 @@ test('a terminated MachineDeployment workflow is rebuilt by capt repair cluster,
   const three = await settledAt(cluster, md, 3);
   assert.deepEqual(before.filter((n) => three.includes(n)), before, 'scale-up keeps the adopted machines');
   await suite.client.scale('machinedeployment', 'default', md, 1);
-  await settledAt(cluster, md, 1);
+  await settledAt(cluster, md, 1, 3);
 
   await suite.client.deleteCluster('default', cluster);
   await suite.client.waitForDeletion('default', cluster, () => undefined, 600_000);
@@ -120,5 +123,38 @@ test('a cluster whose MachineDeployment workflow was terminated is deleted strai
   assert.deepEqual(final.recoveries.map((r) => `${r.kind}/${r.name} ${r.adopted}`), [`MachineDeployment/${md} ${before.length}`]);
   assert.match(final.recoveries[0]!.cause, /TERMINATED; found by capt delete cluster/);
   assert.deepEqual(await machinesOf(cluster, md), { provider: [], workflows: [] });
+  await assertNothingLeft(cluster, endpoint);
+});
+
+test('a terminated control-plane workflow is rebuilt when capt apply scales it: it adopts its machine, joins two more, and the cluster deletes cleanly', async () => {
+  const [cluster, cp] = ['headless', 'headless-control-plane'];
+  await createCluster(cluster);
+  const { endpoint, controlPlane } = await suite.client.clusterSummary('default', cluster);
+  const first = (await suite.client.ownerStatus('kubeadmcontrolplane', 'default', cp)).machines.map((m) => m.name);
+  assert.equal(first.length, 1);
+  await h.env.client.workflow.getHandle(`kcp/default/${cp}`).terminate('test: lost control plane');
+
+  const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
+  const [three] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: cluster, CONTROL_PLANE_MACHINE_COUNT: '3', WORKER_MACHINE_COUNT: '2' });
+  await suite.client.apply([three!]);
+  const deadline = Date.now() + 420_000;
+  for (;;) {
+    const s = await suite.client.ownerStatus('kubeadmcontrolplane', 'default', cp);
+    const provider = (await readdir(machinesDir(clusterDir('default', cluster)))).filter((d) => d.startsWith(`${cp}-`));
+    assert.ok(provider.length <= 3, `never more than 3 control-plane machines: ${provider.join(', ')}`);
+    if (s.readyReplicas === 3 && s.machines.length === 3 && provider.length === 3) {
+      assert.equal(s.adoption?.adopted, 1);
+      assert.ok(s.machines.some((m) => m.name === first[0]), 'the adopted machine stays');
+      assert.ok(s.revision >= controlPlane!.revision, 'revisions are not numbered down');
+      break;
+    }
+    assert.ok(Date.now() < deadline, `control plane at 3: ${s.readyReplicas} ready, ${s.machines.length} records; ${s.step}`);
+    await sleep(1000);
+  }
+  const { recoveries } = await suite.client.clusterSummary('default', cluster);
+  assert.match(recoveries[0]!.cause, /workflow kcp\/default\/headless-control-plane TERMINATED; found by capt apply/);
+
+  await suite.client.deleteCluster('default', cluster);
+  await suite.client.waitForDeletion('default', cluster, () => undefined, 600_000);
   await assertNothingLeft(cluster, endpoint);
 });

@@ -36,6 +36,8 @@ const nodeHealthAttemptSeconds = 600;
 
 /** While a deletion waits on its owners, how often it checks that their workflows still run. */
 const ownerCheckInterval = '2m';
+/** How often an idle cluster checks the same (an activity and a timer: about 1,500 events a day, well within one run's history). */
+const idleOwnerCheckInterval = '5m';
 
 export interface ClusterInput {
   model: ClusterModel;
@@ -358,8 +360,10 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     const releasable = () => held.length > 0 && controlPlaneUpgraded();
     await whilePaused(() => state.deleting || workflowInfo().continueAsNewSuggested);
     const standaloneToStart = () => (state.model.machines ?? []).some((m) => !state.machines?.some((r) => r.name === m.name));
-    await condition(() => state.deleting || state.model.paused || notStarted().length > 0 || standaloneToStart() || releasable() || workflowInfo().continueAsNewSuggested);
+    const moved = await condition(() => state.deleting || state.model.paused || notStarted().length > 0 || standaloneToStart() || releasable() || workflowInfo().continueAsNewSuggested, idleOwnerCheckInterval);
     if (state.deleting) break;
+    // Idle, the cluster still looks after its owners: one terminated meanwhile is rebuilt without waiting for an operator.
+    if (!moved && !state.model.paused) await supervision.rebuildLost(wantedOwners(), `the cluster's check every ${idleOwnerCheckInterval}`);
     for (const name of state.model.paused ? [] : notStarted()) await startMachineDeployment(name);
     if (!state.model.paused) await startStandaloneMachines();
     if (!state.model.paused && releasable()) {
