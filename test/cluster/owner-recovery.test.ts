@@ -61,12 +61,18 @@ async function assertNothingLeft(cluster: string, endpoint: string): Promise<voi
   assert.deepEqual(running, [], 'no workflow of the cluster runs');
 }
 
-test('a terminated MachineDeployment workflow is rebuilt by capt repair cluster, adopts its machines, scales up and down, and the cluster deletes cleanly', async () => {
-  const [cluster, md] = ['lost', 'lost-md-0'];
+/** A cluster of 1 control-plane and 2 worker machines whose MachineDeployment workflow is then terminated: its machines and endpoint. */
+async function clusterWithLostDeployment(cluster: string, md: string): Promise<{ before: string[]; endpoint: string }> {
   await createCluster(cluster);
   const before = await settledAt(cluster, md, 2);
   const { endpoint } = await suite.client.clusterSummary('default', cluster);
   await h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', md)).terminate('test: an operator terminates the owner');
+  return { before, endpoint };
+}
+
+test('a terminated MachineDeployment workflow is rebuilt by capt repair cluster, adopts its machines, scales up and down, and the cluster deletes cleanly', async () => {
+  const [cluster, md] = ['lost', 'lost-md-0'];
+  const { before, endpoint } = await clusterWithLostDeployment(cluster, md);
 
   // Scaling a lost owner says what happened and how to repair it.
   await assert.rejects(suite.client.scale('machinedeployment', 'default', md, 3), (err: Error) => {
@@ -111,10 +117,7 @@ test('a terminated MachineDeployment workflow is rebuilt by capt repair cluster,
 
 test('a cluster whose MachineDeployment workflow was terminated is deleted straight away: the owner is rebuilt to delete its machines', async () => {
   const [cluster, md] = ['orphan', 'orphan-md-0'];
-  await createCluster(cluster);
-  const before = await settledAt(cluster, md, 2);
-  const { endpoint } = await suite.client.clusterSummary('default', cluster);
-  await h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', md)).terminate('test: lost owner, then delete');
+  const { before, endpoint } = await clusterWithLostDeployment(cluster, md);
 
   await suite.client.deleteCluster('default', cluster);
   await suite.client.waitForDeletion('default', cluster, () => undefined, 600_000);
