@@ -1,16 +1,11 @@
 import { coarsePhase, deleteMachineAnnotation, MachinePhase, remediateMachineAnnotation, skipRemediationAnnotation, type MachineStatus } from '../../src/contract/machine';
-import type { MachineOwnerKind, MachineRecord } from '../../src/contract/owner';
+import type { MachineRecord, OwnerRef } from '../../src/contract/owner';
 
 /**
  * How a rebuilt owner recognises the machines its lost workflow left, from what each machine keeps of
  * itself: the owner labels every machine carries (Cluster API's names) and the memo its start wrote.
  * Pure, so the rules are tested without a server.
  */
-
-export interface OwnerRef {
-  kind: MachineOwnerKind;
-  name: string;
-}
 
 /** What a machine's start records in its workflow's memo (a type, not an interface: a memo is a plain record). */
 export type MachineStartMemo = {

@@ -2,8 +2,8 @@ import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { machineStatusQuery } from '../../src/contract/machine-messages';
 import type { MachineStatus } from '../../src/contract/machine';
-import type { MachineRecord } from '../../src/contract/owner';
-import { adoptedRecord, labelledOwner, type MachineStartMemo, type OwnerRef } from './machine-adoption';
+import type { MachineRecord, OwnerRef } from '../../src/contract/owner';
+import { adoptedRecord, labelledOwner, type MachineStartMemo } from './machine-adoption';
 import { eachHeartbeating } from './machine-fan-out';
 
 /**

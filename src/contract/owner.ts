@@ -133,3 +133,9 @@ export interface Revision<T extends { version: string } = { version: string }> {
 }
 
 export type MachineOwnerKind = OwnerSummary['kind'];
+
+/** An owner of machines by kind and name (its workflow ID follows from them and the namespace). */
+export interface OwnerRef {
+  kind: MachineOwnerKind;
+  name: string;
+}

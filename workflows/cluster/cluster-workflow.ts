@@ -7,7 +7,7 @@ import type { ClusterStatus, RunningTemplates } from '../../src/contract/cluster
 import { controlPlaneWorkflowId as kcpWorkflowId, machineDeploymentWorkflowId as mdWorkflowId, machineWorkflowId } from '../../src/contract/workflow-ids';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
-import type { ClusterModel, StandaloneMachineModel } from '../../src/api/model';
+import type { ClusterModel, MachineDeploymentModel, StandaloneMachineModel } from '../../src/api/model';
 import {
   appliedModelQuery, applyClusterUpdate, childChangedSignal, clusterPausedSignal, clusterSecretsQuery, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, issueKubeconfigUpdate, machineDeploymentSpecSignal, machineReportSignal,
   repairClusterUpdate, scaleSignal,
@@ -28,8 +28,8 @@ import { changedGeneration, clusterStatus, controlPlaneOf, machineDeploymentOf, 
 import { waitingToStart } from '../../src/contract/cluster';
 import { adminClientCredentials, type ClusterSecrets } from '../../src/contract/cluster-secrets';
 import type { OwnerRebuild } from '../shared/owner-adoption';
-import { ownerSupervision, rebuiltReplicas, type OwnerRef } from './owner-supervision';
-import type { MachineDeploymentModel } from '../../src/api/model';
+import { ownerSupervision, rebuiltReplicas } from './owner-supervision';
+import type { OwnerRef } from '../../src/contract/owner';
 
 /** One attempt of the Node health watch; then a fresh one (bounded activities, and a new worker version takes over). */
 const nodeHealthAttemptSeconds = 600;

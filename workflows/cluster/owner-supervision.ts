@@ -1,20 +1,14 @@
 import { getExternalWorkflowHandle, proxyActivities, type ExternalWorkflowHandle } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { MachineDeploymentModel } from '../../src/api/model';
-import type { MachineOwnerKind, OwnerSummary } from '../../src/contract/owner';
+import type { OwnerRef, OwnerSummary } from '../../src/contract/owner';
 import type { OwnerCheck, RepairReport } from '../../src/contract/owner-recovery';
 import { ownerWorkflowId } from '../../src/contract/workflow-ids';
 import type { OwnerRebuild } from '../shared/owner-adoption';
-import { changedGeneration, ownerKey, type ClusterState } from './cluster-status';
+import { ownerKey, type ClusterState } from './cluster-status';
 
 /** Rebuilds kept in the cluster's status. */
 const recoveriesKept = 10;
-
-/** An owner the cluster wants running: its control plane once started, and each MachineDeployment it started. */
-export interface OwnerRef {
-  kind: MachineOwnerKind;
-  name: string;
-}
 
 /**
  * The replicas a rebuilt owner keeps: the cluster's spec when it holds a change the lost owner never
@@ -90,9 +84,4 @@ export function ownerSupervision(o: {
       return { namespace, cluster, dryRun, owners: checked, standaloneMachines: machines.Cluster ?? 0 };
     },
   };
-}
-
-/** The spec a rebuilt MachineDeployment starts from: the cluster's, with the replicas it should keep. */
-export function rebuiltMachineDeploymentSpec(state: ClusterState, spec: MachineDeploymentModel, previous: OwnerSummary | undefined): MachineDeploymentModel {
-  return { ...spec, replicas: rebuiltReplicas(spec.replicas, changedGeneration(state, 'MachineDeployment', spec.name), previous) };
 }
