@@ -109,6 +109,12 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.match(described.stdout, /KubeadmControlPlane\/e2e-control-plane \(1\/1/);
   assert.match(described.stdout, /MachineDeployment\/e2e-md-0 \(2\/2/);
   assert.equal((described.stdout.match(/Machine\/e2e-/g) ?? []).length, 3);
+  // Every owner workflow runs: a repair finds nothing to rebuild.
+  const repair = await capt('repair', 'cluster', 'e2e', '--dry-run');
+  assert.equal(repair.code, 0, repair.stderr);
+  assert.match(repair.stdout, /KubeadmControlPlane\/e2e-control-plane\s+kcp\/default\/e2e-control-plane\s+RUNNING\s+1\s+none/);
+  assert.match(repair.stdout, /MachineDeployment\/e2e-md-0\s+md\/default\/e2e-md-0\s+RUNNING\s+2\s+none/);
+  assert.match(repair.stdout, /every owner workflow is running; nothing to repair/);
 
   // From another host: the workers certify a key the CLI made, and the key never goes through Temporal (the
   // certificate does, which shows the history is the one searched). The cluster's own secrets are in that
