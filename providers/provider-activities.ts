@@ -23,6 +23,9 @@ export function providerActivities(provider: InfrastructureProvider) {
     async deleteMachineInfrastructure(ref: MachineRef): Promise<void> {
       await heartbeating(() => provider.deleteMachine(ref));
     },
+    async countMachineInfrastructure(namespace: string, cluster: string): Promise<number> {
+      return provider.countMachines(namespace, cluster);
+    },
     async detachFromEndpoint(ref: MachineRef): Promise<void> {
       await heartbeating(() => provider.detachFromEndpoint(ref));
     },

@@ -59,6 +59,8 @@ export interface InfrastructureProvider {
   createMachine(spec: MachineInfraSpec): Promise<MachineInfraStatus>;
   describeMachine(ref: MachineRef): Promise<MachineInfraStatus | undefined>;
   deleteMachine(ref: MachineRef): Promise<void>;
+  /** How many machines the provider holds for a cluster: what `capt repair cluster` compares with the machine workflows. */
+  countMachines(namespace: string, cluster: string): Promise<number>;
   /** Takes a control-plane machine out of the endpoint's load balancing before it leaves; gone is success. */
   detachFromEndpoint(ref: MachineRef): Promise<void>;
   checkBootstrap(ref: MachineRef): Promise<BootstrapCheck>;

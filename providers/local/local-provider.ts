@@ -69,6 +69,10 @@ export class LocalProvider implements InfrastructureProvider {
     return { ready: (await runningPid(clusterRunDir(dir), 'cluster-agent')) !== undefined, endpoint: record.endpoint };
   }
 
+  async countMachines(namespace: string, cluster: string): Promise<number> {
+    return (await readdir(machinesDir(clusterDir(namespace, cluster))).catch(() => [] as string[])).length;
+  }
+
   async deleteCluster(namespace: string, name: string): Promise<void> {
     const dir = clusterDir(namespace, name);
     for (const machine of await readdir(machinesDir(dir)).catch(() => [] as string[])) {

@@ -31,4 +31,6 @@ export interface RepairReport {
   owners: OwnerCheck[];
   /** The cluster's standalone machines (it owns them itself). */
   standaloneMachines: number;
+  /** Machines the infrastructure provider holds for the cluster; more than the machine workflows means some lost theirs. */
+  providerMachines: number;
 }

@@ -85,6 +85,7 @@ test('a terminated MachineDeployment workflow is rebuilt by capt repair cluster,
   assert.deepEqual(dryRun.owners.map((o) => `${o.kind}/${o.name} ${o.state} ${o.machines} ${o.action}`), [
     'KubeadmControlPlane/lost-control-plane RUNNING 1 none', `MachineDeployment/${md} TERMINATED 2 would rebuild`,
   ]);
+  assert.equal(dryRun.providerMachines, 3, 'the provider holds the 3 machines the workflows account for');
   assert.equal((await h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', md)).describe()).status.name, 'TERMINATED', 'a dry run rebuilds nothing');
 
   const report = await suite.client.repairCluster('default', cluster);

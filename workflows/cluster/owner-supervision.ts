@@ -1,5 +1,7 @@
 import { getExternalWorkflowHandle, proxyActivities, type ExternalWorkflowHandle } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
+import type { ProviderActivities } from '../../providers/provider-activities';
+import { providerTaskQueue } from '../../src/contract/task-queues';
 import type { MachineDeploymentModel } from '../../src/api/model';
 import type { OwnerRef, OwnerSummary } from '../../src/contract/owner';
 import type { OwnerCheck, RepairReport } from '../../src/contract/owner-recovery';
@@ -32,6 +34,7 @@ export function ownerSupervision(o: {
   const { state } = o;
   const { namespace, name: cluster } = state.facts;
   const checks = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '10m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(state.facts.provider), startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const workflowId = (owner: OwnerRef) => ownerWorkflowId(owner.kind, namespace, owner.name);
 
   async function rebuild(owner: OwnerRef, cause: string, opts: { deleting?: { clusterDeleting: boolean }; spec?: MachineDeploymentModel } = {}): Promise<void> {
@@ -65,11 +68,15 @@ export function ownerSupervision(o: {
       }
     },
 
-    /** `capt repair cluster`: every owner's workflow checked, its machines counted, and the lost ones rebuilt unless `dryRun`. */
+    /**
+     * `capt repair cluster`: every owner's workflow checked, its machine workflows and the provider's machines
+     * counted, and the lost owners rebuilt unless `dryRun`.
+     */
     async repair(owners: OwnerRef[], dryRun: boolean): Promise<RepairReport> {
-      const [states, machines] = await Promise.all([
+      const [states, machines, providerMachines] = await Promise.all([
         checks.workflowStates({ workflowIds: owners.map(workflowId) }),
         checks.countClusterMachines({ namespace, cluster }),
+        provider.countMachineInfrastructure(namespace, cluster),
       ]);
       const checked: OwnerCheck[] = owners.map((owner) => {
         const found = states[workflowId(owner)]!;
@@ -81,7 +88,7 @@ export function ownerSupervision(o: {
       for (const c of checked.filter((c) => c.action === 'rebuilt')) {
         await rebuild(c, `workflow ${c.workflowId} ${c.state}; found by capt repair cluster`, { deleting });
       }
-      return { namespace, cluster, dryRun, owners: checked, standaloneMachines: machines.Cluster ?? 0 };
+      return { namespace, cluster, dryRun, owners: checked, standaloneMachines: machines.Cluster ?? 0, providerMachines };
     },
   };
 }
