@@ -428,7 +428,7 @@ async function run(argv: string[]): Promise<number> {
       const server = await startCodecServer({
         host: values.listen ?? '127.0.0.1', port: portFlag(values.port ?? String(defaultCodecPort)), corsOrigins: (values['cors-origin'] ?? []).map(originFlag), codec: new AesGcmCodec(loadCodecKeys()),
       });
-      out(`capt codec server listening on ${server.url}${values['cors-origin']?.length ? `, for Web UIs at ${values['cors-origin'].join(', ')}` : ''}`);
+      out(`capt codec server ready at ${server.url}${values['cors-origin']?.length ? `, for Web UIs at ${values['cors-origin'].join(', ')}` : ''}`);
       await stopSignal();
       await server.close();
       return 0;
