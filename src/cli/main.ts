@@ -402,7 +402,7 @@ async function run(argv: string[]): Promise<number> {
         out(`Temporal: ${status.address}\nWeb UI:   ${status.ui}\ncodec:    ${status.codecEndpoint} (temporal workflow show --codec-endpoint ${status.codecEndpoint})\nworker:   pid ${status.worker}\ndatabase: ${status.database}`);
       } else if (args[0] === 'stop') {
         await devStop();
-        out('stopped Temporal and the capt worker (clusters, machines and the database keep their state)');
+        out('stopped Temporal, the codec server and the capt worker (clusters, machines, the database and the key keep their state)');
       } else if (args[0] === 'status') {
         const s = await devStatus();
         const running = (pid: number | undefined, where = '') => (pid ? `running (pid ${pid})${where}` : 'stopped');

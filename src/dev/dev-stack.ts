@@ -82,7 +82,7 @@ export async function devStart(opts: DevStackOptions = devPorts(), onStep: (line
   }
   const keyFile = await ensureCodecKeys();
   if (keyFile) onStep(`created the payload encryption key ${keyFile}: keep it, nothing capt sent through Temporal can be read without it`);
-  await startCodecServer(opts.codecPort ?? defaultCodecPort, uiPort, onStep);
+  await startCodecServerProcess(opts.codecPort ?? defaultCodecPort, uiPort, onStep);
   if (persistence === 'postgres') await startPostgresTopology(devDir(), { port, uiPort }, onStep, { codecEndpoint: codec });
   else await startDevServer(port, uiPort, codec, onStep);
   await startWorker(port, onStep);
@@ -99,7 +99,7 @@ export const devServerArgs = (port: number, database: string): string[] => [
  * `capt codec-server` in the background, for the Web UI on `uiPort` (by either loopback name). It starts
  * first, so the UI has its endpoint from the start.
  */
-async function startCodecServer(codecPort: number, uiPort: number, onStep: (line: string) => void): Promise<void> {
+async function startCodecServerProcess(codecPort: number, uiPort: number, onStep: (line: string) => void): Promise<void> {
   if (await runningPid(devDir(), codecServerProcess)) return;
   if (await listening(codecPort)) throw new Error(`port ${codecPort} is already in use by another program; stop it or set CAPT_DEV_CODEC_PORT`);
   onStep(`starting the codec server on ${codecEndpoint(codecPort)} (the Web UI shows payloads decrypted through it)`);
