@@ -4,7 +4,7 @@ import { builtinModules } from 'node:module';
 
 // Workflow code must replay deterministically: no Node built-ins, and activities, providers and other
 // I/O modules only as types (proxyActivities gives the callable side).
-const ioModules = ['activities', 'providers', 'src/secrets', 'src/worker', 'src/client', 'src/cli', 'src/dev', 'src/tools', 'src/util', 'src/config'];
+const ioModules = ['activities', 'providers', 'src/codec', 'src/secrets', 'src/worker', 'src/client', 'src/cli', 'src/dev', 'src/tools', 'src/util', 'src/config'];
 const workflowImportRules = {
   '@typescript-eslint/no-restricted-imports': ['error', {
     paths: builtinModules.flatMap((m) => [m, `node:${m}`]).map((name) => ({ name, message: 'workflow code is deterministic: no Node built-ins' })),

@@ -6,6 +6,9 @@ import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { manifestVariables, substituteVariables } from '../api/variables';
 import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../client/capt-client';
+import { AesGcmCodec } from '../codec/aes-gcm-codec';
+import { codecKeyFile, codecKeyLine, createCodecKeyFile, isCodecKeyId, loadCodecKeys, newCodecKey } from '../codec/codec-keys';
+import { defaultCodecPort, startCodecServer } from '../codec/codec-server';
 import { devPersistences, devPorts, devStart, devStatus, devStop, type DevPersistence } from '../dev/dev-stack';
 import { changeDevMachine, type MachineFaultOutcome } from '../dev/dev-machine-faults';
 import { controlPlaneComponents, isControlPlaneComponent, nodeMonitorGraceSeconds } from '../../providers/local/control-plane-components';
@@ -44,6 +47,11 @@ const options = {
   all: { type: 'boolean', help: 'dev break|repair machine: the whole machine (every process; the default of repair)' },
   persistence: { type: 'string', help: 'dev start: sqlite (the Temporal dev server; the default) or postgres (the production topology: Temporal server, Web UI server, PostgreSQL); default: what runs' },
   serve: { type: 'string', help: 'worker: what it serves: core (the capt-core and capt-owners queues) and/or a provider (local), comma-separated; default all (CAPT_WORKER_SERVES)' },
+  id: { type: 'string', help: 'codec key new: the key id (default: today\'s date and a random suffix)' },
+  print: { type: 'boolean', help: 'codec key new: print the key as ID:BASE64 and write nothing (to add to a key file or CAPT_CODEC_KEYS)' },
+  port: { type: 'string', help: `codec-server: the port (default ${defaultCodecPort})` },
+  listen: { type: 'string', help: 'codec-server: the address to listen on (default 127.0.0.1, this host only)' },
+  'cors-origin': { type: 'string', multiple: true, help: 'codec-server: a Web UI origin its browser may call from, e.g. http://127.0.0.1:8233' },
   'tls-cert': { type: 'string', help: 'client certificate for mutual TLS to Temporal (TEMPORAL_TLS_CERT)' },
   'tls-key': { type: 'string', help: 'client key for mutual TLS to Temporal (TEMPORAL_TLS_KEY)' },
   'tls-ca': { type: 'string', help: 'CA certificate of the Temporal server (TEMPORAL_TLS_CA)' },
@@ -74,6 +82,8 @@ const usage = `capt: Cluster API on Temporal
   capt dev start --persistence postgres   the production topology (Temporal server, Web UI, PostgreSQL) + a capt worker
   capt dev break machine NAME --kubelet|--component C|--all    stop part of a local machine, for demos and tests
   capt dev repair machine NAME [--kubelet|--component C|--all]  undo it (everything, without a flag)
+  capt codec key new [--id ID] [--print]   a payload encryption key, written to CAPT_CODEC_KEY_FILE or $CAPT_HOME/codec-keys (never over one)
+  capt codec-server [--port N] [--listen ADDR] [--cors-origin ORIGIN ...]   decodes payloads for the Web UI and \`temporal --codec-endpoint\`
   capt worker                      a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE)
   capt quickstart                  dev start, apply examples/quickstart.yaml, wait, describe
 
@@ -167,6 +177,28 @@ function machineFaultText({ ref, faults }: MachineFaultOutcome): string {
   const silent = faults.includes('kubelet') || faults.includes('all');
   return `${name}: stopped ${faults.includes('all') ? 'whole' : faults.join(', ')}; it stays so until \`capt dev repair machine ${ref.name}\``
     + (silent ? `\nits Node turns NotReady (Ready Unknown) within about ${nodeMonitorGraceSeconds + 5} s, once the node controller misses its heartbeats` : '');
+}
+
+function portFlag(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) throw new UsageError(`--port ${text}: expected a port number, 0 to 65535`);
+  return port;
+}
+
+/** A browser's Origin header: scheme, host and port, nothing after. */
+function originFlag(text: string): string {
+  const origin = URL.canParse(text) ? new URL(text).origin : undefined;
+  if (origin !== text) throw new UsageError(`--cors-origin ${text}: expected an origin such as http://127.0.0.1:8233 (scheme, host, port; no path or trailing slash)`);
+  return text;
+}
+
+/** Resolves on SIGINT or SIGTERM: a foreground server stops cleanly, instead of main's message for interrupted waits. */
+function stopSignal(): Promise<void> {
+  process.removeAllListeners('SIGINT');
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
 }
 
 type Values = { [K in keyof typeof options]?: (typeof options)[K] extends { multiple: true } ? string[] : (typeof options)[K] extends { type: 'boolean' } ? boolean : string };
@@ -378,16 +410,38 @@ async function run(argv: string[]): Promise<number> {
     case 'dev': {
       if (args[0] === 'start') {
         const status = await devStart({ ...devPorts(), persistence: persistenceFlag(values.persistence) }, (line) => out(line));
-        out(`Temporal: ${status.address}\nWeb UI:   ${status.ui}\nworker:   pid ${status.worker}\ndatabase: ${status.database}`);
+        out(`Temporal: ${status.address}\nWeb UI:   ${status.ui}\ncodec:    ${status.codecEndpoint} (temporal workflow show --codec-endpoint ${status.codecEndpoint})\nworker:   pid ${status.worker}\ndatabase: ${status.database}`);
       } else if (args[0] === 'stop') {
         await devStop();
-        out('stopped Temporal and the capt worker (clusters, machines and the database keep their state)');
+        out('stopped Temporal, the codec server and the capt worker (clusters, machines, the database and the key keep their state)');
       } else if (args[0] === 'status') {
         const s = await devStatus();
-        out(`Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\nworker:   ${s.worker ? `running (pid ${s.worker})` : 'stopped'}\ndatabase: ${s.database}`);
+        const running = (pid: number | undefined, where = '') => (pid ? `running (pid ${pid})${where}` : 'stopped');
+        out(`Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\ncodec:    ${running(s.codecServer, ` at ${s.codecEndpoint}`)}\nworker:   ${running(s.worker)}\ndatabase: ${s.database}`);
       } else if ((args[0] === 'break' || args[0] === 'repair') && args[1] === 'machine' && args[2]) {
         out(machineFaultText(await changeDevMachine(args[0], ns, args[2], faultFlag(values, args[0] === 'repair')).catch(faultRefusal)));
       } else throw new UsageError('usage: capt dev start|stop|status | capt dev break|repair machine NAME [--kubelet|--component C|--all]');
+      return 0;
+    }
+    case 'codec': {
+      if (args[0] !== 'key' || args[1] !== 'new') throw new UsageError('usage: capt codec key new [--id ID] [--print]');
+      if (values.id !== undefined && !isCodecKeyId(values.id)) throw new UsageError(`--id ${values.id}: a key id is 1 to 64 letters, digits, '.', '_' or '-'`);
+      const key = newCodecKey(values.id);
+      if (values.print) {
+        out(codecKeyLine(key));
+        return 0;
+      }
+      await createCodecKeyFile(codecKeyFile(), key);
+      out(`created ${codecKeyFile()} with key '${key.id}' (mode 0600); give the same file, or its line in CAPT_CODEC_KEYS, to every host that runs capt`);
+      return 0;
+    }
+    case 'codec-server': {
+      const server = await startCodecServer({
+        host: values.listen ?? '127.0.0.1', port: portFlag(values.port ?? String(defaultCodecPort)), corsOrigins: (values['cors-origin'] ?? []).map(originFlag), codec: new AesGcmCodec(loadCodecKeys()),
+      });
+      out(`capt codec server ready at ${server.url}${values['cors-origin']?.length ? `, for Web UIs at ${values['cors-origin'].join(', ')}` : ''}`);
+      await stopSignal();
+      await server.close();
       return 0;
     }
     case 'worker': {

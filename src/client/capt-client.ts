@@ -3,6 +3,7 @@ import {
   Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type QueryDefinition, type WorkflowHandle,
 } from '@temporalio/client';
 import type { ClusterModel } from '../api/model';
+import { captDataConverter } from '../codec/data-converter';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { kubeconfig } from '../pki/kubeconfig';
 import {
@@ -85,10 +86,12 @@ export class CaptClient {
 
   static async connect(opts: ConnectOptions = {}): Promise<CaptClient> {
     const address = opts.address ?? temporalAddress();
+    // First, so a host without the payload key is told how to get one before anything is sent.
+    const dataConverter = captDataConverter();
     const connection = await Connection.connect({ address, connectTimeout: '5s', tls: temporalTLS() }).catch((err: Error) => {
       throw new Error(`cannot reach Temporal at ${address} (${err.message}); start it with \`capt dev start\` or set TEMPORAL_ADDRESS`, { cause: err });
     });
-    return new CaptClient(new Client({ connection, namespace: opts.namespace ?? temporalNamespace() }), connection);
+    return new CaptClient(new Client({ connection, namespace: opts.namespace ?? temporalNamespace(), dataConverter }), connection);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureCodecKeys } from '../codec/codec-keys';
+import { defaultCodecPort } from '../codec/codec-server';
 import { captHome } from '../config/capt-home';
 import { devServerSearchAttributeArgs } from '../contract/search-attributes';
 import { devServerDynamicConfigArgs } from './temporal-dynamic-config';
@@ -20,11 +22,14 @@ export type DevPersistence = (typeof devPersistences)[number];
 export interface DevStackOptions {
   port?: number;
   uiPort?: number;
+  /** The codec server's, which the Web UI calls to show payloads decrypted. */
+  codecPort?: number;
   /** Default: the one that runs, else sqlite. */
   persistence?: DevPersistence;
 }
 
 export const devDir = () => join(captHome(), 'dev');
+const codecServerProcess = 'codec-server';
 
 const listening = (port: number) => isListening('127.0.0.1', port);
 
@@ -33,15 +38,20 @@ export interface DevStatus {
   persistence?: DevPersistence;
   temporal?: number;
   worker?: number;
+  codecServer?: number;
   address: string;
   ui: string;
+  codecEndpoint: string;
   database: string;
 }
 
-/** Ports from CAPT_DEV_PORT / CAPT_DEV_UI_PORT, else Temporal's usual 7233 and 8233. */
-export function devPorts(): Required<Pick<DevStackOptions, 'port' | 'uiPort'>> {
-  return { port: Number(process.env.CAPT_DEV_PORT ?? 7233), uiPort: Number(process.env.CAPT_DEV_UI_PORT ?? 8233) };
+/** Ports from CAPT_DEV_PORT / CAPT_DEV_UI_PORT / CAPT_DEV_CODEC_PORT, else Temporal's usual 7233 and 8233, and 8888. */
+export function devPorts(): Required<Pick<DevStackOptions, 'port' | 'uiPort' | 'codecPort'>> {
+  const { CAPT_DEV_PORT, CAPT_DEV_UI_PORT, CAPT_DEV_CODEC_PORT } = process.env;
+  return { port: Number(CAPT_DEV_PORT ?? 7233), uiPort: Number(CAPT_DEV_UI_PORT ?? 8233), codecPort: Number(CAPT_DEV_CODEC_PORT ?? defaultCodecPort) };
 }
+
+const codecEndpoint = (codecPort: number) => `http://127.0.0.1:${codecPort}`;
 
 /** Which Temporal of the stack runs, with its pid. */
 async function runningTemporal(): Promise<{ persistence: DevPersistence; pid: number } | undefined> {
@@ -55,8 +65,8 @@ export async function devStatus(opts: DevStackOptions = devPorts()): Promise<Dev
   const temporal = await runningTemporal();
   const sqlite = join(devDir(), 'temporal.db');
   return {
-    persistence: temporal?.persistence, temporal: temporal?.pid, worker: await runningPid(devDir(), 'worker'),
-    address: `127.0.0.1:${opts.port ?? 7233}`, ui: `http://127.0.0.1:${opts.uiPort ?? 8233}`,
+    persistence: temporal?.persistence, temporal: temporal?.pid, worker: await runningPid(devDir(), 'worker'), codecServer: await runningPid(devDir(), codecServerProcess),
+    address: `127.0.0.1:${opts.port ?? 7233}`, ui: `http://127.0.0.1:${opts.uiPort ?? 8233}`, codecEndpoint: codecEndpoint(opts.codecPort ?? defaultCodecPort),
     database: temporal?.persistence === 'postgres' ? ((await postgresTopologyDatabase(devDir())) ?? '') : sqlite,
   };
 }
@@ -64,13 +74,17 @@ export async function devStatus(opts: DevStackOptions = devPorts()): Promise<Dev
 export async function devStart(opts: DevStackOptions = devPorts(), onStep: (line: string) => void = () => undefined): Promise<DevStatus> {
   const port = opts.port ?? 7233;
   const uiPort = opts.uiPort ?? 8233;
+  const codec = codecEndpoint(opts.codecPort ?? defaultCodecPort);
   const running = await runningTemporal();
   const persistence = opts.persistence ?? running?.persistence ?? 'sqlite';
   if (running && running.persistence !== persistence) {
     throw new Error(`the dev stack already runs with --persistence ${running.persistence}; run \`capt dev stop\` first to switch to ${persistence}`);
   }
-  if (persistence === 'postgres') await startPostgresTopology(devDir(), { port, uiPort }, onStep);
-  else await startDevServer(port, uiPort, onStep);
+  const keyFile = await ensureCodecKeys();
+  if (keyFile) onStep(`created the payload encryption key ${keyFile}: keep it, nothing capt sent through Temporal can be read without it`);
+  await startCodecServerProcess(opts.codecPort ?? defaultCodecPort, uiPort, onStep);
+  if (persistence === 'postgres') await startPostgresTopology(devDir(), { port, uiPort }, onStep, { codecEndpoint: codec });
+  else await startDevServer(port, uiPort, codec, onStep);
   await startWorker(port, onStep);
   return devStatus(opts);
 }
@@ -81,13 +95,32 @@ export const devServerArgs = (port: number, database: string): string[] => [
   ...devServerSearchAttributeArgs(), ...devServerDynamicConfigArgs(),
 ];
 
-async function startDevServer(port: number, uiPort: number, onStep: (line: string) => void): Promise<void> {
+/**
+ * `capt codec-server` in the background, for the Web UI on `uiPort` (by either loopback name). It starts
+ * first, so the UI has its endpoint from the start.
+ */
+async function startCodecServerProcess(codecPort: number, uiPort: number, onStep: (line: string) => void): Promise<void> {
+  if (await runningPid(devDir(), codecServerProcess)) return;
+  if (await listening(codecPort)) throw new Error(`port ${codecPort} is already in use by another program; stop it or set CAPT_DEV_CODEC_PORT`);
+  onStep(`starting the codec server on ${codecEndpoint(codecPort)} (the Web UI shows payloads decrypted through it)`);
+  const origins = ['127.0.0.1', 'localhost'].flatMap((host) => ['--cors-origin', `http://${host}:${uiPort}`]);
+  await startDetached({
+    name: codecServerProcess, command: process.execPath, args: [join(__dirname, '../cli/main.js'), 'codec-server', '--port', String(codecPort), ...origins],
+    stateDir: devDir(), env: { CAPT_HOME: captHome() },
+  });
+  for (let i = 0; !(await listening(codecPort)); i++) {
+    if (i > 120 || !(await runningPid(devDir(), codecServerProcess))) throw new Error(`the codec server did not start:\n${await logTail(devDir(), codecServerProcess)}`);
+    await sleep(250);
+  }
+}
+
+async function startDevServer(port: number, uiPort: number, codec: string, onStep: (line: string) => void): Promise<void> {
   if (!(await runningPid(devDir(), 'temporal'))) {
     if (await listening(port)) throw new Error(`port ${port} is already in use by another program; stop it or pass --port`);
     onStep(`starting the Temporal dev server on 127.0.0.1:${port} (Web UI on ${uiPort})`);
     await startDetached({
       name: 'temporal', command: toolPaths().temporal, stateDir: devDir(),
-      args: [...devServerArgs(port, join(devDir(), 'temporal.db')), '--ui-port', String(uiPort)],
+      args: [...devServerArgs(port, join(devDir(), 'temporal.db')), '--ui-port', String(uiPort), '--ui-codec-endpoint', codec],
     });
   }
   for (let i = 0; !(await listening(port)); i++) {
@@ -110,9 +143,10 @@ async function startWorker(port: number, onStep: (line: string) => void): Promis
   }
 }
 
-/** Stops the worker, then whichever Temporal runs; the SQLite file and the PostgreSQL database stay. */
+/** Stops the worker, the codec server, then whichever Temporal runs; the SQLite file, the PostgreSQL database and the key stay. */
 export async function devStop(): Promise<void> {
   await stopProcess(devDir(), 'worker', 15_000);
+  await stopProcess(devDir(), codecServerProcess, 15_000);
   await stopProcess(devDir(), 'temporal', 15_000);
   await stopPostgresTopology(devDir());
 }

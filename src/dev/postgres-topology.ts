@@ -74,7 +74,9 @@ async function refuseBusyPort(port: number, flag: string): Promise<void> {
 }
 
 /** Get-or-start of every part, in dependency order; returns once the namespace is usable and the UI answers. */
-export async function startPostgresTopology(stateDir: string, ports: TopologyPorts, onStep: (line: string) => void = () => undefined): Promise<void> {
+export async function startPostgresTopology(
+  stateDir: string, ports: TopologyPorts, onStep: (line: string) => void = () => undefined, ui: { codecEndpoint?: string } = {},
+): Promise<void> {
   if (ports.port > maxServicePort) {
     throw new Error(`port ${ports.port}: the Temporal server's PostgreSQL schema keeps service ports in a smallint; choose a port up to ${maxServicePort} (CAPT_DEV_PORT)`);
   }
@@ -127,7 +129,7 @@ export async function startPostgresTopology(stateDir: string, ports: TopologyPor
     onStep(`starting the Temporal Web UI on http://127.0.0.1:${ports.uiPort}`);
     const uiDir = join(stateDir, 'temporal-ui');
     await mkdir(uiDir, { recursive: true });
-    await writeFile(join(uiDir, 'ui.yaml'), temporalUiConfigYaml({ port: ports.uiPort, temporalAddress: address }));
+    await writeFile(join(uiDir, 'ui.yaml'), temporalUiConfigYaml({ port: ports.uiPort, temporalAddress: address, codecEndpoint: ui.codecEndpoint }));
     await startDetached({ name: temporalUiProcess, command: tools.temporalUiServer, args: ['--root', uiDir, '--config', '.', '--env', 'ui', 'start'], stateDir });
   }
   await waitListening(stateDir, temporalUiProcess, ports.uiPort, 'the Temporal Web UI');

@@ -1,8 +1,10 @@
+import type { DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import * as coreActivities from '../../activities';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { providerActivities } from '../../providers/provider-activities';
 import type { InfrastructureProvider } from '../../providers/provider';
+import { captDataConverter } from '../codec/data-converter';
 import { coreTaskQueue, ownersTaskQueue, providerTaskQueue } from '../contract/task-queues';
 
 /** Every provider capt ships, by name. */
@@ -16,6 +18,8 @@ export interface WorkerOptions {
   /** Which task queues this process serves: the core queue and/or providers by name. */
   core?: boolean;
   providers?: string[];
+  /** Default: captDataConverter(), which refuses to start without a payload key. */
+  dataConverter?: DataConverter;
 }
 
 /**
@@ -32,17 +36,20 @@ const maxConcurrentActivityTaskExecutions = 400;
 export async function createWorkers(opts: WorkerOptions): Promise<Worker[]> {
   const workers: Worker[] = [];
   const namespace = opts.namespace ?? 'default';
+  const dataConverter = opts.dataConverter ?? captDataConverter();
   if (opts.core ?? true) {
     // One bundle for both queues: each worker serves every workflow type, so runs started before the split still find theirs.
     const workflowBundle = opts.workflowBundle ?? await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
     for (const taskQueue of [coreTaskQueue, ownersTaskQueue]) {
-      workers.push(await Worker.create({ connection: opts.connection, namespace, taskQueue, activities: coreActivities, maxConcurrentActivityTaskExecutions, workflowBundle }));
+      workers.push(await Worker.create({
+        connection: opts.connection, namespace, taskQueue, activities: coreActivities, maxConcurrentActivityTaskExecutions, workflowBundle, dataConverter,
+      }));
     }
   }
   const wanted = opts.providers ?? installedProviders().map((p) => p.name);
   for (const provider of installedProviders().filter((p) => wanted.includes(p.name))) {
     workers.push(await Worker.create({
-      connection: opts.connection, namespace, taskQueue: providerTaskQueue(provider.name), activities: providerActivities(provider), maxConcurrentActivityTaskExecutions,
+      connection: opts.connection, namespace, taskQueue: providerTaskQueue(provider.name), activities: providerActivities(provider), maxConcurrentActivityTaskExecutions, dataConverter,
     }));
   }
   return workers;

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
+import { codecKeysEnv } from '../../src/codec/codec-keys';
 import { availableKubernetesVersions } from '../../src/tools';
 import { deletePostgresTopology } from '../../src/dev/postgres-topology';
 import { maxServicePort } from '../../src/dev/temporal-server-config';
@@ -29,7 +30,12 @@ async function capt(...args: string[]): Promise<{ code: number; stdout: string; 
 before(async () => {
   home = await mkdtemp(join(tmpdir(), 'capt-home-'));
   // The production topology's server takes ports up to 32767 only.
-  env = { CAPT_HOME: home, CAPT_DEV_PORT: String(await freePortBetween(10_000, maxServicePort)), CAPT_DEV_UI_PORT: String(await freePort()) };
+  env = {
+    CAPT_HOME: home, CAPT_DEV_PORT: String(await freePortBetween(10_000, maxServicePort)), CAPT_DEV_UI_PORT: String(await freePort()), CAPT_DEV_CODEC_PORT: String(await freePort()),
+  };
+  // A new user's host: no key anywhere, so `capt dev start` makes one.
+  delete process.env[codecKeysEnv];
+  delete process.env.CAPT_CODEC_KEY_FILE;
 });
 after(async () => {
   await capt('dev', 'stop');
@@ -37,18 +43,35 @@ after(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-test('capt dev start|status|stop runs the Temporal dev server with its Web UI and a worker in the background, and stops them', async () => {
+/** The Web UI's settings name the codec server, and the codec server answers the UI's preflight. */
+async function assertUiUsesCodecServer(): Promise<void> {
+  const codec = `http://127.0.0.1:${env.CAPT_DEV_CODEC_PORT}`;
+  const settings = (await (await fetch(`http://127.0.0.1:${env.CAPT_DEV_UI_PORT}/api/v1/settings`)).json()) as { Codec: { Endpoint: string } };
+  assert.equal(settings.Codec.Endpoint, codec);
+  const origin = `http://localhost:${env.CAPT_DEV_UI_PORT}`;
+  const preflight = await fetch(`${codec}/decode`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' } });
+  assert.equal(preflight.status, 204);
+  assert.equal(preflight.headers.get('access-control-allow-origin'), origin);
+}
+
+test('capt dev start|status|stop runs the Temporal dev server with its Web UI, the codec server and a worker in the background, and stops them', async () => {
   const started = await capt('dev', 'start');
   assert.equal(started.code, 0, started.stderr);
   assert.match(started.stdout, new RegExp(`Web UI:\\s+http://127\\.0\\.0\\.1:${env.CAPT_DEV_UI_PORT}`));
   assert.ok(await listening('127.0.0.1', Number(env.CAPT_DEV_UI_PORT)), 'the Web UI answers');
+  assert.match(started.stdout, new RegExp(`created the payload encryption key ${home}/codec-keys`));
+  assert.equal((await stat(join(home, 'codec-keys'))).mode & 0o777, 0o600);
+  const key = await readFile(join(home, 'codec-keys'), 'utf8');
+  await assertUiUsesCodecServer();
   const status = await capt('dev', 'status');
   assert.match(status.stdout, /Temporal: running \(pid \d+, sqlite\)/);
   assert.match(status.stdout, /worker:\s+running \(pid \d+\)/);
   assert.match(status.stdout, new RegExp(`database: ${home}/dev/temporal\\.db`));
+  assert.match(status.stdout, new RegExp(`codec:\\s+running \\(pid \\d+\\) at http://127\\.0\\.0\\.1:${env.CAPT_DEV_CODEC_PORT}`));
   const again = await capt('dev', 'start');
   assert.equal(again.code, 0, 'start is idempotent');
   assert.equal((await processesMentioning([`${home}/dev/temporal.db`])).length, 1, 'one dev server, not two');
+  assert.equal(await readFile(join(home, 'codec-keys'), 'utf8'), key, 'the key is kept');
 
   const versions = JSON.parse((await capt('versions', '-o', 'json')).stdout);
   assert.deepEqual(versions.providers.local.kubernetesVersions, availableKubernetesVersions());
@@ -59,6 +82,7 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI an
   assert.equal(stopped.code, 0);
   assert.deepEqual(await processesMentioning([home]), [], 'nothing of the stack keeps running');
   assert.equal(await listening('127.0.0.1', Number(env.CAPT_DEV_PORT)), false);
+  assert.equal(await listening('127.0.0.1', Number(env.CAPT_DEV_CODEC_PORT)), false, 'the codec server\'s port is closed');
   assert.match((await capt('dev', 'status')).stdout, /Temporal: stopped/);
 });
 
@@ -73,6 +97,7 @@ test('capt dev start --persistence postgres runs the production topology and a w
   assert.match(status.stdout, /worker:\s+running/);
   const ui = await fetch(`http://127.0.0.1:${env.CAPT_DEV_UI_PORT}/api/v1/namespaces/default`);
   assert.equal(ui.status, 200, 'the Web UI answers for the default namespace');
+  await assertUiUsesCodecServer();
   const switched = await capt('dev', 'start', '--persistence', 'sqlite');
   assert.equal(switched.code, 1);
   assert.match(switched.stderr, /already runs with --persistence postgres; run `capt dev stop` first/);
@@ -83,7 +108,7 @@ test('capt dev start --persistence postgres runs the production topology and a w
   const { postgres } = JSON.parse(await readFile(join(home, 'dev/topology.json'), 'utf8')) as { postgres: { home: string; port: number } };
   assert.equal((await capt('dev', 'stop')).code, 0);
   assert.deepEqual(await processesMentioning([home, postgres.home]), [], 'nothing of the topology keeps running');
-  for (const port of [env.CAPT_DEV_PORT, env.CAPT_DEV_UI_PORT, postgres.port]) assert.equal(await listening('127.0.0.1', Number(port)), false, `port ${port} closed`);
+  for (const port of [env.CAPT_DEV_PORT, env.CAPT_DEV_UI_PORT, env.CAPT_DEV_CODEC_PORT, postgres.port]) assert.equal(await listening('127.0.0.1', Number(port)), false, `port ${port} closed`);
 
   const restarted = await capt('dev', 'start', '--persistence', 'postgres');
   assert.equal(restarted.code, 0, restarted.stderr);

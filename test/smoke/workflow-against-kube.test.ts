@@ -8,7 +8,7 @@ import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { KubeClient, isNotFound } from '../../src/kube/kube-client';
 import * as activities from '../activities/smoke-activities';
 import { startKubeControlPlane, type KubeControlPlane } from '../fixtures/kube-control-plane';
-import { bundle, startTemporal } from '../fixtures/temporal';
+import { bundle, startTemporal, testDataConverter } from '../fixtures/temporal';
 import { spawnWorkerProcess } from '../fixtures/worker-process';
 import { smokeWorkflow } from '../workflows';
 
@@ -34,7 +34,7 @@ after(async () => {
 
 test('a workflow creates a Namespace and a ConfigMap in the real apiserver and reads them back', async () => {
   const taskQueue = `smoke-${Date.now()}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: workflows, activities });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: workflows, activities, dataConverter: testDataConverter() });
   const result = await worker.runUntil(
     env.client.workflow.execute(smokeWorkflow, {
       taskQueue, workflowId: `smoke/${taskQueue}`,
