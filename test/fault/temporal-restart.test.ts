@@ -12,6 +12,9 @@ import { harnessWithClient } from '../fixtures/machine-harness';
 import { processesMentioning } from '../fixtures/leaks';
 import { assertMachines as assertAgreement, quickstartModel } from '../fixtures/cluster-agreement';
 import { readyzProbe } from '../fixtures/readyz-probe';
+import { assertNoSecrets, storedHistories } from '../fixtures/secret-scan';
+import { queryClusterSecrets } from '../../src/secrets/cluster-secrets';
+import { clusterWorkflowId } from '../../src/contract/workflow-ids';
 import { PostgresTemporal, startRestartableTemporal, type RestartableTemporal } from '../fixtures/temporal';
 
 // The Temporal server (CAPT_TEST_TEMPORAL: the production topology, or the dev server on its SQLite file)
@@ -19,7 +22,8 @@ import { PostgresTemporal, startRestartableTemporal, type RestartableTemporal } 
 // control plane (PostgreSQL too, mid-rollout, on the topology); each completes with exactly the machines
 // asked for, and the control-plane endpoint answers throughout the upgrade.
 let temporal: RestartableTemporal;
-const suite = harnessWithClient({ temporal: async () => (temporal = await startRestartableTemporal()).env });
+// The worker logs at info, so the secret scan at the end reads what an operator's log would hold.
+const suite = harnessWithClient({ temporal: async () => (temporal = await startRestartableTemporal()).env, logLevel: 'info' });
 const h = suite.harness;
 const CLUSTER = 'rs';
 const MD = `${CLUSTER}-md-0`;
@@ -136,8 +140,15 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
   await assertMachines(kube, 3, 'after the upgrade');
   assert.ok(!after.includes(upgraded), 'the control-plane machine was replaced');
 
+  const { secrets } = await queryClusterSecrets(suite.client.client, 'default', CLUSTER);
   await suite.client.deleteCluster('default', CLUSTER);
   await suite.client.waitForDeletion('default', CLUSTER, () => undefined, 300_000);
+  // Everything Temporal kept of create, rollout, upgrade and delete, read without the codec, and the worker's log.
+  const clusterHandle = h.env.client.workflow.getHandle(clusterWorkflowId('default', CLUSTER));
+  const stored = await storedHistories(h.env.client, h.env.address);
+  await assertNoSecrets(stored.text, `${stored.runs} workflow histories read with the temporal CLI`, secrets, clusterHandle);
+  await assertNoSecrets(h.worker!.output(), 'the worker\'s log', secrets, clusterHandle);
+  console.log(`secret scan: ${stored.runs} histories (${(stored.text.length / 1024).toFixed(0)} KiB) and ${(h.worker!.output().length / 1024).toFixed(0)} KiB of worker log, no secret in plaintext`);
   assert.equal(existsSync(clusterDir('default', CLUSTER)), false, 'no machine left with the provider');
   assert.deepEqual(await processesMentioning([`${clusterDir('default', CLUSTER)}/`]), [], 'no process left');
   for (const line of restarts) console.log(`restart during ${line}`);
