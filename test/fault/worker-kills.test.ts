@@ -1,17 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterDir } from '../../providers/local/layout';
 import type { ClusterModel } from '../../src/api/model';
 import { failedMachines, NotFoundError, RejectedError } from '../../src/client/capt-client';
 import type { ClusterView } from '../../src/contract/cluster';
 import { KubeClient } from '../../src/kube/kube-client';
 import { availableKubernetesVersions } from '../../src/tools';
-import { assertMachines, quickstartModel } from '../fixtures/cluster-agreement';
-import { processesMentioning } from '../fixtures/leaks';
+import { assertClusterGone, assertMachines, quickstartModel } from '../fixtures/cluster-agreement';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { startRestartableTemporal, type RestartableTemporal } from '../fixtures/temporal';
 import type { WorkerProcess } from '../fixtures/worker-process';
@@ -142,13 +139,7 @@ const modelOf = (cluster: string, want: Desired): ClusterModel => {
   return { ...model, machineDeployments: [{ ...md, template: { ...md.template, version: want.workerVersion } }] };
 };
 
-async function assertGone(cluster: string): Promise<void> {
-  assert.equal(existsSync(clusterDir('default', cluster)), false, `no machine of ${cluster} left with the provider`);
-  assert.deepEqual(await processesMentioning([`${clusterDir('default', cluster)}/`]), [], `no process of ${cluster} left`);
-  const running: string[] = [];
-  for await (const wf of h.env.client.workflow.list({ query: `CaptCluster = "${cluster}" AND ExecutionStatus = "Running"` })) running.push(wf.workflowId);
-  assert.deepEqual(running, [], `no workflow of ${cluster} still running`);
-}
+const assertGone = (cluster: string) => assertClusterGone(h.env.client, 'default', cluster);
 
 async function deleteCluster(cluster: string): Promise<void> {
   await retrying(() => suite.client.deleteCluster('default', cluster), `delete ${cluster}`);
