@@ -88,9 +88,8 @@ export async function startPostgres(pg: PostgresServer): Promise<void> {
       '-c', 'unix_socket_directories=',
       // Temporal opens a pool per service and store (four services, two stores).
       '-c', 'max_connections=200',
-      // A commit does not wait for its WAL flush: a killed server loses nothing (the WAL is in the OS's
-      // buffers), only a crash of the host itself could lose the last commits; Temporal writes a lot.
-      '-c', 'synchronous_commit=off',
+      // Commits stay synchronous (PostgreSQL's default): with synchronous_commit=off a killed PostgreSQL loses
+      // commits it had acknowledged, and Temporal then holds an activity scheduled whose task and timers are gone.
     ]);
     await startDetached({ name: postgresProcess, command, args, stateDir: pg.stateDir, cwd: pg.home });
   }

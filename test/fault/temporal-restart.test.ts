@@ -12,12 +12,12 @@ import { readyzProbe } from '../fixtures/readyz-probe';
 import { assertNoSecrets, storedHistories } from '../fixtures/secret-scan';
 import { queryClusterSecrets } from '../../src/secrets/cluster-secrets';
 import { clusterWorkflowId } from '../../src/contract/workflow-ids';
-import { startRestartableTemporal, type RestartableTemporal } from '../fixtures/temporal';
+import { PostgresTemporal, startRestartableTemporal, type RestartableTemporal } from '../fixtures/temporal';
 
 // The Temporal server (CAPT_TEST_TEMPORAL: the production topology, or the dev server on its SQLite file)
 // is SIGKILLed and started again while capt creates a cluster, rolls a MachineDeployment and upgrades the
-// control plane; each completes with exactly the machines asked for, and the control-plane endpoint
-// answers throughout the upgrade.
+// control plane (PostgreSQL too, mid-rollout, on the topology); each completes with exactly the machines
+// asked for, and the control-plane endpoint answers throughout the upgrade.
 let temporal: RestartableTemporal;
 // The worker logs at info, so the secret scan at the end reads what an operator's log would hold.
 const suite = harnessWithClient({ temporal: async () => (temporal = await startRestartableTemporal()).env, logLevel: 'info' });
@@ -34,6 +34,15 @@ async function restartServer(when: string): Promise<void> {
   const started = Date.now();
   await temporal.startServer();
   restarts.push(`${when}: down ${downMs / 1000} s, back in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** SIGKILLs PostgreSQL under the running Temporal server and starts it again (crash recovery); records the timing. */
+async function restartDatabase(database: PostgresTemporal, when: string): Promise<void> {
+  await database.killDatabase();
+  await sleep(downMs);
+  const started = Date.now();
+  await database.startServer();
+  restarts.push(`${when} (PostgreSQL): down ${downMs / 1000} s, back in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 /**
@@ -98,6 +107,9 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
   let lastChange = Date.now();
   let lastMachines = '';
   let killed = false;
+  // On the topology, PostgreSQL is SIGKILLed too, once the second new worker is on its way.
+  const database = temporal instanceof PostgresTemporal ? temporal : undefined;
+  let databaseKilled = false;
   let md = await suite.client.ownerStatus('machinedeployment', 'default', MD);
   for (const deadline = Date.now() + 420_000; !(md.rolloutComplete && md.revision > revision && md.machines.every((m) => m.phase === 'Running' && !before.includes(m.name))); await sleep(200)) {
     if (Date.now() > deadline) assert.fail(`the rollout did not complete: ${md.step}`);
@@ -109,8 +121,14 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
       killed = true;
       await restartServer('rollout, new worker provisioning');
     }
+    const added = md.machines.filter((m) => !before.includes(m.name));
+    if (database && killed && !databaseKilled && added.length >= 2 && added.some((m) => m.phase !== 'Running')) {
+      databaseKilled = true;
+      await restartDatabase(database, 'rollout, second new worker provisioning');
+    }
   }
   assert.ok(killed, 'the server was killed while a new worker was provisioning');
+  if (database) assert.ok(databaseKilled, 'PostgreSQL was killed while the second new worker was provisioning');
   console.log(`rollout of 2 with a server kill: ${((Date.now() - rollout) / 1000).toFixed(1)} s; longest pause between two changes of its machines: ${(longestPauseMs / 1000).toFixed(1)} s`);
   const after = await assertMachines(kube, 3, 'after the rollout');
   assert.deepEqual(after.filter((name) => before.includes(name)), before.filter((name) => !name.startsWith(MD)), 'every worker replaced, the control plane kept');

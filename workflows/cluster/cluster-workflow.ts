@@ -1,8 +1,7 @@
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, isCancellation, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, setCurrentDetails,
+  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, isCancellation, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
   setHandler, startChild, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
-import { redeliveredActivities } from '../shared/redelivered-activities';
 import type { ClusterStepReason } from '../../src/contract/steps';
 import type { ClusterStatus, RunningTemplates } from '../../src/contract/cluster';
 import { controlPlaneWorkflowId as kcpWorkflowId, machineDeploymentWorkflowId as mdWorkflowId, machineWorkflowId } from '../../src/contract/workflow-ids';
@@ -68,10 +67,10 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   state.started ??= state.workersStarted ? state.model.machineDeployments.map((m) => m.name) : [];
   const { changedAt, held, started } = state;
   const { facts } = state;
-  const core = redeliveredActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
-  const provider = redeliveredActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   // Long-lived: each attempt returns after nodeHealthAttemptSeconds; a lost worker is noticed within the heartbeat timeout.
-  const watcher = redeliveredActivities<typeof coreActivities>({ startToCloseTimeout: `${nodeHealthAttemptSeconds + 60}s`, heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const watcher = proxyActivities<typeof coreActivities>({ startToCloseTimeout: `${nodeHealthAttemptSeconds + 60}s`, heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const self = workflowInfo().workflowId;
   // The first result recorded wins; a later run gets them from its input. Only the clusterSecrets query answers them.
   let secrets = input.secrets;

@@ -1,5 +1,4 @@
-import { getExternalWorkflowHandle, type ExternalWorkflowHandle } from '@temporalio/workflow';
-import { redeliveredActivities } from '../shared/redelivered-activities';
+import { getExternalWorkflowHandle, proxyActivities, type ExternalWorkflowHandle } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import { providerTaskQueue } from '../../src/contract/task-queues';
@@ -34,8 +33,8 @@ export function ownerSupervision(o: {
 }) {
   const { state } = o;
   const { namespace, name: cluster } = state.facts;
-  const checks = redeliveredActivities<typeof coreActivities>({ startToCloseTimeout: '10m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
-  const provider = redeliveredActivities<ProviderActivities>({ taskQueue: providerTaskQueue(state.facts.provider), startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const checks = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '10m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(state.facts.provider), startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const workflowId = (owner: OwnerRef) => ownerWorkflowId(owner.kind, namespace, owner.name);
 
   async function rebuild(owner: OwnerRef, cause: string, opts: { deleting?: { clusterDeleting: boolean }; spec?: MachineDeploymentModel } = {}): Promise<void> {

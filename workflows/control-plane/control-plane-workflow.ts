@@ -1,5 +1,4 @@
-import { condition, continueAsNew, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
-import { redeliveredActivities } from '../shared/redelivered-activities';
+import { condition, continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import { providerTaskQueue } from '../../src/contract/task-queues';
@@ -121,8 +120,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     ...(input.rebuild ? rebuiltOwnerState(input.rebuild, new Date().toISOString()) : {}),
   };
   // Every activity here takes seconds; a short timeout lets a worker that died mid-step be replaced quickly.
-  const core = redeliveredActivities<typeof coreActivities>({ startToCloseTimeout: '45s', retry: { initialInterval: '2s', maximumInterval: '30s' } });
-  const provider = redeliveredActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '45s', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '45s', retry: { initialInterval: '2s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '45s', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const self = workflowInfo().workflowId;
 
   const record = (cause: string, restartedAt: string | undefined) => {

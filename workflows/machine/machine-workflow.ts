@@ -3,7 +3,6 @@ import {
   ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, getExternalWorkflowHandle, isCancellation, log,
   proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
-import { redeliveredActivities } from '../shared/redelivered-activities';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import { machineReportSignal } from '../../src/contract/cluster-messages';
@@ -42,13 +41,13 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   const nodeAnnotations = () => ({ ...spec.annotations, [nodeMachineAnnotation]: spec.name });
 
   // Short calls: a dead worker's activity is retried within a minute.
-  const core = redeliveredActivities<typeof coreActivities>({ startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   // Rendering bootstrap data takes milliseconds: run in the workflow's own task, it costs no round trip through the server.
   const local = proxyLocalActivities<typeof coreActivities>({ startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
-  const waits = redeliveredActivities<typeof coreActivities>({ startToCloseTimeout: '30 days', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
-  const provider = redeliveredActivities<ProviderActivities>({ taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const waits = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '30 days', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
   const bootstrapTimeoutSeconds = spec.bootstrapTimeoutSeconds ?? 600;
-  const providerWaits = redeliveredActivities<ProviderActivities>({
+  const providerWaits = proxyActivities<ProviderActivities>({
     taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: `${bootstrapTimeoutSeconds + 300}s`, heartbeatTimeout: '30s',
   });
 

@@ -1,5 +1,4 @@
-import { uuid4 } from '@temporalio/workflow';
-import { redeliveredActivities } from './redelivered-activities';
+import { proxyActivities, uuid4 } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import { MachinePhase, type MachineReport, type MachineSpec } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
@@ -28,7 +27,7 @@ export async function inBatches<T>(items: T[], work: (item: T) => Promise<unknow
  */
 export const startsPerRun = 250;
 
-const fanOut = redeliveredActivities<typeof coreActivities>({ startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+const fanOut = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
 
 const chunks = <T>(items: T[]): T[][] => Array.from({ length: Math.ceil(items.length / fanOutBatch) }, (_, i) => items.slice(i * fanOutBatch, (i + 1) * fanOutBatch));
 

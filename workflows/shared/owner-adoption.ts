@@ -1,4 +1,4 @@
-import { redeliveredActivities } from './redelivered-activities';
+import { proxyActivities } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { MachineReport } from '../../src/contract/machine';
 import type { ClusterFacts, MachineOwnerKind, MachineRecord, OwnerAdoption, OwnerSummary } from '../../src/contract/owner';
@@ -69,7 +69,7 @@ export function adoptUnlisted(machines: MachineRecord[], progress: AdoptionProgr
   return adoptRecords(machines, progress, unlisted, now);
 }
 
-const survey = redeliveredActivities<typeof coreActivities>({ startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+const survey = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
 
 /**
  * Runs a rebuilt owner's adoption to the end (a no-op for an owner that was never lost). `onPage` publishes
