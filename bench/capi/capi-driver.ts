@@ -1,3 +1,4 @@
+import { capiCounters } from './capi-counters';
 import type { CapiManagement } from './capi-management';
 import { objectPath } from './management-api';
 import { waitUntil, type ClusterDriver, type Workload } from './scenario';
@@ -161,5 +162,6 @@ export function capiDriver(m: CapiManagement, w: Workload, log: (line: string) =
       await waitFor('cluster delete', async () => !(await get(paths.cluster)), async () => `${await machinesOf(`cluster.x-k8s.io/cluster-name=${cluster}`) ? 'machines left' : 'no machine left'}; cluster still there`);
     },
     parts: () => m.parts(),
+    counters: capiCounters(m.api),
   };
 }

@@ -30,6 +30,9 @@ export interface CapiManagement {
 
 const managerStateDir = (cp: KubeControlPlane) => join(cp.root, 'capi');
 
+/** Each manager's diagnostics endpoint (controller-runtime's /metrics, plain HTTP with --insecure-diagnostics). */
+export const diagnosticsPort = (m: ManagerName) => 8443 + managerNames.indexOf(m);
+
 /**
  * `--<controller>-concurrency=100` for every controller the manager has (read from its --help, so a new
  * controller is not missed) and client-go at 200 QPS / 300 burst.
@@ -48,7 +51,7 @@ async function managerArgs(m: ManagerName, modules: CapiModules, certDir: string
     `--webhook-port=${webhookPort(m)}`,
     `--webhook-cert-dir=${certDir}`,
     `--health-addr=127.0.0.1:${9450 + index}`,
-    `--diagnostics-address=127.0.0.1:${8443 + index}`,
+    `--diagnostics-address=127.0.0.1:${diagnosticsPort(m)}`,
     '--insecure-diagnostics=true',
     ...(tuning === 'scale' ? await scaleTuningArgs(modules.binaries[m]) : []),
   ];

@@ -4,9 +4,15 @@ import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { CaptClient, clusterComplete } from '../../src/client/capt-client';
 import type { ClusterStatus } from '../../src/contract/cluster';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { captSearchAttributes } from '../../src/contract/search-attributes';
+import { devServerDynamicConfigArgs } from '../../src/dev/temporal-dynamic-config';
 import { toolPaths } from '../../src/tools';
+import { freePort } from '../../src/util/free-port';
 import { processesMentioning } from '../../test/fixtures/leaks';
 import { MachineHarness } from '../../test/fixtures/machine-harness';
+import { testDataConverter } from '../../test/fixtures/temporal';
+import { captCounters } from './capt-counters';
 import type { Parts } from './process-usage';
 import { waitUntil, type ClusterDriver, type Workload } from './scenario';
 
@@ -41,7 +47,8 @@ export interface CaptStack {
  * workflow's small summary each second; the full status (every machine) only to confirm the end.
  */
 export async function startCapt(w: Workload, log: (line: string) => void): Promise<CaptStack> {
-  const h = new MachineHarness(undefined, { guard: false });
+  const metricsPort = await freePort();
+  const h = new MachineHarness(undefined, { guard: false, temporal: () => devServerWithMetrics(metricsPort) });
   await h.start();
   const client = await CaptClient.connect({ address: h.env.address });
   const stop = async () => {
@@ -49,14 +56,29 @@ export async function startCapt(w: Workload, log: (line: string) => void): Promi
     await h.stop();
   };
   try {
-    return await captStack(h, client, w, log, stop);
+    return await captStack(h, client, w, log, stop, `http://127.0.0.1:${metricsPort}/metrics`);
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-async function captStack(h: MachineHarness, client: CaptClient, w: Workload, log: (line: string) => void, stop: () => Promise<void>): Promise<CaptStack> {
+/** The dev server as the tests start it, with its /metrics on a port the bench knows (it picks a random one otherwise). */
+function devServerWithMetrics(metricsPort: number): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createLocal({
+    client: { dataConverter: testDataConverter() },
+    server: {
+      executable: { type: 'existing-path', path: toolPaths().temporal },
+      searchAttributes: captSearchAttributes,
+      log: { format: 'pretty', level: 'error' },
+      extraArgs: [...devServerDynamicConfigArgs(), '--metrics-port', String(metricsPort)],
+    },
+  });
+}
+
+async function captStack(
+  h: MachineHarness, client: CaptClient, w: Workload, log: (line: string) => void, stop: () => Promise<void>, metricsUrl: string,
+): Promise<CaptStack> {
   const timeoutMs = (300 + w.workers * 20) * 1000;
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
   const vars = { CLUSTER_NAME: cluster, CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: String(w.workers), KUBERNETES_VERSION: w.fromVersion };
@@ -100,6 +122,7 @@ async function captStack(h: MachineHarness, client: CaptClient, w: Workload, log
     async parts(): Promise<Parts> {
       return { worker: [h.worker!.pid], temporal: ownTemporal };
     },
+    counters: captCounters(metricsUrl),
   };
   const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
   // The tool cache keys the Temporal CLI (whose dev server runs here) by its version: .../temporal/<version>/temporal.

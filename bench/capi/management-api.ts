@@ -28,7 +28,7 @@ export class ManagementApi {
     this.agent = new Agent({ ...tls, keepAlive: true, maxSockets: 4 });
   }
 
-  private send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: Json }> {
+  private send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: Json; text: string }> {
     return new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const headers = payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {};
@@ -43,7 +43,7 @@ export class ManagementApi {
           } catch {
             json = { message: text };
           }
-          resolve({ status: res.statusCode ?? 0, json });
+          resolve({ status: res.statusCode ?? 0, json, text });
         });
       });
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within 30 s`)));
@@ -64,6 +64,13 @@ export class ManagementApi {
     if (status === 404) return undefined;
     if (status !== 200) throw new Error(`GET ${path}: ${status} ${String(json.message ?? '')}`);
     return json;
+  }
+
+  /** A non-JSON page, such as the apiserver's /metrics. */
+  async getText(path: string): Promise<string> {
+    const { status, text } = await this.send('GET', path);
+    if (status !== 200) throw new Error(`GET ${path}: ${status} ${text.slice(0, 200)}`);
+    return text;
   }
 
   /** Creates the object; one that exists already is left as it is (the management cluster is new for each run). */

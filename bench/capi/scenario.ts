@@ -1,4 +1,5 @@
 import { cpuBetween, peakRss, readUsage, type Parts } from './process-usage';
+import { countersBetween, type CounterSource, type Counters } from './step-counters';
 
 /** The workload both systems get, whatever they run it with. */
 export interface Workload {
@@ -21,6 +22,8 @@ export interface ClusterDriver {
   deleteCluster(): Promise<void>;
   /** The management plane's processes now (they may change between steps). */
   parts(): Promise<Parts>;
+  /** The system's own request and work counters, read before and after each step. */
+  counters: CounterSource;
 }
 
 export interface StepResult {
@@ -31,6 +34,8 @@ export interface StepResult {
   cpuSecondsPerMachine: number;
   /** Each part's peak resident set since it started, read at the end of the step. */
   peakRssMiB: Record<string, number>;
+  /** What the counters grew by during the step (see step-counters.ts), read outside the CPU window. */
+  counters: Counters;
 }
 
 const controlPlaneReplicas = 3;
@@ -52,6 +57,8 @@ export async function runScenario(driver: ClusterDriver, w: Workload, log: (line
   const results: Record<string, StepResult> = {};
   for (const [name, machines, run] of steps) {
     const parts = await driver.parts();
+    // Read before the usage and after it, so reading a metrics page is not in the step's CPU-seconds.
+    const countersBefore = await driver.counters.read();
     const before = await readUsage(parts);
     log(`${name}: started (${machines} machines)`);
     const started = Date.now();
@@ -59,11 +66,13 @@ export async function runScenario(driver: ClusterDriver, w: Workload, log: (line
     const seconds = (Date.now() - started) / 1000;
     const after = await readUsage(parts);
     const cpuSeconds = cpuBetween(before, after);
+    const counters = countersBetween(countersBefore, await driver.counters.read());
     results[name] = {
       seconds, machines, machinesPerSecond: Number((machines / seconds).toFixed(3)), cpuSeconds,
-      cpuSecondsPerMachine: Number((cpuSeconds.total! / machines).toFixed(4)), peakRssMiB: peakRss(after),
+      cpuSecondsPerMachine: Number((cpuSeconds.total! / machines).toFixed(4)), peakRssMiB: peakRss(after), counters,
     };
     log(`${name}: done in ${seconds.toFixed(1)} s, ${results[name].machinesPerSecond} machines/s, ${cpuSeconds.total} CPU-s, peak RSS ${results[name].peakRssMiB.total} MiB`);
+    log(`${name}: ${driver.counters.describe(counters)}`);
   }
   return results;
 }

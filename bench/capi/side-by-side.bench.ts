@@ -11,8 +11,9 @@ import { runScenario, type StepResult, type Workload } from './scenario';
  * The same scenario for Cluster API and capt, one system per run, each repetition from a clean start:
  * create 1 control plane + N workers, scale the control plane to 3, upgrade it one minor, roll the workers
  * to that version (maxSurge 10%, maxUnavailable 0), scale them to 0, delete the cluster.
- *   node dist/bench/capi/side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e]
- * writes bench/results/side-by-side-<system>-<N>[-scale][-e2e].json. Cluster API's run goes on in a network
+ *   node dist/bench/capi/side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME]
+ * writes bench/results/side-by-side-<system>-<N>[-scale][-e2e][-NAME].json (a label keeps a trial run from
+ * overwriting the committed figures). Cluster API's run goes on in a network
  * namespace of its own (the script re-runs itself under unshare).
  */
 const options = {
@@ -21,15 +22,17 @@ const options = {
   repetitions: { type: 'string', default: '1' },
   tuning: { type: 'string', default: 'default' },
   delays: { type: 'string', default: 'zero' },
+  label: { type: 'string', default: '' },
 } as const;
 
-const usage = 'usage: side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e]';
+const usage = 'usage: side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME]';
 
 interface Settings {
   system: 'capi' | 'capt';
   tuning: Tuning;
   repetitions: number;
   workload: Workload;
+  label: string;
 }
 
 function settings(): Settings {
@@ -42,11 +45,15 @@ function settings(): Settings {
   if (!Number.isInteger(repetitions) || repetitions < 1) throw bad(`--repetitions must be a whole number of at least 1, not "${values.repetitions}"`);
   if (!(tunings as readonly string[]).includes(values.tuning)) throw bad(`--tuning must be one of ${tunings.join(', ')}, not "${values.tuning}"`);
   if (values.delays !== 'zero' && values.delays !== 'e2e') throw bad(`--delays must be zero or e2e, not "${values.delays}"`);
+  if (!/^[a-z0-9-]*$/.test(values.label)) throw bad(`--label may hold only lower-case letters, digits and dashes, not "${values.label}"`);
   if (values.system === 'capt' && values.tuning !== 'default') throw bad('--tuning applies to Cluster API\'s managers only (--system capi)');
   // The two newest Kubernetes versions capt has built: the upgrade goes one minor up, on both systems.
   const [fromVersion, toVersion] = availableKubernetesVersions().slice(-2);
   if (!fromVersion || !toVersion) throw new Error('capt\'s tools hold fewer than two Kubernetes versions: run `npm run setup`');
-  return { system: values.system, tuning: values.tuning as Tuning, repetitions, workload: { workers, fromVersion, toVersion, delays: values.delays } };
+  return {
+    system: values.system, tuning: values.tuning as Tuning, repetitions, label: values.label,
+    workload: { workers, fromVersion, toVersion, delays: values.delays },
+  };
 }
 
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -94,7 +101,7 @@ async function main(): Promise<void> {
     process.exitCode = await rerunInNetworkNamespace();
     return;
   }
-  const name = ['side-by-side', s.system, s.workload.workers, ...(s.tuning === 'scale' ? ['scale'] : []), ...(s.workload.delays === 'e2e' ? ['e2e'] : [])].join('-');
+  const name = ['side-by-side', s.system, s.workload.workers, ...(s.tuning === 'scale' ? ['scale'] : []), ...(s.workload.delays === 'e2e' ? ['e2e'] : []), ...(s.label ? [s.label] : [])].join('-');
   const runs: Record<string, StepResult>[] = [];
   let versions: Record<string, string> = {};
   for (let i = 1; i <= s.repetitions; i++) {
