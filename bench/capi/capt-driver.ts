@@ -13,6 +13,7 @@ import { processesMentioning } from '../../test/fixtures/leaks';
 import { MachineHarness } from '../../test/fixtures/machine-harness';
 import { testDataConverter } from '../../test/fixtures/temporal';
 import { captCounters } from './capt-counters';
+import { workerStepProfiler, type WorkerStepProfiler } from './cpu-profile';
 import type { Parts } from './process-usage';
 import { waitUntil, type ClusterDriver, type Workload } from './scenario';
 
@@ -46,20 +47,36 @@ export interface CaptStack {
  * workers), driven through CaptClient with examples/quickstart.yaml. Progress is read from the cluster
  * workflow's small summary each second; the full status (every machine) only to confirm the end.
  */
-export async function startCapt(w: Workload, log: (line: string) => void): Promise<CaptStack> {
+export async function startCapt(w: Workload, log: (line: string) => void, profileStep?: string): Promise<CaptStack> {
   const metricsPort = await freePort();
   const h = new MachineHarness(undefined, { guard: false, temporal: () => devServerWithMetrics(metricsPort) });
-  await h.start();
+  const profiler = profileStep ? await workerStepProfiler(profileStep, () => h.worker!.pid) : undefined;
+  await withEnv(profiler?.env ?? {}, () => h.start());
   const client = await CaptClient.connect({ address: h.env.address });
   const stop = async () => {
     await client.close();
     await h.stop();
+    await profiler?.dispose();
   };
   try {
-    return await captStack(h, client, w, log, stop, `http://127.0.0.1:${metricsPort}/metrics`);
+    return await captStack(h, client, w, log, stop, `http://127.0.0.1:${metricsPort}/metrics`, profiler);
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/** Runs `start` with `env` added to this process's environment, which the processes it starts inherit. */
+async function withEnv(env: Record<string, string>, start: () => Promise<void>): Promise<void> {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    await start();
+  } finally {
+    for (const [k, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[k];
+      else process.env[k] = value;
+    }
   }
 }
 
@@ -78,6 +95,7 @@ function devServerWithMetrics(metricsPort: number): Promise<TestWorkflowEnvironm
 
 async function captStack(
   h: MachineHarness, client: CaptClient, w: Workload, log: (line: string) => void, stop: () => Promise<void>, metricsUrl: string,
+  profiler: WorkerStepProfiler | undefined,
 ): Promise<CaptStack> {
   const timeoutMs = (300 + w.workers * 20) * 1000;
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
@@ -123,6 +141,7 @@ async function captStack(
       return { worker: [h.worker!.pid], temporal: ownTemporal };
     },
     counters: captCounters(metricsUrl),
+    profiler,
   };
   const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
   // The tool cache keys the Temporal CLI (whose dev server runs here) by its version: .../temporal/<version>/temporal.

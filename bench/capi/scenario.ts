@@ -1,3 +1,4 @@
+import type { CpuProfileSummary, StepProfiler } from './cpu-profile';
 import { cpuBetween, peakRss, readUsage, type Parts } from './process-usage';
 import { countersBetween, type CounterSource, type Counters } from './step-counters';
 
@@ -24,6 +25,8 @@ export interface ClusterDriver {
   parts(): Promise<Parts>;
   /** The system's own request and work counters, read before and after each step. */
   counters: CounterSource;
+  /** A CPU profile of one step, when asked for (capt's worker). */
+  profiler?: StepProfiler;
 }
 
 export interface StepResult {
@@ -36,9 +39,14 @@ export interface StepResult {
   peakRssMiB: Record<string, number>;
   /** What the counters grew by during the step (see step-counters.ts), read outside the CPU window. */
   counters: Counters;
+  cpuProfile?: CpuProfileSummary;
 }
 
 const controlPlaneReplicas = 3;
+
+/** The scenario's steps, in order. */
+export const stepNames = ['create', 'controlPlaneScaleUp', 'controlPlaneUpgrade', 'workerRollout', 'scaleToZero', 'clusterDelete'] as const;
+export type StepName = (typeof stepNames)[number];
 
 /**
  * The scenario, in the order the systems allow it (the control plane is upgraded before the workers:
@@ -46,7 +54,7 @@ const controlPlaneReplicas = 3;
  * step creates, replaces or deletes.
  */
 export async function runScenario(driver: ClusterDriver, w: Workload, log: (line: string) => void): Promise<Record<string, StepResult>> {
-  const steps: [string, number, () => Promise<void>][] = [
+  const steps: [StepName, number, () => Promise<void>][] = [
     ['create', w.workers + 1, () => driver.create()],
     ['controlPlaneScaleUp', controlPlaneReplicas - 1, () => driver.scaleControlPlane(controlPlaneReplicas)],
     ['controlPlaneUpgrade', controlPlaneReplicas, () => driver.upgradeControlPlane(w.toVersion)],
@@ -61,18 +69,23 @@ export async function runScenario(driver: ClusterDriver, w: Workload, log: (line
     const countersBefore = await driver.counters.read();
     const before = await readUsage(parts);
     log(`${name}: started (${machines} machines)`);
+    await driver.profiler?.start(name);
     const started = Date.now();
     await run();
     const seconds = (Date.now() - started) / 1000;
     const after = await readUsage(parts);
+    // Stopped after the usage reading: writing the profile out is not the step's work.
+    const cpuProfile = await driver.profiler?.stop(name);
     const cpuSeconds = cpuBetween(before, after);
     const counters = countersBetween(countersBefore, await driver.counters.read());
     results[name] = {
       seconds, machines, machinesPerSecond: Number((machines / seconds).toFixed(3)), cpuSeconds,
       cpuSecondsPerMachine: Number((cpuSeconds.total! / machines).toFixed(4)), peakRssMiB: peakRss(after), counters,
+      ...(cpuProfile ? { cpuProfile } : {}),
     };
     log(`${name}: done in ${seconds.toFixed(1)} s, ${results[name].machinesPerSecond} machines/s, ${cpuSeconds.total} CPU-s, peak RSS ${results[name].peakRssMiB.total} MiB`);
     log(`${name}: ${driver.counters.describe(counters)}`);
+    if (cpuProfile) log(`${name}: worker CPU profile, busy ms ${JSON.stringify(cpuProfile.busyMsByThread)}; top self time: ${cpuProfile.topSelfMs.slice(0, 5).map((f) => `${f.function} ${f.ms} ms`).join(', ')}`);
   }
   return results;
 }

@@ -5,13 +5,13 @@ import { capiDriver } from './capi-driver';
 import { startCapiManagement, tunings, type Tuning } from './capi-management';
 import { startCapt } from './capt-driver';
 import { inNetworkNamespace, rerunInNetworkNamespace } from './network-namespace';
-import { runScenario, type StepResult, type Workload } from './scenario';
+import { runScenario, stepNames, type StepName, type StepResult, type Workload } from './scenario';
 
 /**
  * The same scenario for Cluster API and capt, one system per run, each repetition from a clean start:
  * create 1 control plane + N workers, scale the control plane to 3, upgrade it one minor, roll the workers
  * to that version (maxSurge 10%, maxUnavailable 0), scale them to 0, delete the cluster.
- *   node dist/bench/capi/side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME]
+ *   node dist/bench/capi/side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME] [--cpu-profile STEP]
  * writes bench/results/side-by-side-<system>-<N>[-scale][-e2e][-NAME].json (a label keeps a trial run from
  * overwriting the committed figures). Cluster API's run goes on in a network
  * namespace of its own (the script re-runs itself under unshare).
@@ -23,9 +23,10 @@ const options = {
   tuning: { type: 'string', default: 'default' },
   delays: { type: 'string', default: 'zero' },
   label: { type: 'string', default: '' },
+  'cpu-profile': { type: 'string', default: '' },
 } as const;
 
-const usage = 'usage: side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME]';
+const usage = 'usage: side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME] [--cpu-profile STEP]';
 
 interface Settings {
   system: 'capi' | 'capt';
@@ -33,6 +34,8 @@ interface Settings {
   repetitions: number;
   workload: Workload;
   label: string;
+  /** The step to profile capt's worker in (none: no profiler is loaded). */
+  cpuProfile?: StepName;
 }
 
 function settings(): Settings {
@@ -46,12 +49,15 @@ function settings(): Settings {
   if (!(tunings as readonly string[]).includes(values.tuning)) throw bad(`--tuning must be one of ${tunings.join(', ')}, not "${values.tuning}"`);
   if (values.delays !== 'zero' && values.delays !== 'e2e') throw bad(`--delays must be zero or e2e, not "${values.delays}"`);
   if (!/^[a-z0-9-]*$/.test(values.label)) throw bad(`--label may hold only lower-case letters, digits and dashes, not "${values.label}"`);
+  const cpuProfile = values['cpu-profile'] || undefined;
+  if (cpuProfile && !(stepNames as readonly string[]).includes(cpuProfile)) throw bad(`--cpu-profile must name a step (${stepNames.join(', ')}), not "${cpuProfile}"`);
+  if (cpuProfile && values.system !== 'capt') throw bad('--cpu-profile profiles capt\'s worker (--system capt)');
   if (values.system === 'capt' && values.tuning !== 'default') throw bad('--tuning applies to Cluster API\'s managers only (--system capi)');
   // The two newest Kubernetes versions capt has built: the upgrade goes one minor up, on both systems.
   const [fromVersion, toVersion] = availableKubernetesVersions().slice(-2);
   if (!fromVersion || !toVersion) throw new Error('capt\'s tools hold fewer than two Kubernetes versions: run `npm run setup`');
   return {
-    system: values.system, tuning: values.tuning as Tuning, repetitions, label: values.label,
+    system: values.system, tuning: values.tuning as Tuning, repetitions, label: values.label, cpuProfile: cpuProfile as StepName | undefined,
     workload: { workers, fromVersion, toVersion, delays: values.delays },
   };
 }
@@ -69,7 +75,7 @@ async function repetition(s: Settings): Promise<{ steps: Record<string, StepResu
       await m.stop();
     }
   }
-  const capt = await startCapt(s.workload, log);
+  const capt = await startCapt(s.workload, log, s.cpuProfile);
   try {
     return { steps: await runScenario(capt.driver, s.workload, log), versions: capt.versions };
   } finally {
