@@ -4,15 +4,10 @@ import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { CaptClient, clusterComplete } from '../../src/client/capt-client';
 import type { ClusterStatus } from '../../src/contract/cluster';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { captSearchAttributes } from '../../src/contract/search-attributes';
-import { devServerDynamicConfigArgs } from '../../src/dev/temporal-dynamic-config';
 import { toolPaths } from '../../src/tools';
-import { freePort } from '../../src/util/free-port';
 import { processesMentioning } from '../../test/fixtures/leaks';
 import { MachineHarness } from '../../test/fixtures/machine-harness';
-import { testDataConverter } from '../../test/fixtures/temporal';
-import { captCounters } from './capt-counters';
+import { captCounters, temporalMetricsUrl } from './capt-counters';
 import { workerStepProfiler, type WorkerStepProfiler } from './cpu-profile';
 import type { Parts } from './process-usage';
 import { waitUntil, type ClusterDriver, type Workload } from './scenario';
@@ -48,8 +43,7 @@ export interface CaptStack {
  * workflow's small summary each second; the full status (every machine) only to confirm the end.
  */
 export async function startCapt(w: Workload, log: (line: string) => void, profileStep?: string): Promise<CaptStack> {
-  const metricsPort = await freePort();
-  const h = new MachineHarness(undefined, { guard: false, temporal: () => devServerWithMetrics(metricsPort) });
+  const h = new MachineHarness(undefined, { guard: false });
   const profiler = profileStep ? await workerStepProfiler(profileStep, () => h.worker!.pid) : undefined;
   await withEnv(profiler?.env ?? {}, () => h.start());
   const client = await CaptClient.connect({ address: h.env.address });
@@ -59,7 +53,7 @@ export async function startCapt(w: Workload, log: (line: string) => void, profil
     await profiler?.dispose();
   };
   try {
-    return await captStack(h, client, w, log, stop, `http://127.0.0.1:${metricsPort}/metrics`, profiler);
+    return await captStack(h, client, w, log, stop, profiler);
   } catch (err) {
     await stop();
     throw err;
@@ -80,21 +74,8 @@ async function withEnv(env: Record<string, string>, start: () => Promise<void>):
   }
 }
 
-/** The dev server as the tests start it, with its /metrics on a port the bench knows (it picks a random one otherwise). */
-function devServerWithMetrics(metricsPort: number): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createLocal({
-    client: { dataConverter: testDataConverter() },
-    server: {
-      executable: { type: 'existing-path', path: toolPaths().temporal },
-      searchAttributes: captSearchAttributes,
-      log: { format: 'pretty', level: 'error' },
-      extraArgs: [...devServerDynamicConfigArgs(), '--metrics-port', String(metricsPort)],
-    },
-  });
-}
-
 async function captStack(
-  h: MachineHarness, client: CaptClient, w: Workload, log: (line: string) => void, stop: () => Promise<void>, metricsUrl: string,
+  h: MachineHarness, client: CaptClient, w: Workload, log: (line: string) => void, stop: () => Promise<void>,
   profiler: WorkerStepProfiler | undefined,
 ): Promise<CaptStack> {
   const timeoutMs = (300 + w.workers * 20) * 1000;
@@ -140,7 +121,7 @@ async function captStack(
     async parts(): Promise<Parts> {
       return { worker: [h.worker!.pid], temporal: ownTemporal };
     },
-    counters: captCounters(metricsUrl),
+    counters: captCounters(await temporalMetricsUrl(ownTemporal)),
     profiler,
   };
   const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
