@@ -2,6 +2,7 @@ import { access, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { profilerSignal } from './profiler-signal';
 
 /** A step's CPU profile of the capt worker, reduced: each thread's busy time and the ten largest self times. */
 export interface CpuProfileSummary {
@@ -57,18 +58,18 @@ export interface WorkerStepProfiler extends StepProfiler {
   dispose(): Promise<void>;
 }
 
-/** A CPU profile of the capt worker for `step`: SIGUSR2 starts and stops the preloaded profiler. */
+/** A CPU profile of the capt worker for `step`: profilerSignal starts and stops the preloaded profiler. */
 export async function workerStepProfiler(step: string, workerPid: () => number): Promise<WorkerStepProfiler> {
   const dir = await mkdtemp(join(tmpdir(), 'capt-bench-profile-'));
   let runs = 0;
   return {
     env: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim(), CAPT_BENCH_PROFILE_DIR: dir },
     async start(name) {
-      if (name === step) process.kill(workerPid(), 'SIGUSR2');
+      if (name === step) process.kill(workerPid(), profilerSignal);
     },
     async stop(name) {
       if (name !== step) return undefined;
-      process.kill(workerPid(), 'SIGUSR2');
+      process.kill(workerPid(), profilerSignal);
       runs += 1;
       const done = join(dir, `${runs}.done`);
       for (let waited = 0; !(await access(done).then(() => true, () => false)); waited += 200) {

@@ -1,12 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
+import { profilerSignal } from './profiler-signal';
 
 /**
- * Preloaded into the capt worker (NODE_OPTIONS=--require) by the side-by-side bench's --cpu-profile: a
- * SIGUSR2 starts V8's CPU profiler on the main thread (activities, the SDK's plumbing) and on every worker
- * thread (where workflows run), the next one stops it and writes one .cpuprofile per thread into
- * CAPT_BENCH_PROFILE_DIR, then `<n>.done`. The worker's own node children inherit NODE_OPTIONS: in them
+ * Preloaded into the capt worker (NODE_OPTIONS=--require) by the side-by-side bench's --cpu-profile:
+ * profilerSignal starts V8's CPU profiler on the main thread (activities, the SDK's plumbing) and on
+ * every worker thread (where workflows run), the next one stops it and writes one .cpuprofile per thread
+ * into CAPT_BENCH_PROFILE_DIR, then `<n>.done`. The worker's own node children inherit NODE_OPTIONS: in them
  * this file does nothing.
  */
 type Params = Record<string, unknown>;
@@ -61,5 +62,5 @@ function installProfiler(dir: string): void {
     }
     writeFileSync(join(dir, `${run}.done`), '');
   };
-  process.on('SIGUSR2', () => void toggle());
+  process.on(profilerSignal, () => void toggle());
 }
