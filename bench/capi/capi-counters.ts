@@ -27,7 +27,8 @@ async function apiserverCounters(api: ManagementApi): Promise<Counters> {
     requestsByCode: sumBy(samples, 'apiserver_request_total', (l) => l.code),
     requestsByResource: sumBy(samples, 'apiserver_request_total', resourceOf),
     conflictsByResource: sumBy(samples, 'apiserver_request_total', (l) => (l.code === '409' ? resourceOf(l) : undefined)),
-    conversionWebhookByCrd: sumBy(samples, 'apiserver_crd_conversion_webhook_duration_seconds_count', (l) => l.crd_name),
+    // Which way it converts says who asked: the managers and the apiserver store v1beta2.
+    conversionWebhookByCrd: sumBy(samples, 'apiserver_crd_conversion_webhook_duration_seconds_count', (l) => `${l.crd_name?.split('.')[0]} ${l.from_version}->${l.to_version}`),
     admissionWebhookByName: sumBy(samples, 'apiserver_admission_webhook_admission_duration_seconds_count', (l) => `${l.type}:${l.name}`),
   };
 }
