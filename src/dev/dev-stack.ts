@@ -134,7 +134,8 @@ async function startWorker(port: number, onStep: (line: string) => void): Promis
     onStep('starting a capt worker');
     await startDetached({
       name: 'worker', command: process.execPath, args: [join(__dirname, '../worker/worker-main.js')], stateDir: devDir(),
-      env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome() },
+      // The embedded stack's one worker is the build that runs: a rebuilt capt takes over new workflows at once.
+      env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome(), CAPT_WORKER_MAKE_CURRENT: '1' },
     });
     for (let i = 0; !(await readFile(join(devDir(), 'worker.log'), 'utf8').catch(() => '')).includes('capt worker ready'); i++) {
       if (i > 240 || !(await runningPid(devDir(), 'worker'))) throw new Error(`the capt worker did not start:\n${await logTail(devDir(), 'worker')}`);

@@ -1,11 +1,14 @@
+import { readFile } from 'node:fs/promises';
 import type { DataConverter } from '@temporalio/common';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkerDeploymentOptions, type WorkflowBundleOption } from '@temporalio/worker';
 import * as coreActivities from '../../activities';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { providerActivities } from '../../providers/provider-activities';
 import type { InfrastructureProvider } from '../../providers/provider';
 import { captDataConverter } from '../codec/data-converter';
 import { coreTaskQueue, ownersTaskQueue, providerTaskQueue } from '../contract/task-queues';
+import { captDeploymentName } from '../contract/worker-deployment';
+import { buildIdOf } from './build-id';
 
 /** Every provider capt ships, by name. */
 export const installedProviders = (): InfrastructureProvider[] => [new LocalProvider()];
@@ -29,30 +32,42 @@ export interface WorkerOptions {
  */
 const maxConcurrentActivityTaskExecutions = 400;
 
+/** The workers of one process, all of one build. */
+export interface CaptWorkers {
+  workers: Worker[];
+  buildId: string;
+}
+
+/** The code of a bundle given either way. */
+const bundleCode = async (bundle: WorkflowBundleOption) => ('code' in bundle ? bundle.code : await readFile(bundle.codePath, 'utf8'));
+
 /**
  * Creates capt's workers: `capt-core` (machine workflows and provider-independent activities), `capt-owners`
  * (cluster, control-plane and MachineDeployment workflows, with the same activities), and one per provider.
+ * All are one version of the `capt` worker deployment, named by the workflow bundle (a provider-only process
+ * bundles too, for the name): Temporal keeps a pinned workflow on the build it started on, so workers of
+ * a new build and of the old one can run side by side (see `capt upgrade workers`).
  */
-export async function createWorkers(opts: WorkerOptions): Promise<Worker[]> {
+export async function createWorkers(opts: WorkerOptions): Promise<CaptWorkers> {
   const workers: Worker[] = [];
   const namespace = opts.namespace ?? 'default';
   const dataConverter = opts.dataConverter ?? captDataConverter();
+  const workflowBundle = opts.workflowBundle ?? await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
+  const buildId = buildIdOf(await bundleCode(workflowBundle));
+  // Workflow types without options of their own are pinned too: a run finishes on the code it started on.
+  const workerDeploymentOptions: WorkerDeploymentOptions = {
+    version: { deploymentName: captDeploymentName, buildId }, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED',
+  };
+  const common = { connection: opts.connection, namespace, maxConcurrentActivityTaskExecutions, dataConverter, workerDeploymentOptions };
   if (opts.core ?? true) {
     // One bundle for both queues: each worker serves every workflow type, so runs started before the split still find theirs.
-    const workflowBundle = opts.workflowBundle ?? await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
-    for (const taskQueue of [coreTaskQueue, ownersTaskQueue]) {
-      workers.push(await Worker.create({
-        connection: opts.connection, namespace, taskQueue, activities: coreActivities, maxConcurrentActivityTaskExecutions, workflowBundle, dataConverter,
-      }));
-    }
+    for (const taskQueue of [coreTaskQueue, ownersTaskQueue]) workers.push(await Worker.create({ ...common, taskQueue, activities: coreActivities, workflowBundle }));
   }
   const wanted = opts.providers ?? installedProviders().map((p) => p.name);
   for (const provider of installedProviders().filter((p) => wanted.includes(p.name))) {
-    workers.push(await Worker.create({
-      connection: opts.connection, namespace, taskQueue: providerTaskQueue(provider.name), activities: providerActivities(provider), maxConcurrentActivityTaskExecutions, dataConverter,
-    }));
+    workers.push(await Worker.create({ ...common, taskQueue: providerTaskQueue(provider.name), activities: providerActivities(provider) }));
   }
-  return workers;
+  return { workers, buildId };
 }
 
 /** Runs the workers until all have stopped; when one fails, the others are shut down too. */

@@ -1,4 +1,6 @@
+import { hostname } from 'node:os';
 import { NativeConnection, Runtime } from '@temporalio/worker';
+import { adoptCurrentBuild } from '../client/worker-deployment';
 import { captDataConverter } from '../codec/data-converter';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { logger, temporalLogger } from './logging';
@@ -9,8 +11,9 @@ import { workerServes } from './worker-serves';
  * A capt worker process: `capt worker` and the embedded stack run this. Configured by environment:
  * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TLS as src/config/temporal-connection reads them, and
  * CAPT_WORKFLOW_BUNDLE, a prebuilt workflow bundle to skip bundling at start, and CAPT_WORKER_SERVES, which
- * queues it serves (see worker-serves.ts). The payload keys come from CAPT_CODEC_KEYS or the key file
- * (src/codec/codec-keys.ts); without one it refuses to start.
+ * queues it serves (see worker-serves.ts), and CAPT_WORKER_MAKE_CURRENT=1 (`capt dev`), which makes this
+ * build the current one even when the deployment has another. The payload keys come from CAPT_CODEC_KEYS
+ * or the key file (src/codec/codec-keys.ts); without one it refuses to start.
  */
 export async function workerMain(): Promise<void> {
   const serves = workerServes(process.env.CAPT_WORKER_SERVES);
@@ -19,12 +22,21 @@ export async function workerMain(): Promise<void> {
   const dataConverter = captDataConverter();
   const connection = await NativeConnection.connect({ address: temporalAddress(), tls: temporalTLS() });
   const bundle = process.env.CAPT_WORKFLOW_BUNDLE;
-  const workers = await createWorkers({ connection, namespace: temporalNamespace(), dataConverter, ...serves, ...(bundle ? { workflowBundle: { codePath: bundle } } : {}) });
-  logger.info({ address: temporalAddress(), namespace: temporalNamespace(), ...serves }, 'capt worker ready');
-  process.stdout.write('capt worker ready\n');
+  const { workers, buildId } = await createWorkers({ connection, namespace: temporalNamespace(), dataConverter, ...serves, ...(bundle ? { workflowBundle: { codePath: bundle } } : {}) });
+  const running = runWorkers(workers);
   try {
-    await runWorkers(workers);
+    // The deployment learns of this build when its pollers register, so the routing is set while they run.
+    const current = await Promise.race([
+      adoptCurrentBuild(connection.workflowService, temporalNamespace(), buildId, { always: process.env.CAPT_WORKER_MAKE_CURRENT === '1', waitMs: 60_000, identity: `capt worker ${hostname()}:${process.pid}` }),
+      running.then(() => Promise.reject(new Error('the workers stopped before the build was registered'))),
+    ]);
+    logger.info({ address: temporalAddress(), namespace: temporalNamespace(), ...serves, buildId, currentBuild: current }, 'capt worker ready');
+    const routing = current === buildId ? 'the current build' : `not current: new workflows run on ${current}; \`capt upgrade workers ${buildId}\` makes it current`;
+    process.stdout.write(`capt worker ready: build ${buildId} (${routing})\n`);
+    await running;
   } finally {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    await running.catch(() => undefined);
     await connection.close();
   }
 }

@@ -1,5 +1,5 @@
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, isCancellation, continueAsNew, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
+  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, isCancellation, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
   setHandler, startChild, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterStepReason } from '../../src/contract/steps';
@@ -30,6 +30,7 @@ import { adminClientCredentials, type ClusterSecrets } from '../../src/contract/
 import type { OwnerRebuild } from '../shared/owner-adoption';
 import { ownerSupervision, rebuiltReplicas } from './owner-supervision';
 import type { OwnerRef } from '../../src/contract/owner';
+import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
 
 /** One attempt of the Node health watch; then a fresh one (bounded activities, and a new worker version takes over). */
 const nodeHealthAttemptSeconds = 600;
@@ -358,9 +359,9 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   }
   while (!state.deleting) {
     const releasable = () => held.length > 0 && controlPlaneUpgraded();
-    await whilePaused(() => state.deleting || workflowInfo().continueAsNewSuggested);
+    await whilePaused(() => state.deleting || ownerContinueAsNewDue());
     const standaloneToStart = () => (state.model.machines ?? []).some((m) => !state.machines?.some((r) => r.name === m.name));
-    const moved = await condition(() => state.deleting || state.model.paused || notStarted().length > 0 || standaloneToStart() || releasable() || workflowInfo().continueAsNewSuggested, idleOwnerCheckInterval);
+    const moved = await condition(() => state.deleting || state.model.paused || notStarted().length > 0 || standaloneToStart() || releasable() || ownerContinueAsNewDue(), idleOwnerCheckInterval);
     if (state.deleting) break;
     // Idle, the cluster still looks after its owners: one terminated meanwhile is rebuilt without waiting for an operator.
     if (!moved && !state.model.paused) await supervision.rebuildLost(wantedOwners(), `the cluster's check every ${idleOwnerCheckInterval}`);
@@ -370,13 +371,15 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       for (const name of held.splice(0)) await sendMachineDeploymentSpec(name, `capt apply (held until the control plane ran ${state.model.controlPlane.version})`);
       refresh();
     }
-    if (workflowInfo().continueAsNewSuggested) {
+    if (ownerContinueAsNewDue()) {
       await stopNodeHealth();
       await condition(allHandlersFinished);
-      return continueAsNew<typeof clusterWorkflow>({ model: state.model, state, secrets });
+      return continueAsNewOnTargetBuild<typeof clusterWorkflow>({ model: state.model, state, secrets });
     }
   }
   await stopNodeHealth();
   await remove();
   return refresh();
 }
+
+pinToBuild(clusterWorkflow);

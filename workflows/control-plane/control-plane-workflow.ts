@@ -1,4 +1,4 @@
-import { condition, continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import { providerTaskQueue } from '../../src/contract/task-queues';
@@ -23,6 +23,7 @@ import { versionChangeProblems } from '../../src/spec-rules/kubernetes-version';
 import { refuseProblems } from '../shared/spec-refusal';
 import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
 import type { PreflightProblem } from '../../activities/control-plane/preflight';
+import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
 
 export interface ControlPlaneInput {
   cluster: ClusterFacts;
@@ -148,7 +149,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     revisions: () => state.revisions ?? [],
     reapply: (target, cause, restartedAt) => changeTemplate((target as ControlPlaneRevision).template, cause, restartedAt),
     validateUndo: (target) => refuseProblems(versionChangeProblems(subject, 'spec.version', state.spec.version, target.template.version, { undo: true })),
-    continueAsNew: () => continueAsNew<typeof controlPlaneWorkflow>({ ...input, state }),
+    continueAsNew: () => continueAsNewOnTargetBuild<typeof controlPlaneWorkflow>({ ...input, state }),
   });
   setHandler(controlPlaneSpecSignal, ({ spec, cause, generation }) => {
     observe(generation);
@@ -300,7 +301,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const up = live.length < state.spec.replicas || (live.length === state.spec.replicas && outdated.length > 0 && state.spec.maxSurge === 1);
     const settled = (m: MachineRecord) => m.phase === MachinePhase.Running || m.phase === MachinePhase.Failed;
     if (!live.every(settled)) {
-      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every(settled) || !!deletedElsewhere() || workflowInfo().continueAsNewSuggested);
+      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every(settled) || !!deletedElsewhere() || ownerContinueAsNewDue());
     } else if (needsStep) {
       const checked = await preflight(!up);
       if (checked?.victim) await scaleDown(checked.victim);
@@ -314,7 +315,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       const spec = state.spec;
       const seen = changes();
       // A machine's report (its Node's health among it) may make a remediation due.
-      const moved = () => !!state.deleting || state.spec !== spec || changes() !== seen || machineHash(state) !== hash || state.paused !== paused || workflowInfo().continueAsNewSuggested;
+      const moved = () => !!state.deleting || state.spec !== spec || changes() !== seen || machineHash(state) !== hash || state.paused !== paused || ownerContinueAsNewDue();
       const wakes = [
         msUntilRolloutAfter(state.spec.rolloutAfter, now), state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined, remediationWakeMs(verdict?.nextAtMs, remediation, now),
       ].filter((t): t is number => t !== undefined);
@@ -323,3 +324,5 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   }
   return deleteAllAndFinish('control-plane machine');
 }
+
+pinToBuild(controlPlaneWorkflow);

@@ -1,4 +1,4 @@
-import { condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { MachineDeploymentModel } from '../../src/api/model';
 import { machineDeploymentSpecSignal } from '../../src/contract/cluster-messages';
 import type { MachineSpec, MachineTemplateChange } from '../../src/contract/machine';
@@ -19,6 +19,7 @@ import { planMachines, planRollout } from './rollout-plan';
 import { machineDeploymentReplicasProblems, machineDeploymentSubject } from '../../src/spec-rules/owner-rules';
 import { refuseProblems } from '../shared/spec-refusal';
 import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
+import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
 
 export interface MachineDeploymentInput {
   cluster: ClusterFacts;
@@ -83,7 +84,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       state.spec = { ...state.spec, template: (target as MachineSet).template };
       recordTemplate(cause, restartedAt);
     },
-    continueAsNew: () => continueAsNew<typeof machineDeploymentWorkflow>({ ...input, state }),
+    continueAsNew: () => continueAsNewOnTargetBuild<typeof machineDeploymentWorkflow>({ ...input, state }),
   });
   setHandler(machineDeploymentSpecSignal, ({ spec, cause, generation }) => {
     observe(generation);
@@ -171,7 +172,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     setStep(plan.complete ? 'Stable' : state.paused ? 'Paused' : 'RollingOut', plan.complete ? `${state.spec.replicas} machines running (revision ${set.revision})` : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${blockers()}`);
     const seen = changes();
     const wake = nextWakeMs(now, verdict?.nextAtMs);
-    const moved = () => !!state.deleting || changes() !== seen || workflowInfo().continueAsNewSuggested;
+    const moved = () => !!state.deleting || changes() !== seen || ownerContinueAsNewDue();
     await (wake === undefined ? condition(moved) : condition(moved, wake));
   }
   return deleteAllAndFinish('machine');
@@ -204,3 +205,5 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     return times.length ? Math.max(1000, Math.min(...times) - now + 50) : undefined;
   }
 }
+
+pinToBuild(machineDeploymentWorkflow);

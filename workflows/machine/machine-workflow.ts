@@ -1,6 +1,6 @@
 import type { MachineStepReason } from '../../src/contract/steps';
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, getExternalWorkflowHandle, isCancellation, log,
+  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, isCancellation, log,
   proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
@@ -19,6 +19,7 @@ import type { MachineState } from './machine-model';
 import { mergeTemplateChange, validateMachineChange } from './machine-change';
 import { deletionHeld, machineReport, reportKey, startedByOwnerKey } from './machine-report';
 import { machineStatus } from './machine-status';
+import { continueAsNewOnTargetBuild, pinToBuild } from '../shared/build-upgrade';
 
 export interface MachineWorkflowInput {
   spec: MachineSpec;
@@ -277,7 +278,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       if (syncDue()) await syncNode();
       else if (workflowInfo().continueAsNewSuggested) {
         await condition(allHandlersFinished);
-        return continueAsNew<typeof machineWorkflow>({ spec, state });
+        return continueAsNewOnTargetBuild<typeof machineWorkflow>({ spec, state });
       }
     }
   }
@@ -287,3 +288,5 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   await report(final);
   return final;
 }
+
+pinToBuild(machineWorkflow);

@@ -1,5 +1,5 @@
 import {
-  allHandlersFinished, ApplicationFailure, condition, getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
+  allHandlersFinished, ApplicationFailure, condition, getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import {
   childChangedSignal, clusterPausedSignal, deleteOwnerSignal, machineReportSignal, ownerMachineQuery, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate,
@@ -13,6 +13,7 @@ import type { Remediation } from '../../src/contract/health-check';
 import { deletePoolMachines, newMachineNames, newRecord, recordMachineReport, startPoolMachines, startsPerRun } from './machine-pool';
 import { ownerSummary, summaryKey } from './owner-summary';
 import { adoptMachines, holdEarlyReport, type AdoptionProgress } from './owner-adoption';
+import { ownerContinueAsNewDue } from './build-upgrade';
 
 /** The state every machine owner (control plane, MachineDeployment) keeps, whatever else it holds. */
 export interface OwnerState {
@@ -186,7 +187,7 @@ export function ownerRuntime(opts: {
     if (state.deleting) throw ApplicationFailure.create({ message: `${opts.kind} ${name()} is being deleted; there is nothing to ${what}`, type: 'InvalidSpec', nonRetryable: true });
   }
 
-  const mustContinueAsNew = () => workflowInfo().continueAsNewSuggested || startedThisRun >= startsPerRun;
+  const mustContinueAsNew = () => ownerContinueAsNewDue() || startedThisRun >= startsPerRun;
   const checkpoint = async () => {
     if (!mustContinueAsNew()) return;
     await condition(allHandlersFinished);
