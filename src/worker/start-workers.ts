@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { DataConverter } from '@temporalio/common';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkerDeploymentOptions, type WorkflowBundleOption } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerDeploymentOptions, type WorkflowBundleOption } from '@temporalio/worker';
 import * as coreActivities from '../../activities';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { providerActivities } from '../../providers/provider-activities';
@@ -8,7 +8,7 @@ import type { InfrastructureProvider } from '../../providers/provider';
 import { captDataConverter } from '../codec/data-converter';
 import { coreTaskQueue, ownersTaskQueue, providerTaskQueue } from '../contract/task-queues';
 import { captDeploymentName } from '../contract/worker-deployment';
-import { buildIdOf } from './build-id';
+import { bundleCaptWorkflows, buildIdOf } from './workflow-build';
 
 /** Every provider capt ships, by name. */
 export const installedProviders = (): InfrastructureProvider[] => [new LocalProvider()];
@@ -52,7 +52,7 @@ export async function createWorkers(opts: WorkerOptions): Promise<CaptWorkers> {
   const workers: Worker[] = [];
   const namespace = opts.namespace ?? 'default';
   const dataConverter = opts.dataConverter ?? captDataConverter();
-  const workflowBundle = opts.workflowBundle ?? await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
+  const workflowBundle = opts.workflowBundle ?? await bundleCaptWorkflows();
   const buildId = buildIdOf(await bundleCode(workflowBundle));
   // Workflow types without options of their own are pinned too: a run finishes on the code it started on.
   const workerDeploymentOptions: WorkerDeploymentOptions = {
