@@ -28,12 +28,15 @@ if (selected.length === 0) {
 // CAPT_TEST_TEMPORAL names one Temporal for every file (test/fixtures/temporal.ts reads it):
 // fault/temporal-restart is a whole cluster lifecycle (create, rollout, control-plane upgrade, delete).
 const alsoOnPostgres = ['machine-deployment/machine-deployment-rollout', 'fault/temporal-restart'];
+// These need the production topology's server whatever CAPT_TEST_TEMPORAL says: upgrade/worker-upgrade
+// moves owners to a new build at continue-as-new, which the dev server's Temporal (1.29.1) cannot.
+const onlyOnPostgres = ['upgrade/worker-upgrade'];
 const runs = selected.flatMap((file) => [
-  { file, temporal: process.env.CAPT_TEST_TEMPORAL },
+  { file, temporal: onlyOnPostgres.some((p) => relative(root, file).includes(p)) ? 'postgres' : process.env.CAPT_TEST_TEMPORAL },
   ...(!process.env.CAPT_TEST_TEMPORAL && alsoOnPostgres.some((p) => relative(root, file).includes(p)) ? [{ file, temporal: 'postgres' }] : []),
 ]);
 // The longest files first, so the lanes end together.
-const longest = ['cluster/control-plane-upgrade', 'machine-deployment/', 'cluster/control-plane.test', 'fault/', 'machine/machine-durability', 'e2e/cli'];
+const longest = ['cluster/control-plane-upgrade', 'machine-deployment/', 'upgrade/', 'cluster/control-plane.test', 'fault/', 'machine/machine-durability', 'e2e/cli'];
 const rank = (f) => { const i = longest.findIndex((p) => relative(root, f).includes(p)); return i < 0 ? longest.length : i; };
 const queue = runs.sort((a, b) => rank(a.file) - rank(b.file));
 const lanes = Math.max(1, Math.min(Number(process.env.CAPT_TEST_LANES ?? 2) || 1, queue.length));

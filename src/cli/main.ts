@@ -22,6 +22,8 @@ import { readSources, UsageError } from './read-sources';
 import { rolloutStatusText } from './rollout-status';
 import { repairText } from './repair-text';
 import type { ClusterView } from '../contract/cluster';
+import { upgradeWorkers, workerBuilds } from '../client/worker-upgrade';
+import { upgradeText, workerBuildsText } from './worker-builds-text';
 
 /** Options as data: one place for names, types, defaults and help. */
 const options = {
@@ -46,6 +48,7 @@ const options = {
   component: { type: 'string', help: `dev break|repair machine: one control-plane component (${controlPlaneComponents.join(', ')})` },
   all: { type: 'boolean', help: 'dev break|repair machine: the whole machine (every process; the default of repair)' },
   persistence: { type: 'string', help: 'dev start: sqlite (the Temporal dev server; the default) or postgres (the production topology: Temporal server, Web UI server, PostgreSQL); default: what runs' },
+  ramp: { type: 'string', help: 'upgrade workers: send this percentage (0-100) of new workflows to the new build instead of all' },
   serve: { type: 'string', help: 'worker: what it serves: core (the capt-core and capt-owners queues) and/or a provider (local), comma-separated; default all (CAPT_WORKER_SERVES)' },
   id: { type: 'string', help: 'codec key new: the key id (default: today\'s date and a random suffix)' },
   print: { type: 'boolean', help: 'codec key new: print the key as ID:BASE64 and write nothing (to add to a key file or CAPT_CODEC_KEYS)' },
@@ -84,7 +87,9 @@ const usage = `capt: Cluster API on Temporal
   capt dev repair machine NAME [--kubelet|--component C|--all]  undo it (everything, without a flag)
   capt codec key new [--id ID] [--print]   a payload encryption key, written to CAPT_CODEC_KEY_FILE or $CAPT_HOME/codec-keys (never over one)
   capt codec-server [--port N] [--listen ADDR] [--cors-origin ORIGIN ...]   decodes payloads for the Web UI and \`temporal --codec-endpoint\`
-  capt worker                      a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE)
+  capt worker                      a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE); prints its build id
+  capt worker status               each build of the workers: current or ramping, drainage, workflows still running on it
+  capt upgrade workers [BUILD] [--ramp N]   make BUILD (default: the newest one started) current, or ramp it to N%
   capt quickstart                  dev start, apply examples/quickstart.yaml, wait, describe
 
 Options:
@@ -445,10 +450,27 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     case 'worker': {
+      if (args[0] === 'status') {
+        return withClient(async (client) => {
+          const builds = await workerBuilds(client.client);
+          out(values.output === 'json' || values.output === 'yaml' ? formatOutput(builds, values.output) : workerBuildsText(builds));
+          return 0;
+        });
+      }
+      if (args.length) throw new UsageError('usage: capt worker [--serve core,local] | capt worker status [-o json]');
       if (values.serve !== undefined) process.env.CAPT_WORKER_SERVES = values.serve;
       const { workerMain } = await import('../worker/worker-main');
       await workerMain();
       return 0;
+    }
+    case 'upgrade': {
+      if (args[0] !== 'workers' || args.length > 2) throw new UsageError('usage: capt upgrade workers [BUILD] [--ramp N]');
+      const ramp = values.ramp === undefined ? undefined : Number(values.ramp);
+      if (ramp !== undefined && !(values.ramp!.trim() !== '' && ramp >= 0 && ramp <= 100)) throw new UsageError(`--ramp ${values.ramp}: a percentage from 0 to 100`);
+      return withClient(async (client) => {
+        out(upgradeText(await upgradeWorkers(client.client, { buildId: args[1], rampPercentage: ramp, waitMs: 60_000 })));
+        return 0;
+      });
     }
     case 'quickstart': {
       toolPaths();
