@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { temporal } from '@temporalio/proto';
-import { captDeploymentName } from '../contract/worker-deployment';
+import { captDeploymentName, deploymentVersionValue } from '../contract/worker-deployment';
 
 /** Temporal's gRPC API, which the TypeScript SDK 1.24 has no deployment client for; both kinds of connection carry one. */
 export type WorkflowService = temporal.api.workflowservice.v1.WorkflowService;
@@ -20,6 +20,8 @@ export interface CaptDeployment {
   builds: CaptBuild[];
   /** Guards a routing change against one made meanwhile. */
   conflictToken: Uint8Array;
+  /** False while a routing change is still reaching the task queues (Temporal 1.31 and newer say so). */
+  routingSettled: boolean;
 }
 
 const grpcNotFound = 5;
@@ -44,6 +46,7 @@ export async function describeCaptDeployment(service: WorkflowService, namespace
       current: routing?.currentDeploymentVersion?.buildId || undefined,
       ramping: ramping ? { buildId: ramping, percentage: routing?.rampingVersionPercentage ?? 0 } : undefined,
       conflictToken: conflictToken ?? new Uint8Array(),
+      routingSettled: info?.routingConfigUpdateState !== temporal.api.enums.v1.RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS,
       builds: (info?.versionSummaries ?? []).map((s) => ({
         buildId: s.deploymentVersion?.buildId ?? '',
         status: enumName(temporal.api.enums.v1.WorkerDeploymentVersionStatus, s.status, 'WORKER_DEPLOYMENT_VERSION_STATUS_') ?? 'UNSPECIFIED',
@@ -90,16 +93,18 @@ export async function routeToBuild(service: WorkflowService, namespace: string, 
     if (opts.rampPercentage === undefined) await service.setWorkerDeploymentCurrentVersion({ ...request, conflictToken });
     else await service.setWorkerDeploymentRampingVersion({ ...request, conflictToken, percentage: opts.rampPercentage });
   }, () => `build ${buildId} was not made ${opts.rampPercentage === undefined ? 'current' : `ramping at ${opts.rampPercentage}%`} (its workers must poll every task queue the current build polls)`);
+  // Until the task queues have the new routing, a workflow task would not yet tell an owner that its target build changed.
+  for (const deadline = Date.now() + opts.waitMs; !(await describeCaptDeployment(service, namespace))?.routingSettled && Date.now() < deadline;) await sleep(250);
 }
 
 /**
  * A deployment without a current build routes new workflows to unversioned workers, of which capt has
  * none: nothing would run. So a worker whose deployment has none makes its own build current; a
- * deployment that has one is changed only by `capt upgrade workers` (or `always`, as `capt dev` asks).
- * Returns the build that is current afterwards.
+ * deployment that has one is changed only by `capt upgrade workers`, or by `capt dev`, whose one worker
+ * (`always`) takes over every run: see followCurrentBuild. Returns the build that is current afterwards.
  */
 export async function adoptCurrentBuild(service: WorkflowService, namespace: string, buildId: string, opts: { always: boolean; waitMs: number; identity: string }): Promise<string> {
-  return untilRegistered(opts.waitMs, async () => {
+  const current = await untilRegistered(opts.waitMs, async () => {
     const deployment = await describeCaptDeployment(service, namespace);
     // Not there until this worker's pollers have registered: asked again.
     if (!deployment) throw Object.assign(new Error(`the ${captDeploymentName} worker deployment is not registered yet`), { code: grpcNotFound });
@@ -108,4 +113,28 @@ export async function adoptCurrentBuild(service: WorkflowService, namespace: str
     await service.setWorkerDeploymentCurrentVersion({ namespace, deploymentName: captDeploymentName, buildId, identity: opts.identity, conflictToken: deployment.conflictToken });
     return buildId;
   }, () => `build ${buildId} could not be made current`);
+  if (opts.always) await followCurrentBuild(service, namespace, buildId, opts.identity);
+  return current;
+}
+
+/**
+ * `capt dev` runs one worker, so the runs of the builds before it have no worker left: they would wait
+ * for good. They follow the current build from now on (an auto-upgrade override), as they did before
+ * capt's workers were versioned; a workflow change that is not replay-safe then fails their tasks.
+ */
+async function followCurrentBuild(service: WorkflowService, namespace: string, buildId: string, identity: string): Promise<void> {
+  const query = `TemporalWorkerDeployment = '${captDeploymentName}' AND TemporalWorkerDeploymentVersion != '${deploymentVersionValue(buildId)}' AND ExecutionStatus = 'Running'`;
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await service.listWorkflowExecutions({ namespace, query, pageSize: 100, nextPageToken });
+    for (const w of page.executions ?? []) {
+      await service.updateWorkflowExecutionOptions({
+        namespace, identity, workflowExecution: { workflowId: w.execution?.workflowId }, workflowExecutionOptions: { versioningOverride: { autoUpgrade: true } }, updateMask: { paths: ['versioning_override'] },
+      }).catch((err: unknown) => {
+        // One that closed meanwhile needs nothing.
+        if (grpcCode(err) !== grpcNotFound) throw err;
+      });
+    }
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
 }

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { machineReportSignal } from '../contract/cluster-messages';
 import { MachinePhase, type MachineReport } from '../contract/machine';
@@ -83,12 +84,17 @@ export async function upgradeWorkers(client: Client, opts: { buildId?: string; r
   await routeToBuild(client.workflowService, namespace, buildId, { rampPercentage: opts.rampPercentage, waitMs: opts.waitMs, identity: `capt upgrade workers ${hostname()}:${process.pid}` });
   const previous = before?.current && before.current !== buildId ? before.current : undefined;
   if (!previous) return { buildId, rampPercentage: opts.rampPercentage, wokenOwners: 0 };
-  let wokenOwners = 0;
+  // Asked again a few times: an owner busy in a handler, or whose task started before the routing reached it, sees the change at a later task.
   const owners = `${runningOn(previous)} AND CaptKind IN (${ownerKinds.map((k) => `'${k}'`).join(', ')})`;
-  for await (const w of client.workflow.list({ query: owners })) {
-    // One that closed meanwhile has nothing to move.
-    await client.workflow.getHandle(w.workflowId).signal(machineReportSignal, wakeReport).then(() => wokenOwners++, () => undefined);
+  const woken = new Set<string>();
+  for (let round = 0; round < 3; round++) {
+    if (round) await sleep(2000);
+    for await (const w of client.workflow.list({ query: owners })) {
+      // One that closed meanwhile has nothing to move.
+      await client.workflow.getHandle(w.workflowId).signal(machineReportSignal, wakeReport).then(() => woken.add(w.workflowId), () => undefined);
+    }
   }
+  const wokenOwners = woken.size;
   const summary = (await describeCaptDeployment(client.workflowService, namespace))?.builds.find((b) => b.buildId === previous) ?? { buildId: previous, status: 'UNKNOWN' };
   return { buildId, previous, rampPercentage: opts.rampPercentage, wokenOwners, stillOnPrevious: await buildWorkflows(client, summary) };
 }
