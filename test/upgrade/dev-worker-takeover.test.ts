@@ -28,7 +28,7 @@ test('a new build of `capt worker` joins without taking over; capt dev\'s worker
   const handle = await h.env.client.workflow.start(clusterSecretsStandIn, {
     taskQueue: coreTaskQueue, workflowId: 'cluster/default/takeover', args: [{ endpoint: '127.0.0.1:6443', secrets: {} as never }],
   });
-  assert.equal((await handle.query(clusterSecretsQuery)).endpoint, '127.0.0.1:6443');
+  assert.equal((await handle.query(clusterSecretsQuery))?.endpoint, '127.0.0.1:6443');
 
   const b = await otherBuild('b');
   const plain = await h.spawnWorker({ bundlePath: b.path });
@@ -46,6 +46,6 @@ test('a new build of `capt worker` joins without taking over; capt dev\'s worker
   const { raw } = await handle.describe();
   assert.equal(raw.workflowExecutionInfo?.versioningInfo?.versioningOverride?.autoUpgrade, true, 'the run of build A follows the current build');
   // Only a worker of C is left to answer.
-  assert.equal((await handle.query(clusterSecretsQuery)).endpoint, '127.0.0.1:6443');
+  assert.equal((await handle.query(clusterSecretsQuery))?.endpoint, '127.0.0.1:6443');
   await handle.terminate();
 });
