@@ -15,9 +15,9 @@ const h = suite.harness;
 const others: WorkerProcess[] = [];
 after(() => Promise.all(others.map((w) => w.stop())));
 
-/** Another build of the harness's workflows: the same code with a line added. */
+/** Another build of the harness's workflows: the same code with a comment in front (the source map must stay last). */
 async function otherBuild(name: string): Promise<{ path: string; buildId: string }> {
-  const code = `${await readFile(h.bundlePath, 'utf8')}\n// build ${name}\n`;
+  const code = `// build ${name}\n${await readFile(h.bundlePath, 'utf8')}`;
   const path = join(h.home, `workflow-bundle-${name}.js`);
   await writeFile(path, code);
   return { path, buildId: buildIdOf(code) };
