@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
-  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type QueryDefinition, type WorkflowHandle,
+  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type QueryDefinition, type UpdateDefinition, type WorkflowHandle,
 } from '@temporalio/client';
 import type { ClusterModel } from '../api/model';
 import { captDataConverter } from '../codec/data-converter';
@@ -26,6 +26,7 @@ import { clusterHealthWorkflowId, clusterWorkflowId, machineWorkflowId, ownerWor
 import { clusterHealthWorkflow, clusterWorkflow } from '../../workflows';
 import type { ClusterHealth, ClusterHealthInput } from '../contract/cluster-health';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
+import { isUnknownUpdate, unknownUpdateMessage } from './unknown-update';
 
 /** capt's programmatic client: everything the CLI does, as calls over Temporal. */
 export interface ConnectOptions {
@@ -126,7 +127,7 @@ export class CaptClient {
         out.push(...appliedObjects(model, diff, await this.preview(handle, applied.model, model, diff)));
         continue;
       }
-      await this.update(handle.executeUpdate(applyClusterUpdate, { args: [model] }));
+      await this.update(handle, applyClusterUpdate, model);
       out.push(...appliedObjects(model, diff));
     }
     return out;
@@ -187,13 +188,18 @@ export class CaptClient {
     }
   }
 
-  /** Turns a refused update into a RejectedError carrying the validator's message. */
-  private async update<T>(pending: Promise<T>): Promise<T> {
+  /**
+   * Sends an update and waits for its result. A refused one becomes a RejectedError carrying the validator's
+   * message, or, when the workflow runs code that has no such update, saying so and what to do.
+   */
+  private async update<Ret, Args extends unknown[]>(handle: WorkflowHandle, definition: UpdateDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
     try {
-      return await pending;
+      // The SDK's overloads tell updates with arguments from those without; `args` is whichever the definition takes.
+      const execute = handle.executeUpdate.bind(handle) as (def: UpdateDefinition<Ret, Args>, options: { args: Args }) => Promise<Ret>;
+      return await execute(definition, { args });
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError && err.cause) throw new RejectedError(err.cause.message);
-      throw err;
+      if (!(err instanceof WorkflowUpdateFailedError) || !err.cause) throw err;
+      throw new RejectedError(isUnknownUpdate(err.cause) ? unknownUpdateMessage(handle.workflowId, definition.name) : err.cause.message);
     }
   }
 
@@ -263,14 +269,14 @@ export class CaptClient {
   }
 
   async scale(kind: OwnerKind, ns: string, name: string, replicas: number): Promise<OwnerStatus> {
-    return this.ownerUpdate(kind, ns, name, (owner) => owner.executeUpdate(scaleUpdate, { args: [replicas] }));
+    return this.ownerUpdate(kind, ns, name, scaleUpdate, replicas);
   }
 
   /** An update to an owner; when its workflow is lost (terminated, failed), the error says so and how to rebuild it. */
-  private async ownerUpdate<T>(kind: OwnerKind, ns: string, name: string, send: (owner: WorkflowHandle) => Promise<T>): Promise<T> {
+  private async ownerUpdate<Ret, Args extends unknown[]>(kind: OwnerKind, ns: string, name: string, definition: UpdateDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
     const owner = this.owner(kind, ns, name);
     try {
-      return await this.update(send(owner));
+      return await this.update(owner, definition, ...args);
     } catch (err) {
       if (err instanceof RejectedError) throw err;
       const description = await owner.describe().catch(() => undefined);
@@ -285,7 +291,7 @@ export class CaptClient {
    * which adopt the machines they find; a dry run only reports.
    */
   async repairCluster(ns: string, name: string, opts: { dryRun?: boolean } = {}): Promise<RepairReport> {
-    return this.update((await this.runningCluster(ns, name)).executeUpdate(repairClusterUpdate, { args: [{ dryRun: !!opts.dryRun }] }));
+    return this.update(await this.runningCluster(ns, name), repairClusterUpdate, { dryRun: !!opts.dryRun });
   }
 
   /** Waits until each owner `repairCluster` rebuilt has adopted its machines; their statuses then. */
@@ -333,19 +339,19 @@ export class CaptClient {
   /** Rolls back to a revision (the previous one by default), as a new revision. */
   async rolloutUndo(kind: OwnerKind, ns: string, name: string, toRevision?: number): Promise<OwnerStatus> {
     await this.ownerStatus(kind, ns, name);
-    return this.ownerUpdate(kind, ns, name, (owner) => owner.executeUpdate(rolloutUndoUpdate, { args: [{ toRevision }] }));
+    return this.ownerUpdate(kind, ns, name, rolloutUndoUpdate, { toRevision });
   }
 
   /** Pause (true) or resume (false) replacing machines; scaling goes on either way. */
   async rolloutPause(kind: OwnerKind, ns: string, name: string, paused: boolean): Promise<OwnerStatus> {
     await this.ownerStatus(kind, ns, name);
-    return this.ownerUpdate(kind, ns, name, (owner) => owner.executeUpdate(rolloutPauseUpdate, { args: [{ paused }] }));
+    return this.ownerUpdate(kind, ns, name, rolloutPauseUpdate, { paused });
   }
 
   /** Replaces every machine with a new one of the same template. */
   async rolloutRestart(kind: OwnerKind, ns: string, name: string): Promise<OwnerStatus> {
     await this.ownerStatus(kind, ns, name);
-    return this.ownerUpdate(kind, ns, name, (owner) => owner.executeUpdate(rolloutRestartUpdate));
+    return this.ownerUpdate(kind, ns, name, rolloutRestartUpdate);
   }
 
   /** Deletes one machine (drained first); its owner replaces it if it still wants the replicas. */
@@ -354,11 +360,11 @@ export class CaptClient {
     await queryWithRetry(handle, machineStatusQuery).catch((err: Error) => {
       throw new NotFoundError(`machine ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get machines\` lists them`);
     });
-    return this.update(handle.executeUpdate(deleteMachineUpdate, { args: [{}] }));
+    return this.update(handle, deleteMachineUpdate, {});
   }
 
   async deleteCluster(ns: string, name: string): Promise<ClusterStatus> {
-    return this.update(this.cluster(ns, name).executeUpdate(deleteClusterUpdate));
+    return this.update(this.cluster(ns, name), deleteClusterUpdate);
   }
 
   /** Waits for the cluster's workflow to finish (deletion), reporting progress. */
@@ -436,7 +442,7 @@ export class CaptClient {
   async kubeconfig(ns: string, name: string): Promise<string> {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-    const issued = await this.update((await this.runningCluster(ns, name)).executeUpdate(issueKubeconfigUpdate, { args: [{ publicKey: pem }] }));
+    const issued = await this.update(await this.runningCluster(ns, name), issueKubeconfigUpdate, { publicKey: pem });
     return kubeconfig({ ...issued, credentials: { cert: issued.cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() } });
   }
 }

@@ -2,6 +2,7 @@ import type { ClusterStepReason } from './steps';
 import type { Condition } from './machine';
 import type { MachineRecord, OwnerStatus, OwnerSummary } from './owner';
 import type { OwnerRecovery } from './owner-recovery';
+import type { UnknownSignal } from './unknown-signals';
 
 /** On a Cluster, as spec.paused: Cluster API's way (clusterctl move uses it) to stop every controller acting on its objects. */
 export const pausedAnnotation = 'cluster.x-k8s.io/paused';
@@ -32,6 +33,8 @@ export interface ClusterStatus {
   pending: PendingChange[];
   /** Owners whose workflow was lost and rebuilt, newest last (a few kept). */
   recoveries: OwnerRecovery[];
+  /** Signals it had no handler for (sent by newer code, or by mistake): ignored, and kept here so they are seen. */
+  unknownSignals?: UnknownSignal[];
 }
 
 /** An owner whose applied change is not carried out yet, and why. */

@@ -1,4 +1,5 @@
 import type { MachineStepReason } from './steps';
+import type { UnknownSignal } from './unknown-signals';
 import type { KubeadmConfigSpec } from './kubeadm-config-spec';
 
 /** How a machine's bootstrap data runs kubeadm. */
@@ -143,6 +144,8 @@ export interface MachineStatus {
   annotations: Record<string, string>;
   /** Grows with every report to the owner: signals may arrive out of order, and the owner keeps the newest. */
   sequence: number;
+  /** Signals it had no handler for (sent by newer code, or by mistake): ignored, and kept here so they are seen. */
+  unknownSignals?: UnknownSignal[];
 }
 
 /** Annotations and labels with meaning to the machine lifecycle (Cluster API's names). */

@@ -1,6 +1,7 @@
 import type { HealthCheckStatus } from './health-check';
 import type { OwnerStepReason } from './steps';
 import type { Condition, MachinePhase, NodeHealthRecord } from './machine';
+import type { UnknownSignal } from './unknown-signals';
 
 /**
  * What an owner (control plane, MachineDeployment) keeps of each of its machines: what planning needs
@@ -101,6 +102,8 @@ export interface OwnerStatus extends OwnerSummary {
   certificatesExpireAt?: Record<string, string>;
   /** Rebuilt after its workflow was lost: what it adopted. */
   adoption?: OwnerAdoption;
+  /** Signals it had no handler for (sent by newer code, or by mistake): ignored, and kept here so they are seen. */
+  unknownSignals?: UnknownSignal[];
 }
 
 /** Where a cluster's children live, to reach them by signal. */

@@ -6,6 +6,8 @@ import type { Condition } from '../../src/contract/machine';
 import type { ClusterFacts, MachineRecord, OwnerSummary } from '../../src/contract/owner';
 import { isRunning } from '../shared/machine-pool';
 import type { OwnerRecovery } from '../../src/contract/owner-recovery';
+import type { UnknownSignal } from '../../src/contract/unknown-signals';
+import { unknownSignalsField } from '../shared/unknown-signals';
 
 export interface ClusterState {
   facts: ClusterFacts;
@@ -32,6 +34,8 @@ export interface ClusterState {
   machines?: MachineRecord[];
   /** Owners whose workflow was lost and rebuilt, newest last (a few kept). */
   recoveries?: OwnerRecovery[];
+  /** Signals without a handler, as received (see unknown-signals.ts). */
+  unknownSignals?: UnknownSignal[];
 }
 
 export const ownerKey = (kind: PendingChange['kind'], name: string) => `${kind}/${name}`;
@@ -104,6 +108,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
     version: state.model.controlPlane.version, endpoint: state.facts.endpoint, createdAt: state.createdAt,
     controlPlane: cp, machineDeployments: mds, machines: state.machines ?? [], conditions, step: state.step, stepReason: state.stepReason ?? 'Starting', paused: state.model.paused,
     generation, observedGeneration: Math.min(generation, ...unobserved), pending, recoveries: recoveriesOf(state),
+    ...unknownSignalsField(state.unknownSignals),
   };
 }
 

@@ -29,6 +29,7 @@ import { waitingToStart } from '../../src/contract/cluster';
 import { adminClientCredentials, type ClusterSecrets } from '../../src/contract/cluster-secrets';
 import type { OwnerRebuild } from '../shared/owner-adoption';
 import { ownerSupervision, rebuiltReplicas } from './owner-supervision';
+import { recordUnknownSignals, unknownSignalsDetails } from '../shared/unknown-signals';
 import type { OwnerRef } from '../../src/contract/owner';
 import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
 
@@ -83,7 +84,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     const blocked = status.conditions.find((c) => c.status !== 'True' && c.type !== 'Available');
     const waiting = status.pending.filter(waitingToStart).map((p) => `\n\n${p.kind} ${p.name} pending (${p.reason}): ${p.message}`).join('');
     const rebuilt = status.recoveries.map((r) => `\n\n${r.kind} ${r.name} lost and rebuilt at ${r.at} (${r.cause}): ${r.adopted === undefined ? 'adopting its machines' : `adopted ${r.adopted} machines`}`).join('');
-    setCurrentDetails(`**${status.phase}** (generation ${status.generation}, observed ${status.observedGeneration}): ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}${waiting}${rebuilt}`);
+    setCurrentDetails(`**${status.phase}** (generation ${status.generation}, observed ${status.observedGeneration}): ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}${waiting}${rebuilt}${unknownSignalsDetails(state.unknownSignals)}`);
     if (status.phase !== publishedPhase) {
       publishedPhase = status.phase;
       upsertSearchAttributes(captAttributes({
@@ -348,6 +349,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     await watchingNodeHealth;
   };
 
+  recordUnknownSignals(state.unknownSignals ??= [], refresh);
   refresh();
   if (!state.deleting) await create();
   if (!state.deleting) {

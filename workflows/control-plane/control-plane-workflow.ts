@@ -13,6 +13,7 @@ import { controlPlaneRemediation, remediationStrategy, type LastRemediation } fr
 import type { UnhealthyMachine } from '../../src/contract/health-check';
 import { controlPlaneSpecSignal } from '../../src/contract/cluster-messages';
 import { recordRevision } from '../shared/revisions';
+import { recordUnknownSignals, unknownSignalsField } from '../shared/unknown-signals';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { revisionHash } from '../shared/spec-hash';
 import {
@@ -91,6 +92,7 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     preflights: state.preflights ?? [],
     ...(state.certificateExpiry ? { certificatesExpireAt: state.certificateExpiry } : {}),
     ...(state.adoption ? { adoption: state.adoption } : {}),
+    ...unknownSignalsField(state.unknownSignals),
   };
 }
 
@@ -158,6 +160,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     record(cause, state.revisions?.at(-1)?.restartedAt);
     refresh();
   });
+  recordUnknownSignals(state.unknownSignals ??= [], refresh);
 
   const machineSpec = (name: string, init: boolean): MachineSpec => ({
     namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'control-plane', version: state.spec.version,

@@ -1,6 +1,8 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type * as activities from '../../activities';
 import type { ClusterHealth, ClusterHealthInput } from '../../src/contract/cluster-health';
+import type { UnknownSignal } from '../../src/contract/unknown-signals';
+import { recordUnknownSignals, unknownSignalsDetails } from '../shared/unknown-signals';
 
 const { checkClusterHealth } = proxyActivities<typeof activities>({
   // Each probe and list inside has its own limit of seconds; the whole check is one heartbeating activity.
@@ -16,6 +18,9 @@ const { checkClusterHealth } = proxyActivities<typeof activities>({
  * as only workers read the cluster's credentials (from the cluster workflow).
  */
 export async function clusterHealthWorkflow(input: ClusterHealthInput): Promise<ClusterHealth> {
+  // It has no status to carry them: its details (the UI) and the log show them.
+  const unknownSignals: UnknownSignal[] = [];
+  recordUnknownSignals(unknownSignals, () => setCurrentDetails(unknownSignalsDetails(unknownSignals).trim()));
   return checkClusterHealth(input).catch((err: unknown) => {
     // The activity's own failure (the cluster's secrets unreadable) is what the client should read, not "Activity task failed".
     throw err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;

@@ -4,6 +4,7 @@ import { isAvailable, isRunning } from '../shared/machine-pool';
 import { healthCheckStatus, remediationAllowedCondition } from '../shared/machine-health';
 import type { MachineDeploymentState } from './machine-deployment-workflow';
 import { machineTemplateHash } from './machine-sets';
+import { unknownSignalsField } from '../shared/unknown-signals';
 
 /** The one place a MachineDeployment's status is computed (at `nowMs`, for minReadySeconds). */
 export function machineDeploymentStatus(facts: ClusterFacts, state: MachineDeploymentState, nowMs: number): OwnerStatus {
@@ -50,5 +51,6 @@ export function machineDeploymentStatus(facts: ClusterFacts, state: MachineDeplo
     }),
     sequence: state.reports ?? 0,
     ...(state.adoption ? { adoption: state.adoption } : {}),
+    ...unknownSignalsField(state.unknownSignals),
   };
 }

@@ -1,4 +1,5 @@
 import { condition, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import { recordUnknownSignals } from '../shared/unknown-signals';
 import type { MachineDeploymentModel } from '../../src/api/model';
 import { machineDeploymentSpecSignal } from '../../src/contract/cluster-messages';
 import type { MachineSpec, MachineTemplateChange } from '../../src/contract/machine';
@@ -96,6 +97,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     if (current().hash === before.hash) propagateInPlace(before.template, current().template);
     changed();
   });
+  recordUnknownSignals(state.unknownSignals ??= [], refresh);
 
   /** Labels, annotations and timeouts reach the current set's machines in place, as Cluster API propagates them. */
   function propagateInPlace(before: MachineSet['template'], after: MachineSet['template']): void {

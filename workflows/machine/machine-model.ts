@@ -1,5 +1,6 @@
 import type { MachineStepReason } from '../../src/contract/steps';
 import type { DeletionGate, DrainProgress, MachineSpec, NodeHealth } from '../../src/contract/machine';
+import type { UnknownSignal } from '../../src/contract/unknown-signals';
 
 /** Everything the machine workflow knows, as plain JSON: it survives continue-as-new unchanged. */
 export interface MachineState {
@@ -34,5 +35,7 @@ export interface MachineState {
   stepReason?: MachineStepReason;
   /** How many status reports went to the owner. */
   reports?: number;
+  /** Signals without a handler, as received (see unknown-signals.ts). */
+  unknownSignals?: UnknownSignal[];
 }
 

@@ -1,4 +1,5 @@
 import { type MachineState } from './machine-model';
+import { unknownSignalsField } from '../shared/unknown-signals';
 import { MachinePhase, type Condition, type MachineStatus } from '../../src/contract/machine';
 
 /** Condition reasons of the machine workflow (Cluster API's where it has one). */
@@ -67,5 +68,6 @@ export function machineStatus(state: MachineState): MachineStatus {
     providerID: state.infrastructure?.providerID, nodeRef: state.nodeRef?.name, addresses: state.infrastructure?.addresses ?? [],
     failureDomain: spec.failureDomain, createdAt: state.createdAt, conditions, step: state.step, stepReason: state.stepReason ?? 'Starting', labels: spec.labels, annotations: spec.annotations,
     sequence: state.reports ?? 0,
+    ...unknownSignalsField(state.unknownSignals),
   };
 }

@@ -20,6 +20,7 @@ import { mergeTemplateChange, validateMachineChange } from './machine-change';
 import { deletionHeld, machineReport, reportKey, startedByOwnerKey } from './machine-report';
 import { machineStatus } from './machine-status';
 import { continueAsNewOnTargetBuild, pinToBuild } from '../shared/build-upgrade';
+import { recordUnknownSignals, unknownSignalsDetails } from '../shared/unknown-signals';
 
 export interface MachineWorkflowInput {
   spec: MachineSpec;
@@ -62,7 +63,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     const blocked = status.conditions.find((c) => c.type === 'Deleting')?.message;
     // A running machine whose Node turned unhealthy says so where an operator looks first.
     const node = status.phase === MachinePhase.Running ? status.conditions.find((c) => c.type === 'NodeHealthy' && c.status === 'False') : undefined;
-    setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}${node ? `\n\nNodeHealthy False (${node.reason}): ${node.message ?? ''}` : ''}`);
+    setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}${node ? `\n\nNodeHealthy False (${node.reason}): ${node.message ?? ''}` : ''}${unknownSignalsDetails(state.unknownSignals)}`);
     // Phase and Node health together: at Running both change at once, and one upsert carries them.
     const nodeHealthy = status.conditions.find((c) => c.type === 'NodeHealthy')?.status ?? 'Unknown';
     if (`${coarsePhase(status.phase)} ${nodeHealthy}` !== publishedPhase) {
@@ -136,6 +137,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       : `draining node ${state.nodeRef?.name}: ${progress.evicted} pods evicted`;
     refresh();
   });
+  recordUnknownSignals(state.unknownSignals ??= [], refresh);
 
   async function create(): Promise<void> {
     if (!state.infrastructure) {

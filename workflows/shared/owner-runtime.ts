@@ -14,6 +14,8 @@ import { deletePoolMachines, newMachineNames, newRecord, recordMachineReport, st
 import { ownerSummary, summaryKey } from './owner-summary';
 import { adoptMachines, holdEarlyReport, type AdoptionProgress } from './owner-adoption';
 import { ownerContinueAsNewDue } from './build-upgrade';
+import type { UnknownSignal } from '../../src/contract/unknown-signals';
+import { unknownSignalsDetails } from './unknown-signals';
 
 /** The state every machine owner (control plane, MachineDeployment) keeps, whatever else it holds. */
 export interface OwnerState {
@@ -36,6 +38,8 @@ export interface OwnerState {
   adoption?: OwnerAdoption;
   /** While adopting: where the listing stands and the reports of machines not adopted yet. */
   adoptionProgress?: AdoptionProgress;
+  /** Signals without a handler, as received (see unknown-signals.ts). */
+  unknownSignals?: UnknownSignal[];
 }
 
 export interface OwnerRuntime {
@@ -101,7 +105,7 @@ export function ownerRuntime(opts: {
     const hc = status.healthCheck;
     const last = hc?.remediations.at(-1);
     setCurrentDetails(`**${status.readyReplicas}/${status.replicas} machines running** (${status.version}): ${state.step}${hc ? `\n\nMachineHealthCheck ${hc.name}: ${hc.message}` : ''}${
-      last ? `\n\nLast remediation: ${last.machine} at ${last.at} (${last.reason}: ${last.message}, since ${last.since})` : ''}${adoptionDetails(state.adoption)}`);
+      last ? `\n\nLast remediation: ${last.machine} at ${last.at} (${last.reason}: ${last.message}, since ${last.since})` : ''}${adoptionDetails(state.adoption)}${unknownSignalsDetails(state.unknownSignals)}`);
     // The cluster hears only of changes to what it plans with, never of each machine's progress.
     const key = summaryKey(status);
     if (key !== reportedKey) {
