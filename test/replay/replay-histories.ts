@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { temporal } from '@temporalio/proto';
 
 /** Where the captured histories are kept, one directory per test file that ran them. */
 export const historiesDir = join(__dirname, '../../../test/replay/histories');
@@ -8,7 +9,18 @@ export const historiesDir = join(__dirname, '../../../test/replay/histories');
 /** At most this many histories of each workflow type per scenario: the richest (see replay-capture.ts). */
 export const historiesPerType = 2;
 
-/** One captured run: a history in proto JSON (as `temporal workflow show -o json`), decoded and redacted. */
+const History = temporal.api.history.v1.History;
+const jsonForm = { longs: String, enums: String, bytes: String };
+
+/**
+ * A history as JSON in protobufjs's object form (enums by name, bytes base64), and back. Not the proto3
+ * JSON of `temporal workflow show -o json`: the SDK's historyToJSON/historyFromJSON throw "type must be a
+ * Type" here, its protojson and @temporalio/proto each loading a protobufjs copy of their own.
+ */
+export const historyToPlainJson = (history: temporal.api.history.v1.IHistory): object => History.toObject(History.fromObject(history), jsonForm);
+export const historyFromPlainJson = (json: object): temporal.api.history.v1.History => History.fromObject(json);
+
+/** One captured run: its history (see historyToPlainJson), decoded and redacted. */
 export interface ReplayHistoryFile {
   /** The capt version (package.json) and commit whose workflows wrote it. */
   writtenBy: { capt: string; commit: string; uncommittedChanges: boolean };

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { readReplayHistories, historiesDir } from './replay-histories';
+import { historiesDir, historyFromPlainJson, readReplayHistories } from './replay-histories';
 import { secretsLeft } from './redact-secrets';
 
 // The histories of real runs (test/replay/README.md), replayed against today's workflows: a change that
@@ -25,7 +25,7 @@ test('every captured history replays on the current workflows without a nondeter
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
   const failures: string[] = [];
   let replayed = 0;
-  const histories = fixtures.map(({ fixture }) => ({ workflowId: fixture.workflowId, history: fixture.history }));
+  const histories = fixtures.map(({ fixture }) => ({ workflowId: fixture.workflowId, history: historyFromPlainJson(fixture.history) }));
   // One history at a time, results in the order given.
   for await (const result of Worker.runReplayHistories({ workflowBundle, replayName: 'capt-replay' }, histories)) {
     const { file, fixture } = fixtures[replayed++]!;
