@@ -5,7 +5,7 @@
  * the replay test both run.
  */
 const pemPrivateKey = /-----BEGIN ([A-Z ]*?)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----/g;
-const redactedPem = '-----BEGIN REDACTED KEY-----\nUkVEQUNURUQ=\n-----END REDACTED KEY-----';
+export const redactedPem = '-----BEGIN REDACTED KEY-----\nUkVEQUNURUQ=\n-----END REDACTED KEY-----';
 /** kubeadm's bootstrap token, `<id>.<secret>`, wherever it shows (a join command, a kubeadm config). */
 const bootstrapToken = /\b[a-z0-9]{6}\.[a-z0-9]{16}\b/g;
 export const dummyBootstrapToken = 'abcdef.0123456789abcdef';
@@ -34,14 +34,33 @@ export function redactSecrets(value: unknown): unknown {
   return value;
 }
 
-/** "-----BEGIN " and "PRIVATE KEY-----" base64-encoded at each of the three alignments a longer text can give them. */
-const base64Forms = (text: string) => [0, 1, 2].map((shift) => Buffer.from('x'.repeat(shift) + text).toString('base64').slice(Math.ceil((shift * 4) / 3) + 1, -4));
+/**
+ * Every string in `value` as it reads, and decoded where it is base64 (a payload's data, a file's b64
+ * content), JSON inside it walked too: what a secret scan has to look at.
+ */
+export function readableText(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') {
+    out.push(value);
+    if (base64Text.test(value)) {
+      const decoded = Buffer.from(value, 'base64').toString('utf8');
+      out.push(decoded);
+      try {
+        readableText(JSON.parse(decoded), out);
+      } catch {
+        // Not JSON: the decoded text is in `out` already.
+      }
+    }
+  } else if (value && typeof value === 'object') {
+    for (const child of Object.values(value)) readableText(child, out);
+  }
+  return out;
+}
 
-/** What of a secret is left in `text` (a fixture file's whole JSON): empty when nothing is. */
-export function secretsLeft(text: string): string[] {
+/** What of a secret is left in `value` (a fixture, its payloads included): empty when nothing is. */
+export function secretsLeft(value: unknown): string[] {
+  const text = readableText(value).join('\n');
   const found: string[] = [];
   if (/PRIVATE KEY/.test(text)) found.push('a PEM private key');
-  if (base64Forms('PRIVATE KEY-----').some((form) => text.includes(form))) found.push('a base64-encoded PEM private key');
   if ([...text.matchAll(bootstrapToken)].some(([token]) => token !== dummyBootstrapToken)) found.push('a bootstrap token');
   if (/client-key-data:\s*(?!UkVEQUNURUQ=)[A-Za-z0-9+/]/.test(text)) found.push('kubeconfig client key data');
   return found;
