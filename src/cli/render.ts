@@ -104,5 +104,9 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
   }
   const section = (title: string, lines: string[]) => (lines.length ? `\n${title}:\n${lines.map((x) => `  ${x}`).join('\n')}` : '');
   const rebuilt = (c.recoveries ?? []).map((r) => `${r.kind}/${r.name} at ${r.at}: ${r.cause}; ${r.adopted === undefined ? 'adopting its machines' : `adopted ${r.adopted} machines`}`);
-  return table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) + section('In progress', inProgress) + section('Remediated', remediated) + section('Rebuilt (workflow lost)', rebuilt);
+  // Sent by code newer than the workflow's (see README, Changing workflow code): never dropped unseen.
+  const unknown = [{ ref: `Cluster/${c.name}`, s: c.unknownSignals }, ...children.map((o) => ({ ref: `${o.kind}/${o.name}`, s: o.unknownSignals })), ...details.map((m) => ({ ref: `Machine/${m.name}`, s: m.unknownSignals }))]
+    .flatMap(({ ref, s }) => (s ?? []).map((x) => `${ref}: ${x.name} (${x.count}x, last ${x.lastAt})`));
+  return table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) + section('In progress', inProgress) + section('Remediated', remediated) + section('Rebuilt (workflow lost)', rebuilt)
+    + section('Signals without a handler (ignored)', unknown);
 }
