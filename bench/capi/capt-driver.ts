@@ -86,6 +86,8 @@ async function captStack(
   model.podSubnet = '10.128.0.0/12';
   const md = model.machineDeployments[0]!;
   md.strategy = { ...md.strategy, type: 'RollingUpdate', maxSurge: '10%', maxUnavailable: 0 };
+  // Cluster API's e2e VM delay (10 s) as each worker's boot; control planes start real etcd and apiservers, delay enough.
+  if (w.delays === 'e2e') md.template = { ...md.template, infrastructure: { ...md.template.infrastructure, spec: { ...md.template.infrastructure.spec, bootDelaySeconds: 10 } } };
   const summary = () => client.clusterSummary(ns, cluster);
   const settle = (what: string) => waitUntil(what, async () => summarySettled(await summary()) && clusterComplete(await client.clusterStatus(ns, cluster)),
     async () => describeSummary(await summary()), log, timeoutMs);
