@@ -95,8 +95,10 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
   assert.match(ramp.stdout, new RegExp(`build ${b} is ramping: 0%`));
   assert.match((await capt('worker', 'status')).stdout, new RegExp(`${b}\\s+ramping 0%`));
 
-  // The rollout starts on A; B becomes current once its first new machine exists.
-  await suite.client.apply([model]);
+  // The rollout starts on A; B becomes current once its first new machine exists. New workers boot for 20 s,
+  // so the rollout has not moved on to its next machine before the upgrade is done.
+  const slowBoot = { ...md.template, infrastructure: { ...md.template.infrastructure, spec: { ...md.template.infrastructure.spec, bootDelaySeconds: 20 } } };
+  await suite.client.apply([{ ...model, machineDeployments: [{ ...md, template: slowBoot }] }]);
   const firstNew = await until(status, (s) => s.machines.some((m) => !oldMachines.includes(m.name)), 'the rollout\'s first new machine');
   const startedOnA = firstNew.machines.filter((m) => !oldMachines.includes(m.name)).map((m) => m.name);
   const upgrade = await capt('upgrade', 'workers', b);
@@ -104,9 +106,17 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
   console.log(upgrade.stdout);
   assert.match(upgrade.stdout, new RegExp(`build ${b} is the current build \\(before: ${a}\\)`));
   assert.match(upgrade.stdout, new RegExp(`[1-9]\\d* owner workflow\\(s\\) of ${a} told`));
+  // Machines the owner added while the upgrade went on may have started on either build; any added after it, on B.
+  const duringUpgrade = (await status()).machines.map((m) => m.name).filter((n) => !oldMachines.includes(n));
 
-  // The rollout completes on B's MachineDeployment code.
-  const done = await until(status, (s: OwnerStatus) => !!s.rolloutComplete && s.machines.length === 2 && s.machines.every((m) => m.version === newer && m.phase === 'Running'), 'the rollout to complete', 420_000);
+  // The rollout completes on B's MachineDeployment code, within the quickstart's bounds (maxSurge 1, maxUnavailable 0) throughout.
+  const bounds = { most: 0, leastAvailable: Infinity };
+  const done = await until(status, (s: OwnerStatus) => {
+    bounds.most = Math.max(bounds.most, s.machines.length);
+    bounds.leastAvailable = Math.min(bounds.leastAvailable, s.availableReplicas);
+    return !!s.rolloutComplete && s.machines.length === 2 && s.machines.every((m) => m.version === newer && m.phase === 'Running');
+  }, 'the rollout to complete', 420_000);
+  assert.ok(bounds.most <= 3 && bounds.leastAvailable >= 2, `never more than 2 + maxSurge 1 machines, never fewer than 2 - maxUnavailable 0 available: ${JSON.stringify(bounds)}`);
   assert.match(done.step, /machines running on build B/);
   const deployment = await describeCaptDeployment(h.env.client.workflowService, 'default');
   assert.equal(deployment?.current, b);
@@ -114,15 +124,16 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
 
   // Machines started on A finished their work on A: the ones the rollout replaced were deleted there, the first new one runs there.
   for (const name of oldMachines) assert.deepEqual(await runsOf(machineWorkflowId('default', name)), [{ status: 'COMPLETED', build: a }], `${name} was deleted on A`);
-  for (const name of startedOnA) {
-    assert.equal(await buildOf(machineWorkflowId('default', name)), a, `${name} started on A`);
-    assert.equal((await suite.client.machineStatuses('default', [name]))[0]?.step, 'running');
-  }
-  const startedOnB = done.machines.map((m) => m.name).filter((n) => !startedOnA.includes(n));
+  for (const name of startedOnA) assert.equal(await buildOf(machineWorkflowId('default', name)), a, `${name} started on A`);
+  const startedOnB = done.machines.map((m) => m.name).filter((n) => !duringUpgrade.includes(n));
   assert.ok(startedOnB.length > 0, 'the rollout created a machine after the upgrade');
-  for (const name of startedOnB) {
-    assert.equal(await buildOf(machineWorkflowId('default', name)), b, `${name} started on B`);
-    assert.equal((await suite.client.machineStatuses('default', [name]))[0]?.step, 'running on build B');
+  for (const name of startedOnB) assert.equal(await buildOf(machineWorkflowId('default', name)), b, `${name} started on B`);
+  // Each new machine runs the code of the build it started on.
+  const onA: string[] = [];
+  for (const name of done.machines.map((m) => m.name)) {
+    const build = await buildOf(machineWorkflowId('default', name));
+    if (build === a) onA.push(name);
+    assert.equal((await suite.client.machineStatuses('default', [name]))[0]?.step, build === a ? 'running' : 'running on build B', `${name} on ${build}`);
   }
 
   // The owners moved at the continue-as-new the upgrade's message set off: the first run on A, the running one on B.
@@ -133,8 +144,8 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
   }
 
   // What still runs on A: the machines started there (the control plane's and the rollout's first), nothing else.
-  const builds = await until(() => workerBuilds(h.env.client), (w) => w.builds.find((x) => x.buildId === a)?.running === startedOnA.length + 1, `only machines left on ${a}`, 60_000);
-  assert.deepEqual(builds.builds.find((x) => x.buildId === a)?.byKind, { Machine: startedOnA.length + 1 });
+  const builds = await until(() => workerBuilds(h.env.client), (w) => w.builds.find((x) => x.buildId === a)?.running === onA.length + 1, `only machines left on ${a}`, 60_000);
+  assert.deepEqual(builds.builds.find((x) => x.buildId === a)?.byKind, { Machine: onA.length + 1 });
   console.log((await capt('worker', 'status')).stdout);
 
   // Bad input: a build no worker polls, a ramp out of range; the routing stays as it was.
