@@ -133,8 +133,8 @@ async function waitMatches(cluster: string, want: Desired, extra: (s: ClusterVie
   throw new Error(`${cluster} never matched ${JSON.stringify(want)}: ${last?.step}; ${last ? failedMachines(last) : ''}`);
 }
 
-const modelOf = (cluster: string, want: Desired): ClusterModel => {
-  const model = quickstartModel(cluster, { CONTROL_PLANE_MACHINE_COUNT: String(want.controlPlane), WORKER_MACHINE_COUNT: String(want.workers), KUBERNETES_VERSION: want.version }, 1);
+const modelOf = (cluster: string, want: Desired, bootDelaySeconds = 1): ClusterModel => {
+  const model = quickstartModel(cluster, { CONTROL_PLANE_MACHINE_COUNT: String(want.controlPlane), WORKER_MACHINE_COUNT: String(want.workers), KUBERNETES_VERSION: want.version }, bootDelaySeconds);
   const md = model.machineDeployments[0]!;
   return { ...model, machineDeployments: [{ ...md, template: { ...md.template, version: want.workerVersion } }] };
 };
@@ -149,7 +149,9 @@ async function deleteCluster(cluster: string): Promise<void> {
 test('a core worker SIGKILLed five times at random instants during a rollout: the other carries on and the rollout completes, each machine once', async () => {
   await ensureWorkers();
   const want: Desired = { controlPlane: 1, workers: 4, version: newer, workerVersion: newer };
-  await suite.client.apply([modelOf('wk', want)]);
+  // Workers boot for 8 s, so the rollout (one new machine at a time) outlasts five kill cycles however fast
+  // the machine running the test is: each cycle is a gap of 2 s at most, up to 3 s down and a restart.
+  await suite.client.apply([modelOf('wk', want, 8)]);
   const ready = await waitMatches('wk', want);
   const kube = new KubeClient(await suite.client.kubeconfig('default', 'wk'));
   const before = await assertMachines(h.env.client, kube, 'default', 'wk', 5, 'after create');
@@ -157,7 +159,7 @@ test('a core worker SIGKILLed five times at random instants during a rollout: th
 
   const rollout = Date.now();
   await suite.client.rolloutRestart('machinedeployment', 'default', 'wk-md-0');
-  const killer = killAtRandom(['core-a', 'core-b'], [500, 4000], 5);
+  const killer = killAtRandom(['core-a', 'core-b'], [300, 2000], 5);
   let longestPauseMs = 0;
   let lastChange = Date.now();
   let lastMachines = '';

@@ -71,7 +71,8 @@ test('labels change in place and reach the Node; a version change is refused wit
   const handle = await h.startMachine(h.spec('lc-mut'));
   const running = await h.waitFor(handle, (s) => s.phase === 'Running', 'Running');
   await handle.executeUpdate(changeMachineUpdate, { args: [{ labels: { 'node-role.kubernetes.io/worker': '' } }] });
-  await h.waitFor(handle, (s) => s.phase === 'Running' && s.labels['node-role.kubernetes.io/worker'] === '', 'label applied');
+  // Step back at Running means the sync activity's completion is in history, so nothing more is due.
+  await h.waitFor(handle, (s) => s.stepReason === 'Running' && s.labels['node-role.kubernetes.io/worker'] === '', 'label applied and synced');
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && (await h.kube.getNode(running.nodeRef!))?.metadata?.labels?.['node-role.kubernetes.io/worker'] === undefined) await new Promise((r) => setTimeout(r, 300));
   assert.equal((await h.kube.getNode(running.nodeRef!))?.metadata?.labels?.['node-role.kubernetes.io/worker'], '');
