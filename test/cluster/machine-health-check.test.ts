@@ -105,7 +105,8 @@ test('MachineDeployment: a worker whose kubelet stops is seen unhealthy and repl
   });
   assert.match(blocked.healthCheck!.message, /2 of 3 machines are not healthy, beyond maxUnhealthy 40%/);
   assert.equal(blocked.conditions.find((c) => c.type === 'RemediationAllowed')?.status, 'False');
-  await sleep(15_000);
+  // Refused means the check has already judged both past their timeout: a remediation would start now.
+  await sleep(5000);
   assert.deepEqual(names(await md('hc')), names(healed), 'nothing remediated while too many are unhealthy');
 
   // One recovers: the other is remediated, the recovered one stays.
@@ -158,7 +159,8 @@ test('a paused cluster carries out no scale, template change or remediation unti
     const s = await md('hc');
     return s.machines.find((m) => m.name === broken)?.node && s.stepReason === 'ClusterPaused' && s;
   }, 120_000);
-  await sleep(20_000);
+  // Past the 10 s Ready timeout, counted from the Node's transition, which came before it was seen.
+  await sleep(12_000);
   const view = await suite.client.clusterStatus('default', 'hc');
   assert.equal(view.paused, true);
   assert.deepEqual(view.pending.map((p) => [p.name, p.reason]), [['hc-md-0', 'ClusterPaused']]);
@@ -218,7 +220,7 @@ test('control plane: one of three machines stopped is remediated (etcd members =
   }, 120_000);
   assert.match(refused.healthCheck!.message, new RegExp(`${last} is unhealthy .* but is the only control-plane machine`));
   assert.match(refused.step, /only control-plane machine/);
-  await sleep(10_000);
+  await sleep(5000);
   assert.deepEqual(names(await cp()), [last], 'nothing remediated');
   await provider.repairMachine(machineRef('hcp', last));
   await suite.client.deleteCluster('default', 'hcp');
