@@ -200,7 +200,9 @@ test('control plane: one of three machines stopped is remediated (etcd members =
   }, 300_000);
   const availability = await probe.stop();
   console.log(`control-plane remediation: replacement Ready ${Date.now() - stopped} ms after the machine stopped; ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed (${availability.reasons.join(' | ')}), worst gap ${availability.worstGapMs} ms`);
-  assert.ok(availability.worstGapMs < 5000, `the endpoint answered throughout: worst gap ${availability.worstGapMs} ms`);
+  // Stopping etcd's leader costs an election, and the dying apiserver stays in the pool for two failed
+  // checks: one run saw 4.7 s. A backend left in service, or etcd without quorum, would go far beyond.
+  assert.ok(availability.worstGapMs < 8000, `the endpoint answered throughout: worst gap ${availability.worstGapMs} ms`);
   assert.deepEqual(healed.healthCheck!.remediations.map((r) => [r.machine, r.reason]), [[victim, 'UnhealthyNode']]);
   assert.equal(names(healed).filter((n) => !before.includes(n)).length, 1, 'one replacement');
   const members = await etcdMemberNames(suite.client.client, 'default', 'hcp', healed.machines.map((m) => m.address));
