@@ -14,9 +14,9 @@ export function resultHeader(): Record<string, unknown> {
   };
 }
 
-/** Prints the result and writes it to bench/results/<name>.json. */
-export async function writeResult(name: string, result: Record<string, unknown>): Promise<void> {
-  console.log(JSON.stringify(result, null, 2));
+/** Writes the result to bench/results/<name>.json, and prints it unless `print` is false. */
+export async function writeResult(name: string, result: Record<string, unknown>, print = true): Promise<void> {
+  if (print) console.log(JSON.stringify(result, null, 2));
   await writeFile(join(root, 'bench/results', `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
 }
 

@@ -53,7 +53,9 @@ export type StepName = (typeof stepNames)[number];
  * Cluster API's KubeadmVersionSkew preflight and capt's hold both require it). `machines` is what each
  * step creates, replaces or deletes.
  */
-export async function runScenario(driver: ClusterDriver, w: Workload, log: (line: string) => void): Promise<Record<string, StepResult>> {
+export async function runScenario(
+  driver: ClusterDriver, w: Workload, log: (line: string) => void, onStep: (done: Record<string, StepResult>) => Promise<void> = async () => undefined,
+): Promise<Record<string, StepResult>> {
   const steps: [StepName, number, () => Promise<void>][] = [
     ['create', w.workers + 1, () => driver.create()],
     ['controlPlaneScaleUp', controlPlaneReplicas - 1, () => driver.scaleControlPlane(controlPlaneReplicas)],
@@ -86,6 +88,7 @@ export async function runScenario(driver: ClusterDriver, w: Workload, log: (line
     log(`${name}: done in ${seconds.toFixed(1)} s, ${results[name].machinesPerSecond} machines/s, ${cpuSeconds.total} CPU-s, peak RSS ${results[name].peakRssMiB.total} MiB`);
     log(`${name}: ${driver.counters.describe(counters)}`);
     if (cpuProfile) log(`${name}: worker CPU profile, busy ms ${JSON.stringify(cpuProfile.busyMsByThread)}; top self time: ${cpuProfile.topSelfMs.slice(0, 5).map((f) => `${f.function} ${f.ms} ms`).join(', ')}`);
+    await onStep(results);
   }
   return results;
 }

@@ -65,11 +65,11 @@ function settings(): Settings {
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 /** One repetition on a clean stack, which is stopped whatever happens. */
-async function repetition(s: Settings): Promise<{ steps: Record<string, StepResult>; versions: Record<string, string> }> {
+async function repetition(s: Settings, onStep: (done: Record<string, StepResult>) => Promise<void>): Promise<{ steps: Record<string, StepResult>; versions: Record<string, string> }> {
   if (s.system === 'capi') {
     const m = await startCapiManagement(s.tuning, log);
     try {
-      const steps = await runScenario(capiDriver(m, s.workload, log), s.workload, log);
+      const steps = await runScenario(capiDriver(m, s.workload, log), s.workload, log, onStep);
       return { steps, versions: { clusterApi: m.modules.version, managementKubernetes: m.kubernetesVersion } };
     } finally {
       await m.stop();
@@ -77,7 +77,7 @@ async function repetition(s: Settings): Promise<{ steps: Record<string, StepResu
   }
   const capt = await startCapt(s.workload, log, s.cpuProfile);
   try {
-    return { steps: await runScenario(capt.driver, s.workload, log), versions: capt.versions };
+    return { steps: await runScenario(capt.driver, s.workload, log, onStep), versions: capt.versions };
   } finally {
     await capt.stop();
   }
@@ -110,17 +110,19 @@ async function main(): Promise<void> {
   const name = ['side-by-side', s.system, s.workload.workers, ...(s.tuning === 'scale' ? ['scale'] : []), ...(s.workload.delays === 'e2e' ? ['e2e'] : []), ...(s.label ? [s.label] : [])].join('-');
   const runs: Record<string, StepResult>[] = [];
   let versions: Record<string, string> = {};
+  const result = (extra: Record<string, unknown>) => ({
+    ...resultHeader(), system: s.system, workers: s.workload.workers, repetitions: s.repetitions, tuning: s.system === 'capi' ? s.tuning : undefined,
+    delays: s.workload.delays, versions: { ...versions, workloadFrom: s.workload.fromVersion, workloadTo: s.workload.toVersion }, ...extra,
+  });
   for (let i = 1; i <= s.repetitions; i++) {
     log(`${s.system}, ${s.workload.workers} workers, repetition ${i}/${s.repetitions}`);
-    const run = await repetition(s);
+    // After each step the file holds what is measured so far, so a run cut short (N = 1000 takes hours on
+    // Cluster API) still leaves its figures, marked incomplete.
+    const run = await repetition(s, (done) => writeResult(name, result({ incomplete: { repetition: i, stepsDone: Object.keys(done), steps: done }, runs }), false));
     runs.push(run.steps);
     versions = run.versions;
   }
-  await writeResult(name, {
-    ...resultHeader(), system: s.system, workers: s.workload.workers, repetitions: s.repetitions, tuning: s.system === 'capi' ? s.tuning : undefined,
-    delays: s.workload.delays, versions: { ...versions, workloadFrom: s.workload.fromVersion, workloadTo: s.workload.toVersion },
-    summary: summarise(runs), runs,
-  });
+  await writeResult(name, result({ summary: summarise(runs), runs }));
 }
 
 runBenchmark(main);
