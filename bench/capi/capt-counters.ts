@@ -1,7 +1,7 @@
 import { readFile, readdir, readlink } from 'node:fs/promises';
 import { fetchMetrics, groupList, groupTotal, parseMetrics, sumBy, type CounterSource, type Counters } from './step-counters';
 
-const temporalMetrics = ['service_requests', 'persistence_requests', 'service_error_with_type'] as const;
+const temporalMetrics = ['service_requests', 'persistence_requests', 'service_error_with_type', 'service_errors_resource_exhausted'] as const;
 
 /**
  * The history service's requests that are a unit of Temporal work. It sees every one, whether a client,
@@ -63,6 +63,9 @@ export function captCounters(metricsUrl: string): CounterSource {
         historyRequests: history,
         persistenceByOperation: sumBy(samples, 'persistence_requests', (l) => l.operation),
         serviceErrorsByType: sumBy(samples, 'service_error_with_type', (l) => l.error_type),
+        // Which calls were refused as ResourceExhausted, and why (a busy workflow, a rate limit, ...).
+        resourceExhaustedByOperation: sumBy(samples, 'service_errors_resource_exhausted', (l) => `${l.service_name}/${l.operation}`),
+        resourceExhaustedByCause: sumBy(samples, 'service_errors_resource_exhausted', (l) => l.resource_exhausted_cause),
       };
     },
     describe: (d: Counters) => [
@@ -70,6 +73,7 @@ export function captCounters(metricsUrl: string): CounterSource {
       `frontend ${groupTotal(d, 'frontendRequests')} requests (${groupList(d, 'frontendRequests')})`,
       `persistence ${groupTotal(d, 'persistenceByOperation')}`,
       `errors ${groupTotal(d, 'serviceErrorsByType')}`,
+      `ResourceExhausted by cause (${groupList(d, 'resourceExhaustedByCause')}) and call (${groupList(d, 'resourceExhaustedByOperation')})`,
     ].join(', '),
   };
 }
