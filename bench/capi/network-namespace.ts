@@ -29,6 +29,10 @@ export async function rerunInNetworkNamespace(): Promise<number> {
   const ours = await netnsOf(process.pid);
   let ns: string | undefined;
   const exited = new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  // An interrupt goes to the run inside, which stops what it started; this one waits for it, then sweeps.
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
   // unshare enters the namespace just after it starts: read the child's namespace once it differs from ours.
   for (let i = 0; i < 100 && child.pid !== undefined && !ns; i++) {
     const seen = await netnsOf(child.pid);
@@ -36,6 +40,8 @@ export async function rerunInNetworkNamespace(): Promise<number> {
     else await sleep(20);
   }
   const code = await exited;
+  process.off('SIGINT', forward);
+  process.off('SIGTERM', forward);
   if (!ns) return code;
   const left = await processesIn(ns);
   if (left.length === 0) return code;

@@ -1,6 +1,9 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { availableKubernetesVersions } from '../../src/tools';
 import { resultHeader, runBenchmark, writeResult } from '../bench-result';
+import { stopOnSignal } from '../stop-on-signal';
 import { capiDriver } from './capi-driver';
 import { startCapiManagement, tunings, type Tuning } from './capi-management';
 import { startCapt } from './capt-driver';
@@ -11,9 +14,10 @@ import { runScenario, stepNames, type StepName, type StepResult, type Workload }
  * The same scenario for Cluster API and capt, one system per run, each repetition from a clean start:
  * create 1 control plane + N workers, scale the control plane to 3, upgrade it one minor, roll the workers
  * to that version (maxSurge 10%, maxUnavailable 0), scale them to 0, delete the cluster.
- *   node dist/bench/capi/side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME] [--cpu-profile STEP]
+ *   node dist/bench/capi/side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME] [--cpu-profile STEP] [--resume]
  * writes bench/results/side-by-side-<system>-<N>[-scale][-e2e][-NAME].json (a label keeps a trial run from
- * overwriting the committed figures). Cluster API's run goes on in a network
+ * overwriting the committed figures); --resume keeps that file's repetitions and runs only the ones it
+ * lacks, so a 30-minute repetition need not be run again. Cluster API's run goes on in a network
  * namespace of its own (the script re-runs itself under unshare).
  */
 const options = {
@@ -24,9 +28,10 @@ const options = {
   delays: { type: 'string', default: 'zero' },
   label: { type: 'string', default: '' },
   'cpu-profile': { type: 'string', default: '' },
+  resume: { type: 'boolean', default: false },
 } as const;
 
-const usage = 'usage: side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME] [--cpu-profile STEP]';
+const usage = 'usage: side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME] [--cpu-profile STEP] [--resume]';
 
 interface Settings {
   system: 'capi' | 'capt';
@@ -36,6 +41,7 @@ interface Settings {
   label: string;
   /** The step to profile capt's worker in (none: no profiler is loaded). */
   cpuProfile?: StepName;
+  resume: boolean;
 }
 
 function settings(): Settings {
@@ -57,7 +63,7 @@ function settings(): Settings {
   const [fromVersion, toVersion] = availableKubernetesVersions().slice(-2);
   if (!fromVersion || !toVersion) throw new Error('capt\'s tools hold fewer than two Kubernetes versions: run `npm run setup`');
   return {
-    system: values.system, tuning: values.tuning as Tuning, repetitions, label: values.label, cpuProfile: cpuProfile as StepName | undefined,
+    system: values.system, tuning: values.tuning as Tuning, repetitions, label: values.label, cpuProfile: cpuProfile as StepName | undefined, resume: values.resume,
     workload: { workers, fromVersion, toVersion, delays: values.delays },
   };
 }
@@ -68,17 +74,21 @@ const log = (line: string) => console.log(`[${new Date().toISOString().slice(11,
 async function repetition(s: Settings, onStep: (done: Record<string, StepResult>) => Promise<void>): Promise<{ steps: Record<string, StepResult>; versions: Record<string, string> }> {
   if (s.system === 'capi') {
     const m = await startCapiManagement(s.tuning, log);
+    const letGo = stopOnSignal('Cluster API\'s management plane', () => m.stop());
     try {
       const steps = await runScenario(capiDriver(m, s.workload, log), s.workload, log, onStep);
       return { steps, versions: { clusterApi: m.modules.version, managementKubernetes: m.kubernetesVersion } };
     } finally {
+      letGo();
       await m.stop();
     }
   }
   const capt = await startCapt(s.workload, log, s.cpuProfile);
+  const letGo = stopOnSignal('capt\'s stack and its machines', () => capt.stop());
   try {
     return { steps: await runScenario(capt.driver, s.workload, log, onStep), versions: capt.versions };
   } finally {
+    letGo();
     await capt.stop();
   }
 }
@@ -101,6 +111,35 @@ function summarise(runs: Record<string, StepResult>[]): Record<string, unknown> 
   }))]));
 }
 
+/** A result file written earlier: its repetitions count toward this run's when they ran the same settings. */
+interface EarlierResult {
+  date: string;
+  commit: string;
+  system: string;
+  workers: number;
+  tuning?: string;
+  delays: string;
+  versions: Record<string, string>;
+  incomplete?: unknown;
+  runs: Record<string, StepResult>[];
+  resumed?: { date: string; commit: string; repetitions: number }[];
+}
+
+/** The repetitions of bench/results/<name>.json to carry on from, refused unless they ran these settings. */
+async function earlierRuns(name: string, s: Settings): Promise<EarlierResult> {
+  const path = join(__dirname, '../../../bench/results', `${name}.json`);
+  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new Error(`--resume: cannot read ${path} (${err.code ?? err.message}); run without --resume to start afresh`);
+  });
+  const earlier = JSON.parse(text) as EarlierResult;
+  const want = { system: s.system, workers: s.workload.workers, tuning: s.system === 'capi' ? s.tuning : undefined, delays: s.workload.delays, from: s.workload.fromVersion, to: s.workload.toVersion };
+  const have = { system: earlier.system, workers: earlier.workers, tuning: earlier.tuning, delays: earlier.delays, from: earlier.versions.workloadFrom, to: earlier.versions.workloadTo };
+  if (JSON.stringify(want) !== JSON.stringify(have)) throw new Error(`--resume: ${path} ran ${JSON.stringify(have)}, not ${JSON.stringify(want)}; give the settings it ran`);
+  if (earlier.incomplete) throw new Error(`--resume: ${path} holds a repetition cut short; its complete ones are in runs, but rerun it whole rather than mix a partial one in`);
+  if (earlier.runs.length >= s.repetitions) throw new Error(`--resume: ${path} already holds ${earlier.runs.length} repetitions; ask for more than that with --repetitions`);
+  return earlier;
+}
+
 async function main(): Promise<void> {
   const s = settings();
   if (s.system === 'capi' && !inNetworkNamespace()) {
@@ -108,17 +147,26 @@ async function main(): Promise<void> {
     return;
   }
   const name = ['side-by-side', s.system, s.workload.workers, ...(s.tuning === 'scale' ? ['scale'] : []), ...(s.workload.delays === 'e2e' ? ['e2e'] : []), ...(s.label ? [s.label] : [])].join('-');
-  const runs: Record<string, StepResult>[] = [];
+  const earlier = s.resume ? await earlierRuns(name, s) : undefined;
+  const runs: Record<string, StepResult>[] = [...(earlier?.runs ?? [])];
   let versions: Record<string, string> = {};
+  // Where the carried-over repetitions came from, oldest first; this run's own commit and date head the file.
+  const carried = (earlier?.resumed ?? []).reduce((sum, r) => sum + r.repetitions, 0);
+  const resumed = earlier ? [...(earlier.resumed ?? []), { date: earlier.date, commit: earlier.commit, repetitions: earlier.runs.length - carried }] : undefined;
   const result = (extra: Record<string, unknown>) => ({
     ...resultHeader(), system: s.system, workers: s.workload.workers, repetitions: s.repetitions, tuning: s.system === 'capi' ? s.tuning : undefined,
-    delays: s.workload.delays, versions: { ...versions, workloadFrom: s.workload.fromVersion, workloadTo: s.workload.toVersion }, ...extra,
+    delays: s.workload.delays, versions: { ...versions, workloadFrom: s.workload.fromVersion, workloadTo: s.workload.toVersion }, ...(resumed ? { resumed } : {}), ...extra,
   });
-  for (let i = 1; i <= s.repetitions; i++) {
+  if (earlier) log(`resuming ${name}: ${earlier.runs.length} repetitions from commit ${earlier.commit}, ${earlier.date}`);
+  for (let i = runs.length + 1; i <= s.repetitions; i++) {
     log(`${s.system}, ${s.workload.workers} workers, repetition ${i}/${s.repetitions}`);
     // After each step the file holds what is measured so far, so a run cut short (N = 1000 takes hours on
     // Cluster API) still leaves its figures, marked incomplete.
     const run = await repetition(s, (done) => writeResult(name, result({ incomplete: { repetition: i, stepsDone: Object.keys(done), steps: done }, runs }), false));
+    const { workloadFrom: _from, workloadTo: _to, ...earlierVersions } = earlier?.versions ?? {};
+    if (earlier && JSON.stringify(run.versions) !== JSON.stringify(earlierVersions)) {
+      throw new Error(`--resume: this repetition ran ${JSON.stringify(run.versions)}, the earlier ones ${JSON.stringify(earlierVersions)}; run without --resume`);
+    }
     runs.push(run.steps);
     versions = run.versions;
   }
