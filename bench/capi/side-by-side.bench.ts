@@ -74,22 +74,22 @@ const log = (line: string) => console.log(`[${new Date().toISOString().slice(11,
 async function repetition(s: Settings, onStep: (done: Record<string, StepResult>) => Promise<void>): Promise<{ steps: Record<string, StepResult>; versions: Record<string, string> }> {
   if (s.system === 'capi') {
     const m = await startCapiManagement(s.tuning, log);
-    const letGo = stopOnSignal('Cluster API\'s management plane', () => m.stop());
+    const { stop, letGo } = stopOnSignal('Cluster API\'s management plane', () => m.stop());
     try {
       const steps = await runScenario(capiDriver(m, s.workload, log), s.workload, log, onStep);
       return { steps, versions: { clusterApi: m.modules.version, managementKubernetes: m.kubernetesVersion } };
     } finally {
+      await stop();
       letGo();
-      await m.stop();
     }
   }
   const capt = await startCapt(s.workload, log, s.cpuProfile);
-  const letGo = stopOnSignal('capt\'s stack and its machines', () => capt.stop());
+  const { stop, letGo } = stopOnSignal('capt\'s stack and its machines', () => capt.stop());
   try {
     return { steps: await runScenario(capt.driver, s.workload, log, onStep), versions: capt.versions };
   } finally {
+    await stop();
     letGo();
-    await capt.stop();
   }
 }
 
