@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 
@@ -14,10 +14,18 @@ export function resultHeader(): Record<string, unknown> {
   };
 }
 
+/** Where the result called `name` is kept. */
+export const resultPath = (name: string) => join(root, 'bench/results', `${name}.json`);
+
 /** Writes the result to bench/results/<name>.json, and prints it unless `print` is false. */
 export async function writeResult(name: string, result: Record<string, unknown>, print = true): Promise<void> {
   if (print) console.log(JSON.stringify(result, null, 2));
-  await writeFile(join(root, 'bench/results', `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  await writeFile(resultPath(name), `${JSON.stringify(result, null, 2)}\n`);
+}
+
+/** The result written earlier as bench/results/<name>.json. */
+export async function readResult(name: string): Promise<unknown> {
+  return JSON.parse(await readFile(resultPath(name), 'utf8'));
 }
 
 /** Runs a benchmark's main; a failure prints and sets the exit code. */

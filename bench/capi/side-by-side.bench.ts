@@ -1,14 +1,12 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { availableKubernetesVersions } from '../../src/tools';
-import { resultHeader, runBenchmark, writeResult } from '../bench-result';
+import { readResult, resultHeader, resultPath, runBenchmark, writeResult } from '../bench-result';
 import { stopOnSignal } from '../stop-on-signal';
 import { capiDriver } from './capi-driver';
 import { startCapiManagement, tunings, type Tuning } from './capi-management';
 import { startCapt } from './capt-driver';
 import { inNetworkNamespace, rerunInNetworkNamespace } from './network-namespace';
-import { runScenario, stepNames, type StepName, type StepResult, type Workload } from './scenario';
+import { runScenario, stepNames, type ClusterDriver, type StepName, type StepResult, type Workload } from './scenario';
 
 /**
  * The same scenario for Cluster API and capt, one system per run, each repetition from a clean start:
@@ -70,23 +68,25 @@ function settings(): Settings {
 
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
-/** One repetition on a clean stack, which is stopped whatever happens. */
-async function repetition(s: Settings, onStep: (done: Record<string, StepResult>) => Promise<void>): Promise<{ steps: Record<string, StepResult>; versions: Record<string, string> }> {
+/** The system's stack for one repetition: the scenario's driver, what to stop, and the versions it runs. */
+async function startStack(s: Settings): Promise<{ what: string; driver: ClusterDriver; stop: () => Promise<void>; versions: Record<string, string> }> {
   if (s.system === 'capi') {
     const m = await startCapiManagement(s.tuning, log);
-    const { stop, letGo } = stopOnSignal('Cluster API\'s management plane', () => m.stop());
-    try {
-      const steps = await runScenario(capiDriver(m, s.workload, log), s.workload, log, onStep);
-      return { steps, versions: { clusterApi: m.modules.version, managementKubernetes: m.kubernetesVersion } };
-    } finally {
-      await stop();
-      letGo();
-    }
+    return {
+      what: 'Cluster API\'s management plane', driver: capiDriver(m, s.workload, log), stop: () => m.stop(),
+      versions: { clusterApi: m.modules.version, managementKubernetes: m.kubernetesVersion },
+    };
   }
   const capt = await startCapt(s.workload, log, s.cpuProfile);
-  const { stop, letGo } = stopOnSignal('capt\'s stack and its machines', () => capt.stop());
+  return { what: 'capt\'s stack and its machines', driver: capt.driver, stop: () => capt.stop(), versions: capt.versions };
+}
+
+/** One repetition on a clean stack, which is stopped whatever happens, an interrupt included. */
+async function repetition(s: Settings, onStep: (done: Record<string, StepResult>) => Promise<void>): Promise<{ steps: Record<string, StepResult>; versions: Record<string, string> }> {
+  const stack = await startStack(s);
+  const { stop, letGo } = stopOnSignal(stack.what, stack.stop);
   try {
-    return { steps: await runScenario(capt.driver, s.workload, log, onStep), versions: capt.versions };
+    return { steps: await runScenario(stack.driver, s.workload, log, onStep), versions: stack.versions };
   } finally {
     await stop();
     letGo();
@@ -127,11 +127,10 @@ interface EarlierResult {
 
 /** The repetitions of bench/results/<name>.json to carry on from, refused unless they ran these settings. */
 async function earlierRuns(name: string, s: Settings): Promise<EarlierResult> {
-  const path = join(__dirname, '../../../bench/results', `${name}.json`);
-  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+  const path = resultPath(name);
+  const earlier = await readResult(name).catch((err: NodeJS.ErrnoException) => {
     throw new Error(`--resume: cannot read ${path} (${err.code ?? err.message}); run without --resume to start afresh`);
-  });
-  const earlier = JSON.parse(text) as EarlierResult;
+  }) as EarlierResult;
   const want = { system: s.system, workers: s.workload.workers, tuning: s.system === 'capi' ? s.tuning : undefined, delays: s.workload.delays, from: s.workload.fromVersion, to: s.workload.toVersion };
   const have = { system: earlier.system, workers: earlier.workers, tuning: earlier.tuning, delays: earlier.delays, from: earlier.versions.workloadFrom, to: earlier.versions.workloadTo };
   if (JSON.stringify(want) !== JSON.stringify(have)) throw new Error(`--resume: ${path} ran ${JSON.stringify(have)}, not ${JSON.stringify(want)}; give the settings it ran`);
@@ -157,13 +156,14 @@ async function main(): Promise<void> {
     ...resultHeader(), system: s.system, workers: s.workload.workers, repetitions: s.repetitions, tuning: s.system === 'capi' ? s.tuning : undefined,
     delays: s.workload.delays, versions: { ...versions, workloadFrom: s.workload.fromVersion, workloadTo: s.workload.toVersion }, ...(resumed ? { resumed } : {}), ...extra,
   });
+  // The carried-over repetitions' own Cluster API or capt versions, which every new one must match.
+  const { workloadFrom: _from, workloadTo: _to, ...earlierVersions } = earlier?.versions ?? {};
   if (earlier) log(`resuming ${name}: ${earlier.runs.length} repetitions from commit ${earlier.commit}, ${earlier.date}`);
   for (let i = runs.length + 1; i <= s.repetitions; i++) {
     log(`${s.system}, ${s.workload.workers} workers, repetition ${i}/${s.repetitions}`);
     // After each step the file holds what is measured so far, so a run cut short (N = 1000 takes hours on
     // Cluster API) still leaves its figures, marked incomplete.
     const run = await repetition(s, (done) => writeResult(name, result({ incomplete: { repetition: i, stepsDone: Object.keys(done), steps: done }, runs }), false));
-    const { workloadFrom: _from, workloadTo: _to, ...earlierVersions } = earlier?.versions ?? {};
     if (earlier && JSON.stringify(run.versions) !== JSON.stringify(earlierVersions)) {
       throw new Error(`--resume: this repetition ran ${JSON.stringify(run.versions)}, the earlier ones ${JSON.stringify(earlierVersions)}; run without --resume`);
     }
