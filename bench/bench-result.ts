@@ -17,6 +17,9 @@ export function resultHeader(): Record<string, unknown> {
 /** Where the result called `name` is kept. */
 export const resultPath = (name: string) => join(root, 'bench/results', `${name}.json`);
 
+/** Where a run's raw profiles are kept, beside its result: one folder per repetition. */
+export const profileDir = (name: string, repetition: number) => join(root, 'bench/results/profiles', name, `repetition-${repetition}`);
+
 /** Writes the result to bench/results/<name>.json, and prints it unless `print` is false. */
 export async function writeResult(name: string, result: Record<string, unknown>, print = true): Promise<void> {
   if (print) console.log(JSON.stringify(result, null, 2));

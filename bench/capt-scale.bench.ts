@@ -11,6 +11,7 @@ import { measureHistories } from '../test/fixtures/history-guard';
 import { processesMentioning } from '../test/fixtures/leaks';
 import { MachineHarness } from '../test/fixtures/machine-harness';
 import { resultHeader, runBenchmark, writeResult } from './bench-result';
+import { stopOnSignal } from './stop-on-signal';
 
 /**
  * capt at scale, against the real stack (Temporal dev server, a capt worker process, the local provider):
@@ -113,6 +114,11 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {
     ...resultHeader(), workers,
   };
+  const { stop, letGo } = stopOnSignal('capt\'s stack and its machines', async () => {
+    await memory.stop();
+    await client.close();
+    await h.stop();
+  });
   try {
     const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
     const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'bench', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '0' }) as [ClusterModel];
@@ -184,9 +190,8 @@ async function main(): Promise<void> {
       leftover,
     });
   } finally {
-    await memory.stop();
-    await client.close();
-    await h.stop();
+    await stop();
+    letGo();
   }
   await writeResult(`capt-scale-${workers}`, result);
 }

@@ -11,6 +11,7 @@ import { startKubeControlPlane, type KubeControlPlane } from '../../test/fixture
 import { processGroup } from '../../test/fixtures/leaks';
 import { managementManifests, managerNamespace, upstreamManagerArgs, webhookPort } from './capi-manifests';
 import { capiModules, managerNames, type CapiModules, type ManagerName } from './capi-modules';
+import type { GoProfileTarget } from './go-cpu-profile';
 import { ManagementApi, objectPath } from './management-api';
 import type { Parts } from './process-usage';
 
@@ -25,6 +26,8 @@ export interface CapiManagement {
   kubernetesVersion: string;
   /** The management cluster's processes by part (each manager, kubeApiserver, etcd, kubeControllerManager, kubeScheduler). */
   parts(): Promise<Parts>;
+  /** The four managers and the management apiserver, for --cpu-profile. */
+  profileTargets: GoProfileTarget[];
   stop(): Promise<void>;
 }
 
@@ -33,18 +36,44 @@ const managerStateDir = (cp: KubeControlPlane) => join(cp.root, 'capi');
 /** Each manager's diagnostics endpoint (controller-runtime's /metrics, plain HTTP with --insecure-diagnostics). */
 export const diagnosticsPort = (m: ManagerName) => 8443 + managerNames.indexOf(m);
 
+/** Each manager's pprof endpoint (--profiler-address; the diagnostics endpoint serves pprof only over its authenticated https). */
+const profilerPort = (m: ManagerName) => 6060 + managerNames.indexOf(m);
+
+/** A manager's CPU profile from its pprof endpoint. */
+const managerProfileTarget = (m: ManagerName): GoProfileTarget => ({
+  name: m,
+  async profile(seconds) {
+    const url = `http://127.0.0.1:${profilerPort(m)}/debug/pprof/profile?seconds=${seconds}`;
+    const res = await fetch(url, { signal: AbortSignal.timeout((seconds + 30) * 1000) });
+    if (!res.ok) throw new Error(`GET ${url}: ${res.status} ${(await res.text()).slice(0, 200)}`);
+    return Buffer.from(await res.arrayBuffer());
+  },
+});
+
+/** What a manager's --help prints (it exits non-zero after printing, as pflag's help does). */
+async function managerHelp(binary: string): Promise<string> {
+  const { stdout, stderr } = await promisify(execFile)(binary, ['--help']).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
+  return `${stdout}${stderr}`;
+}
+
 /**
  * `--<controller>-concurrency=100` for every controller the manager has (read from its --help, so a new
  * controller is not missed) and client-go at 200 QPS / 300 burst.
  */
 async function scaleTuningArgs(binary: string): Promise<string[]> {
-  const { stdout, stderr } = await promisify(execFile)(binary, ['--help']).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
-  const concurrency = [...new Set([...`${stdout}${stderr}`.matchAll(/--([a-z-]+-concurrency) int/g)].map((m) => m[1]!))];
+  const concurrency = [...new Set([...(await managerHelp(binary)).matchAll(/--([a-z-]+-concurrency) int/g)].map((m) => m[1]!))];
   if (concurrency.length === 0) throw new Error(`${binary} --help lists no --*-concurrency flag: cannot apply the scale tuning`);
   return [...concurrency.map((f) => `--${f}=100`), '--kube-api-qps=200', '--kube-api-burst=300'];
 }
 
-async function managerArgs(m: ManagerName, modules: CapiModules, certDir: string, tuning: Tuning): Promise<string[]> {
+/** The pprof endpoint for --cpu-profile, refused clearly if this manager's build has no such flag. */
+async function profilerArgs(m: ManagerName, binary: string): Promise<string[]> {
+  const help = await managerHelp(binary);
+  if (!help.includes('--profiler-address')) throw new Error(`${binary} --help lists no --profiler-address: Cluster API's ${m} manager cannot be profiled (run without --cpu-profile)`);
+  return [`--profiler-address=127.0.0.1:${profilerPort(m)}`];
+}
+
+async function managerArgs(m: ManagerName, modules: CapiModules, certDir: string, tuning: Tuning, profiling: boolean): Promise<string[]> {
   const index = managerNames.indexOf(m);
   return [
     ...(await upstreamManagerArgs(modules.configDirs[m])),
@@ -54,6 +83,7 @@ async function managerArgs(m: ManagerName, modules: CapiModules, certDir: string
     `--diagnostics-address=127.0.0.1:${diagnosticsPort(m)}`,
     '--insecure-diagnostics=true',
     ...(tuning === 'scale' ? await scaleTuningArgs(modules.binaries[m]) : []),
+    ...(profiling ? await profilerArgs(m, modules.binaries[m]) : []),
   ];
 }
 
@@ -99,7 +129,7 @@ async function waitForManager(stateDir: string, m: ManagerName, timeoutMs = 120_
  * kube-apiserver and controller-manager, the CRDs and webhook configurations, one serving certificate,
  * and the four managers with leader election off. `stop` ends everything it started.
  */
-export async function startCapiManagement(tuning: Tuning, log: (line: string) => void): Promise<CapiManagement> {
+export async function startCapiManagement(tuning: Tuning, profiling: boolean, log: (line: string) => void): Promise<CapiManagement> {
   const modules = capiModules();
   const cp = await startKubeControlPlane();
   const stateDir = managerStateDir(cp);
@@ -126,7 +156,7 @@ export async function startCapiManagement(tuning: Tuning, log: (line: string) =>
     log(`installed ${manifests.length} objects (namespaces, CRDs, webhook configurations) of Cluster API ${modules.version}`);
     for (const m of managerNames) {
       await startDetached({
-        name: m, stateDir, command: modules.binaries[m], args: await managerArgs(m, modules, certDir, tuning),
+        name: m, stateDir, command: modules.binaries[m], args: await managerArgs(m, modules, certDir, tuning, profiling),
         // A pod's downward-API values: the in-memory backend serves fake workload apiservers on POD_IP.
         env: { KUBECONFIG: kubeconfig, POD_NAMESPACE: await managerNamespace(modules.configDirs[m]), POD_IP: '127.0.0.1' },
       });
@@ -148,7 +178,11 @@ export async function startCapiManagement(tuning: Tuning, log: (line: string) =>
       }
       return out;
     };
-    return { modules, api, kubernetesVersion: cp.version, parts, stop };
+    const profileTargets = [
+      ...managerNames.map(managerProfileTarget),
+      { name: 'kubeApiserver', profile: (seconds: number) => api.getBytes(`/debug/pprof/profile?seconds=${seconds}`, (seconds + 30) * 1000) },
+    ];
+    return { modules, api, kubernetesVersion: cp.version, parts, profileTargets, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -42,9 +42,9 @@ export interface CaptStack {
  * workers), driven through CaptClient with examples/quickstart.yaml. Progress is read from the cluster
  * workflow's small summary each second; the full status (every machine) only to confirm the end.
  */
-export async function startCapt(w: Workload, log: (line: string) => void, profileStep?: string): Promise<CaptStack> {
+export async function startCapt(w: Workload, log: (line: string) => void, profileSteps: readonly string[] = []): Promise<CaptStack> {
   const h = new MachineHarness(undefined, { guard: false });
-  const profiler = profileStep ? await workerStepProfiler(profileStep, () => h.worker!.pid) : undefined;
+  const profiler = profileSteps.length ? await workerStepProfiler(profileSteps, () => h.worker!.pid) : undefined;
   await withEnv(profiler?.env ?? {}, () => h.start());
   const client = await CaptClient.connect({ address: h.env.address });
   const stop = async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { profilerSignal } from './profiler-signal';
+import type { StepProfile, StepProfiler } from './scenario';
 
 /** A step's CPU profile of the capt worker, reduced: each thread's busy time and the ten largest self times. */
 export interface CpuProfileSummary {
@@ -10,11 +11,6 @@ export interface CpuProfileSummary {
   topSelfMs: { function: string; ms: number }[];
 }
 
-/** Profiles one named step; for every other step both calls do nothing. */
-export interface StepProfiler {
-  start(step: string): Promise<void>;
-  stop(step: string): Promise<CpuProfileSummary | undefined>;
-}
 
 interface ProfileNode {
   id: number;
@@ -58,17 +54,17 @@ export interface WorkerStepProfiler extends StepProfiler {
   dispose(): Promise<void>;
 }
 
-/** A CPU profile of the capt worker for `step`: profilerSignal starts and stops the preloaded profiler. */
-export async function workerStepProfiler(step: string, workerPid: () => number): Promise<WorkerStepProfiler> {
+/** A CPU profile of the capt worker for each of `steps`: profilerSignal starts and stops the preloaded profiler. */
+export async function workerStepProfiler(steps: readonly string[], workerPid: () => number): Promise<WorkerStepProfiler> {
   const dir = await mkdtemp(join(tmpdir(), 'capt-bench-profile-'));
   let runs = 0;
   return {
     env: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim(), CAPT_BENCH_PROFILE_DIR: dir },
     async start(name) {
-      if (name === step) process.kill(workerPid(), profilerSignal);
+      if (steps.includes(name)) process.kill(workerPid(), profilerSignal);
     },
-    async stop(name) {
-      if (name !== step) return undefined;
+    async stop(name): Promise<StepProfile | undefined> {
+      if (!steps.includes(name)) return undefined;
       process.kill(workerPid(), profilerSignal);
       runs += 1;
       const done = join(dir, `${runs}.done`);
@@ -80,7 +76,9 @@ export async function workerStepProfiler(step: string, workerPid: () => number):
       const profiles = await Promise.all(files.map(async (f): Promise<[string, Profile]> => [
         f.slice(`${runs}-`.length, -'.cpuprofile'.length), JSON.parse(await readFile(join(dir, f), 'utf8')) as Profile,
       ]));
-      return summariseProfiles(profiles);
+      const summary = summariseProfiles(profiles);
+      const topFive = summary.topSelfMs.slice(0, 5).map((f) => `${f.function} ${f.ms} ms`).join(', ');
+      return { summary, line: `worker CPU profile, busy ms ${JSON.stringify(summary.busyMsByThread)}; top self time: ${topFive}` };
     },
     dispose: () => rm(dir, { recursive: true, force: true }),
   };

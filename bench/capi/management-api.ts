@@ -28,25 +28,26 @@ export class ManagementApi {
     this.agent = new Agent({ ...tls, keepAlive: true, maxSockets: 4 });
   }
 
-  private send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: Json; text: string }> {
+  private send(method: string, path: string, body?: unknown, contentType = 'application/json', timeoutMs = 30_000): Promise<{ status: number; json: Json; text: string; bytes: Buffer }> {
     return new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const headers = payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {};
-      const req = request(`${this.server}${path}`, { method, agent: this.agent, headers, timeout: 30_000 }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
+      const req = request(`${this.server}${path}`, { method, agent: this.agent, headers, timeout: timeoutMs }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          const text = bytes.toString('utf8');
           let json: Json;
           try {
             json = JSON.parse(text) as Json;
           } catch {
             json = { message: text };
           }
-          resolve({ status: res.statusCode ?? 0, json, text });
+          resolve({ status: res.statusCode ?? 0, json, text, bytes });
         });
       });
-      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within 30 s`)));
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs / 1000} s`)));
       req.on('error', reject);
       req.end(payload);
     });
@@ -71,6 +72,13 @@ export class ManagementApi {
     const { status, text } = await this.send('GET', path);
     if (status !== 200) throw new Error(`GET ${path}: ${status} ${text.slice(0, 200)}`);
     return text;
+  }
+
+  /** A binary page that takes up to `timeoutMs` to answer, such as a pprof CPU profile. */
+  async getBytes(path: string, timeoutMs: number): Promise<Buffer> {
+    const { status, text, bytes } = await this.send('GET', path, undefined, undefined, timeoutMs);
+    if (status !== 200) throw new Error(`GET ${path}: ${status} ${text.slice(0, 200)}`);
+    return bytes;
   }
 
   /** Creates the object; one that exists already is left as it is (the management cluster is new for each run). */

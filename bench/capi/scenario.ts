@@ -1,4 +1,3 @@
-import type { CpuProfileSummary, StepProfiler } from './cpu-profile';
 import { cpuBetween, peakRss, readUsage, type Parts } from './process-usage';
 import { countersBetween, type CounterSource, type Counters } from './step-counters';
 
@@ -25,8 +24,20 @@ export interface ClusterDriver {
   parts(): Promise<Parts>;
   /** The system's own request and work counters, read before and after each step. */
   counters: CounterSource;
-  /** A CPU profile of one step, when asked for (capt's worker). */
+  /** CPU profiles of the steps asked for (--cpu-profile). */
   profiler?: StepProfiler;
+}
+
+/** A step's CPU profile: the summary the result keeps, and a line for the log. */
+export interface StepProfile {
+  summary: object;
+  line: string;
+}
+
+/** Profiles the steps it was asked for; for every other step both calls do nothing. */
+export interface StepProfiler {
+  start(step: string): Promise<void>;
+  stop(step: string): Promise<StepProfile | undefined>;
 }
 
 export interface StepResult {
@@ -39,7 +50,7 @@ export interface StepResult {
   peakRssMiB: Record<string, number>;
   /** What the counters grew by during the step (see step-counters.ts), read outside the CPU window. */
   counters: Counters;
-  cpuProfile?: CpuProfileSummary;
+  cpuProfile?: object;
 }
 
 const controlPlaneReplicas = 3;
@@ -77,17 +88,17 @@ export async function runScenario(
     const seconds = (Date.now() - started) / 1000;
     const after = await readUsage(parts);
     // Stopped after the usage reading: writing the profile out is not the step's work.
-    const cpuProfile = await driver.profiler?.stop(name);
+    const profile = await driver.profiler?.stop(name);
     const cpuSeconds = cpuBetween(before, after);
     const counters = countersBetween(countersBefore, await driver.counters.read());
     results[name] = {
       seconds, machines, machinesPerSecond: Number((machines / seconds).toFixed(3)), cpuSeconds,
       cpuSecondsPerMachine: Number((cpuSeconds.total! / machines).toFixed(4)), peakRssMiB: peakRss(after), counters,
-      ...(cpuProfile ? { cpuProfile } : {}),
+      ...(profile ? { cpuProfile: profile.summary } : {}),
     };
     log(`${name}: done in ${seconds.toFixed(1)} s, ${results[name].machinesPerSecond} machines/s, ${cpuSeconds.total} CPU-s, peak RSS ${results[name].peakRssMiB.total} MiB`);
     log(`${name}: ${driver.counters.describe(counters)}`);
-    if (cpuProfile) log(`${name}: worker CPU profile, busy ms ${JSON.stringify(cpuProfile.busyMsByThread)}; top self time: ${cpuProfile.topSelfMs.slice(0, 5).map((f) => `${f.function} ${f.ms} ms`).join(', ')}`);
+    if (profile) log(`${name}: ${profile.line}`);
     await onStep(results);
   }
   return results;

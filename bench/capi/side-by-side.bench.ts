@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import { availableKubernetesVersions } from '../../src/tools';
-import { readResult, resultHeader, resultPath, runBenchmark, writeResult } from '../bench-result';
+import { profileDir as profileDirOf, readResult, resultHeader, resultPath, runBenchmark, writeResult } from '../bench-result';
 import { stopOnSignal } from '../stop-on-signal';
 import { capiDriver } from './capi-driver';
+import { goStepProfiler } from './go-cpu-profile';
 import { startCapiManagement, tunings, type Tuning } from './capi-management';
 import { startCapt } from './capt-driver';
 import { inNetworkNamespace, rerunInNetworkNamespace } from './network-namespace';
@@ -12,7 +13,7 @@ import { runScenario, stepNames, type ClusterDriver, type StepName, type StepRes
  * The same scenario for Cluster API and capt, one system per run, each repetition from a clean start:
  * create 1 control plane + N workers, scale the control plane to 3, upgrade it one minor, roll the workers
  * to that version (maxSurge 10%, maxUnavailable 0), scale them to 0, delete the cluster.
- *   node dist/bench/capi/side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME] [--cpu-profile STEP] [--resume]
+ *   node dist/bench/capi/side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME] [--cpu-profile STEP[,STEP]] [--resume]
  * writes bench/results/side-by-side-<system>-<N>[-scale][-e2e][-NAME].json (a label keeps a trial run from
  * overwriting the committed figures); --resume keeps that file's repetitions and runs only the ones it
  * lacks, so a 30-minute repetition need not be run again. Cluster API's run goes on in a network
@@ -29,7 +30,7 @@ const options = {
   resume: { type: 'boolean', default: false },
 } as const;
 
-const usage = 'usage: side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME] [--cpu-profile STEP] [--resume]';
+const usage = 'usage: side-by-side.bench.js --system capi|capt --workers N [--repetitions R] [--tuning default|scale] [--delays zero|e2e] [--label NAME] [--cpu-profile STEP[,STEP]] [--resume]';
 
 interface Settings {
   system: 'capi' | 'capt';
@@ -37,8 +38,8 @@ interface Settings {
   repetitions: number;
   workload: Workload;
   label: string;
-  /** The step to profile capt's worker in (none: no profiler is loaded). */
-  cpuProfile?: StepName;
+  /** The steps to profile (none: no profiler runs): capt's worker, or Cluster API's managers and management apiserver. */
+  cpuProfile: StepName[];
   resume: boolean;
 }
 
@@ -53,27 +54,32 @@ function settings(): Settings {
   if (!(tunings as readonly string[]).includes(values.tuning)) throw bad(`--tuning must be one of ${tunings.join(', ')}, not "${values.tuning}"`);
   if (values.delays !== 'zero' && values.delays !== 'e2e') throw bad(`--delays must be zero or e2e, not "${values.delays}"`);
   if (!/^[a-z0-9-]*$/.test(values.label)) throw bad(`--label may hold only lower-case letters, digits and dashes, not "${values.label}"`);
-  const cpuProfile = values['cpu-profile'] || undefined;
-  if (cpuProfile && !(stepNames as readonly string[]).includes(cpuProfile)) throw bad(`--cpu-profile must name a step (${stepNames.join(', ')}), not "${cpuProfile}"`);
-  if (cpuProfile && values.system !== 'capt') throw bad('--cpu-profile profiles capt\'s worker (--system capt)');
+  const cpuProfile = values['cpu-profile'] ? values['cpu-profile'].split(',') : [];
+  const notSteps = cpuProfile.filter((step) => !(stepNames as readonly string[]).includes(step));
+  if (notSteps.length) throw bad(`--cpu-profile takes steps separated by commas (${stepNames.join(', ')}); "${notSteps.join('", "')}" is not one`);
   if (values.system === 'capt' && values.tuning !== 'default') throw bad('--tuning applies to Cluster API\'s managers only (--system capi)');
   // The two newest Kubernetes versions capt has built: the upgrade goes one minor up, on both systems.
   const [fromVersion, toVersion] = availableKubernetesVersions().slice(-2);
   if (!fromVersion || !toVersion) throw new Error('capt\'s tools hold fewer than two Kubernetes versions: run `npm run setup`');
   return {
-    system: values.system, tuning: values.tuning as Tuning, repetitions, label: values.label, cpuProfile: cpuProfile as StepName | undefined, resume: values.resume,
+    system: values.system, tuning: values.tuning as Tuning, repetitions, label: values.label, cpuProfile: cpuProfile as StepName[], resume: values.resume,
     workload: { workers, fromVersion, toVersion, delays: values.delays },
   };
 }
 
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
-/** The system's stack for one repetition: the scenario's driver, what to stop, and the versions it runs. */
-async function startStack(s: Settings): Promise<{ what: string; driver: ClusterDriver; stop: () => Promise<void>; versions: Record<string, string> }> {
+/** The system's stack for one repetition: the scenario's driver, what to stop, and the versions it runs; Cluster API's merged profiles go to `profileDir`. */
+async function startStack(s: Settings, profileDir: string): Promise<{ what: string; driver: ClusterDriver; stop: () => Promise<void>; versions: Record<string, string> }> {
   if (s.system === 'capi') {
-    const m = await startCapiManagement(s.tuning, log);
+    const m = await startCapiManagement(s.tuning, s.cpuProfile.length > 0, log);
+    const profiler = s.cpuProfile.length ? goStepProfiler(s.cpuProfile, m.profileTargets, profileDir) : undefined;
+    const stop = async () => {
+      await profiler?.dispose();
+      await m.stop();
+    };
     return {
-      what: 'Cluster API\'s management plane', driver: capiDriver(m, s.workload, log), stop: () => m.stop(),
+      what: 'Cluster API\'s management plane', driver: { ...capiDriver(m, s.workload, log), profiler }, stop,
       versions: { clusterApi: m.modules.version, managementKubernetes: m.kubernetesVersion },
     };
   }
@@ -82,8 +88,8 @@ async function startStack(s: Settings): Promise<{ what: string; driver: ClusterD
 }
 
 /** One repetition on a clean stack, which is stopped whatever happens, an interrupt included. */
-async function repetition(s: Settings, onStep: (done: Record<string, StepResult>) => Promise<void>): Promise<{ steps: Record<string, StepResult>; versions: Record<string, string> }> {
-  const stack = await startStack(s);
+async function repetition(s: Settings, profileDir: string, onStep: (done: Record<string, StepResult>) => Promise<void>): Promise<{ steps: Record<string, StepResult>; versions: Record<string, string> }> {
+  const stack = await startStack(s, profileDir);
   const { stop, letGo } = stopOnSignal(stack.what, stack.stop);
   try {
     return { steps: await runScenario(stack.driver, s.workload, log, onStep), versions: stack.versions };
@@ -163,7 +169,7 @@ async function main(): Promise<void> {
     log(`${s.system}, ${s.workload.workers} workers, repetition ${i}/${s.repetitions}`);
     // After each step the file holds what is measured so far, so a run cut short (N = 1000 takes hours on
     // Cluster API) still leaves its figures, marked incomplete.
-    const run = await repetition(s, (done) => writeResult(name, result({ incomplete: { repetition: i, stepsDone: Object.keys(done), steps: done }, runs }), false));
+    const run = await repetition(s, profileDirOf(name, i), (done) => writeResult(name, result({ incomplete: { repetition: i, stepsDone: Object.keys(done), steps: done }, runs }), false));
     if (earlier && JSON.stringify(run.versions) !== JSON.stringify(earlierVersions)) {
       throw new Error(`--resume: this repetition ran ${JSON.stringify(run.versions)}, the earlier ones ${JSON.stringify(earlierVersions)}; run without --resume`);
     }
