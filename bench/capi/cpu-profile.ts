@@ -11,7 +11,6 @@ export interface CpuProfileSummary {
   topSelfMs: { function: string; ms: number }[];
 }
 
-
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
