@@ -42,9 +42,9 @@ const profilerPort = (m: ManagerName) => 6060 + managerNames.indexOf(m);
 /** A manager's CPU profile from its pprof endpoint. */
 const managerProfileTarget = (m: ManagerName): GoProfileTarget => ({
   name: m,
-  async profile(seconds) {
+  async profile(seconds, timeoutMs) {
     const url = `http://127.0.0.1:${profilerPort(m)}/debug/pprof/profile?seconds=${seconds}`;
-    const res = await fetch(url, { signal: AbortSignal.timeout((seconds + 30) * 1000) });
+    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     if (!res.ok) throw new Error(`GET ${url}: ${res.status} ${(await res.text()).slice(0, 200)}`);
     return Buffer.from(await res.arrayBuffer());
   },
@@ -60,21 +60,22 @@ async function managerHelp(binary: string): Promise<string> {
  * `--<controller>-concurrency=100` for every controller the manager has (read from its --help, so a new
  * controller is not missed) and client-go at 200 QPS / 300 burst.
  */
-async function scaleTuningArgs(binary: string): Promise<string[]> {
-  const concurrency = [...new Set([...(await managerHelp(binary)).matchAll(/--([a-z-]+-concurrency) int/g)].map((m) => m[1]!))];
+function scaleTuningArgs(binary: string, help: string): string[] {
+  const concurrency = [...new Set([...help.matchAll(/--([a-z-]+-concurrency) int/g)].map((m) => m[1]!))];
   if (concurrency.length === 0) throw new Error(`${binary} --help lists no --*-concurrency flag: cannot apply the scale tuning`);
   return [...concurrency.map((f) => `--${f}=100`), '--kube-api-qps=200', '--kube-api-burst=300'];
 }
 
 /** The pprof endpoint for --cpu-profile, refused clearly if this manager's build has no such flag. */
-async function profilerArgs(m: ManagerName, binary: string): Promise<string[]> {
-  const help = await managerHelp(binary);
+function profilerArgs(m: ManagerName, binary: string, help: string): string[] {
   if (!help.includes('--profiler-address')) throw new Error(`${binary} --help lists no --profiler-address: Cluster API's ${m} manager cannot be profiled (run without --cpu-profile)`);
   return [`--profiler-address=127.0.0.1:${profilerPort(m)}`];
 }
 
 async function managerArgs(m: ManagerName, modules: CapiModules, certDir: string, tuning: Tuning, profiling: boolean): Promise<string[]> {
   const index = managerNames.indexOf(m);
+  const binary = modules.binaries[m];
+  const help = tuning === 'scale' || profiling ? await managerHelp(binary) : '';
   return [
     ...(await upstreamManagerArgs(modules.configDirs[m])),
     `--webhook-port=${webhookPort(m)}`,
@@ -82,8 +83,8 @@ async function managerArgs(m: ManagerName, modules: CapiModules, certDir: string
     `--health-addr=127.0.0.1:${9450 + index}`,
     `--diagnostics-address=127.0.0.1:${diagnosticsPort(m)}`,
     '--insecure-diagnostics=true',
-    ...(tuning === 'scale' ? await scaleTuningArgs(modules.binaries[m]) : []),
-    ...(profiling ? await profilerArgs(m, modules.binaries[m]) : []),
+    ...(tuning === 'scale' ? scaleTuningArgs(binary, help) : []),
+    ...(profiling ? profilerArgs(m, binary, help) : []),
   ];
 }
 
@@ -180,7 +181,7 @@ export async function startCapiManagement(tuning: Tuning, profiling: boolean, lo
     };
     const profileTargets = [
       ...managerNames.map(managerProfileTarget),
-      { name: 'kubeApiserver', profile: (seconds: number) => api.getBytes(`/debug/pprof/profile?seconds=${seconds}`, (seconds + 30) * 1000) },
+      { name: 'kubeApiserver', profile: (seconds: number, timeoutMs: number) => api.getBytes(`/debug/pprof/profile?seconds=${seconds}`, timeoutMs) },
     ];
     return { modules, api, kubernetesVersion: cp.version, parts, profileTargets, stop };
   } catch (err) {

@@ -6,10 +6,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { StepProfile, StepProfiler } from './scenario';
 
-/** A Go process with net/http/pprof: its name, and a CPU profile (gzipped protobuf) of its next `seconds`. */
+/** A Go process with net/http/pprof: its name, and a CPU profile (gzipped protobuf) of its next `seconds`, given up after `timeoutMs`. */
 export interface GoProfileTarget {
   name: string;
-  profile(seconds: number): Promise<Buffer>;
+  profile(seconds: number, timeoutMs: number): Promise<Buffer>;
 }
 
 interface FunctionMs {
@@ -32,6 +32,8 @@ export interface GoProcessProfile {
  * profile, so a step of unknown length is covered by back-to-back chunks, merged when it ends.
  */
 const chunkSeconds = 20;
+/** A busy process answers late; a chunk not back this long after it should have ended is counted as failed. */
+const chunkTimeoutMs = (chunkSeconds + 30) * 1000;
 
 const msPerUnit: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1000, mins: 60_000, hrs: 3_600_000, '': 0 };
 const toMs = (value: string, unit: string) => Number(value) * (msPerUnit[unit] ?? Number.NaN);
@@ -63,7 +65,7 @@ async function collect(target: GoProfileTarget, c: Collection): Promise<void> {
   for (let i = 0; !c.stopped; i++) {
     try {
       const file = join(c.dir, `${target.name}-${i}.pb.gz`);
-      await writeFile(file, await target.profile(chunkSeconds));
+      await writeFile(file, await target.profile(chunkSeconds, chunkTimeoutMs));
       c.files.get(target.name)!.push(file);
     } catch (err) {
       c.failures.get(target.name)!.push(err instanceof Error ? err.message : String(err));
