@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
 import type { ClusterHealth } from '../../src/contract/cluster-health';
 import { runCapt } from '../fixtures/capt-cli';
 import { clusterKubeconfig } from '../fixtures/cluster-secrets';
 import { harnessWithClient } from '../fixtures/machine-harness';
+import { until } from '../fixtures/until';
 import { Workloads } from '../fixtures/workloads';
 
 const suite = harnessWithClient();
@@ -17,15 +17,8 @@ const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, C
 const firstLine = (text: string) => text.split('\n')[0]!;
 
 /** Runs `capt health cluster hc` until `done` holds for its answer; that answer. */
-async function healthUntil(what: string, done: (r: { code: number; stdout: string }) => boolean, timeoutMs = 90_000): Promise<{ code: number; stdout: string; stderr: string }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await capt('health', 'cluster', 'hc');
-    if (done(r)) return r;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}; last answer (exit ${r.code}):\n${r.stdout}${r.stderr}`);
-    await sleep(2000);
-  }
-}
+const healthUntil = (what: string, done: (r: { code: number; stdout: string }) => boolean, timeoutMs = 90_000) =>
+  until(what, () => capt('health', 'cluster', 'hc'), { done, timeoutMs, intervalMs: 2000, describe: (r) => `exit ${r?.code}:\n${r?.stdout}${r?.stderr}` });
 
 test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system pod, the NotReady node and the stopped scheduler, then the stopped etcd member; 0 again once repaired', async () => {
   const text = readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8');
@@ -60,9 +53,7 @@ test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system p
   // A kube-system pod no Node can take is named with the scheduler's event.
   const workloads = new Workloads(await clusterKubeconfig(suite.client.client, 'default', 'hc'));
   // The controller-manager creates the namespace's default service account shortly after start; a pod needs it.
-  for (const deadline = Date.now() + 60_000; !(await workloads.core.readNamespacedServiceAccount({ namespace: 'kube-system', name: 'default' }).catch(() => undefined)); await sleep(500)) {
-    assert.ok(Date.now() < deadline, 'kube-system/default service account');
-  }
+  await until('the kube-system/default service account', () => workloads.core.readNamespacedServiceAccount({ namespace: 'kube-system', name: 'default' }), { timeoutMs: 60_000 });
   await workloads.core.createNamespacedPod({ namespace: 'kube-system', body: {
     metadata: { name: 'stuck' }, spec: { nodeSelector: { nowhere: 'true' }, containers: [{ name: 'a', image: 'registry.example/a:1' }] },
   } });

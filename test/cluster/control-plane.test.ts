@@ -11,22 +11,15 @@ import { failedMachines } from '../../src/client/capt-client';
 import { kubectlFor } from '../../src/tools';
 import type { ClusterView } from '../../src/contract/cluster';
 import { harnessWithClient } from '../fixtures/machine-harness';
+import { until } from '../fixtures/until';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
 const suite = harnessWithClient();
 const h = suite.harness;
 
-async function settled(predicate: (s: ClusterView) => boolean, what: string, timeoutMs = 300_000): Promise<ClusterView> {
-  const deadline = Date.now() + timeoutMs;
-  let last: ClusterView | undefined;
-  while (Date.now() < deadline) {
-    last = await suite.client.clusterStatus('default', 'ha');
-    if (predicate(last)) return last;
-    await sleep(1000);
-  }
-  throw new Error(`timed out waiting for ${what}: ${last?.step} / ${last?.controlPlane?.step}`);
-}
+const settled = (done: (s: ClusterView) => boolean, what: string, timeoutMs?: number) =>
+  until(what, () => suite.client.clusterStatus('default', 'ha'), { done, timeoutMs, intervalMs: 1000, describe: (last) => `${last?.step} / ${last?.controlPlane?.step}` });
 
 async function members(status: ClusterView): Promise<{ etcd: string[]; machines: string[] }> {
   const machines = status.controlPlane!.machines;

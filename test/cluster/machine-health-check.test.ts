@@ -13,6 +13,7 @@ import type { OwnerStatus } from '../../src/contract/owner';
 import { etcdMemberNames } from '../fixtures/cluster-secrets';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { readyzProbe } from '../fixtures/readyz-probe';
+import { until } from '../fixtures/until';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
@@ -28,16 +29,6 @@ function cluster(name: string, counts: { controlPlane: number; workers: number }
   })}`).join('');
   const [model] = loadManifests([{ file: 'mhc.yaml', text }], { CLUSTER_NAME: name, CONTROL_PLANE_MACHINE_COUNT: String(counts.controlPlane), WORKER_MACHINE_COUNT: String(counts.workers) });
   return model!;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 240_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value) return value;
-    assert.ok(Date.now() < deadline, `timed out after ${timeoutMs / 1000}s waiting for ${what}`);
-    await sleep(500);
-  }
 }
 
 const md = (cluster: string) => suite.client.ownerStatus('machinedeployment', 'default', `${cluster}-md-0`);
@@ -132,7 +123,7 @@ test('a machine that never gets a Node is remediated after nodeStartupTimeout', 
   const remediated = await until('the machine without a Node to be remediated', async () => {
     const s = await suite.client.ownerStatus('machinedeployment', 'default', 'hc-slow');
     return (s.healthCheck?.remediations.length ?? 0) > 0 && s;
-  }, 180_000);
+  }, { timeoutMs: 180_000 });
   const [r] = remediated.healthCheck!.remediations;
   assert.equal(r!.reason, 'NodeStartupTimeout');
   assert.equal(r!.message, 'no Node within nodeStartupTimeout 20s');
@@ -158,7 +149,7 @@ test('a paused cluster carries out no scale, template change or remediation unti
   const held = await until('the machine seen unhealthy while paused', async () => {
     const s = await md('hc');
     return s.machines.find((m) => m.name === broken)?.node && s.stepReason === 'ClusterPaused' && s;
-  }, 120_000);
+  }, { timeoutMs: 120_000 });
   // Past the 10 s Ready timeout, counted from the Node's transition, which came before it was seen.
   await sleep(12_000);
   const view = await suite.client.clusterStatus('default', 'hc');
@@ -197,7 +188,7 @@ test('control plane: one of three machines stopped is remediated (etcd members =
   const healed = await until('the stopped control-plane machine replaced', async () => {
     const s = await cp();
     return !s.machines.some((m) => m.name === victim) && s.readyReplicas === 3 && s.machines.length === 3 && s;
-  }, 300_000);
+  }, { timeoutMs: 300_000 });
   const availability = await probe.stop();
   console.log(`control-plane remediation: replacement Ready ${Date.now() - stopped} ms after the machine stopped; ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed (${availability.reasons.join(' | ')}), worst gap ${availability.worstGapMs} ms`);
   // Stopping etcd's leader costs an election, and the dying apiserver stays in the pool for two failed
@@ -213,13 +204,13 @@ test('control plane: one of three machines stopped is remediated (etcd members =
   const one = await until('one control-plane machine', async () => {
     const s = await cp();
     return s.machines.length === 1 && s.readyReplicas === 1 && s;
-  }, 300_000);
+  }, { timeoutMs: 300_000 });
   const last = one.machines[0]!.name;
   await provider.breakMachine(machineRef('hcp', last), 'kubelet');
   const refused = await until('remediation of the last machine refused', async () => {
     const s = await cp();
     return s.stepReason === 'RemediationBlocked' && s.healthCheck && !s.healthCheck.remediationAllowed && s;
-  }, 120_000);
+  }, { timeoutMs: 120_000 });
   assert.match(refused.healthCheck!.message, new RegExp(`${last} is unhealthy .* but is the only control-plane machine`));
   assert.match(refused.step, /only control-plane machine/);
   await sleep(5000);

@@ -12,6 +12,7 @@ import { readyzProbe } from '../fixtures/readyz-probe';
 import { assertNoSecrets, storedHistories } from '../fixtures/secret-scan';
 import { queryClusterSecrets } from '../../src/secrets/cluster-secrets';
 import { clusterWorkflowId } from '../../src/contract/workflow-ids';
+import { until } from '../fixtures/until';
 import { PostgresTemporal, startRestartableTemporal, type RestartableTemporal } from '../fixtures/temporal';
 
 // The Temporal server (CAPT_TEST_TEMPORAL: the production topology, or the dev server on its SQLite file)
@@ -56,9 +57,9 @@ async function upgradeControlPlaneWithServerKill(model: ClusterModel, endpoint: 
   let final: ClusterView;
   try {
     await suite.client.apply([{ ...model, controlPlane: { ...model.controlPlane, version: newer } }]);
-    await until((s) => s.controlPlane!.machines.some((m) => m.version === newer && m.phase !== 'Running'), 'the new control-plane machine on its way');
+    await untilCluster((s) => s.controlPlane!.machines.some((m) => m.version === newer && m.phase !== 'Running'), 'the new control-plane machine on its way');
     await restartServer('control-plane upgrade, new machine provisioning');
-    final = await until((s) => {
+    final = await untilCluster((s) => {
       const cp = s.controlPlane!;
       return cp.machines.length === 1 && cp.machines[0]!.version === newer && cp.machines[0]!.phase === 'Running' && cp.updatedReplicas === 1 && s.pending.length === 0;
     }, `the control plane on ${newer}`, 600_000);
@@ -70,14 +71,9 @@ async function upgradeControlPlaneWithServerKill(model: ClusterModel, endpoint: 
   return final.controlPlane!.machines[0]!.name;
 }
 
-async function until(predicate: (s: ClusterView) => boolean, what: string, timeoutMs = 300_000, pollMs = 200): Promise<ClusterView> {
-  let last: ClusterView | undefined;
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(pollMs)) {
-    last = await suite.client.clusterStatus('default', CLUSTER).catch(() => last);
-    if (last && predicate(last)) return last;
-  }
-  throw new Error(`timed out waiting for ${what}: ${last?.step}`);
-}
+/** Polls the cluster's status until `done` holds of it; a read during the server's restart fails and is retried. */
+const untilCluster = (done: (s: ClusterView) => boolean, what: string, timeoutMs?: number) =>
+  until(what, () => suite.client.clusterStatus('default', CLUSTER), { done, timeoutMs, intervalMs: 200, describe: (last) => `${last?.step}` });
 
 const [older, newer] = availableKubernetesVersions().slice(-2) as [string, string];
 const clusterModel = () => quickstartModel(CLUSTER, { CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2', KUBERNETES_VERSION: older }, 4);
@@ -87,9 +83,9 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
   const created = Date.now();
   const model = clusterModel();
   await suite.client.apply([model]);
-  await until((s) => (s.controlPlane?.machines.length ?? 0) >= 1, 'the control-plane machine');
+  await untilCluster((s) => (s.controlPlane?.machines.length ?? 0) >= 1, 'the control-plane machine');
   await restartServer('create, control-plane machine provisioning');
-  await until((s) => s.machineDeployments.some((md) => md.machines.length >= 1 && md.readyReplicas < 2), 'the workers being created');
+  await untilCluster((s) => s.machineDeployments.some((md) => md.machines.length >= 1 && md.readyReplicas < 2), 'the workers being created');
   await restartServer('create, workers provisioning');
   const ready = await suite.client.waitForCluster('default', CLUSTER, () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));

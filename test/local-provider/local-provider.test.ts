@@ -5,7 +5,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { listMembers, removeMember } from '../../src/etcd/etcd-client';
 import { clusterEtcdClientTLS } from '../../src/etcd/etcd-client-tls';
@@ -14,6 +13,7 @@ import { clusterDir, clusterKubeconfigPath, machineDir, machineRoot } from '../.
 import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
 import { LocalClusterDriver } from '../fixtures/local-cluster';
 import { listening, processesMentioning } from '../fixtures/leaks';
+import { until } from '../fixtures/until';
 
 const run = promisify(execFile);
 const version = availableKubernetesVersions().at(-1)!;
@@ -32,21 +32,6 @@ async function readyNodes(): Promise<{ name: string; providerID: string; version
   return list.items
     .filter((n: { status: { conditions?: { type: string; status: string }[] } }) => n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
     .map((n: { metadata: { name: string }; spec: { providerID: string }; status: { nodeInfo: { kubeletVersion: string } } }) => ({ name: n.metadata.name, providerID: n.spec.providerID, version: n.status.nodeInfo.kubeletVersion }));
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(500);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
 }
 
 before(async () => {
@@ -96,7 +81,7 @@ test('a second control-plane machine joins etcd; once its member is removed (the
 
   // The provider deletes machines, not etcd members: as the control plane workflow does first, the test removes it.
   // etcd refuses removals until the new member has been connected for a few seconds ("unhealthy cluster").
-  await until('etcd to accept the member removal', () => removeMember(`https://${first}:2379`, members.find((m) => m.name === 'alpha-cp-1')!.id, tls).then(() => true), 60_000);
+  await until('etcd to accept the member removal', () => removeMember(`https://${first}:2379`, members.find((m) => m.name === 'alpha-cp-1')!.id, tls).then(() => true), { timeoutMs: 60_000 });
   await provider.deleteMachine(driver.ref('alpha-cp-1'));
   assert.deepEqual((await listMembers(`https://${first}:2379`, tls)).map((m) => m.name), ['alpha-cp-0']);
   assert.deepEqual(await processesMentioning([`${ip}:`, `=${ip} `]), [], 'no process of the deleted machine remains');

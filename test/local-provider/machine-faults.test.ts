@@ -12,6 +12,7 @@ import { availableKubernetesVersions } from '../../src/tools';
 import { LocalClusterDriver } from '../fixtures/local-cluster';
 import { listening } from '../fixtures/leaks';
 import { runCapt } from '../fixtures/capt-cli';
+import { until } from '../fixtures/until';
 
 const provider = new LocalProvider();
 let home: string;
@@ -23,15 +24,6 @@ let controlPlaneIP: string;
 const capt = (...args: string[]) => runCapt({ CAPT_HOME: home }, ...args);
 
 const ready = (node: V1Node | undefined) => node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
-
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 90_000): Promise<number> {
-  const start = Date.now();
-  while (!(await probe().catch(() => false))) {
-    assert.ok(Date.now() - start < timeoutMs, `timed out after ${timeoutMs / 1000}s waiting for ${what}`);
-    await sleep(500);
-  }
-  return Date.now() - start;
-}
 
 before(async () => {
   home = await mkdtemp(join(tmpdir(), 'capt-home-'));
@@ -56,16 +48,18 @@ test('capt dev break machine --kubelet: the worker\'s Node turns Unknown, the ot
   const broken = await capt('dev', 'break', 'machine', 'faulty-md-0', '--kubelet');
   assert.equal(broken.code, 0, broken.stderr);
   assert.match(broken.stdout, /machine default\/faulty-md-0 \(cluster faulty\): stopped kubelet; it stays so until `capt dev repair machine faulty-md-0`/);
-  const silentFor = await until('the Node to turn Unknown', async () => ready(await kube.getNode('faulty-md-0')) === 'Unknown');
-  console.log(`kubelet stopped -> Node Ready=Unknown in ${(silentFor / 1000).toFixed(1)} s`);
+  const stopped = Date.now();
+  await until('the Node to turn Unknown', async () => ready(await kube.getNode('faulty-md-0')) === 'Unknown');
+  console.log(`kubelet stopped -> Node Ready=Unknown in ${((Date.now() - stopped) / 1000).toFixed(1)} s`);
   assert.equal(ready(await kube.getNode('faulty-cp-0')), 'True', 'the control-plane machine\'s kubelet still reports');
   assert.deepEqual(await provider.machineFaults(driver.ref('faulty-md-0')), ['kubelet']);
 
   const repaired = await capt('dev', 'repair', 'machine', 'faulty-md-0');
   assert.equal(repaired.code, 0, repaired.stderr);
   assert.match(repaired.stdout, /faulty-md-0 \(cluster faulty\): nothing broken/);
-  const backIn = await until('the Node to be Ready again', async () => ready(await kube.getNode('faulty-md-0')) === 'True', 30_000);
-  console.log(`kubelet started -> Node Ready=True in ${(backIn / 1000).toFixed(1)} s`);
+  const started = Date.now();
+  await until('the Node to be Ready again', async () => ready(await kube.getNode('faulty-md-0')) === 'True', { timeoutMs: 30_000 });
+  console.log(`kubelet started -> Node Ready=True in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 });
 
 test('a stopped control-plane component stays stopped past its restart loop, and starts again on repair', async () => {
@@ -77,7 +71,7 @@ test('a stopped control-plane component stays stopped past its restart loop, and
   assert.equal(await listening(controlPlaneIP, standardPorts.apiserver), true, 'the other components run on');
   assert.deepEqual(await provider.machineFaults(driver.ref('faulty-cp-0')), ['kube-scheduler']);
   await provider.repairMachine(driver.ref('faulty-cp-0'), 'kube-scheduler');
-  await until('the scheduler to listen again', () => listening(controlPlaneIP, port), 30_000);
+  await until('the scheduler to listen again', () => listening(controlPlaneIP, port), { timeoutMs: 30_000 });
   assert.deepEqual(await provider.machineFaults(driver.ref('faulty-cp-0')), []);
 });
 

@@ -13,6 +13,7 @@ import { failedMachines, RejectedError } from '../../src/client/capt-client';
 import { availableKubernetesVersions } from '../../src/tools';
 import type { OwnerStatus } from '../../src/contract/owner';
 import { harnessWithClient } from '../fixtures/machine-harness';
+import { until } from '../fixtures/until';
 import { Workloads } from '../fixtures/workloads';
 
 const run = promisify(execFile);
@@ -80,28 +81,23 @@ function boundsWatcher(replicas: number, maxSurge: number, maxUnavailable: numbe
   };
 }
 
-/** Waits until the rollout is complete with `replicas` machines, every one on `version`. */
+// The records say why a wait timed out: which machines remain, of which set, created when.
+const describeRecords = (s: OwnerStatus | undefined) =>
+  `${s?.step} [${s?.machines.map((m) => `${m.name} ${m.phase}${m.deleting ? ' deleting' : ''} set ${m.templateHash.slice(0, 6)} created ${m.createdAt}`).join(', ')}]`;
+
+/** Polls the status until `done` holds of it. */
+const untilStatus = (done: (s: OwnerStatus) => boolean, what: string, timeoutMs?: number) => until(what, status, { done, timeoutMs, describe: describeRecords });
+
+/** Waits until the rollout is complete with `replicas` machines, every one on `version`; `during` sees each status until it returns true. */
 async function rolledOut(version: string, replicas: number, during?: (s: OwnerStatus) => Promise<boolean>): Promise<OwnerStatus> {
   let duringDone = !during;
-  let last: OwnerStatus | undefined;
-  for (const deadline = Date.now() + 420_000; Date.now() < deadline; await sleep(500)) {
-    last = await status();
-    if (!duringDone) duringDone = await during!(last);
-    if (last.rolloutComplete && last.machines.length === replicas && last.machines.every((m) => m.version === version && m.phase === 'Running')) return last;
-  }
-  throw new Error(`rollout to ${version} did not complete: ${last?.step}`);
-}
-
-/** Polls the status until `predicate` holds. */
-async function until(predicate: (s: OwnerStatus) => boolean, what: string, timeoutMs = 300_000): Promise<OwnerStatus> {
-  let last: OwnerStatus | undefined;
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(500)) {
-    last = await status();
-    if (predicate(last)) return last;
-  }
-  // The records say why: which machines remain, of which set, created when.
-  const machines = last?.machines.map((m) => `${m.name} ${m.phase}${m.deleting ? ' deleting' : ''} set ${m.templateHash.slice(0, 6)} created ${m.createdAt}`).join(', ');
-  throw new Error(`timed out waiting for ${what}: ${last?.step} [${machines}]`);
+  const read = async () => {
+    const s = await status();
+    if (!duringDone) duringDone = await during!(s);
+    return s;
+  };
+  const complete = (s: OwnerStatus) => s.rolloutComplete && s.machines.length === replicas && s.machines.every((m) => m.version === version && m.phase === 'Running');
+  return until(`the rollout to ${version}`, read, { done: complete, timeoutMs: 420_000, describe: describeRecords });
 }
 
 const newestSetMachines = (s: OwnerStatus) => s.machines.filter((m) => m.templateHash === s.machineSets!.at(-1)!.hash);
@@ -152,7 +148,7 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
 
   // Pause mid-rollout: nothing more is replaced, a scale still applies; resume completes.
   await suite.client.apply([withMd((md) => ({ ...md, strategy: { ...md.strategy, maxSurge: 1, maxUnavailable: 0 }, template: { ...md.template, version: newer } }))]);
-  await until((s) => newestSetMachines(s).length >= 1, 'the first machine of revision 4');
+  await untilStatus((s) => newestSetMachines(s).length >= 1, 'the first machine of revision 4');
   assert.deepEqual(await capt('rollout', 'pause', `machinedeployment/${MD}`), { code: 0, stdout: `machinedeployment/${MD} paused\n` });
   const atPause = new Set((await status()).machines.map((m) => m.name));
   await sleep(8000);
@@ -161,7 +157,7 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   assert.ok(paused.paused && !paused.rolloutComplete);
   assert.equal((await capt('rollout', 'status', `machinedeployment/${MD}`)).stdout.split('\n')[0], `machinedeployment/${MD}: rollout paused: revision 4 (${newer})`);
   await suite.client.scale('machinedeployment', 'default', MD, 6);
-  await until((s) => s.machines.some((m) => !atPause.has(m.name)), 'a scale to apply while paused', 120_000);
+  await untilStatus((s) => s.machines.some((m) => !atPause.has(m.name)), 'a scale to apply while paused', 120_000);
   assert.deepEqual(await capt('rollout', 'resume', `machinedeployment/${MD}`), { code: 0, stdout: `machinedeployment/${MD} resumed\n` });
   const watched = await capt('rollout', 'status', `machinedeployment/${MD}`, '--watch', '--timeout', '6m');
   assert.equal(watched.code, 0);
@@ -171,7 +167,7 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   // Supersede: a second template change while the first rolls replaces it; the bounds hold throughout.
   watcher = boundsWatcher(6, 1, 0);
   await suite.client.apply([withMd((md) => ({ ...md, replicas: 6, template: { ...md.template, version: older } }))]);
-  await until((s) => newestSetMachines(s).some((m) => m.phase === 'Running'), 'a running machine of revision 5');
+  await untilStatus((s) => newestSetMachines(s).some((m) => m.phase === 'Running'), 'a running machine of revision 5');
   const labelled = withMd((md) => {
     md.template.bootstrap.config.joinConfiguration!.nodeRegistration!.kubeletExtraArgs = { 'node-labels': 'capt.example/pool=md-0-b' };
     return md;
@@ -190,11 +186,8 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   // A template label is no rollout: it reaches the running machines, and their Nodes (node.cluster.x-k8s.io/ labels), in place.
   const revisionBefore = (await status()).revision;
   await suite.client.apply([withMd((md) => ({ ...md, template: { ...md.template, labels: { ...md.template.labels, 'node.cluster.x-k8s.io/tier': 'gold' } } }))]);
-  for (const deadline = Date.now() + 60_000; ; await sleep(500)) {
-    const labelled = (await kube.listNodes()).filter((n) => n.metadata!.name!.startsWith(`${MD}-`) && n.metadata!.labels!['node.cluster.x-k8s.io/tier'] === 'gold');
-    if (labelled.length === 6) break;
-    assert.ok(Date.now() < deadline, `the label reached ${labelled.length} of 6 Nodes`);
-  }
+  const labelledNodes = async () => (await kube.listNodes()).filter((n) => n.metadata!.name!.startsWith(`${MD}-`) && n.metadata!.labels!['node.cluster.x-k8s.io/tier'] === 'gold').length;
+  await until('the label on all 6 Nodes', labelledNodes, { done: (n) => n === 6, timeoutMs: 60_000 });
   const inPlace = await status();
   assert.deepEqual([inPlace.revision, inPlace.machines.map((m) => m.name).sort()], [revisionBefore, done.machines.map((m) => m.name).sort()], 'no new revision, no machine replaced');
   assert.ok((await suite.client.listMachines('default')).filter((m) => m.name.startsWith(`${MD}-`)).every((m) => m.labels['node.cluster.x-k8s.io/tier'] === 'gold'));
@@ -208,16 +201,14 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   const workloads = new Workloads(await suite.client.kubeconfig('default', 'ro'));
   await workloads.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'held', labels: { app: 'held' } }, spec: { nodeName: before[0]!, containers: [{ name: 'app', image: 'registry.example/app:1' }] } } });
   // Running first: the Eviction API ignores budgets for a Pending pod, and the drain would not be held at all.
-  for (const deadline = Date.now() + 60_000; (await workloads.runningOn('default', 'held'))[before[0]!] !== 1; await sleep(300)) {
-    assert.ok(Date.now() < deadline, 'the held pod runs on its node');
-  }
+  await until('the held pod running on its node', async () => (await workloads.runningOn('default', 'held'))[before[0]!] === 1, { timeoutMs: 60_000 });
   await workloads.budget('default', 'held-pdb', 'held', 1);
   assert.equal((await capt('delete', 'machine', before[0]!)).code, 0);
-  await until((s) => s.stepReason === 'RollingOut' && /disruption budget.*held-pdb/.test(s.machines.find((m) => m.name === before[0])?.blocker ?? ''), 'the rollout to wait on the held drain');
+  await untilStatus((s) => s.stepReason === 'RollingOut' && /disruption budget.*held-pdb/.test(s.machines.find((m) => m.name === before[0])?.blocker ?? ''), 'the rollout to wait on the held drain');
   assert.match((await capt('rollout', 'status', `machinedeployment/${MD}`)).stdout, new RegExp(`step: .*${before[0]} Deleting: .*held-pdb`));
   assert.match((await capt('describe', 'cluster', 'ro')).stdout, /held-pdb/);
   await workloads.policy.deleteNamespacedPodDisruptionBudget({ namespace: 'default', name: 'held-pdb' });
-  const replaced = await until((s) => !s.machines.some((m) => m.name === before[0]) && s.machines.length === 6 && s.machines.every((m) => m.phase === 'Running'), 'the deleted machine replaced');
+  const replaced = await untilStatus((s) => !s.machines.some((m) => m.name === before[0]) && s.machines.length === 6 && s.machines.every((m) => m.phase === 'Running'), 'the deleted machine replaced');
   const fresh = replaced.machines.filter((m) => !before.includes(m.name));
   assert.deepEqual(fresh.map((m) => m.version), [newer], 'one replacement, on the new template');
   assert.equal(replaced.machines.filter((m) => m.version === older).length, 5, 'the others stay');
@@ -226,7 +217,7 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   // machine created before it is replaced by a restart revision of the same template.
   const rolloutAfter = new Date(Date.now() + 5000).toISOString();
   await suite.client.apply([withMd((md) => ({ ...md, replicas: 6, rolloutAfter, strategy: { ...md.strategy, type: 'RollingUpdate', maxSurge: 1, maxUnavailable: 0 } }))]);
-  const restarted = await until((s) => s.rolloutComplete && s.machines.length === 6 && s.machines.every((m) => m.createdAt > rolloutAfter && m.version === newer), 'every machine replaced after rolloutAfter');
+  const restarted = await untilStatus((s) => s.rolloutComplete && s.machines.length === 6 && s.machines.every((m) => m.createdAt > rolloutAfter && m.version === newer), 'every machine replaced after rolloutAfter');
   const last = (await suite.client.rolloutHistory('machinedeployment', 'default', MD)).at(-1)!;
   assert.deepEqual([last.cause, last.change, last.revision], [`rolloutAfter ${rolloutAfter}`, 'same template (restart)', restarted.revision]);
 

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { changeMachineUpdate, deleteMachineUpdate } from '../../src/contract/machine-messages';
 import { MachineHarness } from '../fixtures/machine-harness';
+import { until } from '../fixtures/until';
 import { Workloads } from '../fixtures/workloads';
 
 const h = new MachineHarness('dr');
@@ -12,16 +13,6 @@ before(async () => {
   w = new Workloads(h.driver.kubeconfig());
 });
 after(() => h.stop());
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await probe();
-    if (v) return v;
-    await sleep(300);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 test('drain: a budget blocks it and says so; relaxed, evicted pods move to the other node; DaemonSet pods are skipped', async () => {
   const a = await h.startMachine(h.spec('dr-a'));

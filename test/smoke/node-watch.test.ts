@@ -3,12 +3,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Node } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/kube/kube-client';
 import { nodeWatch } from '../../activities/kube/node-watch';
 import { startKubeControlPlane, type KubeControlPlane } from '../fixtures/kube-control-plane';
 import { processesMentioning } from '../fixtures/leaks';
+import { until } from '../fixtures/until';
 
 let kube: KubeControlPlane;
 let home: string;
@@ -25,14 +25,6 @@ after(async () => {
 });
 
 const node = (name: string): V1Node => ({ metadata: { name }, spec: { providerID: `test://${name}` } });
-
-async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
-  for (const deadline = Date.now() + 90_000; ; await sleep(100)) {
-    const value = probe();
-    if (value !== undefined) return value;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-  }
-}
 
 test('one Node watch per cluster wakes the waiter of a Node when it changes, and resumes after the apiserver restarts', async () => {
   const client = new KubeClient(kube.kubeconfig);
@@ -54,14 +46,10 @@ test('one Node watch per cluster wakes the waiter of a Node when it changes, and
     const apiserver = (await processesMentioning([kube.root])).filter((p) => /kube-apiserver /.test(p.cmdline) && !p.cmdline.startsWith('/bin/sh'));
     assert.equal(apiserver.length, 1, 'one kube-apiserver process');
     process.kill(apiserver[0]!.pid, 'SIGKILL');
-    for (const deadline = Date.now() + 90_000; ; await sleep(500)) {
-      const created = await client.registerNode(node('b')).then(() => true, () => false);
-      if (created) break;
-      assert.ok(Date.now() < deadline, 'the apiserver came back');
-    }
-    await until(() => watch.node('test://b'), 'the watch to see Node b after the restart');
+    await until('the apiserver back to register Node b', () => client.registerNode(node('b')).then(() => true), { timeoutMs: 90_000 });
+    await until('the watch to see Node b after the restart', () => watch.node('test://b'), { timeoutMs: 90_000, intervalMs: 100 });
     await client.deleteNode('a');
-    await until(() => (watch.node('test://a') ? undefined : true), 'the watch to see Node a deleted');
+    await until('the watch to see Node a deleted', () => !watch.node('test://a'), { timeoutMs: 90_000, intervalMs: 100 });
   } finally {
     release();
   }

@@ -3,7 +3,6 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
@@ -15,6 +14,7 @@ import { clusterWorkflowId, controlPlaneWorkflowId, machineDeploymentWorkflowId,
 import { availableKubernetesVersions } from '../../src/tools';
 import { buildIdOf } from '../../src/worker/workflow-build';
 import { harnessWithClient } from '../fixtures/machine-harness';
+import { until } from '../fixtures/until';
 import { PostgresTemporal } from '../fixtures/temporal';
 import type { WorkerProcess } from '../fixtures/worker-process';
 
@@ -62,15 +62,6 @@ async function runsOf(workflowId: string): Promise<{ status: string; build?: str
 
 const status = () => suite.client.ownerStatus('machinedeployment', 'default', MD);
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 300_000): Promise<T> {
-  let last: T | undefined;
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(500)) {
-    last = await read();
-    if (done(last)) return last;
-  }
-  throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)}`);
-}
-
 test('workers upgraded mid-rollout: machines started on build A finish on A, new ones and the owners run on B, the rollout completes; bad input is refused and changes nothing', async () => {
   const codeA = await readFile(h.bundlePath, 'utf8');
   const bundleB = join(h.home, 'workflow-bundle-b.js');
@@ -99,7 +90,7 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
   // so the rollout has not moved on to its next machine before the upgrade is done.
   const slowBoot = { ...md.template, infrastructure: { ...md.template.infrastructure, spec: { ...md.template.infrastructure.spec, bootDelaySeconds: 20 } } };
   await suite.client.apply([{ ...model, machineDeployments: [{ ...md, template: slowBoot }] }]);
-  const firstNew = await until(status, (s) => s.machines.some((m) => !oldMachines.includes(m.name)), 'the rollout\'s first new machine');
+  const firstNew = await until('the rollout\'s first new machine', status, { done: (s) => s.machines.some((m) => !oldMachines.includes(m.name)) });
   const startedOnA = firstNew.machines.filter((m) => !oldMachines.includes(m.name)).map((m) => m.name);
   const upgrade = await capt('upgrade', 'workers', b);
   assert.equal(upgrade.code, 0, upgrade.stderr);
@@ -111,11 +102,14 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
 
   // The rollout completes on B's MachineDeployment code, within the quickstart's bounds (maxSurge 1, maxUnavailable 0) throughout.
   const bounds = { most: 0, leastAvailable: Infinity };
-  const done = await until(status, (s: OwnerStatus) => {
-    bounds.most = Math.max(bounds.most, s.machines.length);
-    bounds.leastAvailable = Math.min(bounds.leastAvailable, s.availableReplicas);
-    return !!s.rolloutComplete && s.machines.length === 2 && s.machines.every((m) => m.version === newer && m.phase === 'Running');
-  }, 'the rollout to complete', 420_000);
+  const done = await until('the rollout to complete', status, {
+    done: (s: OwnerStatus) => {
+      bounds.most = Math.max(bounds.most, s.machines.length);
+      bounds.leastAvailable = Math.min(bounds.leastAvailable, s.availableReplicas);
+      return !!s.rolloutComplete && s.machines.length === 2 && s.machines.every((m) => m.version === newer && m.phase === 'Running');
+    },
+    timeoutMs: 420_000,
+  });
   assert.ok(bounds.most <= 3 && bounds.leastAvailable >= 2, `never more than 2 + maxSurge 1 machines, never fewer than 2 - maxUnavailable 0 available: ${JSON.stringify(bounds)}`);
   assert.match(done.step, /machines running on build B/);
   const deployment = await describeCaptDeployment(h.env.client.workflowService, 'default');
@@ -138,13 +132,13 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
 
   // The owners moved at the continue-as-new the upgrade's message set off: the first run on A, the running one on B.
   for (const id of [machineDeploymentWorkflowId('default', MD), controlPlaneWorkflowId('default', 'up-control-plane'), clusterWorkflowId('default', 'up')]) {
-    const runs = await until(() => runsOf(id), (r) => r.at(-1)?.build === b, `${id} to run on ${b}`, 60_000);
+    const runs = await until(`${id} to run on ${b}`, () => runsOf(id), { done: (r) => r.at(-1)?.build === b, timeoutMs: 60_000 });
     assert.deepEqual([runs[0]!.build, runs.at(-1)!.status], [a, 'RUNNING'], id);
     assert.ok(runs.slice(0, -1).every((r) => r.status === 'CONTINUED_AS_NEW'), `${id}: ${JSON.stringify(runs)}`);
   }
 
   // What still runs on A: the machines started there (the control plane's and the rollout's first), nothing else.
-  const builds = await until(() => workerBuilds(h.env.client), (w) => w.builds.find((x) => x.buildId === a)?.running === onA.length + 1, `only machines left on ${a}`, 60_000);
+  const builds = await until(`only machines left on ${a}`, () => workerBuilds(h.env.client), { done: (w) => w.builds.find((x) => x.buildId === a)?.running === onA.length + 1, timeoutMs: 60_000 });
   assert.deepEqual(builds.builds.find((x) => x.buildId === a)?.byKind, { Machine: onA.length + 1 });
   console.log((await capt('worker', 'status')).stdout);
 
