@@ -14,6 +14,10 @@ export const machineDir = (dir: string, machine: string) => join(machinesDir(dir
 /** The provider's record of a machine; its presence means the machine is fully laid out. */
 export const machineRecordPath = (mdir: string) => join(mdir, 'machine.json');
 export const machineRoot = (mdir: string) => join(mdir, 'root');
+/** The host's own record of the machine's sandbox (its pid and log): beside the root, never inside it, so the machine cannot plant or redirect them. */
+export const machineHostDir = (mdir: string) => join(mdir, 'host');
+/** The host's name for a machine's sandbox process: `<name>.pid` and `<name>.log` in its host folder. */
+export const sandboxProcess = 'sandbox';
 /** Inside the machine these are /run/capt (pid files, logs) and /var/lib/kubelet. */
 export const machineRunDir = (mdir: string) => join(machineRoot(mdir), 'run/capt');
 export const kubeletConfigPath = (mdir: string) => join(machineRoot(mdir), 'var/lib/kubelet/config.json');
@@ -42,6 +46,8 @@ export interface LocalMachineRecord {
   bootDelaySeconds: number;
   failBootstrap: boolean;
   createdAt: string;
+  /** The host user and group id the machine's root maps to (machine-sandbox.ts); absent on machines created before sandboxing by user. */
+  hostId?: number;
 }
 
 /** What `kubeadm init|join` leaves for the kubelet, as kubelet flags and config would say it. */

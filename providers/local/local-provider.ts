@@ -1,4 +1,4 @@
-import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chown, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { unsupportedVersion } from '../../src/errors';
@@ -10,12 +10,13 @@ import { claimAddress, releaseAddress } from './addresses';
 import { renderCloudInitScript, scriptInMachine, stepOutputInMachine, type BootstrapReport } from './cloud-init/cloud-init-script';
 import { kubeadmShim } from './kubeadm/kubeadm-shim';
 import {
-  agentJoinPort, bootstrapReportPath, clusterDir, clusterKubeconfigPath, clusterRunDir, localRoot, machineDir, machineRecordPath, machineRoot, machineRunDir, machinesDir, sentinelPath,
+  agentJoinPort, bootstrapReportPath, clusterDir, clusterKubeconfigPath, clusterRunDir, localRoot, machineDir, machineHostDir, machineRecordPath, machineRoot, machinesDir, sandboxProcess, sentinelPath,
   type LocalClusterRecord, type LocalMachineRecord,
 } from './layout';
 import { clearFault, currentFaults, injectFault, type MachineFault } from './machine-faults';
 import type { MachineMetadata } from './machine-metadata';
-import { prepareMachineRoot, sandboxed } from './machine-sandbox';
+import { readMachineFile, readMachineJson } from './machine-files';
+import { machineHostId, prepareMachineRoot, sandboxed, toolPathInMachine } from './machine-sandbox';
 import { readJson, writeFileAtomic, writeJsonAtomic } from '../../src/util/files';
 import { adminKubeconfig } from '../../src/secrets/cluster-secrets';
 import { isListening } from '../../src/util/listening';
@@ -98,37 +99,46 @@ export class LocalProvider implements InfrastructureProvider {
     const mdir = machineDir(cdir, spec.name);
     const existing = await readJson<LocalMachineRecord>(machineRecordPath(mdir));
     const template = spec.template as LocalMachineTemplateSpec;
+    const ip = existing?.ip ?? (await claimAddress(`machine/${spec.namespace}/${spec.cluster}/${spec.name}`));
     const record: LocalMachineRecord = existing ?? {
-      namespace: spec.namespace, cluster: spec.cluster, name: spec.name, role: spec.role,
-      ip: await claimAddress(`machine/${spec.namespace}/${spec.cluster}/${spec.name}`),
+      namespace: spec.namespace, cluster: spec.cluster, name: spec.name, role: spec.role, ip,
       providerID: `local://${spec.namespace}/${spec.cluster}/${spec.name}`,
       version: spec.version, power: 'on', bootDelaySeconds: template.bootDelaySeconds ?? 0, failBootstrap: template.failBootstrap ?? false,
-      createdAt: new Date().toISOString(),
+      createdAt: new Date().toISOString(), hostId: machineHostId(ip),
     };
     if (!existing) {
       const root = machineRoot(mdir);
-      await prepareMachineRoot(root);
+      // A root left by a create that died before its record was written is laid out again from nothing.
+      await rm(root, { recursive: true, force: true });
+      await prepareMachineRoot(root, record.hostId!);
       const metadata: MachineMetadata = {
-        name: spec.name, ip: record.ip, providerID: record.providerID, kubernetesVersion: spec.version, kubernetesBin, etcdBinary: toolPaths().etcd,
+        name: spec.name, ip: record.ip, providerID: record.providerID, kubernetesVersion: spec.version,
+        kubernetesBin: toolPathInMachine(kubernetesBin), etcdBinary: toolPathInMachine(toolPaths().etcd),
       };
-      await writeJsonAtomic(join(root, 'run/capt/metadata.json'), metadata);
+      // The host writes these before the machine first runs, into folders only it has touched; the machine may read them as its root.
+      const owned = async (path: string, content: string, mode: number) => {
+        await writeFile(join(root, path), content, { mode, flag: 'wx' });
+        await chown(join(root, path), record.hostId!, record.hostId!);
+      };
+      await owned('run/capt/metadata.json', JSON.stringify(metadata), 0o644);
       const userData = spec.bootstrapData;
-      await writeFile(join(root, 'var/lib/cloud/instance/user-data.txt'), userData, { mode: 0o600 });
+      await owned('var/lib/cloud/instance/user-data.txt', userData, 0o600);
       // Like cloud-init, the user-data becomes a script; it holds the user-data's secrets too.
-      await writeFile(join(root, scriptInMachine), renderCloudInitScript(userData, record), { mode: 0o700 });
-      await writeFile(join(root, 'run/capt/bin/kubeadm'), kubeadmShim({ host: cluster.endpoint.host, port: agentJoinPort }), { mode: 0o755 });
+      await owned(scriptInMachine, renderCloudInitScript(userData, record), 0o700);
+      await owned('run/capt/bin/kubeadm', kubeadmShim({ host: cluster.endpoint.host, port: agentJoinPort }), 0o755);
       // The record goes last: its presence means the machine is fully laid out.
       await writeJsonAtomic(machineRecordPath(mdir), record);
     }
-    await this.boot(mdir);
+    await this.boot(mdir, record);
     return this.status(record);
   }
 
   /** Starts cloud-init once per machine life: never again after it has reported, so kubeadm never runs twice. */
-  private async boot(mdir: string): Promise<void> {
+  private async boot(mdir: string, record: LocalMachineRecord): Promise<void> {
     if (await exists(bootstrapReportPath(mdir))) return;
-    const { command, args } = await sandboxed(machineRoot(mdir), ['/bin/sh', scriptInMachine]);
-    await startDetached({ name: 'cloud-init', command, args, stateDir: machineRunDir(mdir) });
+    if (record.hostId === undefined) throw new Error(`machine ${record.name} was laid out by a capt without user-namespace sandboxes; delete it and create it again`);
+    const { command, args, env } = await sandboxed(machineRoot(mdir), record.hostId, ['/bin/sh', scriptInMachine]);
+    await startDetached({ name: sandboxProcess, command, args, env, inheritEnv: false, stateDir: machineHostDir(mdir) });
   }
 
   private status(record: LocalMachineRecord): MachineInfraStatus {
@@ -140,18 +150,25 @@ export class LocalProvider implements InfrastructureProvider {
     return record && this.status(record);
   }
 
-  /** Stops every process of the machine, its sandbox included. */
-  private async stopMachineProcesses(mdir: string): Promise<void> {
-    const runDir = machineRunDir(mdir);
-    const names = (await readdir(runDir).catch(() => [] as string[])).filter((f) => f.endsWith('.pid')).map((f) => f.slice(0, -4));
-    await Promise.all(names.map((name) => stopProcess(runDir, name)));
+  /**
+   * Stops every process of the machine: its sandbox's PID 1 takes them all with it (machine-sandbox.ts). A
+   * machine laid out before sandboxes had their own user and PID namespaces has its processes recorded in
+   * its root, as host pids: they are stopped from there, once.
+   */
+  private async stopMachineProcesses(mdir: string, record: LocalMachineRecord | undefined): Promise<void> {
+    await stopProcess(machineHostDir(mdir), sandboxProcess);
+    if (record && record.hostId === undefined) {
+      const runDir = join(machineRoot(mdir), 'run/capt');
+      const names = (await readdir(runDir).catch(() => [] as string[])).filter((f) => f.endsWith('.pid')).map((f) => f.slice(0, -4));
+      await Promise.all(names.map((name) => stopProcess(runDir, name)));
+    }
   }
 
   async deleteMachine(ref: MachineRef): Promise<void> {
     const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
     const record = await readJson<LocalMachineRecord>(machineRecordPath(mdir));
     await rm(machineRecordPath(mdir), { force: true });
-    await this.stopMachineProcesses(mdir);
+    await this.stopMachineProcesses(mdir, record);
     // The address goes back to the pool only once nothing listens on it any more.
     if (record) await portsClosed(record.ip);
     await releaseAddress(`machine/${ref.namespace}/${ref.cluster}/${ref.name}`);
@@ -190,20 +207,21 @@ export class LocalProvider implements InfrastructureProvider {
     const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
     // The report first: the sentinel is written before the report says finished, so reading them the
     // other way round could see neither the sentinel nor a running script and call a success a failure.
-    const report = await readJson<BootstrapReport>(bootstrapReportPath(mdir));
-    if (await exists(sentinelPath(mdir))) return { state: 'succeeded' };
+    const hostId = (await readJson<LocalMachineRecord>(machineRecordPath(mdir)))?.hostId;
+    const report = await readMachineJson<BootstrapReport>(bootstrapReportPath(mdir), hostId);
+    if ((await readMachineFile(sentinelPath(mdir), hostId, 64)) !== undefined) return { state: 'succeeded' };
     if (report?.state === 'failed') {
-      const output = await readFile(join(machineRoot(mdir), stepOutputInMachine), 'utf8').catch(() => '');
-      return { state: 'failed', command: report.command ?? '', exitCode: report.exitCode ?? 1, output: output.slice(-4000) };
+      const output = (await readMachineFile(join(machineRoot(mdir), stepOutputInMachine), hostId, 4000)) ?? '';
+      return { state: 'failed', command: String(report.command ?? '').slice(0, 1000), exitCode: Number(report.exitCode ?? 1), output };
     }
     if (report?.state === 'finished') {
       return { state: 'failed', command: '(runcmd)', exitCode: 0, output: 'every command succeeded but none wrote /run/cluster-api/bootstrap-success.complete' };
     }
-    const running = await runningPid(machineRunDir(mdir), 'cloud-init');
+    const running = await runningPid(machineHostDir(mdir), sandboxProcess);
     // A script that ended between the reads has written its report by now: the next check reads it.
-    const ended = !running && !(await readJson<BootstrapReport>(bootstrapReportPath(mdir)));
+    const ended = !running && !(await readMachineJson<BootstrapReport>(bootstrapReportPath(mdir), hostId));
     if (!report && ended && (await exists(machineRecordPath(mdir)))) {
-      return { state: 'failed', command: '(cloud-init)', exitCode: 1, output: await logTail(machineRunDir(mdir), 'cloud-init') };
+      return { state: 'failed', command: '(cloud-init)', exitCode: 1, output: await logTail(machineHostDir(mdir), sandboxProcess) };
     }
     return { state: 'pending', detail: report ? 'cloud-init is running' : 'machine is booting' };
   }

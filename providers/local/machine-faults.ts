@@ -1,8 +1,8 @@
-import { readdir } from 'node:fs/promises';
 import { readJson, writeJsonAtomic } from '../../src/util/files';
-import { holdProcess, isHeld, releaseProcess, runningPid, stopProcess } from '../../src/util/processes';
-import { controlPlaneComponents, isControlPlaneComponent, type ControlPlaneComponent } from './control-plane-components';
+import { isHeld } from '../../src/util/processes';
+import { controlPlaneComponents, type ControlPlaneComponent } from './control-plane-components';
 import { machineRecordPath, machineRunDir, type LocalMachineRecord } from './layout';
+import { inMachine } from './machine-enter';
 
 /**
  * Failures on purpose, for tests and demos of health checks and remediation:
@@ -35,48 +35,37 @@ async function updateRecord(mdir: string, name: string, change: (r: LocalMachine
   await writeJsonAtomic(machineRecordPath(mdir), change(await machineRecord(mdir, name)));
 }
 
-/** The processes recorded in a machine's run folder, by name. */
-async function recordedProcesses(mdir: string): Promise<string[]> {
-  return (await readdir(machineRunDir(mdir)).catch(() => [] as string[])).filter((f) => f.endsWith('.pid')).map((f) => f.slice(0, -4));
-}
-
 export async function injectFault(mdir: string, name: string, fault: MachineFault): Promise<void> {
   const record = await machineRecord(mdir, name);
-  const runDir = machineRunDir(mdir);
   if (fault === 'kubelet') {
     await updateRecord(mdir, name, (r) => ({ ...r, kubeletStopped: true }));
   } else if (fault === 'all') {
     // Powered off first: the endpoint and the kubelets drop the machine before its processes go.
     await updateRecord(mdir, name, (r) => ({ ...r, power: 'off' }));
-    await Promise.all((await recordedProcesses(mdir)).map(async (recorded) => {
-      if (!isControlPlaneComponent(recorded)) return stopProcess(runDir, recorded);
-      if (await runningPid(runDir, recorded)) await holdProcess(runDir, recorded);
-    }));
+    await inMachine(mdir, ['power-off']);
   } else {
     if (record.role !== 'control-plane') {
       throw new MachineFaultError(`machine ${name} is a worker and runs no ${fault}; break its kubelet or the whole machine instead`, 'Refused');
     }
     if (record.power === 'off') return;
-    if (!(await runningPid(runDir, fault))) {
+    if ((await inMachine(mdir, ['hold', fault])) !== 0) {
       throw new MachineFaultError(`${fault} does not run on machine ${name} yet: its bootstrap starts it; try again once the machine is Running`, 'Refused');
     }
-    await holdProcess(runDir, fault);
   }
 }
 
 /** Undoes `fault`; `all` undoes every fault of the machine. A machine stopped whole is only repaired whole. */
 export async function clearFault(mdir: string, name: string, fault: MachineFault): Promise<void> {
   const record = await machineRecord(mdir, name);
-  const runDir = machineRunDir(mdir);
   if (fault === 'all') {
-    await Promise.all(controlPlaneComponents.map((c) => releaseProcess(runDir, c)));
+    await inMachine(mdir, ['release', 'all']);
     await updateRecord(mdir, name, ({ kubeletStopped: _, ...r }) => ({ ...r, power: 'on' }));
   } else if (record.power === 'off') {
     throw new MachineFaultError(`machine ${name} is stopped whole, so its ${fault} cannot start alone; repair the whole machine`, 'Refused');
   } else if (fault === 'kubelet') {
     await updateRecord(mdir, name, ({ kubeletStopped: _, ...r }) => r);
   } else {
-    await releaseProcess(runDir, fault);
+    await inMachine(mdir, ['release', fault]);
   }
 }
 

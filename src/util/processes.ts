@@ -17,6 +17,8 @@ export interface ProcessSpec {
   stateDir: string;
   cwd?: string;
   env?: Record<string, string>;
+  /** False: `env` is the whole environment, nothing of this process's (a sandboxed machine gets none of the worker's). */
+  inheritEnv?: boolean;
   /** Run again this many seconds after each exit, as the kubelet restarts a static pod; stopping ends the loop too. */
   restartAfterSeconds?: number;
 }
@@ -67,7 +69,7 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
   const restartLoop = spec.restartAfterSeconds !== undefined;
   const [command, args] = restartLoop ? ['/bin/sh', ['-c', restartLoopScript(spec.restartAfterSeconds!), spec.name, holdPath(spec.stateDir, spec.name), spec.command, ...spec.args]]
     : [spec.command, spec.args];
-  const started = await launch({ command, args, cwd: spec.cwd ?? spec.stateDir, env: { ...process.env, ...spec.env }, log: join(spec.stateDir, `${spec.name}.log`) });
+  const started = await launch({ command, args, cwd: spec.cwd ?? spec.stateDir, env: spec.inheritEnv === false ? { ...spec.env } : { ...process.env, ...spec.env }, log: join(spec.stateDir, `${spec.name}.log`) });
   try {
     const startTime = await liveStartTime(started.pid);
     if (!startTime) {

@@ -116,12 +116,12 @@ test('failBootstrap fails the bootstrap and an unknown Kubernetes version is ref
   assert.equal(await provider.describeMachine(driver.ref('alpha-old')), undefined, 'nothing was created');
 });
 
-test('runcmd is confined: writes to the host /etc land inside the machine, /dev/shm is its own, /usr and /root are read-only, the cluster\'s kubeconfig hidden', async () => {
+test('runcmd is confined: writes to the host /etc and /root land inside the machine, /dev/shm is its own, /usr is read-only, the cluster\'s kubeconfig hidden', async () => {
   const marker = `capt-escape-${process.pid}`;
   const kubeconfig = clusterKubeconfigPath(clusterDir('default', 'alpha'));
   assert.ok(existsSync(kubeconfig), 'the host holds the kubeconfig the machine must not see');
   await driver.machine('alpha-jail', 'join', {
-    preKubeadmCommands: [`echo pwned > /etc/${marker}`, `echo shared > /dev/shm/${marker}`, `if echo x > /usr/${marker}; then exit 10; fi`, `if echo x > /root/${marker}; then exit 11; fi`, `test ! -e ${kubeconfig}`],
+    preKubeadmCommands: [`echo pwned > /etc/${marker}`, `echo shared > /dev/shm/${marker}`, `if echo x > /usr/${marker}; then exit 10; fi`, `echo mine > /root/${marker}`, `test ! -e ${kubeconfig}`],
   });
   assert.deepEqual(await driver.bootstrapResult('alpha-jail'), { state: 'succeeded' });
   assert.equal(existsSync(`/etc/${marker}`), false, 'the host /etc is untouched');
@@ -130,6 +130,7 @@ test('runcmd is confined: writes to the host /etc land inside the machine, /dev/
   assert.equal(existsSync(`/root/${marker}`), false);
   const root = machineRoot(machineDir(clusterDir('default', 'alpha'), 'alpha-jail'));
   assert.equal(await readFile(join(root, 'etc', marker), 'utf8'), 'pwned\n', 'the write landed in the machine');
+  assert.equal(await readFile(join(root, 'root', marker), 'utf8'), 'mine\n', 'the machine\'s /root is its own');
 });
 
 test('deleting the cluster leaves no process, port or directory behind', async () => {

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterDir, machineDir, machineRoot, machineRunDir, machinesDir } from '../../providers/local/layout';
+import { clusterDir, machineDir, machineHostDir, machineRoot, machinesDir, sandboxProcess } from '../../providers/local/layout';
 import { deleteMachineUpdate } from '../../src/contract/machine-messages';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { Workloads } from '../fixtures/workloads';
@@ -21,8 +21,8 @@ test('SIGKILL of the worker mid-provision and again mid-drain: a new worker fini
   await h.waitFor(handle, (s) => s.stepReason === 'WaitingForBootstrap', 'the bootstrap wait');
   const mdir = machineDir(clusterDir('default', 'du'), 'du-w');
   // While it boots the machine has processes of its own (its sandboxed cloud-init, a process group); when it is deleted, none may remain.
-  const bootPid = await runningPid(machineRunDir(mdir), 'cloud-init');
-  assert.ok(bootPid, 'the booting machine\'s cloud-init runs');
+  const bootPid = await runningPid(machineHostDir(mdir), sandboxProcess);
+  assert.ok(bootPid, 'the booting machine\'s sandbox runs');
   assert.ok((await processGroup(bootPid)).length > 0, 'its process group is seen');
   await h.killWorker();
   await sleep(1000);
