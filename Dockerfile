@@ -14,8 +14,8 @@ COPY bench bench
 RUN npx tsc -p tsconfig.json
 
 FROM node:20-bookworm-slim
-# The local provider signs certificates with openssl and confines machines with unshare, setpriv, nsenter and mount(8).
-RUN apt-get update && apt-get install -y --no-install-recommends openssl util-linux mount && rm -rf /var/lib/apt/lists/*
+# The local provider signs certificates with openssl and confines machines with unshare, setpriv, nsenter, mount(8) and nft.
+RUN apt-get update && apt-get install -y --no-install-recommends openssl util-linux mount nftables && rm -rf /var/lib/apt/lists/*
 WORKDIR /capt
 COPY package.json package-lock.json ./
 RUN npm install --omit=dev --ignore-scripts

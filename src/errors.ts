@@ -9,6 +9,8 @@ export const ErrorType = {
   UnsupportedVersion: 'UnsupportedVersion',
   /** A cluster's secrets could not be read from its cluster workflow: retried, never regenerated. */
   ClusterSecretsUnavailable: 'ClusterSecretsUnavailable',
+  /** The host cannot confine a machine as the threat model asks (a tool missing): retried until the operator fixes it. */
+  HostNotReady: 'HostNotReady',
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -16,3 +18,4 @@ export const invalidSpec = (message: string, cause?: Error) => ApplicationFailur
 export const unsupportedVersion = (message: string) => ApplicationFailure.create({ message, type: ErrorType.UnsupportedVersion, nonRetryable: true });
 export const clusterSecretsUnavailable = (message: string, cause?: Error) =>
   ApplicationFailure.create({ message, type: ErrorType.ClusterSecretsUnavailable, nonRetryable: false, cause });
+export const hostNotReady = (message: string, cause?: Error) => ApplicationFailure.create({ message, type: ErrorType.HostNotReady, nonRetryable: false, cause });

@@ -20,7 +20,8 @@ need() { command -v "$1" >/dev/null 2>&1 || fail "$1 is required: $2"; }
 
 need go "install Go 1.26 or newer (https://go.dev/doc/install) and put it on PATH"
 need openssl "install Debian's openssl package: capt signs cluster certificates with it"
-need unshare "install Debian's util-linux package: local machines are confined with mount namespaces"
+need unshare "install Debian's util-linux package: local machines are confined with user, PID and mount namespaces"
+need nft "install Debian's nftables package (apt-get install nftables): local machines' connections to the host's own services are refused with it"
 
 export GOFLAGS=-buildvcs=false
 

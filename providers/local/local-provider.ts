@@ -16,6 +16,7 @@ import {
 import { clearFault, currentFaults, injectFault, type MachineFault } from './machine-faults';
 import type { MachineMetadata } from './machine-metadata';
 import { readMachineFile, readMachineJson } from './machine-files';
+import { guardMachineNetwork } from './machine-network';
 import { machineHostId, prepareMachineRoot, sandboxed, toolPathInMachine } from './machine-sandbox';
 import { readJson, writeFileAtomic, writeJsonAtomic } from '../../src/util/files';
 import { adminKubeconfig } from '../../src/secrets/cluster-secrets';
@@ -137,6 +138,7 @@ export class LocalProvider implements InfrastructureProvider {
   private async boot(mdir: string, record: LocalMachineRecord): Promise<void> {
     if (await exists(bootstrapReportPath(mdir))) return;
     if (record.hostId === undefined) throw new Error(`machine ${record.name} was laid out by a capt without user-namespace sandboxes; delete it and create it again`);
+    await guardMachineNetwork();
     const { command, args, env } = await sandboxed(machineRoot(mdir), record.hostId, ['/bin/sh', scriptInMachine]);
     await startDetached({ name: sandboxProcess, command, args, env, inheritEnv: false, stateDir: machineHostDir(mdir) });
   }

@@ -19,9 +19,11 @@ const fstabPath = (p: string) => p.replace(/[\\ \t\n]/g, (c) => `\\${c.charCodeA
  * The host user (and group) id a machine's root maps to: one per loopback address, so one per live machine,
  * far above the ids people and containers' subordinate ranges use. It owns nothing of the host's.
  */
+export const firstMachineHostId = 2_000_000_000;
+export const lastMachineHostId = firstMachineHostId + (1 << 24) - 1;
 export function machineHostId(ip: string): number {
   const [, a, b, c] = ip.split('.').map(Number) as [number, number, number, number];
-  return 2_000_000_000 + ((a << 16) | (b << 8) | c);
+  return firstMachineHostId + ((a << 16) | (b << 8) | c);
 }
 
 /** The path a machine sees a host tool at (its metadata names binaries this way). */

@@ -55,6 +55,8 @@ function attempts(): Record<string, string> {
     sys: 'find /sys -maxdepth 4 -type f -writable 2>/dev/null | grep -q .',
     cgroup: `mkdir /sys/fs/cgroup/${marker} || mkdir /sys/fs/cgroup/pids/${marker}`,
     'raw-disk': `head -c 512 ${hostBlockDevice()} | wc -c | grep -q 512`,
+    // Temporal's frontend on the host's loopback answers without credentials: machines must not reach it.
+    temporal: `bash -c "exec 3<>/dev/tcp/${h.env.address.replace(':', '/')}"`,
     'host-processes': 'test "$(ls -d /proc/[0-9]* | wc -l)" -gt 50',
   };
 }
