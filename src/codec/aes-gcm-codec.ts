@@ -6,6 +6,8 @@ import type { CodecKey, CodecKeys } from './codec-keys';
 /** The envelope's encoding, and the metadata key that names the key a payload was encrypted with. */
 export const encryptedEncoding = 'binary/encrypted';
 export const keyIdMetadata = 'encryption-key-id';
+/** Lets payloads that are not encrypted through decode: only for reading histories from before encryption. */
+export const acceptPlaintextEnv = 'CAPT_CODEC_ACCEPT_PLAINTEXT';
 const nonceBytes = 12;
 const tagBytes = 16;
 
@@ -23,17 +25,23 @@ const utf8 = (bytes: Uint8Array | null | undefined) => (bytes ? Buffer.from(byte
  * Encrypts every payload with AES-256-GCM. The whole original payload (metadata and data) is serialised
  * and encrypted, so its encoding comes back on decode; the envelope's metadata says only `binary/encrypted`
  * and the key id. Data = 96-bit random nonce, ciphertext, 128-bit tag; the key id is authenticated too.
- * Payloads that are not encrypted (written before encryption was on) decode as they are.
+ * A payload that is not encrypted is refused: whoever reaches Temporal without the key must not have capt
+ * act on input of theirs. Only `acceptPlaintext` (CAPT_CODEC_ACCEPT_PLAINTEXT=1, for reading histories from
+ * before encryption) lets one through as it is.
  */
 export class AesGcmCodec implements PayloadCodec {
-  constructor(private readonly keys: CodecKeys) {}
+  constructor(private readonly keys: CodecKeys, private readonly acceptPlaintext = false) {}
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((p) => this.encrypt(p, this.keys.encryptWith));
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((p) => (utf8(p.metadata?.encoding) === encryptedEncoding ? this.decrypt(p) : p));
+    return payloads.map((p) => {
+      if (utf8(p.metadata?.encoding) === encryptedEncoding) return this.decrypt(p);
+      if (this.acceptPlaintext) return p;
+      throw new PayloadDecryptionError(`refused a payload that is not encrypted (encoding ${JSON.stringify(utf8(p.metadata?.encoding) ?? '')}): only clients with capt's payload key may send to its workflows; to read histories written before encryption, set ${acceptPlaintextEnv}=1`);
+    });
   }
 
   private encrypt(payload: Payload, { id, key }: CodecKey): Payload {

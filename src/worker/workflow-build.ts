@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { failureConverterPath } from '../codec/data-converter';
 
 const captRoot = join(__dirname, '../../..');
 
@@ -15,7 +16,7 @@ export function captVersion(): string {
  * unless set: rooted at capt's own directory, the same code bundles the same from wherever it is started.
  */
 export function bundleCaptWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), webpackConfigHook: (config) => ({ ...config, context: captRoot }) });
+  return bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), failureConverterPath, webpackConfigHook: (config) => ({ ...config, context: captRoot }) });
 }
 
 /** The inline source map names files by absolute path, which says nothing about the code. */

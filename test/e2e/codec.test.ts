@@ -3,7 +3,13 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
-import { codecKeysEnv } from '../../src/codec/codec-keys';
+import { existsSync } from 'node:fs';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { AesGcmCodec } from '../../src/codec/aes-gcm-codec';
+import { codecKeysEnv, loadCodecKeys } from '../../src/codec/codec-keys';
+import { coreTaskQueue } from '../../src/contract/task-queues';
+import { clusterDir } from '../../providers/local/layout';
+import { until } from '../fixtures/until';
 import { toolPaths } from '../../src/tools';
 import { freePort } from '../../src/util/free-port';
 import { runCapt } from '../fixtures/capt-cli';
@@ -91,4 +97,25 @@ test('without a key, the CLI and a worker refuse with how to make one; the codec
   await codecServer.stop();
   assert.equal(await codecServer.exited, '0', 'SIGTERM stops it cleanly');
   assert.equal(await listening('127.0.0.1', codecPort), false);
+});
+
+test('a workflow started with a plaintext input by the temporal CLI is refused, runs nothing, and the refusal is itself encrypted in history', async () => {
+  const workflowId = 'cluster/default/forged';
+  await run(toolPaths().temporal, ['workflow', 'start', '--address', h.env.address, '--task-queue', coreTaskQueue, '--type', 'clusterWorkflow',
+    '--workflow-id', workflowId, '--input', JSON.stringify({ cluster: { namespace: 'default', name: 'forged' } })]);
+  const handle = h.env.client.workflow.getHandle(workflowId);
+  const events = await until('the worker\'s refusal in history', async () => {
+    const history = (await handle.fetchHistory()).events ?? [];
+    return history.some((e) => e.workflowTaskFailedEventAttributes) ? history : undefined;
+  });
+  const failure = events.find((e) => e.workflowTaskFailedEventAttributes)!.workflowTaskFailedEventAttributes!.failure!;
+  assert.equal(failure.message, 'Encoded failure', 'history holds no plaintext message');
+  const [attributes] = await new AesGcmCodec(loadCodecKeys()).decode([failure.encodedAttributes!]);
+  assert.match(JSON.stringify(defaultPayloadConverter.fromPayload(attributes!)), /refused a payload that is not encrypted/);
+  assert.deepEqual(events.filter((e) => e.activityTaskScheduledEventAttributes || e.startChildWorkflowExecutionInitiatedEventAttributes), [], 'nothing was scheduled');
+  assert.equal(existsSync(clusterDir('default', 'forged')), false, 'the provider was never asked for anything');
+  // The test's own check of every history would count the refused tasks: the forged workflow goes.
+  await handle.terminate('forged by the test');
+  await run(toolPaths().temporal, ['workflow', 'delete', '--address', h.env.address, '-w', workflowId]);
+  await until('the forged workflow gone', () => handle.describe().then(() => undefined, () => true));
 });

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { failureConverterPath } from '../../src/codec/data-converter';
 import { historiesDir, historyFromPlainJson, readReplayHistories } from './replay-histories';
 import { dummyBootstrapToken, readableText, redactedPem, secretsLeft } from './redact-secrets';
 
@@ -26,7 +27,7 @@ test('the replay fixtures hold no private key, bootstrap token or kubeconfig cre
 
 test('every captured history replays on the current workflows without a nondeterminism error', async () => {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), failureConverterPath, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
   const failures: string[] = [];
   let replayed = 0;
   const histories = fixtures.map(({ fixture }) => ({ workflowId: fixture.workflowId, history: historyFromPlainJson(fixture.history) }));

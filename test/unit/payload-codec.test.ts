@@ -39,8 +39,10 @@ test('a payload round-trips with its metadata, and what is stored shows neither 
   const [opened] = await codec.decode([sealed!]);
   assert.equal(meta(opened!, 'encoding'), 'json/plain');
   assert.deepEqual(defaultPayloadConverter.fromPayload(opened!), secret);
-  const [unencrypted] = await codec.decode([plain()]);
-  assert.deepEqual(unencrypted, plain(), 'a payload from before encryption reads as it is');
+  await assert.rejects(codec.decode([plain()]), /refused a payload that is not encrypted \(encoding "json\/plain"\).*CAPT_CODEC_ACCEPT_PLAINTEXT=1/, 'plaintext is refused');
+  await assert.rejects(codec.decode([sealed!, { data: Buffer.from('{}') }]), /not encrypted \(encoding ""\)/, 'a payload without metadata too, even beside encrypted ones');
+  const [migrating] = await new AesGcmCodec(keysOf(k1), true).decode([plain()]);
+  assert.deepEqual(migrating, plain(), 'only the migration opt-in reads a payload from before encryption as it is');
 });
 
 test('rotation: with the new key first, old payloads still decrypt and new ones use the new key; a process without it says which key to add', async () => {
