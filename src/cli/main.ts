@@ -6,9 +6,10 @@ import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { manifestVariables, substituteVariables } from '../api/variables';
 import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../client/capt-client';
-import { AesGcmCodec } from '../codec/aes-gcm-codec';
+import { acceptPlaintextEnv, AesGcmCodec } from '../codec/aes-gcm-codec';
 import { codecKeyFile, codecKeyLine, createCodecKeyFile, isCodecKeyId, loadCodecKeys, newCodecKey } from '../codec/codec-keys';
 import { defaultCodecPort, startCodecServer } from '../codec/codec-server';
+import { codecTokenFile, ensureCodecToken } from '../codec/codec-token';
 import { devPersistences, devPorts, devStart, devStatus, devStop, type DevPersistence } from '../dev/dev-stack';
 import { changeDevMachine, type MachineFaultOutcome } from '../dev/dev-machine-faults';
 import { controlPlaneComponents, isControlPlaneComponent, nodeMonitorGraceSeconds } from '../../providers/local/control-plane-components';
@@ -86,7 +87,7 @@ const usage = `capt: Cluster API on Temporal
   capt dev break machine NAME --kubelet|--component C|--all    stop part of a local machine, for demos and tests
   capt dev repair machine NAME [--kubelet|--component C|--all]  undo it (everything, without a flag)
   capt codec key new [--id ID] [--print]   a payload encryption key, written to CAPT_CODEC_KEY_FILE or $CAPT_HOME/codec-keys (never over one)
-  capt codec-server [--port N] [--listen ADDR] [--cors-origin ORIGIN ...]   decodes payloads for the Web UI and \`temporal --codec-endpoint\`
+  capt codec-server [--port N] [--listen ADDR] [--cors-origin ORIGIN ...]   decodes payloads for the Web UI and \`temporal --codec-endpoint\`, for callers with its token
   capt worker                      a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE); prints its build id
   capt worker status               each build of the workers: current or ramping, drainage, workflows still running on it
   capt upgrade workers [BUILD] [--ramp N]   make BUILD (default: the newest one started) current, or ramp it to N%
@@ -415,7 +416,7 @@ async function run(argv: string[]): Promise<number> {
     case 'dev': {
       if (args[0] === 'start') {
         const status = await devStart({ ...devPorts(), persistence: persistenceFlag(values.persistence) }, (line) => out(line));
-        out(`Temporal: ${status.address}\nWeb UI:   ${status.ui}\ncodec:    ${status.codecEndpoint} (temporal workflow show --codec-endpoint ${status.codecEndpoint})\nworker:   pid ${status.worker}\ndatabase: ${status.database}`);
+        out(`Temporal: ${status.address}\nWeb UI:   ${status.ui}\ncodec:    ${status.codecEndpoint} (temporal workflow show --codec-endpoint ${status.codecEndpoint} --codec-auth "Bearer $(cat ${codecTokenFile()})"; a browser opens ${status.codecEndpoint}/login?token=TOKEN once, TOKEN from that file)\nworker:   pid ${status.worker}\ndatabase: ${status.database}`);
       } else if (args[0] === 'stop') {
         await devStop();
         out('stopped Temporal, the codec server and the capt worker (clusters, machines, the database and the key keep their state)');
@@ -441,10 +442,12 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     case 'codec-server': {
+      const codec = new AesGcmCodec(loadCodecKeys(), process.env[acceptPlaintextEnv] === '1');
       const server = await startCodecServer({
-        host: values.listen ?? '127.0.0.1', port: portFlag(values.port ?? String(defaultCodecPort)), corsOrigins: (values['cors-origin'] ?? []).map(originFlag), codec: new AesGcmCodec(loadCodecKeys()),
+        host: values.listen ?? '127.0.0.1', port: portFlag(values.port ?? String(defaultCodecPort)), corsOrigins: (values['cors-origin'] ?? []).map(originFlag), codec,
+        token: await ensureCodecToken(),
       });
-      out(`capt codec server ready at ${server.url}${values['cors-origin']?.length ? `, for Web UIs at ${values['cors-origin'].join(', ')}` : ''}`);
+      out(`capt codec server ready at ${server.url}${values['cors-origin']?.length ? `, for Web UIs at ${values['cors-origin'].join(', ')}` : ''}; callers present the token in ${codecTokenFile()}`);
       await stopSignal();
       await server.close();
       return 0;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { link, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { captHome } from '../config/capt-home';
@@ -76,8 +76,11 @@ export function loadCodecKeys(): CodecKeys {
   const file = codecKeyFile();
   let text: string;
   try {
+    const mode = statSync(file).mode & 0o777;
+    if (mode & 0o077) throw new CodecKeyError(`${file} is readable by others (mode ${mode.toString(8)}); whoever reads it can decrypt every payload: chmod 600 ${file}`);
     text = readFileSync(file, 'utf8');
   } catch (err) {
+    if (err instanceof CodecKeyError) throw err;
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new CodecKeyError(`no payload encryption key: capt encrypts everything it sends through Temporal, and neither ${codecKeysEnv} nor ${file} exists; ${howToCreate()}`);
     }

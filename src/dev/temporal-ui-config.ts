@@ -12,6 +12,7 @@ export function temporalUiConfigYaml(o: { port: number; temporalAddress: string;
     cors: { cookieInsecure: true },
     // Offline here, and an operator's UI should not call out.
     disableNewsFetch: true, notifyOnNewVersion: false, hideLogs: true,
-    ...(o.codecEndpoint ? { codec: { endpoint: o.codecEndpoint } } : {}),
+    // The browser sends the codec server's cookie (set by its /login) only with credentials included.
+    ...(o.codecEndpoint ? { codec: { endpoint: o.codecEndpoint, includeCredentials: true } } : {}),
   });
 }

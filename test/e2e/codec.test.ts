@@ -4,9 +4,12 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { AesGcmCodec } from '../../src/codec/aes-gcm-codec';
 import { codecKeysEnv, loadCodecKeys } from '../../src/codec/codec-keys';
+import { codecTokenFile, readCodecToken } from '../../src/codec/codec-token';
 import { coreTaskQueue } from '../../src/contract/task-queues';
 import { clusterDir } from '../../providers/local/layout';
 import { until } from '../fixtures/until';
@@ -71,8 +74,29 @@ test('Temporal keeps only ciphertext of a cluster capt applied; `temporal workfl
   assert.ok(stored.includes('binary/encrypted') || stored.includes(Buffer.from('binary/encrypted').toString('base64')), 'the payloads are marked encrypted');
   const plainEncoding = ['json/plain', Buffer.from('json/plain').toString('base64')].map((needle) => stored.indexOf(needle)).find((at) => at >= 0);
   assert.equal(plainEncoding, undefined, `not even their encoding shows; found in: ${stored.slice(Math.max(0, (plainEncoding ?? 0) - 400), (plainEncoding ?? 0) + 200)}`);
-  const decoded = await show('--codec-endpoint', `http://127.0.0.1:${codecPort}`);
-  assert.ok(decoded.includes(probe), 'through the codec server, the operator reads the model');
+  const codecEndpoint = `http://127.0.0.1:${codecPort}`;
+  const tokenless = await show('--codec-endpoint', codecEndpoint).catch((err: Error) => err.message);
+  assert.ok(!tokenless.includes(probe), 'without the token the codec server decodes nothing');
+  const decoded = await show('--codec-endpoint', codecEndpoint, '--codec-auth', `Bearer ${readCodecToken()}`);
+  assert.ok(decoded.includes(probe), 'through the codec server, with its token, the operator reads the model');
+  assert.equal((await stat(codecTokenFile())).mode & 0o777, 0o600, 'the token file is its owner\'s alone');
+
+  // No request ends the process: a malformed request line, then a flood with oversized bodies among it.
+  const line = await new Promise<string>((resolve, reject) => {
+    const socket = connect(codecPort, '127.0.0.1', () => socket.end('POST http://a:99999/decode HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+  assert.match(line, /^HTTP\/1.1 4\d\d/);
+  const flood = await Promise.all(Array.from({ length: 200 }, (_, i) => fetch(`${codecEndpoint}/decode`, {
+    method: 'POST', headers: { authorization: `Bearer ${i % 2 ? 'wrong' : readCodecToken()}` }, body: i % 10 === 0 ? 'x'.repeat(5 << 20) : '{"payloads":[]}',
+  }).then((r) => r.status, () => 0)));
+  assert.ok(flood.every((status) => [200, 401, 413, 503, 0].includes(status)), `every request got an answer or was cut: ${[...new Set(flood)].join(', ')}`);
+  assert.ok(flood.includes(200) && flood.includes(401), 'the token decided');
+  const after = await fetch(`${codecEndpoint}/decode`, { method: 'POST', headers: { authorization: `Bearer ${readCodecToken()}` }, body: '{"payloads":[]}' });
+  assert.equal(after.status, 200, 'still answering after the flood');
 
   const preflight = await fetch(`http://127.0.0.1:${codecPort}/decode`, {
     method: 'OPTIONS', headers: { origin: ui, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },

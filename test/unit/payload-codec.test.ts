@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -100,6 +100,9 @@ test('the key file: written whole with mode 0600, never over an existing one; CA
   await assert.rejects(createCodecKeyFile(file, k2), /exists; capt never overwrites a key file/);
   assert.equal(await readFile(file, 'utf8'), first, 'the key file is unchanged');
   assert.equal(loadCodecKeys().source, file);
+  await chmod(file, 0o644);
+  assert.throws(loadCodecKeys, new RegExp(`${file} is readable by others \\(mode 644\\); .*chmod 600`), 'a key file others can read is refused');
+  await chmod(file, 0o600);
   process.env[codecKeysEnv] = codecKeyLine(k2);
   assert.equal(loadCodecKeys().encryptWith.id, 'k2');
   assert.equal(loadCodecKeys().source, codecKeysEnv);
