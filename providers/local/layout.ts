@@ -1,16 +1,19 @@
 import { join } from 'node:path';
 import { captHome } from '../../src/config/capt-home';
+import { pathUnder } from '../../src/util/checked-paths';
 
 /** Where the local provider keeps a cluster's and its machines' state on this host. */
 export const localRoot = () => join(captHome(), 'local');
 /** The cluster agent serves its workers' `kubeadm join` on this port of the cluster's endpoint address. */
 export const agentJoinPort = 6444;
-export const clusterDir = (namespace: string, cluster: string) => join(localRoot(), namespace, cluster);
+/** Names become paths here, whoever sent them: each is checked, and the path stays under the local root. */
+export const clusterDir = (namespace: string, cluster: string) => pathUnder(localRoot(), ['namespace', namespace], ['cluster', cluster]);
+export const namespaceDir = (namespace: string) => pathUnder(localRoot(), ['namespace', namespace]);
 export const clusterRunDir = (dir: string) => join(dir, 'run');
 /** The kubeconfig the simulated kubelets act with, as kwok's do (0600, written by createCluster). */
 export const clusterKubeconfigPath = (dir: string) => join(dir, 'admin.kubeconfig');
 export const machinesDir = (dir: string) => join(dir, 'machines');
-export const machineDir = (dir: string, machine: string) => join(machinesDir(dir), machine);
+export const machineDir = (dir: string, machine: string) => pathUnder(machinesDir(dir), ['machine', machine]);
 /** The provider's record of a machine; its presence means the machine is fully laid out. */
 export const machineRecordPath = (mdir: string) => join(mdir, 'machine.json');
 export const machineRoot = (mdir: string) => join(mdir, 'root');

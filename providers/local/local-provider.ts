@@ -10,7 +10,7 @@ import { claimAddress, releaseAddress } from './addresses';
 import { renderCloudInitScript, scriptInMachine, stepOutputInMachine, type BootstrapReport } from './cloud-init/cloud-init-script';
 import { kubeadmShim } from './kubeadm/kubeadm-shim';
 import {
-  agentJoinPort, bootstrapReportPath, clusterDir, clusterKubeconfigPath, clusterRunDir, localRoot, machineDir, machineHostDir, machineRecordPath, machineRoot, machinesDir, sandboxProcess, sentinelPath,
+  agentJoinPort, bootstrapReportPath, clusterDir, clusterKubeconfigPath, clusterRunDir, machineDir, machineHostDir, machineRecordPath, machineRoot, machinesDir, namespaceDir, sandboxProcess, sentinelPath,
   type LocalClusterRecord, type LocalMachineRecord,
 } from './layout';
 import { clearFault, currentFaults, injectFault, type MachineFault } from './machine-faults';
@@ -199,7 +199,7 @@ export class LocalProvider implements InfrastructureProvider {
 
   /** The local machine of that name in the namespace, whichever cluster it belongs to (names are unique in a namespace). */
   async findMachine(namespace: string, name: string): Promise<MachineRef | undefined> {
-    for (const cluster of await readdir(join(localRoot(), namespace)).catch(() => [] as string[])) {
+    for (const cluster of await readdir(namespaceDir(namespace)).catch(() => [] as string[])) {
       if (await exists(machineRecordPath(machineDir(clusterDir(namespace, cluster), name)))) return { namespace, cluster, name };
     }
     return undefined;

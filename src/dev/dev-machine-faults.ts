@@ -1,4 +1,5 @@
 import { captHome } from '../config/capt-home';
+import { dnsNameRule, isDnsName } from '../util/checked-paths';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { MachineFaultError, type MachineFault } from '../../providers/local/machine-faults';
 import type { MachineRef } from '../../providers/provider';
@@ -14,6 +15,9 @@ export interface MachineFaultOutcome {
 }
 
 async function located(provider: LocalProvider, namespace: string, name: string): Promise<MachineRef> {
+  for (const [what, value] of [['namespace', namespace], ['machine name', name]] as const) {
+    if (!isDnsName(value)) throw new MachineFaultError(`${what} ${JSON.stringify(value.slice(0, 80))} ${dnsNameRule}; \`capt get machines -A\` lists the machines`, 'Refused');
+  }
   const ref = await provider.findMachine(namespace, name);
   if (!ref) {
     throw new MachineFaultError(

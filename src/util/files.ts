@@ -1,4 +1,5 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /** Writes each relative path -> content under `base`, creating folders; keys and configs get mode 0600. */
@@ -20,10 +21,20 @@ export async function readJson<T>(path: string): Promise<T | undefined> {
   }
 }
 
-/** Writes through a temporary file and rename, so a reader never sees half a file. */
+/**
+ * Writes through a temporary file and rename, so a reader never sees half a file. The temporary name is this
+ * write's own and created exclusively (never through a symlink or over another writer's file), with its final
+ * mode from the start.
+ */
 export async function writeFileAtomic(path: string, content: string, mode = 0o644): Promise<void> {
-  await writeFile(`${path}.tmp`, content, { mode });
-  await rename(`${path}.tmp`, path);
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, content, { mode, flag: 'wx' });
+    await rename(temporary, path);
+  } catch (err) {
+    await rm(temporary, { force: true });
+    throw err;
+  }
 }
 
 /** Writes through a temporary file and rename, so a reader never sees half a record. */

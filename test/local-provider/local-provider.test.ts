@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import type { ApplicationFailure } from '@temporalio/common';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { listMembers, removeMember } from '../../src/etcd/etcd-client';
@@ -131,6 +132,24 @@ test('runcmd is confined: writes to the host /etc and /root land inside the mach
   const root = machineRoot(machineDir(clusterDir('default', 'alpha'), 'alpha-jail'));
   assert.equal(await readFile(join(root, 'etc', marker), 'utf8'), 'pwned\n', 'the write landed in the machine');
   assert.equal(await readFile(join(root, 'root', marker), 'utf8'), 'mine\n', 'the machine\'s /root is its own');
+});
+
+test('names from a workflow\'s input are checked where they become paths: \'..\' and the like are refused, non-retryably, and nothing outside CAPT_HOME is touched', async () => {
+  const outside = join(home, '..', `capt-outside-${process.pid}`);
+  await mkdir(join(outside, 'machines'), { recursive: true });
+  const refusal = (err: ApplicationFailure) => {
+    assert.equal(err.type, 'InvalidSpec');
+    assert.equal(err.nonRetryable, true);
+    assert.match(err.message, /must be a lowercase DNS name/);
+    return true;
+  };
+  await assert.rejects(provider.deleteCluster('..', '..'), refusal);
+  await assert.rejects(provider.deleteCluster('default', `../../${basename(outside)}`), refusal);
+  await assert.rejects(provider.deleteMachine({ namespace: 'default', cluster: 'alpha', name: '../../../..' }), refusal);
+  await assert.rejects(driver.machine('a/../../b', 'join'), refusal);
+  assert.ok(existsSync(join(outside, 'machines')), 'the folder outside is still there');
+  assert.ok(existsSync(clusterDir('default', 'alpha')), 'the cluster is still there');
+  await rm(outside, { recursive: true, force: true });
 });
 
 test('deleting the cluster leaves no process, port or directory behind', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Node } from '@kubernetes/client-node';
@@ -87,6 +87,17 @@ test('bad requests change nothing and say what to do: unknown machine, unknown c
   assert.match(worker.stderr, /machine faulty-md-0 is a worker and runs no etcd; break its kubelet or the whole machine instead/);
   assert.equal((await capt('dev', 'break', 'machine', 'faulty-md-0')).code, 2, 'break needs a flag');
   assert.deepEqual(await provider.machineFaults(driver.ref('faulty-md-0')), []);
+  // A name is checked where it becomes a path: a file outside CAPT_HOME that a path through `..` would reach stays as it was.
+  const outside = join(home, '..', `capt-outside-${process.pid}`);
+  await mkdir(join(outside, 'root/run/capt'), { recursive: true });
+  await writeFile(join(outside, 'machine.json'), 'untouched');
+  for (const args of [['machine', `../../../../${basename(outside)}`], ['machine', 'faulty-md-0', '-n', '../..']]) {
+    const escaped = await capt('dev', 'break', ...args, '--all');
+    assert.equal(escaped.code, 2, escaped.stderr);
+    assert.match(escaped.stderr, /(machine name|namespace) ".*" must be a lowercase DNS name/);
+  }
+  assert.equal(await readFile(join(outside, 'machine.json'), 'utf8'), 'untouched');
+  await rm(outside, { recursive: true, force: true });
 });
 
 test('--all stops the whole machine: powered off, only a whole repair brings it back', async () => {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { dnsNameMaxLength, dnsNamePattern, dnsNameRule } from '../../util/checked-paths';
 
 /** Schema pieces shared by the Cluster API kinds. */
-export const dnsName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a lowercase DNS name (a-z, 0-9, "-" and ".")').max(253);
+export const dnsName = z.string().regex(dnsNamePattern, dnsNameRule).max(dnsNameMaxLength);
 
 export const metadata = z.object({
   name: dnsName,
