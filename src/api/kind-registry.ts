@@ -50,7 +50,7 @@ export function fieldPath(kind: string, version: Version, path: string): string 
 }
 
 export function providerOfKind(kind: string): string | undefined {
-  return Object.entries(providerKinds).find(([, p]) => kind in p.schemas)?.[0];
+  return Object.entries(providerKinds).find(([, p]) => Object.hasOwn(p.schemas, kind))?.[0];
 }
 
 export function installedKindsSummary(): string {

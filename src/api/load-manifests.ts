@@ -8,7 +8,7 @@ import { toKubeadmConfigSpec, type ControlPlaneDoc } from './kinds/kubeadm';
 import { fieldPath, groups, installedKindsSummary, kinds, providerKinds, providerOfKind, supportedVersions, type Version } from './kind-registry';
 import { ManifestError, type ManifestLocation, type ManifestProblem } from './manifest-error';
 import type { BootstrapTemplate, ClusterModel, InfrastructureTemplate, MachineTemplateModel } from './model';
-import { substituteVariables } from './variables';
+import { fromEnvironment, substituteVariables } from './variables';
 import { clusterNetworkDefaults } from '../contract/cluster-network';
 import { pausedAnnotation } from '../contract/cluster';
 import { clusterProblems } from '../spec-rules/cluster-rules';
@@ -34,8 +34,10 @@ interface Parsed {
 
 type Raw = { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; namespace?: unknown; labels?: Record<string, string>; annotations?: Record<string, string> } };
 
+/** A field path; a key that is not a plain name (a label key with a newline, say) is quoted, so none reaches a terminal raw. */
 function issuePath(path: PropertyKey[]): string {
-  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out ? `${out}.${String(p)}` : String(p)), '');
+  const segment = (p: PropertyKey) => (/^[A-Za-z0-9_./-]+$/.test(String(p)) ? String(p) : JSON.stringify(String(p).slice(0, 80)));
+  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out ? `${out}.${segment(p)}` : segment(p)), '');
 }
 
 function zodProblems(error: z.ZodError, loc: ManifestLocation, apiVersion: string): ManifestProblem[] {
@@ -49,24 +51,49 @@ function zodProblems(error: z.ZodError, loc: ManifestLocation, apiVersion: strin
   });
 }
 
+/** A cluster is a handful of documents; a thousand is already a fleet, and more is not one apply. */
+export const maxDocuments = 1000;
+/** One cluster's model travels as a workflow's input, and Temporal refuses a payload over 2 MiB: half of it, with room to grow. */
+export const maxModelBytes = 1 << 20;
+
 /** Parses, validates and resolves Cluster API manifests into one model per cluster. Throws ManifestError listing every problem. */
 export function loadManifests(sources: ManifestSource[], vars: Record<string, string | undefined>): ClusterModel[] {
   const problems: ManifestProblem[] = [];
   const parsed: Parsed[] = [];
   for (const source of sources) {
+    const documents = (source.text.match(/^---/gm) ?? []).length + 1;
+    if (documents > maxDocuments) {
+      problems.push({ file: source.file, index: 0, message: `${documents} documents, more than the ${maxDocuments} one apply takes`, hint: 'a cluster is a handful of documents: apply fewer clusters at once' });
+      continue;
+    }
     const { text, missing } = substituteVariables(source.text, vars);
     for (const name of missing) {
-      problems.push({ file: source.file, index: 0, message: `variable \${${name}} is not set and has no default`, hint: `set ${name} in the environment, pass --var ${name}=value, or write \${${name}:=default}` });
+      const hint = fromEnvironment(name) ? `set ${name} in the environment, pass --var ${name}=value, or write \${${name}:=default}`
+        : `${name} is one of capt's own settings or named like a secret, which manifests never take from the environment; pass --var ${name}=value if the manifest must carry it`;
+      problems.push({ file: source.file, index: 0, message: `variable \${${name}} is not set and has no default`, hint });
     }
     parseAllDocuments(text).forEach((doc, index) => {
       const loc: ManifestLocation = { file: source.file, index };
       if (doc.errors.length) return void problems.push({ ...loc, message: `not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}` });
-      const raw = doc.toJS() as Raw | null;
+      let raw: Raw | null;
+      try {
+        raw = doc.toJS() as Raw | null;
+      } catch (err) {
+        // The YAML library refuses alias bombs here, as it builds the value.
+        return void problems.push({ ...loc, message: `not valid YAML: ${(err as Error).message.split('\n')[0]}` });
+      }
       if (raw === null || raw === undefined) return;
       parseDocument(raw, loc, problems, parsed);
     });
   }
+  if (!problems.length && parsed.length === 0) problems.push({ file: sources.map((s) => s.file).join(', '), index: 0, message: 'no manifests found: every document is empty', hint: 'give files with Cluster API objects (apiVersion, kind, metadata, spec)' });
   const clusters = problems.length ? [] : resolve(parsed, problems);
+  for (const cluster of clusters) {
+    const bytes = Buffer.byteLength(JSON.stringify(cluster));
+    if (bytes > maxModelBytes) {
+      problems.push({ file: sources.map((s) => s.file).join(', '), index: 0, kind: 'Cluster', name: cluster.name, message: `cluster ${cluster.name} comes to ${bytes} bytes as capt sends it, over ${maxModelBytes >> 10} KiB (Temporal refuses payloads over 2 MiB)`, hint: 'make its annotations, labels, files and commands smaller, or move big files to where machines fetch them' });
+    }
+  }
   if (problems.length) throw new ManifestError(problems);
   // The model travels as workflow input: plain JSON, with absent fields absent rather than undefined.
   return JSON.parse(JSON.stringify(clusters)) as ClusterModel[];
@@ -78,9 +105,13 @@ function parseDocument(raw: Raw, loc: ManifestLocation, problems: ManifestProble
   const name = typeof raw.metadata?.name === 'string' ? raw.metadata.name : undefined;
   const where = { ...loc, kind, name };
   if (typeof raw.apiVersion !== 'string' || !kind) return void problems.push({ ...where, path: !kind ? 'kind' : 'apiVersion', message: `${!kind ? 'kind' : 'apiVersion'} is missing`, hint: 'every manifest needs apiVersion and kind, e.g. apiVersion: cluster.x-k8s.io/v1beta2, kind: Cluster' });
-  const [group, version] = raw.apiVersion.split('/') as [string, string | undefined];
+  if (raw.apiVersion.split('/').length !== 2) {
+    return void problems.push({ ...where, path: 'apiVersion', message: `apiVersion ${JSON.stringify(raw.apiVersion.slice(0, 100))} is not GROUP/VERSION`, hint: 'e.g. apiVersion: cluster.x-k8s.io/v1beta2' });
+  }
+  const [group, version] = raw.apiVersion.split('/') as [string, string];
   let schema: z.ZodType | undefined;
-  const core = kinds[kind];
+  // Own properties only: a kind such as `constructor` must not find Object's prototype.
+  const core = Object.hasOwn(kinds, kind) ? kinds[kind] : undefined;
   const provider = providerOfKind(kind);
   if (core) {
     if (group !== core.group) return void problems.push({ ...where, path: 'apiVersion', message: `${kind} belongs to ${core.group}, not ${group}`, hint: `use apiVersion: ${core.group}/v1beta2` });

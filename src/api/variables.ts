@@ -1,6 +1,7 @@
 /**
  * clusterctl-style variables: ${VAR}, ${VAR:=default} and ${VAR:-default}. Values come from `--var`
- * first, then the environment. An unset variable without a default is an error naming every such variable.
+ * first, then the environment, except capt's own settings and anything named like a secret (see
+ * `fromEnvironment`). An unset variable without a default is an error naming every such variable.
  */
 const pattern = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:=|:-)([^}]*))?\}/g;
 
@@ -17,9 +18,16 @@ export function substituteVariables(text: string, vars: Record<string, string | 
   return { text: out, missing: [...missing].sort() };
 }
 
-/** The variables manifests see: the environment, overridden by `--var NAME=value` flags. */
+/**
+ * Whether the environment may fill `${name}`: not capt's or Temporal's own settings (CAPT_*, TEMPORAL_*: the
+ * payload keys, TLS keys, addresses) and not a name that says it holds a secret. A manifest reaches machines
+ * and Nodes, so those come only from an explicit `--var`.
+ */
+export const fromEnvironment = (name: string) => !/^(CAPT|TEMPORAL)_/.test(name) && !/KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|CERT/i.test(name);
+
+/** The variables manifests see: the environment's allowed ones, overridden by `--var NAME=value` flags. */
 export function manifestVariables(env: Record<string, string | undefined>, flags: string[]): Record<string, string | undefined> {
-  return { ...env, ...parseVarFlags(flags) };
+  return { ...Object.fromEntries(Object.entries(env).filter(([name]) => fromEnvironment(name))), ...parseVarFlags(flags) };
 }
 
 function parseVarFlags(flags: string[]): Record<string, string> {

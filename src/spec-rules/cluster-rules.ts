@@ -13,10 +13,33 @@ import { problem, type SpecProblem, type SpecSubject } from './spec-problem';
 
 const clusterSubject = (model: ClusterModel): SpecSubject => ({ kind: 'Cluster', namespace: model.namespace, name: model.name });
 
+/** MachineDeployments of one cluster: each is a workflow and a record in the cluster's state, which stays small. */
+export const maxMachineDeployments = 100;
+/** Machines of a cluster's own (outside any owner), likewise. */
+export const maxStandaloneMachines = 100;
+/** Kubernetes' limit on a label value: these names are label values on every machine and Node. */
+const labelValueLength = 63;
+
+function sizeProblems(model: ClusterModel): SpecProblem[] {
+  const out: SpecProblem[] = [];
+  const named = [[clusterSubject(model), model.name], [controlPlaneSubject(model.namespace, model.controlPlane.name), model.controlPlane.name],
+    ...model.machineDeployments.map((md) => [machineDeploymentSubject(model.namespace, md.name), md.name] as const)] as const;
+  for (const [subject, name] of named) {
+    if (name.length > labelValueLength) out.push(problem(subject, 'metadata.name', `the name is ${name.length} characters; its machines carry it as a label value, which Kubernetes limits to ${labelValueLength}`, `use a name of at most ${labelValueLength} characters`));
+  }
+  if (model.machineDeployments.length > maxMachineDeployments) {
+    out.push(problem(clusterSubject(model), 'spec', `${model.machineDeployments.length} MachineDeployments, more than the ${maxMachineDeployments} one cluster takes`, 'use fewer, larger MachineDeployments, or more clusters'));
+  }
+  if ((model.machines?.length ?? 0) > maxStandaloneMachines) {
+    out.push(problem(clusterSubject(model), 'spec', `${model.machines!.length} Machines of its own, more than the ${maxStandaloneMachines} one cluster takes`, 'put workers in a MachineDeployment'));
+  }
+  return out;
+}
+
 /** Every rule of a cluster's desired state, its control plane's and its MachineDeployments'. */
 export function clusterProblems(model: ClusterModel): SpecProblem[] {
   const { namespace, provider, controlPlane } = model;
-  const out = controlPlaneProblems(namespace, controlPlane);
+  const out = [...sizeProblems(model), ...controlPlaneProblems(namespace, controlPlane)];
   for (const m of model.machines ?? []) out.push(...standaloneMachineProblems(namespace, m.name, m.template));
   for (const check of [controlPlane.healthCheck, ...model.machineDeployments.map((md) => md.healthCheck)]) if (check) out.push(...healthCheckProblems(namespace, check));
   const domains = providerFailureDomains[provider] ?? [];

@@ -17,11 +17,21 @@ export function deletionTimeoutProblems(subject: SpecSubject, prefix: string, ti
   });
 }
 
+/**
+ * The most machines one owner runs: Kubernetes documents 5,000 Nodes per cluster, and an owner's records and
+ * its name generator stay bounded (machine names have 16^5 suffixes).
+ */
+export const maxMachinesPerOwner = 10_000;
+
+const tooMany = (subject: SpecSubject, replicas: number) =>
+  [problem(subject, 'spec.replicas', `${replicas} replicas is more than the ${maxMachinesPerOwner} machines one owner runs`, 'Kubernetes supports 5,000 Nodes per cluster: use fewer replicas, or more MachineDeployments or clusters')];
+
 /** Replicas with stacked etcd: at least one, odd, and 3 or more when a rollout deletes before it creates. */
 export function controlPlaneReplicasProblems(subject: SpecSubject, replicas: number, maxSurge: ControlPlaneModel['maxSurge']): SpecProblem[] {
   if (!Number.isInteger(replicas) || replicas < 1) {
     return [problem(subject, 'spec.replicas', `replicas must be a whole number >= 1, got ${replicas}`, 'a control plane needs machines: use 1, 3 or 5')];
   }
+  if (replicas > maxMachinesPerOwner) return tooMany(subject, replicas);
   if (replicas % 2 === 0) return [problem(subject, 'spec.replicas', `${replicas} replicas cannot keep etcd quorum`, 'stacked etcd needs an odd count: use 1, 3 or 5')];
   if (maxSurge === 0 && replicas < 3) {
     return [problem(subject, 'spec.rollout.strategy.rollingUpdate.maxSurge', `maxSurge 0 (delete before create) needs at least 3 replicas, not ${replicas}`, 'use maxSurge 1, or 3 or more replicas')];
@@ -49,6 +59,7 @@ export function controlPlaneProblems(namespace: string, cp: ControlPlaneModel): 
 }
 
 export function machineDeploymentReplicasProblems(subject: SpecSubject, replicas: number): SpecProblem[] {
+  if (Number.isInteger(replicas) && replicas > maxMachinesPerOwner) return tooMany(subject, replicas);
   if (Number.isInteger(replicas) && replicas >= 0) return [];
   return [problem(subject, 'spec.replicas', `replicas must be a whole number >= 0, got ${replicas}`, 'use 0 or more machines')];
 }

@@ -38,7 +38,9 @@ const chunks = <T>(items: T[]): T[][] => Array.from({ length: Math.ceil(items.le
 export function newMachineNames(base: string, count: number, taken: Iterable<string>): string[] {
   const used = new Set(taken);
   const names: string[] = [];
-  while (names.length < count) {
+  // Replicas are bounded far below the 16^5 suffixes, so this ends; the bound only keeps a bug from looping forever.
+  for (let tries = 0; names.length < count; tries++) {
+    if (tries > 100 * count + 1000) throw new Error(`no free machine name ${base}-xxxxx after ${tries} tries: ${used.size} are taken`);
     const name = `${base}-${uuid4().replace(/-/g, '').slice(0, 5)}`;
     if (used.has(name)) continue;
     used.add(name);

@@ -2,7 +2,7 @@ import type { RemediationStrategy } from '../../contract/health-check';
 import { z } from 'zod';
 import type { KubeadmConfigSpec } from '../../contract/kubeadm-config-spec';
 import type { DeletionTimeouts } from '../../contract/machine';
-import { duration, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubernetesVersion, metadata, refV1beta1, refV1beta2, seconds, taint, type Ref } from './common';
+import { duration, labelsAndAnnotations, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubernetesVersion, metadata, refV1beta1, refV1beta2, seconds, taint, type Ref } from './common';
 
 /** KubeadmConfig, KubeadmConfigTemplate and KubeadmControlPlane in v1beta1 and v1beta2, normalised to one model. */
 const kubeletArgsMap = z.record(z.string(), z.string());
@@ -79,7 +79,7 @@ export const kubeadmConfigTemplate = (version: 'v1beta1' | 'v1beta2') => z.objec
   // Cluster API accepts a template with no spec (kubeadm's defaults): so does capt.
   spec: z.object({
     template: z.object({
-      metadata: z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }).strict().optional(),
+      metadata: labelsAndAnnotations.optional(),
       spec: (version === 'v1beta1' ? kubeadmConfigSpecV1beta1 : kubeadmConfigSpecV1beta2).prefault({}),
     }).strict().prefault({}),
   }).strict().prefault({}),
@@ -111,7 +111,7 @@ export const kubeadmControlPlaneV1beta1 = z.object({
   spec: z.object({
     replicas: replicas.optional(), version: kubernetesVersion,
     machineTemplate: z.object({
-      metadata: z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }).strict().optional(),
+      metadata: labelsAndAnnotations.optional(),
       infrastructureRef: refV1beta1, nodeDrainTimeout: duration.optional(), nodeVolumeDetachTimeout: duration.optional(), nodeDeletionTimeout: duration.optional(),
     }).strict(),
     kubeadmConfigSpec: kubeadmConfigSpecV1beta1,
@@ -136,7 +136,7 @@ export const kubeadmControlPlaneV1beta2 = z.object({
   spec: z.object({
     replicas: replicas.optional(), version: kubernetesVersion,
     machineTemplate: z.object({
-      metadata: z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }).strict().optional(),
+      metadata: labelsAndAnnotations.optional(),
       spec: z.object({
         infrastructureRef: refV1beta2,
         deletion: z.object({ nodeDrainTimeoutSeconds: seconds.optional(), nodeVolumeDetachTimeoutSeconds: seconds.optional(), nodeDeletionTimeoutSeconds: seconds.optional() }).strict().optional(),
