@@ -20,6 +20,7 @@ import { appliedText } from './apply-text';
 import { healthTable, healthText } from './health-text';
 import { controlPlaneMachineCount } from './flavors';
 import { readSources, UsageError } from './read-sources';
+import { terminalSafe } from '../util/terminal-text';
 import { rolloutStatusText } from './rollout-status';
 import { repairText } from './repair-text';
 import type { ClusterView } from '../contract/cluster';
@@ -113,8 +114,8 @@ function progressPrinter(): (s: ClusterView) => void {
     const line = parts.join(' | ');
     if (line === last) return;
     last = line;
-    if (process.stdout.isTTY) process.stdout.write(`\r\x1b[K${line.slice(0, (process.stdout.columns ?? 120) - 1)}`);
-    else process.stdout.write(`${line}\n`);
+    if (process.stdout.isTTY) process.stdout.write(`\r\x1b[K${terminalSafe(line).slice(0, (process.stdout.columns ?? 120) - 1)}`);
+    else process.stdout.write(`${terminalSafe(line)}\n`);
   };
 }
 
@@ -142,7 +143,7 @@ async function rolloutStatus(client: CaptClient, kind: OwnerKind, ns: string, na
     if (text !== last) {
       // On a terminal the block is redrawn in place; elsewhere each change is printed once.
       if (tty && lines) process.stdout.write(`\x1b[${lines}A\x1b[J`);
-      process.stdout.write(`${text}\n`);
+      process.stdout.write(`${terminalSafe(text)}\n`);
       lines = text.split('\n').length;
       last = text;
     }
@@ -243,7 +244,8 @@ async function run(argv: string[]): Promise<number> {
     return command || values.help ? 0 : 2;
   }
   const ns = values.namespace ?? 'default';
-  const out = (text: string) => process.stdout.write(`${text}\n`);
+  // Everything shown goes through terminalSafe: conditions, events and outputs come from clusters and machines.
+  const out = (text: string) => process.stdout.write(`${terminalSafe(text)}\n`);
   switch (command) {
     case 'apply': {
       if (!values.filename?.length) throw new UsageError('apply needs -f FILE|DIR|-');
@@ -507,7 +509,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   } catch (err) {
     const e = err as Error;
     const badInput = e instanceof ManifestError || e instanceof UsageError || e instanceof RejectedError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(`error: ${e.message}\n`);
+    process.stderr.write(`error: ${terminalSafe(e.message)}\n`);
     if (verbose && e.stack) process.stderr.write(`${e.stack}\n`);
     process.exitCode = badInput ? 2 : 1;
   }
