@@ -10,7 +10,7 @@ const run = promisify(execFile);
 /**
  * A PostgreSQL server from Debian's package, for the production topology. PostgreSQL refuses to run as
  * root, so a root capt runs it as the package's `postgres` user, and its directory lives outside root's
- * home (which that user cannot enter): in the temp dir, chosen by the caller.
+ * home (which that user cannot enter), where a reboot keeps it: chosen by the caller (postgresDataHome).
  */
 export interface PostgresServer {
   /** Debian's binaries: postgres, initdb, pg_isready. */

@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { captHome } from '../config/capt-home';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { topologyToolPaths } from '../tools';
 import { freePort, freePortBetween } from '../util/free-port';
@@ -32,7 +32,7 @@ export const temporalUiProcess = 'temporal-ui';
 const databaseUser = 'temporal';
 
 interface TopologyState {
-  /** PostgreSQL's own directory (in the temp dir, see postgres-server.ts), its port and superuser password. */
+  /** PostgreSQL's own directory (postgresDataHome), its port and superuser password. */
   postgres: { home: string; port: number; password: string };
   /** Set once both databases have their schema; until then a start creates the database cluster anew. */
   schemaReady: boolean;
@@ -51,12 +51,31 @@ async function readState(stateDir: string): Promise<TopologyState | undefined> {
 const writePrivate = (path: string, text: string) => writeFile(path, text, { mode: 0o600 });
 const saveState = (stateDir: string, state: TopologyState) => writePrivate(statePath(stateDir), JSON.stringify(state, null, 2));
 
-async function newState(): Promise<TopologyState> {
+/**
+ * Where PostgreSQL keeps the topology's data: CAPT_POSTGRES_DIR, else a directory that survives a reboot (never
+ * the temporary directory, which a reboot or the system's cleaning may empty under running clusters). A root
+ * capt runs PostgreSQL as `postgres`, who cannot enter root's home, so its default is under /var/lib/capt,
+ * named after the capt home it serves; otherwise it is `$CAPT_HOME/postgres`.
+ */
+export function postgresDataHome(): string {
+  if (process.env.CAPT_POSTGRES_DIR) return resolve(process.env.CAPT_POSTGRES_DIR);
+  if (process.getuid?.() !== 0) return join(captHome(), 'postgres');
+  return join('/var/lib/capt', `postgres-${createHash('sha256').update(resolve(captHome())).digest('hex').slice(0, 12)}`);
+}
+
+async function newState(home: string): Promise<TopologyState> {
   const ports = {} as ServicePorts;
   const servicePort = () => freePortBetween(10_000, maxServicePort);
   for (const service of temporalServices) ports[service] = { grpc: await servicePort(), membership: await servicePort() };
+  // This capt home has no record of a database there: it belongs to another topology, or to one whose records were lost.
+  if (await access(join(home, 'data', 'PG_VERSION')).then(() => true, () => false)) {
+    throw new Error(`${home} already holds a PostgreSQL database that this capt home (${captHome()}) has no record of; remove it, or point CAPT_POSTGRES_DIR elsewhere`);
+  }
+  // Its parents stay open to PostgreSQL's user; the directory itself becomes that user's alone (initPostgres).
+  await mkdir(dirname(home), { recursive: true, mode: 0o755 });
+  await mkdir(home, { recursive: true, mode: 0o700 });
   return {
-    postgres: { home: await mkdtemp(join(tmpdir(), 'capt-postgres-')), port: await freePort(), password: randomBytes(24).toString('base64url') },
+    postgres: { home, port: await freePort(), password: randomBytes(24).toString('base64url') },
     schemaReady: false,
     ports,
   };
@@ -75,14 +94,14 @@ async function refuseBusyPort(port: number, flag: string): Promise<void> {
 
 /** Get-or-start of every part, in dependency order; returns once the namespace is usable and the UI answers. */
 export async function startPostgresTopology(
-  stateDir: string, ports: TopologyPorts, onStep: (line: string) => void = () => undefined, ui: { codecEndpoint?: string } = {},
+  stateDir: string, ports: TopologyPorts, onStep: (line: string) => void = () => undefined, opts: { codecEndpoint?: string; dataHome?: string } = {},
 ): Promise<void> {
   if (ports.port > maxServicePort) {
     throw new Error(`port ${ports.port}: the Temporal server's PostgreSQL schema keeps service ports in a smallint; choose a port up to ${maxServicePort} (CAPT_DEV_PORT)`);
   }
   const tools = topologyToolPaths();
   await mkdir(stateDir, { recursive: true });
-  const state = (await readState(stateDir)) ?? (await newState());
+  const state = (await readState(stateDir)) ?? (await newState(opts.dataHome ?? postgresDataHome()));
   const pg: PostgresServer = { bin: tools.postgres, home: state.postgres.home, port: state.postgres.port, user: databaseUser, password: state.postgres.password, stateDir };
   const sql = { port: pg.port, user: pg.user, password: pg.password };
   if (!state.schemaReady) {
@@ -129,7 +148,7 @@ export async function startPostgresTopology(
     onStep(`starting the Temporal Web UI on http://127.0.0.1:${ports.uiPort}`);
     const uiDir = join(stateDir, 'temporal-ui');
     await mkdir(uiDir, { recursive: true });
-    await writeFile(join(uiDir, 'ui.yaml'), temporalUiConfigYaml({ port: ports.uiPort, temporalAddress: address, codecEndpoint: ui.codecEndpoint }));
+    await writeFile(join(uiDir, 'ui.yaml'), temporalUiConfigYaml({ port: ports.uiPort, temporalAddress: address, codecEndpoint: opts.codecEndpoint }));
     await startDetached({ name: temporalUiProcess, command: tools.temporalUiServer, args: ['--root', uiDir, '--config', '.', '--env', 'ui', 'start'], stateDir });
   }
   await waitListening(stateDir, temporalUiProcess, ports.uiPort, 'the Temporal Web UI');

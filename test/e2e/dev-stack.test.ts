@@ -7,13 +7,14 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { codecKeysEnv } from '../../src/codec/codec-keys';
 import { availableKubernetesVersions } from '../../src/tools';
-import { deletePostgresTopology } from '../../src/dev/postgres-topology';
+import { deletePostgresTopology, postgresDataHome } from '../../src/dev/postgres-topology';
 import { maxServicePort } from '../../src/dev/temporal-server-config';
 import { freePort, freePortBetween } from '../../src/util/free-port';
 import { listening, processesMentioning } from '../fixtures/leaks';
 
 const run = promisify(execFile);
 const cli = join(__dirname, '../../src/cli/main.js');
+const root = join(__dirname, '../../..');
 let env: Record<string, string>;
 let home: string;
 
@@ -29,6 +30,8 @@ async function capt(...args: string[]): Promise<{ code: number; stdout: string; 
 
 before(async () => {
   home = await mkdtemp(join(tmpdir(), 'capt-home-'));
+  // This process computes the capt home's paths (postgresDataHome) as the CLI does.
+  process.env.CAPT_HOME = home;
   // The production topology's server takes ports up to 32767 only.
   env = {
     CAPT_HOME: home, CAPT_DEV_PORT: String(await freePortBetween(10_000, maxServicePort)), CAPT_DEV_UI_PORT: String(await freePort()), CAPT_DEV_CODEC_PORT: String(await freePort()),
@@ -91,7 +94,10 @@ test('capt dev start --persistence postgres runs the production topology and a w
   const started = await capt('dev', 'start', '--persistence', 'postgres');
   assert.equal(started.code, 0, started.stderr);
   assert.match(started.stdout, /creating Temporal's databases/);
-  assert.match(started.stdout, /database: PostgreSQL 127\.0\.0\.1:\d+, data in \S+capt-postgres-\S+/);
+  const dataHome = postgresDataHome();
+  assert.ok(!dataHome.startsWith(tmpdir()), `the database survives a reboot: ${dataHome} is not in the temporary directory`);
+  assert.ok(started.stdout.includes(`database: PostgreSQL 127.0.0.1:`) && started.stdout.includes(`data in ${join(dataHome, 'data')}`), started.stdout);
+  assert.equal((await stat(dataHome)).mode & 0o777, 0o700, 'readable by its owner only');
   const status = await capt('dev', 'status');
   assert.match(status.stdout, /Temporal: running \(pid \d+, postgres\)/);
   assert.match(status.stdout, /worker:\s+running/);
@@ -105,14 +111,22 @@ test('capt dev start --persistence postgres runs the production topology and a w
   assert.equal(again.code, 0, 'start without --persistence keeps what runs');
   assert.doesNotMatch(again.stdout, /starting/);
 
+  // A cluster made before the whole topology stops is managed after it starts again.
+  const applied = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=kept', '--var', 'WORKER_MACHINE_COUNT=0', '--wait', '--timeout', '5m');
+  assert.equal(applied.code, 0, applied.stderr);
   const { postgres } = JSON.parse(await readFile(join(home, 'dev/topology.json'), 'utf8')) as { postgres: { home: string; port: number } };
   assert.equal((await capt('dev', 'stop')).code, 0);
-  assert.deepEqual(await processesMentioning([home, postgres.home]), [], 'nothing of the topology keeps running');
+  assert.deepEqual(await processesMentioning([join(home, 'dev'), postgres.home]), [], 'nothing of the topology keeps running (the cluster made before keeps its machines, as a stopped management plane does)');
   for (const port of [env.CAPT_DEV_PORT, env.CAPT_DEV_UI_PORT, env.CAPT_DEV_CODEC_PORT, postgres.port]) assert.equal(await listening('127.0.0.1', Number(port)), false, `port ${port} closed`);
 
   const restarted = await capt('dev', 'start', '--persistence', 'postgres');
   assert.equal(restarted.code, 0, restarted.stderr);
   assert.doesNotMatch(restarted.stdout, /creating Temporal's databases/, 'the database is kept');
+  const scaled = await capt('scale', 'machinedeployment', 'kept-md-0', '--replicas', '1', '--wait');
+  assert.equal(scaled.code, 0, `the cluster made before the restart is managed: ${scaled.stderr}`);
+  assert.match((await capt('get', 'machines')).stdout, /kept-md-0-\S+\s.*Running/);
+  const deleted = await capt('delete', 'cluster', 'kept', '--wait');
+  assert.equal(deleted.code, 0, deleted.stderr);
   assert.equal((await capt('dev', 'stop')).code, 0);
   const bad = await capt('dev', 'start', '--persistence', 'mysql');
   assert.deepEqual([bad.code, bad.stderr.trim()], [2, 'error: --persistence mysql: choose sqlite (the Temporal dev server) or postgres (the production topology)']);
