@@ -56,8 +56,12 @@ export const maxDocuments = 1000;
 /** One cluster's model travels as a workflow's input, and Temporal refuses a payload over 2 MiB: half of it, with room to grow. */
 export const maxModelBytes = 1 << 20;
 
-/** Parses, validates and resolves Cluster API manifests into one model per cluster. Throws ManifestError listing every problem. */
-export function loadManifests(sources: ManifestSource[], vars: Record<string, string | undefined>): ClusterModel[] {
+/**
+ * Parses, validates and resolves Cluster API manifests into one model per cluster. Throws ManifestError listing
+ * every problem. With `kubernetesVersions` (what the provider on this host can run), other versions are refused
+ * here rather than when a machine is created.
+ */
+export function loadManifests(sources: ManifestSource[], vars: Record<string, string | undefined>, kubernetesVersions?: string[]): ClusterModel[] {
   const problems: ManifestProblem[] = [];
   const parsed: Parsed[] = [];
   for (const source of sources) {
@@ -89,6 +93,7 @@ export function loadManifests(sources: ManifestSource[], vars: Record<string, st
   if (!problems.length && parsed.length === 0) problems.push({ file: sources.map((s) => s.file).join(', '), index: 0, message: 'no manifests found: every document is empty', hint: 'give files with Cluster API objects (apiVersion, kind, metadata, spec)' });
   const clusters = problems.length ? [] : resolve(parsed, problems);
   for (const cluster of clusters) {
+    if (kubernetesVersions) problems.push(...versionProblems(cluster, kubernetesVersions, sources.map((s) => s.file).join(', ')));
     const bytes = Buffer.byteLength(JSON.stringify(cluster));
     if (bytes > maxModelBytes) {
       problems.push({ file: sources.map((s) => s.file).join(', '), index: 0, kind: 'Cluster', name: cluster.name, message: `cluster ${cluster.name} comes to ${bytes} bytes as capt sends it, over ${maxModelBytes >> 10} KiB (Temporal refuses payloads over 2 MiB)`, hint: 'make its annotations, labels, files and commands smaller, or move big files to where machines fetch them' });
@@ -260,4 +265,17 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
     problems.push(...clusterProblems(cluster).map(located));
   }
   return clusters;
+}
+
+/** Every version the cluster names (control plane, MachineDeployments, its own Machines) that the provider cannot run. */
+function versionProblems(cluster: ClusterModel, available: string[], file: string): ManifestProblem[] {
+  const named = [
+    { kind: 'KubeadmControlPlane', name: cluster.controlPlane.name, version: cluster.controlPlane.version },
+    ...cluster.machineDeployments.map((md) => ({ kind: 'MachineDeployment', name: md.name, version: md.template.version })),
+    ...(cluster.machines ?? []).map((m) => ({ kind: 'Machine', name: m.name, version: m.template.version })),
+  ];
+  return named.filter((n) => !available.includes(n.version)).map((n) => ({
+    file, index: 0, kind: n.kind, name: n.name, path: n.kind === 'MachineDeployment' ? 'spec.template.spec.version' : 'spec.version',
+    message: `Kubernetes ${n.version} is not one the ${cluster.provider} provider can run`, hint: `use one of ${available.join(', ')}`,
+  }));
 }

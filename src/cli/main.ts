@@ -105,6 +105,15 @@ function durationMs(text: string): number {
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'];
 }
 
+/** The Kubernetes versions this host's local provider can run; undefined on a host without capt's tools (a remote CLI), where the provider refuses them later. */
+function localKubernetesVersions(): string[] | undefined {
+  try {
+    return availableKubernetesVersions();
+  } catch {
+    return undefined;
+  }
+}
+
 /** Progress: one rewritten line on a terminal, a line per change otherwise. Ctrl-C stops only the waiting. */
 function progressPrinter(): (s: ClusterView) => void {
   let last = '';
@@ -251,7 +260,7 @@ async function run(argv: string[]): Promise<number> {
       if (!values.filename?.length) throw new UsageError('apply needs -f FILE|DIR|-');
       const dryRun = !!values['dry-run'];
       if (dryRun && values.wait) throw new UsageError('--wait with --dry-run: a dry run changes nothing, so there is nothing to wait for; drop one of them');
-      const models = loadManifests(readSources(values.filename), manifestVariables(process.env, values.var ?? []));
+      const models = loadManifests(readSources(values.filename), manifestVariables(process.env, values.var ?? []), localKubernetesVersions());
       return withClient(async (client) => {
         for (const r of await client.apply(models, { dryRun })) out(appliedText(r, dryRun));
         if (!values.wait) return 0;

@@ -23,7 +23,7 @@ export interface NodeRegistrationOptions {
 }
 
 export interface KubeadmConfigSpec {
-  clusterConfiguration?: { apiServer?: { extraArgs?: Record<string, string> }; networking?: { serviceSubnet?: string; podSubnet?: string; dnsDomain?: string } };
+  clusterConfiguration?: { apiServer?: { certSANs?: string[] }; networking?: { serviceSubnet?: string; podSubnet?: string; dnsDomain?: string } };
   initConfiguration?: { nodeRegistration?: NodeRegistrationOptions };
   joinConfiguration?: { nodeRegistration?: NodeRegistrationOptions };
   files?: BootstrapFile[];

@@ -41,6 +41,8 @@ export interface ControlPlaneNode {
   serviceIP: string;
   /** The cluster's DNS domain (clusterNetwork.serviceDomain): the Service's full name is in the SANs. */
   serviceDomain: string;
+  /** ClusterConfiguration apiServer.certSANs: more names and addresses the apiserver's certificate carries. */
+  certSANs?: string[];
 }
 
 /**
@@ -49,8 +51,10 @@ export interface ControlPlaneNode {
  */
 export async function controlPlaneNodeFiles(cas: ClusterCertificateAuthorities, node: ControlPlaneNode): Promise<Record<string, string>> {
   const dnsNames = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${node.serviceDomain}`, 'localhost', node.nodeName];
-  const ips = [...new Set([node.ip, node.serviceIP, '127.0.0.1', ...(isIP(node.endpointHost) ? [node.endpointHost] : [])])];
+  const extra = node.certSANs ?? [];
+  const ips = [...new Set([node.ip, node.serviceIP, '127.0.0.1', ...(isIP(node.endpointHost) ? [node.endpointHost] : []), ...extra.filter((s) => isIP(s))])];
   if (!isIP(node.endpointHost)) dnsNames.push(node.endpointHost);
+  dnsNames.push(...extra.filter((s) => !isIP(s) && !dnsNames.includes(s)));
   const [apiserver, kubeletClient, etcdClient, frontProxyClient, etcdServer, etcdPeer, controllerManager, scheduler, admin] = await Promise.all([
     issueCertificate(cas.ca, { commonName: 'kube-apiserver', dnsNames, ipAddresses: ips, usage: 'server' }),
     issueCertificate(cas.ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usage: 'client' }),

@@ -1,4 +1,5 @@
 import type { ClusterModel } from '../api/model';
+import { cidrsOverlap, parseClusterCidr } from '../contract/ipv4-cidr';
 import { providerFailureDomains } from '../contract/provider-offers';
 import { newerMinor, versionChangeProblems } from './kubernetes-version';
 import { controlPlaneProblems, controlPlaneSubject, machineDeploymentProblems, machineDeploymentSubject } from './owner-rules';
@@ -29,6 +30,10 @@ function sizeProblems(model: ClusterModel): SpecProblem[] {
   }
   if (model.machineDeployments.length > maxMachineDeployments) {
     out.push(problem(clusterSubject(model), 'spec', `${model.machineDeployments.length} MachineDeployments, more than the ${maxMachineDeployments} one cluster takes`, 'use fewer, larger MachineDeployments, or more clusters'));
+  }
+  const [services, pods] = [parseClusterCidr(model.serviceSubnet), parseClusterCidr(model.podSubnet)];
+  if (typeof services !== 'string' && typeof pods !== 'string' && cidrsOverlap(services, pods)) {
+    out.push(problem(clusterSubject(model), networkFields.podSubnet, `the pod network ${model.podSubnet} overlaps the service network ${model.serviceSubnet}`, 'give pods and Services disjoint ranges, e.g. 10.244.0.0/16 and 10.96.0.0/12'));
   }
   if ((model.machines?.length ?? 0) > maxStandaloneMachines) {
     out.push(problem(clusterSubject(model), 'spec', `${model.machines!.length} Machines of its own, more than the ${maxStandaloneMachines} one cluster takes`, 'put workers in a MachineDeployment'));

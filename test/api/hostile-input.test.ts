@@ -83,6 +83,18 @@ function cases(): Case[] {
     { name: 'an uppercase name', content: clusterNamed('Quick'), expect: /must be a lowercase DNS name/ },
     { name: 'a name with a path in it', content: clusterNamed('../etc'), expect: /must be a lowercase DNS name/ },
     { name: 'maxSurge and maxUnavailable both 0', content: variant((t) => t.replace('maxSurge: 1\n        maxUnavailable: 0', 'maxSurge: 0\n        maxUnavailable: 0')), expect: /maxSurge and maxUnavailable are both 0/ },
+    { name: 'a CIDR with octets past 255', content: variant((t) => t.replace('${SERVICE_CIDR:=10.96.0.0/12}', '999.999.999.999/99')), expect: /at spec\.clusterNetwork\.services\.cidrBlocks\[0\]: "999\.999\.999\.999\/99" each of its four numbers must be 0 to 255/ },
+    { name: 'a loopback pod network', content: variant((t) => t.replace('${POD_CIDR:=10.244.0.0/16}', '127.0.0.0/8')), expect: /"127\.0\.0\.0\/8" is loopback/ },
+    { name: 'a link-local service network', content: variant((t) => t.replace('${SERVICE_CIDR:=10.96.0.0/12}', '169.254.0.0/16')), expect: /is link-local/ },
+    { name: 'service and pod networks that overlap', content: variant((t) => t.replace('${POD_CIDR:=10.244.0.0/16}', '10.96.0.0/16')), expect: /the pod network 10\.96\.0\.0\/16 overlaps the service network 10\.96\.0\.0\/12/ },
+    { name: 'a version the provider cannot run', content: variant((t) => t.replaceAll('${KUBERNETES_VERSION:=v1.36.3}', 'v1.999.0')), expect: /KubeadmControlPlane\/quickstart-control-plane at spec\.version: Kubernetes v1\.999\.0 is not one the local provider can run\n {2}hint: use one of v1\.\d+\.\d+/ },
+    { name: 'gzip-encoded files', content: variant((t) => t.replace('  kubeadmConfigSpec:\n', '  kubeadmConfigSpec:\n    files: [{path: /etc/x, encoding: gzip, content: H4sI}]\n')), expect: /files\[0\]\.encoding: only base64 encoding is decoded/ },
+    { name: 'a file owner other than root', content: variant((t) => t.replace('  kubeadmConfigSpec:\n', '  kubeadmConfigSpec:\n    files: [{path: /etc/x, owner: "nobody:nogroup", content: x}]\n')), expect: /files\[0\]\.owner: files are written as root/ },
+    { name: 'users', content: variant((t) => t.replace('  kubeadmConfigSpec:\n', '  kubeadmConfigSpec:\n    users: [{name: ops}]\n')), expect: /users are not created by capt's providers/ },
+    { name: 'ntp', content: variant((t) => t.replace('  kubeadmConfigSpec:\n', '  kubeadmConfigSpec:\n    ntp: {servers: [pool.ntp.org]}\n')), expect: /ntp is not configured by capt's providers/ },
+    { name: 'apiServer extraArgs', content: variant((t) => t.replace('  kubeadmConfigSpec:\n', '  kubeadmConfigSpec:\n    clusterConfiguration: {apiServer: {extraArgs: {v: "4"}}}\n')), expect: /clusterConfiguration\.apiServer\.extraArgs: unknown field 'extraArgs'|unknown field 'extraArgs'/ },
+    { name: 'a ClusterConfiguration field capt does not carry out', content: variant((t) => t.replace('  kubeadmConfigSpec:\n', '  kubeadmConfigSpec:\n    clusterConfiguration: {etcd: {local: {dataDir: /x}}}\n')), expect: /unknown field 'etcd'/ },
+    { name: 'one Node name for every replica', content: variant((t) => t.replace('    initConfiguration:\n      nodeRegistration:\n', '    initConfiguration:\n      nodeRegistration:\n        name: same-node\n')), expect: /initConfiguration\.nodeRegistration\.name: every machine made from this spec would get the same Node name/ },
     { name: 'an unknown field', content: variant((t) => t.replace('  replicas: ${CONTROL_PLANE_MACHINE_COUNT:=1}', '  replicas: 1\n  replica: 3')), expect: /unknown field 'replica'/ },
   ];
 }

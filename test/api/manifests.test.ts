@@ -132,7 +132,7 @@ const cases: Case[] = [
   { name: 'KCP certificatesExpiryDays not below the certificate validity', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { before: { certificatesExpiryDays: 400 } }; }, path: 'spec.rollout.before.certificatesExpiryDays', message: /certificatesExpiryDays 400 is not less than the 365-day validity/ },
   { name: 'KCP certificatesExpiryDays below a week', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { before: { certificatesExpiryDays: 5 } }; }, path: 'spec.rollout.before.certificatesExpiryDays', message: /certificatesExpiryDays 5 must be a whole number of at least 7 days/ },
   { name: 'v1beta1 KCP certificatesExpiryDays', v1beta1: true, mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rolloutBefore = { certificatesExpiryDays: 365 }; }, path: 'spec.rolloutBefore.certificatesExpiryDays', message: /certificatesExpiryDays 365 is not less than the 365-day validity/ },
-  { name: 'bad CIDR', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.pods.cidrBlocks = ['10.244.0.0']; }, path: 'spec.clusterNetwork.pods.cidrBlocks[0]', message: /must be a CIDR/ },
+  { name: 'bad CIDR', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.pods.cidrBlocks = ['10.244.0.0']; }, path: 'spec.clusterNetwork.pods.cidrBlocks[0]', message: /must be an IPv4 CIDR/ },
   { name: 'dual-stack services', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.services = { cidrBlocks: ['10.96.0.0/12', '10.97.0.0/16'] }; }, path: 'spec.clusterNetwork.services.cidrBlocks', message: /single-stack IPv4 clusters: give one CIDR block/ },
   { name: 'apiServerPort other than 6443', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.apiServerPort = 8443; }, path: 'spec.clusterNetwork.apiServerPort', message: /serve the apiserver on port 6443/ },
   { name: 'relative file path', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.files = [{ path: 'etc/motd', content: 'hi' }]; }, path: 'spec.template.spec.files[0].path', message: /must be an absolute path/ },
@@ -236,15 +236,17 @@ test('Cluster API e2e cluster without the failure domain: accepted with upstream
   const [model] = load('v1.14');
   assert.deepEqual([model!.name, model!.labels, model!.serviceSubnet, model!.podSubnet, model!.serviceDomain, model!.paused], ['capi-e2e', { cni: 'capi-e2e-crs-0' }, '10.128.0.0/12', '192.168.0.0/16', 'cluster.local', false]);
   const cp = model!.controlPlane;
-  assert.deepEqual([cp.replicas, cp.version, cp.maxSurge, cp.kubeadmConfigSpec, cp.infrastructure], [3, 'v1.36.3', 1, {}, { kind: 'LocalMachineTemplate', name: 'capi-e2e-control-plane', spec: {} }]);
+  // The apiserver's certificate carries upstream's extra names and addresses (certSANs), as kubeadm's would.
+  const certSANs = { clusterConfiguration: { apiServer: { certSANs: ['localhost', '127.0.0.1', '0.0.0.0', 'host.docker.internal'] } } };
+  assert.deepEqual([cp.replicas, cp.version, cp.maxSurge, cp.kubeadmConfigSpec, cp.infrastructure], [3, 'v1.36.3', 1, certSANs, { kind: 'LocalMachineTemplate', name: 'capi-e2e-control-plane', spec: {} }]);
   const md = model!.machineDeployments[0]!;
   assert.deepEqual([md.replicas, md.strategy, md.minReadySeconds, md.revisionHistoryLimit, md.paused], [2, { type: 'RollingUpdate', maxSurge: 1, maxUnavailable: 0, deletionOrder: 'Random' }, 0, 10, false]);
   assert.deepEqual(md.template.bootstrap, { kind: 'KubeadmConfigTemplate', name: 'capi-e2e-md-0', config: {} }, 'a KubeadmConfigTemplate with no spec: kubeadm\'s defaults');
   assert.deepEqual([md.template.labels, md.template.annotations, md.template.failureDomain], [{}, {}, undefined]);
   // v1beta1's empty nodeRegistration blocks are the only difference: they say nothing kubeadm would not default.
   const [older] = load('v1.10');
-  assert.deepEqual(older!.controlPlane.kubeadmConfigSpec, { initConfiguration: { nodeRegistration: {} }, joinConfiguration: { nodeRegistration: {} } });
-  older!.controlPlane.kubeadmConfigSpec = {};
+  assert.deepEqual(older!.controlPlane.kubeadmConfigSpec, { ...certSANs, initConfiguration: { nodeRegistration: {} }, joinConfiguration: { nodeRegistration: {} } });
+  older!.controlPlane.kubeadmConfigSpec = certSANs;
   older!.machineDeployments[0]!.template.bootstrap.config = {};
   assert.deepEqual(older, model);
 });

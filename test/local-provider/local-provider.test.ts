@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { ApplicationFailure } from '@temporalio/common';
 import { after, before, test } from 'node:test';
+import { connect } from 'node:tls';
 import { promisify } from 'node:util';
 import { listMembers, removeMember } from '../../src/etcd/etcd-client';
 import { clusterEtcdClientTLS } from '../../src/etcd/etcd-client-tls';
@@ -50,8 +51,18 @@ after(async () => {
 });
 
 test('one control-plane and two worker machines: kubectl shows three Ready nodes whose providerIDs match the machines', async () => {
-  const machines = [await driver.machine('alpha-cp-0', 'init')];
+  const machines = [await driver.machine('alpha-cp-0', 'init', { clusterConfiguration: { apiServer: { certSANs: ['api.capt.example', '10.1.2.3'] } } })];
   assert.deepEqual(await driver.bootstrapResult('alpha-cp-0'), { state: 'succeeded' });
+  // ClusterConfiguration apiServer.certSANs reach the apiserver's certificate, as kubeadm puts them there.
+  const sans = await new Promise<string>((resolve, reject) => {
+    const socket = connect({ host: machines[0]!.addresses[0]!, port: 6443, rejectUnauthorized: false }, () => {
+      resolve(socket.getPeerCertificate().subjectaltname ?? '');
+      socket.end();
+    });
+    socket.on('error', reject);
+  });
+  assert.match(sans, /DNS:api\.capt\.example/);
+  assert.match(sans, /IP Address:10\.1\.2\.3/);
   machines.push(await driver.machine('alpha-md-0', 'join'), await driver.machine('alpha-md-1', 'join'));
   for (const name of ['alpha-md-0', 'alpha-md-1']) assert.deepEqual(await driver.bootstrapResult(name), { state: 'succeeded' });
   const nodes = await until('three Ready nodes', async () => {

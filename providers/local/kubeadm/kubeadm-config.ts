@@ -13,6 +13,7 @@ export interface KubeadmDocuments {
     kubernetesVersion?: string;
     controlPlaneEndpoint?: string;
     networking?: { serviceSubnet?: string; podSubnet?: string; dnsDomain?: string };
+    apiServer?: { certSANs?: string[] };
   };
   init?: { bootstrapTokens?: { token: string; ttl?: string }[]; nodeRegistration?: NodeRegistration };
   join?: {

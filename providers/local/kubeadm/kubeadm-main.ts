@@ -64,6 +64,7 @@ async function writeControlPlaneFiles(meta: MachineMetadata, docs: KubeadmDocume
   const files = await controlPlaneNodeFiles(cas, {
     clusterName: docs.cluster?.clusterName ?? 'kubernetes', nodeName: meta.name, ip: meta.ip, apiserverPort: standardPorts.apiserver,
     endpointHost: endpoint.host, endpointPort: endpoint.port, serviceIP: firstServiceIP(networkingOf(docs).serviceSubnet), serviceDomain: networkingOf(docs).serviceDomain,
+    certSANs: docs.cluster?.apiServer?.certSANs ?? [],
   });
   await writeTree('/etc/kubernetes', files);
 }

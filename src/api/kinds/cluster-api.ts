@@ -1,11 +1,15 @@
 import type { HealthCheckSpec } from '../../contract/health-check';
 import { z } from 'zod';
+import { parseClusterCidr } from '../../contract/ipv4-cidr';
 import type { MachineTemplateFields } from '../../contract/machine';
 import { dnsName, duration, labelsAndAnnotations, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubernetesVersion, metadata, refV1beta1, refV1beta2, seconds, type Ref } from './common';
 
 /** Cluster, Machine, MachineDeployment and MachineHealthCheck (cluster.x-k8s.io v1beta1 and v1beta2), normalised. */
 const cidrBlocks = z.object({
-  cidrBlocks: z.array(z.string().regex(/^\d+\.\d+\.\d+\.\d+\/\d+$/, 'must be a CIDR like 10.96.0.0/12')).min(1).max(1, 'capt runs single-stack IPv4 clusters: give one CIDR block'),
+  cidrBlocks: z.array(z.string().superRefine((cidr, ctx) => {
+    const parsed = parseClusterCidr(cidr);
+    if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `${JSON.stringify(cidr.slice(0, 40))} ${parsed}` });
+  })).min(1).max(1, 'capt runs single-stack IPv4 clusters: give one CIDR block'),
 }).strict();
 const clusterNetwork = z.object({
   services: cidrBlocks.optional(), pods: cidrBlocks.optional(), serviceDomain: dnsName.optional(),

@@ -19,9 +19,10 @@ const nodeRegistration = (args: z.ZodType) => z.object({
 
 const file = z.object({
   path: z.string().startsWith('/', 'must be an absolute path'),
-  owner: z.string().optional(),
+  // A machine's files belong to its root, so other owners would be dropped: refused instead.
+  owner: z.enum(['root', 'root:root'], { message: 'files are written as root: an owner other than root (root:root) is not carried out; chown it in postKubeadmCommands' }).optional(),
   permissions: z.string().regex(/^0?[0-7]{3,4}$/, 'must be an octal mode like 0644').optional(),
-  encoding: z.enum(['base64', 'gzip', 'gzip+base64']).optional(),
+  encoding: z.enum(['base64'], { message: 'only base64 encoding is decoded by capt\'s providers: give the content plain or base64, not gzip' }).optional(),
   append: z.boolean().optional(),
   content: z.string(),
 }).strict();
@@ -33,21 +34,34 @@ const user = z.object({
 }).strict();
 
 const specShape = (args: z.ZodType) => ({
-  // kubeadm's own documents carry many fields capt passes through untouched.
-  clusterConfiguration: z.looseObject({ networking: z.object({ serviceSubnet: z.string().optional(), podSubnet: z.string().optional(), dnsDomain: z.string().optional() }).strict().optional() }).optional(),
+  // Only what capt carries out: any other field of kubeadm's ClusterConfiguration is refused by name, never dropped.
+  clusterConfiguration: z.object({
+    networking: z.object({ serviceSubnet: z.string().optional(), podSubnet: z.string().optional(), dnsDomain: z.string().optional() }).strict().optional(),
+    apiServer: z.object({ certSANs: z.array(z.string().regex(/^[A-Za-z0-9.:*-]{1,253}$/, 'a DNS name or an IP address')).max(100).optional() }).strict().optional(),
+  }).strict().optional(),
   initConfiguration: z.looseObject({ nodeRegistration: nodeRegistration(args).optional() }).optional(),
   joinConfiguration: z.looseObject({ nodeRegistration: nodeRegistration(args).optional() }).optional(),
   files: z.array(file).optional(),
   preKubeadmCommands: z.array(z.string()).optional(),
   postKubeadmCommands: z.array(z.string()).optional(),
-  users: z.array(user).optional(),
+  users: z.array(user).max(0, 'users are not created by capt\'s providers: create them in preKubeadmCommands (useradd) or remove the field').optional(),
   format: z.literal('cloud-config', { message: "only 'cloud-config' is supported by capt's providers" }).optional(),
   verbosity: z.number().int().optional(),
-  ntp: z.looseObject({}).optional(),
+  ntp: z.looseObject({}).refine(() => false, 'ntp is not configured by capt\'s providers (a local machine keeps the host\'s clock): remove the field').optional(),
 });
 
 export const kubeadmConfigSpecV1beta1 = z.object(specShape(kubeletArgsMap)).strict();
 export const kubeadmConfigSpecV1beta2 = z.object(specShape(kubeletArgsList)).strict();
+
+/** A spec many machines share (a template, a control plane's): one Node name for all of them would make them one Node. */
+const sharedSpec = <T extends z.ZodType<{ initConfiguration?: { nodeRegistration?: { name?: string } }; joinConfiguration?: { nodeRegistration?: { name?: string } } }>>(spec: T) =>
+  spec.superRefine((s, ctx) => {
+    for (const phase of ['initConfiguration', 'joinConfiguration'] as const) {
+      if (s[phase]?.nodeRegistration?.name !== undefined) {
+        ctx.addIssue({ code: 'custom', path: [phase, 'nodeRegistration', 'name'], message: 'every machine made from this spec would get the same Node name; remove it (each machine\'s Node is named after the machine)' });
+      }
+    }
+  });
 
 type LooseRegistration = { name?: string; taints?: { key: string; value?: string; effect: string }[]; kubeletExtraArgs?: Record<string, string> | { name: string; value: string }[] } | undefined;
 
@@ -62,14 +76,19 @@ export function toKubeadmConfigSpec(spec: z.infer<typeof kubeadmConfigSpecV1beta
   const init = registration(spec.initConfiguration?.nodeRegistration as LooseRegistration);
   const join = registration(spec.joinConfiguration?.nodeRegistration as LooseRegistration);
   const networking = spec.clusterConfiguration?.networking;
+  const certSANs = spec.clusterConfiguration?.apiServer?.certSANs;
   return {
-    ...(networking ? { clusterConfiguration: { networking: { ...(networking.serviceSubnet ? { serviceSubnet: networking.serviceSubnet } : {}), ...(networking.podSubnet ? { podSubnet: networking.podSubnet } : {}), ...(networking.dnsDomain ? { dnsDomain: networking.dnsDomain } : {}) } } } : {}),
+    ...(networking || certSANs ? {
+      clusterConfiguration: {
+        ...(networking ? { networking: { ...(networking.serviceSubnet ? { serviceSubnet: networking.serviceSubnet } : {}), ...(networking.podSubnet ? { podSubnet: networking.podSubnet } : {}), ...(networking.dnsDomain ? { dnsDomain: networking.dnsDomain } : {}) } } : {}),
+        ...(certSANs ? { apiServer: { certSANs } } : {}),
+      },
+    } : {}),
     ...(init ? { initConfiguration: { nodeRegistration: init } } : {}),
     ...(join ? { joinConfiguration: { nodeRegistration: join } } : {}),
     ...(spec.files ? { files: spec.files } : {}),
     ...(spec.preKubeadmCommands ? { preKubeadmCommands: spec.preKubeadmCommands } : {}),
     ...(spec.postKubeadmCommands ? { postKubeadmCommands: spec.postKubeadmCommands } : {}),
-    ...(spec.users ? { users: spec.users } : {}),
     ...(spec.format ? { format: spec.format } : {}),
   };
 }
@@ -80,7 +99,7 @@ export const kubeadmConfigTemplate = (version: 'v1beta1' | 'v1beta2') => z.objec
   spec: z.object({
     template: z.object({
       metadata: labelsAndAnnotations.optional(),
-      spec: (version === 'v1beta1' ? kubeadmConfigSpecV1beta1 : kubeadmConfigSpecV1beta2).prefault({}),
+      spec: sharedSpec(version === 'v1beta1' ? kubeadmConfigSpecV1beta1 : kubeadmConfigSpecV1beta2).prefault({}),
     }).strict().prefault({}),
   }).strict().prefault({}),
 }).strict();
@@ -114,7 +133,7 @@ export const kubeadmControlPlaneV1beta1 = z.object({
       metadata: labelsAndAnnotations.optional(),
       infrastructureRef: refV1beta1, nodeDrainTimeout: duration.optional(), nodeVolumeDetachTimeout: duration.optional(), nodeDeletionTimeout: duration.optional(),
     }).strict(),
-    kubeadmConfigSpec: kubeadmConfigSpecV1beta1,
+    kubeadmConfigSpec: sharedSpec(kubeadmConfigSpecV1beta1),
     rolloutAfter: z.iso.datetime().optional(),
     rolloutBefore: z.object({ certificatesExpiryDays: certificatesExpiryDays.optional() }).strict().optional(),
     rolloutStrategy: z.object({ type: z.literal('RollingUpdate').optional(), rollingUpdate: z.object({ maxSurge: intOrPercent.optional() }).strict().optional() }).strict().optional(),
@@ -143,7 +162,7 @@ export const kubeadmControlPlaneV1beta2 = z.object({
       }).strict(),
     }).strict(),
     // Optional in v1beta2 (kubeadm's defaults), required in v1beta1.
-    kubeadmConfigSpec: kubeadmConfigSpecV1beta2.prefault({}),
+    kubeadmConfigSpec: sharedSpec(kubeadmConfigSpecV1beta2).prefault({}),
     rollout: z.object({
       after: z.iso.datetime().optional(),
       before: z.object({ certificatesExpiryDays: certificatesExpiryDays.optional() }).strict().optional(),
