@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readFile } from 'node:fs/promises';
 import { readJson } from '../../src/util/files';
+import { readMachineJsonSync } from './machine-files';
+import { trustedRegistration } from './kubelet/trusted-registration';
 import { serveWorkerJoins } from './kubeadm/join-service';
 import { KubeletApi } from './kubelet/kube-api';
 import { kubeletConcurrency, SimulatedKubelets } from './kubelet/simulated-kubelets';
@@ -64,7 +66,7 @@ class MachineFolders {
         this.known.set(name, entry);
       }
       // kubeadm writes the registration once per machine life; until it has, look at every scan.
-      entry.registration ??= readJsonSync<KubeletRegistration>(kubeletConfigPath(mdir));
+      if (entry.record) entry.registration ??= trustedRegistration(entry.record, readMachineJsonSync<KubeletRegistration>(kubeletConfigPath(mdir), entry.record.hostId), names);
       if (entry.record?.power === 'on') powered.push({ record: entry.record, registration: entry.registration });
     }
     return powered;

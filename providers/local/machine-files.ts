@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 
 /**
@@ -33,5 +33,26 @@ export async function readMachineJson<T>(path: string, hostId: number | undefine
     return JSON.parse(text) as T;
   } catch {
     return undefined;
+  }
+}
+
+/** readMachineJson for synchronous callers (the cluster agent's scans): the same checks, the whole file or nothing. */
+export function readMachineJsonSync<T>(path: string, hostId: number | undefined, maxBytes = 64 << 10): T | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || (hostId !== undefined && stat.uid !== hostId) || stat.size > maxBytes) return undefined;
+    const buffer = Buffer.alloc(stat.size);
+    const read = readSync(fd, buffer, 0, stat.size, 0);
+    return JSON.parse(buffer.subarray(0, read).toString('utf8')) as T;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
   }
 }
