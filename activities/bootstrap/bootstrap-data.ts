@@ -1,6 +1,7 @@
 import { renderCloudConfig } from './cloud-config-renderer';
 import { type BootstrapRole } from '../../src/contract/machine';
 import type { ClusterSecrets } from '../../src/contract/cluster-secrets';
+import { caCertHash } from '../../src/pki/certificates';
 import type { KubeadmConfigSpec } from '../../src/contract/kubeadm-config-spec';
 import { clusterNetworkDefaults } from '../../src/contract/cluster-network';
 import { clusterPkiFiles } from '../../src/pki/cluster-pki';
@@ -29,6 +30,7 @@ export function renderBootstrapData(req: BootstrapDataRequest, secrets: ClusterS
     podSubnet: req.podSubnet ?? networking?.podSubnet ?? clusterNetworkDefaults.podSubnet,
     serviceDomain: req.serviceDomain ?? networking?.dnsDomain ?? clusterNetworkDefaults.serviceDomain,
     token: secrets.bootstrapToken,
+    caCertHash: caCertHash(secrets.ca.cert),
     clusterPki: req.role === 'join' ? undefined : clusterPkiFiles(secrets),
   });
 }

@@ -17,6 +17,8 @@ export interface ClusterFacts {
   serviceDomain: string;
   /** The bootstrap token (secret: it lives only in the rendered data, never in workflow state). */
   token: string;
+  /** The cluster CA's pin (caCertHash), which a joining machine checks the control plane against. */
+  caCertHash: string;
   /** Files of etc/kubernetes/pki holding the cluster CAs, for control-plane machines (secret). */
   clusterPki?: Record<string, string>;
 }
@@ -44,7 +46,7 @@ function kubeadmDocuments(role: BootstrapRole, spec: KubeadmConfigSpec, facts: C
     ? { apiVersion: api, kind: 'InitConfiguration', bootstrapTokens: [{ token: facts.token }], nodeRegistration: withTaints(spec.initConfiguration?.nodeRegistration, true) }
     : {
         apiVersion: api, kind: 'JoinConfiguration',
-        discovery: { bootstrapToken: { apiServerEndpoint: facts.controlPlaneEndpoint, token: facts.token, unsafeSkipCAVerification: true } },
+        discovery: { bootstrapToken: { apiServerEndpoint: facts.controlPlaneEndpoint, token: facts.token, caCertHashes: [facts.caCertHash] } },
         nodeRegistration: withTaints(spec.joinConfiguration?.nodeRegistration, role === 'join-control-plane'),
         ...(role === 'join-control-plane' ? { controlPlane: {} } : {}),
       };
@@ -61,7 +63,6 @@ export function renderCloudConfig(role: BootstrapRole, spec: KubeadmConfigSpec, 
   const cloudConfig = {
     write_files: files.map((f) => ({ path: f.path, ...(f.owner ? { owner: f.owner } : {}), permissions: f.permissions ?? '0644', ...(f.encoding ? { encoding: f.encoding === 'base64' ? 'b64' : f.encoding } : {}), ...(f.append ? { append: true } : {}), content: f.content })),
     runcmd: [...(spec.preKubeadmCommands ?? []), `${kubeadm} && echo success > ${sentinel}`, ...(spec.postKubeadmCommands ?? [])],
-    ...(spec.users?.length ? { users: spec.users.map((u) => ({ name: u.name, ...(u.groups ? { groups: u.groups } : {}), ...(u.shell ? { shell: u.shell } : {}), ...(u.sudo ? { sudo: u.sudo } : {}), ...(u.sshAuthorizedKeys ? { ssh_authorized_keys: u.sshAuthorizedKeys } : {}) })) } : {}),
   };
   return `## template: jinja\n#cloud-config\n${stringify(cloudConfig, { lineWidth: 0 })}`;
 }

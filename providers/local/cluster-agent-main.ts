@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readFile } from 'node:fs/promises';
 import { readJson } from '../../src/util/files';
+import { kubeconfigCredentials } from '../../src/pki/kubeconfig';
 import { readMachineJsonSync } from './machine-files';
 import { trustedRegistration } from './kubelet/trusted-registration';
 import { serveWorkerJoins } from './kubeadm/join-service';
@@ -81,7 +82,8 @@ async function main(): Promise<void> {
     machines.powered().filter((m) => m.record.role === 'control-plane' && !m.record.detached).map((m) => `${m.record.ip}:6443`),
   );
   await lb.listen(cluster.endpoint.host, cluster.endpoint.port);
-  const joins = await serveWorkerJoins(cluster.endpoint.host, agentJoinPort);
+  // Worker joins are checked against the cluster CA of the kubeconfig the host wrote for this agent.
+  const joins = await serveWorkerJoins(cluster.endpoint.host, agentJoinPort, async () => kubeconfigCredentials(await readFile(clusterKubeconfigPath(dir), 'utf8')).ca);
   let kubelets: SimulatedKubelets | undefined;
   // Two loops, so a kubelet report stuck on a slow apiserver never leaves the load balancer's backends stale.
   await Promise.all([

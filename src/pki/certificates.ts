@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,4 +99,9 @@ export async function certifyPublicKey(ca: KeyPair, publicKey: string, request: 
     ]);
     return readFile(join(dir, 'leaf.crt'), 'utf8');
   });
+}
+
+/** kubeadm's pin of a CA (discovery caCertHashes): `sha256:` and the hex SHA-256 of its SubjectPublicKeyInfo. */
+export function caCertHash(caPem: string): string {
+  return `sha256:${createHash('sha256').update(new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' })).digest('hex')}`;
 }

@@ -86,8 +86,12 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   const movedDry = await capt('apply', '--dry-run', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'SERVICE_CIDR=10.200.0.0/16', '--var', 'SERVICE_DOMAIN=fleet.example');
   assert.equal(movedDry.code, 2, 'a dry run refuses what the workflow\'s validator refuses');
   assert.equal(movedDry.stderr, moved.stderr);
-  // The manifests are valid on their own; the cluster workflow's validator refuses the skipped minor version.
-  const skipped = await capt('apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'KUBERNETES_VERSION=v1.38.0', ...network);
+  // On this host the loader refuses a version the provider cannot run; from a host without capt's tools (a
+  // remote CLI) the manifests are valid on their own, and the cluster workflow's validator refuses the skipped minor version.
+  const unrunnable = await capt('apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'KUBERNETES_VERSION=v1.38.0', ...network);
+  assert.equal(unrunnable.code, 2);
+  assert.match(unrunnable.stderr, /KubeadmControlPlane\/e2e-control-plane at spec\.version: Kubernetes v1\.38\.0 is not one the local provider can run/);
+  const skipped = await runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home, CAPT_TOOLS_DIR: join(h.home, 'no-tools') }, 'apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'KUBERNETES_VERSION=v1.38.0', ...network);
   assert.equal(skipped.code, 2, 'a skipped minor version is refused');
   assert.match(skipped.stderr, /KubeadmControlPlane default\/e2e-control-plane at spec\.version: cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0: change one minor version at a time; go to v1\.37\.x first/);
 

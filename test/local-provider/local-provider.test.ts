@@ -11,6 +11,8 @@ import { promisify } from 'node:util';
 import { listMembers, removeMember } from '../../src/etcd/etcd-client';
 import { clusterEtcdClientTLS } from '../../src/etcd/etcd-client-tls';
 import { LocalProvider } from '../../providers/local/local-provider';
+import { joinWorker } from '../../providers/local/kubeadm/worker-join';
+import { caCertHash, createCertificateAuthority } from '../../src/pki/certificates';
 import { clusterDir, clusterKubeconfigPath, machineDir, machineRoot } from '../../providers/local/layout';
 import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
 import { LocalClusterDriver } from '../fixtures/local-cluster';
@@ -79,6 +81,19 @@ test('one control-plane and two worker machines: kubectl shows three Ready nodes
   assert.deepEqual((await processesMentioning([mdir])).map((p) => p.pid).sort(), processesBefore, 'no second set of processes');
   const boots = (await readFile(join(machineRoot(mdir), 'var/log/capt-boots.log'), 'utf8')).trim().split('\n');
   assert.equal(boots.length, 1, `cloud-init ran once: ${boots.join(', ')}`);
+});
+
+test('a worker join checks the cluster CA: a configuration pinning another CA, or an endpoint the pinned CA did not sign, is refused', async () => {
+  const metadata = JSON.stringify({ name: 'alpha-md-x', ip: '127.0.0.1', providerID: 'local://x', kubernetesVersion: version });
+  const config = (pins: string[]) => [
+    'apiVersion: kubeadm.k8s.io/v1beta3', 'kind: JoinConfiguration', 'discovery:', '  bootstrapToken:',
+    `    apiServerEndpoint: ${driver.endpoint}`, `    token: ${driver.secrets.bootstrapToken}`, `    caCertHashes: ${JSON.stringify(pins)}`,
+  ].join('\n');
+  const stranger = await createCertificateAuthority('another-cluster');
+  await assert.rejects(joinWorker(config([caCertHash(stranger.cert)]), metadata, driver.secrets.ca.cert), /caCertHashes does not pin this cluster's CA \(sha256:[0-9a-f]{64}\)/);
+  await assert.rejects(joinWorker(config([caCertHash(stranger.cert)]), metadata, stranger.cert), /did not present a certificate of the pinned cluster CA/);
+  const joined = await joinWorker(config([caCertHash(driver.secrets.ca.cert)]), metadata, driver.secrets.ca.cert);
+  assert.equal(joined.nodeName, 'alpha-md-x', 'the right pin and CA join');
 });
 
 test('a second control-plane machine joins etcd; once its member is removed (the control plane workflow does that, see cluster/control-plane.test), deleting it removes its processes', async () => {

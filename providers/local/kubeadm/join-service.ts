@@ -11,15 +11,15 @@ import { joinWorker } from './worker-join';
  */
 const maxRequestBytes = 1 << 20;
 
-export function serveWorkerJoins(host: string, port: number): Promise<Server> {
-  const server = createServer((socket) => receive(socket));
+export function serveWorkerJoins(host: string, port: number, clusterCA: () => Promise<string>): Promise<Server> {
+  const server = createServer((socket) => receive(socket, clusterCA));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
   });
 }
 
-function receive(socket: Socket): void {
+function receive(socket: Socket, clusterCA: () => Promise<string>): void {
   const chunks: Buffer[] = [];
   let size = 0;
   socket.on('error', () => socket.destroy());
@@ -32,15 +32,15 @@ function receive(socket: Socket): void {
     // Complete once argc + 3 fields are terminated: the last split element is what follows the final NUL.
     if (!Number.isInteger(argc) || fields.length < argc + 4) return;
     socket.removeAllListeners('data');
-    void answer(socket, fields.slice(1, argc + 1), fields[argc + 1]!, fields[argc + 2]!);
+    void answer(socket, fields.slice(1, argc + 1), fields[argc + 1]!, fields[argc + 2]!, clusterCA);
   });
 }
 
-async function answer(socket: Socket, args: string[], metadata: string, config: string): Promise<void> {
+async function answer(socket: Socket, args: string[], metadata: string, config: string, clusterCA: () => Promise<string>): Promise<void> {
   let reply: string;
   try {
     if (args[0] !== 'join' || args.includes('--control-plane')) throw new Error('only worker joins are served here');
-    const registration = await joinWorker(config, metadata);
+    const registration = await joinWorker(config, metadata, await clusterCA());
     reply = `0\n${JSON.stringify(registration)}\nkubeadm join: node ${registration.nodeName} ready\n`;
   } catch (err) {
     reply = `1\n\nkubeadm: ${(err as Error).message}\n`;

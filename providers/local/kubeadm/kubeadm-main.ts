@@ -28,6 +28,11 @@ function usage(): never {
   throw new KubeadmError('usage: kubeadm init --config FILE | kubeadm join [--control-plane] --config FILE');
 }
 
+/** The cluster CA certificate the bootstrap data wrote, which discovery checks the endpoint against. */
+const readClusterCA = () => readFile(joinPath(pki, 'ca.crt'), 'utf8').catch((): string => {
+  throw new KubeadmError(`${joinPath(pki, 'ca.crt')} is missing: the bootstrap data must write the cluster CA for a machine that joins here`);
+});
+
 async function readCAs(): Promise<ClusterCertificateAuthorities> {
   const read = (p: string) => readFile(joinPath(pki, p), 'utf8').catch((): string => {
     throw new KubeadmError(`${joinPath(pki, p)} is missing: the bootstrap data must write the cluster certificate authorities for a control-plane machine`);
@@ -117,7 +122,8 @@ async function createBootstrapToken(client: KubeClient, token: string): Promise<
 
 async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, controlPlane: boolean): Promise<void> {
   const endpoint = joinEndpoint(docs);
-  await checkToken(endpoint, docs.join?.discovery?.bootstrapToken?.token);
+  // The bootstrap data wrote the cluster CA for every machine (kubeadm keeps it in pki/ca.crt).
+  await checkToken(endpoint, docs.join?.discovery?.bootstrapToken, await readClusterCA());
   if (controlPlane) {
     const cas = await readCAs();
     await writeControlPlaneFiles(meta, docs, splitHostPort(endpoint), cas);
