@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { renderCloudInitScript, shellQuote } from '../../providers/local/cloud-init/cloud-init-script';
 
@@ -56,4 +59,28 @@ test('failBootstrap, unparsable user-data and unsupported encodings fail their s
   const gzip = renderCloudInitScript('#cloud-config\nwrite_files:\n- path: /x\n  encoding: gzip\n  content: abc\n', knobs);
   assert.deepEqual(failureReports(gzip), [{ state: 'failed', command: 'write_files /x', exitCode: 3 }]);
   assert.match(gzip, /encoding '\\''gzip'\\'' is not supported/);
+});
+
+test('write_files creates a file in its final mode or narrower: a key is never readable by others while written', async () => {
+  const script = renderCloudInitScript(userData, knobs);
+  const start = script.indexOf('write_file() {');
+  const writeFileFn = script.slice(start, script.indexOf('\n}\n', start) + 3);
+  const dir = await mkdtemp(join(tmpdir(), 'capt-write-file-'));
+  // The content's producer reports the file's mode while write_file is writing it.
+  const modeWhileWriting = (path: string, mode: string) => spawnSync('/bin/sh', ['-c', `${writeFileFn}\n(sleep 0.2; stat -c %a ${shellQuote(path)} >&2; echo aGkK) | write_file ${shellQuote(path)} ${shellQuote(mode)} replace`]).stderr.toString().trim();
+  const modeOf = async (path: string) => ((await stat(path)).mode & 0o777).toString(8);
+  try {
+    const key = join(dir, 'pki/ca.key');
+    assert.equal(modeWhileWriting(key, '0600'), '600', 'a new key is 0600 while written');
+    assert.equal(await modeOf(key), '600');
+    await writeFile(key, 'old', { mode: 0o644 });
+    assert.equal(modeWhileWriting(key, '0600'), '600', 'replacing a world-readable file does not write the key into it');
+    assert.equal(await modeOf(key), '600');
+    assert.equal(await readFile(key, 'utf8'), 'hi\n');
+    const plain = join(dir, 'plain');
+    assert.equal(modeWhileWriting(plain, ''), '600');
+    assert.equal(await modeOf(plain), '644', "cloud-init's default mode once written");
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -71,13 +71,13 @@ step() {
   exit 0
 }
 fail() { printf '%s\\n' "$1"; return 1; }
-# write_file PATH MODE append|replace, base64 content on stdin.
+# write_file PATH MODE append|replace, base64 content on stdin. A replaced file is created afresh under
+# umask 077, so a key is never readable by others while it is written; then it gets MODE (cloud-init's 0644 by default).
 write_file() {
   case $1 in */*) d=\${1%/*} ;; *) d= ;; esac
   if [ -n "$d" ] && [ ! -d "$d" ]; then mkdir -p "$d" || return; fi
-  # Created readable by its owner alone (a key must never be 0644, even for a moment), then given its mode.
-  if [ "$3" = append ]; then (umask 077; base64 -d >> "$1"); else (umask 077; base64 -d > "$1"); fi || return
-  if [ -n "$2" ]; then chmod "$2" "$1"; elif [ "$3" != append ]; then chmod 0644 "$1"; fi
+  if [ "$3" = append ]; then (umask 077; base64 -d >> "$1"); else rm -f "$1" && (umask 077; base64 -d > "$1"); fi || return
+  chmod "\${2:-0644}" "$1"
 }
 # One line per boot: tests use it to prove a machine's bootstrap never ran twice.
 date -u +%Y-%m-%dT%H:%M:%S.%3NZ >> /var/log/capt-boots.log
