@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { link, mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { captHome } from '../config/capt-home';
+import { createFileOnce } from '../util/files';
 
 /**
  * The keys of capt's payload encryption, from CAPT_CODEC_KEYS or else the key file (CAPT_CODEC_KEY_FILE,
@@ -110,20 +110,8 @@ export async function createCodecKeyFile(file: string, key: CodecKey): Promise<v
 }
 
 /** createCodecKeyFile's write; false when `file` exists (and is left as it is). */
-async function linkNewKeyFile(file: string, key: CodecKey): Promise<boolean> {
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(temporary, `# capt payload encryption keys: ID:BASE64, the first encrypts, all decrypt\n${codecKeyLine(key)}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    await link(temporary, file);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  } finally {
-    await rm(temporary, { force: true });
-  }
-}
+const linkNewKeyFile = (file: string, key: CodecKey) =>
+  createFileOnce(file, `# capt payload encryption keys: ID:BASE64, the first encrypts, all decrypt\n${codecKeyLine(key)}\n`, 0o600);
 
 /**
  * Makes sure this host has keys: with neither CAPT_CODEC_KEYS nor a key file, writes a new key file and

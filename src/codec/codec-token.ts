@@ -1,8 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { link, mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { captHome } from '../config/capt-home';
+import { createFileOnce } from '../util/files';
 import { CodecKeyError } from './codec-keys';
 
 /**
@@ -16,16 +16,7 @@ export function codecTokenFile(): string {
 
 /** Creates the token file when there is none (never over one); returns the token. */
 export async function ensureCodecToken(file = codecTokenFile()): Promise<string> {
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(temporary, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    await link(temporary, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    await rm(temporary, { force: true });
-  }
+  await createFileOnce(file, `${randomBytes(32).toString('base64url')}\n`, 0o600);
   return readCodecToken(file);
 }
 
