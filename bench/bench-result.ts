@@ -18,7 +18,8 @@ export function resultHeader(): Record<string, unknown> {
 export const resultPath = (name: string) => join(root, 'bench/results', `${name}.json`);
 
 /** Where a run's raw profiles are kept, beside its result: one folder per repetition. */
-export const profileDir = (name: string, repetition: number) => join(root, 'bench/results/profiles', name, `repetition-${repetition}`);
+export const profileDir = (name: string, repetition: number) =>
+  join(root, 'bench/results/profiles', name, `repetition-${repetition}`);
 
 /** Writes the result to bench/results/<name>.json, and prints it unless `print` is false. */
 export async function writeResult(name: string, result: Record<string, unknown>, print = true): Promise<void> {

@@ -20,8 +20,10 @@ const count = Number(process.argv[2] ?? 20);
 const root = join(__dirname, '../..');
 const E = temporal.api.enums.v1.EventType;
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
-const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
+const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+  Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
 async function main(): Promise<void> {
   const h = new MachineHarness(undefined, { guard: false });
@@ -30,18 +32,25 @@ async function main(): Promise<void> {
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
   const names = Array.from({ length: count }, (_, i) => `fleet-${i}`);
   const result: Record<string, unknown> = {
-    ...resultHeader(), clusters: count,
+    ...resultHeader(),
+    clusters: count,
   };
   try {
     const started = Date.now();
-    const perCluster = await Promise.all(names.map(async (name) => {
-      const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: name, CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2' }) as [ClusterModel];
-      const applied = Date.now();
-      await client.apply([model]);
-      const status = await client.waitForCluster('default', name, () => undefined, 1_800_000);
-      if (status.phase !== 'Provisioned') throw new Error(`${name}: ${status.phase}`);
-      return (Date.now() - applied) / 1000;
-    }));
+    const perCluster = await Promise.all(
+      names.map(async (name) => {
+        const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
+          CLUSTER_NAME: name,
+          CONTROL_PLANE_MACHINE_COUNT: '1',
+          WORKER_MACHINE_COUNT: '2',
+        }) as [ClusterModel];
+        const applied = Date.now();
+        await client.apply([model]);
+        const status = await client.waitForCluster('default', name, () => undefined, 1_800_000);
+        if (status.phase !== 'Provisioned') throw new Error(`${name}: ${status.phase}`);
+        return (Date.now() - applied) / 1000;
+      }),
+    );
     const allRunning = (Date.now() - started) / 1000;
     // Apply -> first activity started, read from each cluster workflow's history.
     const latencies: number[] = [];
@@ -52,15 +61,29 @@ async function main(): Promise<void> {
       latencies.push(ms(firstActivity.eventTime) - ms(start.eventTime));
     }
     const deleteStarted = Date.now();
-    await Promise.all(names.map(async (name) => {
-      await client.deleteCluster('default', name);
-      await client.waitForDeletion('default', name, () => undefined, 1_800_000);
-    }));
+    await Promise.all(
+      names.map(async (name) => {
+        await client.deleteCluster('default', name);
+        await client.waitForDeletion('default', name, () => undefined, 1_800_000);
+      }),
+    );
     const histories = await measureHistories(h.env.client);
     Object.assign(result, {
-      seconds: { allRunning, clusterP50: percentile(perCluster, 50), clusterP95: percentile(perCluster, 95), deleteAll: (Date.now() - deleteStarted) / 1000 },
+      seconds: {
+        allRunning,
+        clusterP50: percentile(perCluster, 50),
+        clusterP95: percentile(perCluster, 95),
+        deleteAll: (Date.now() - deleteStarted) / 1000,
+      },
       applyToFirstActivityMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
-      histories: { runs: histories.runs, maxEvents: histories.maxHistoryEvents, maxBytes: histories.maxHistoryBytes, maxPayloadBytes: histories.maxPayloadBytes, failedWorkflowTasks: histories.failedWorkflowTasks.length, failedWorkflowTaskCauses: histories.failedWorkflowTasks.slice(0, 10) },
+      histories: {
+        runs: histories.runs,
+        maxEvents: histories.maxHistoryEvents,
+        maxBytes: histories.maxHistoryBytes,
+        maxPayloadBytes: histories.maxPayloadBytes,
+        failedWorkflowTasks: histories.failedWorkflowTasks.length,
+        failedWorkflowTaskCauses: histories.failedWorkflowTasks.slice(0, 10),
+      },
       leftover: {
         clusterDirectories: (await readdir(join(localRoot(), 'default')).catch(() => [])).length,
         processes: (await processesMentioning([join(h.home, 'local')])).length,

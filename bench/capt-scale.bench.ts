@@ -24,7 +24,8 @@ const MD = 'bench-md-0';
 
 async function rssMiB(pids: number[]): Promise<number> {
   let kib = 0;
-  for (const pid of pids) kib += Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1] ?? 0);
+  for (const pid of pids)
+    kib += Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1] ?? 0);
   return Math.round(kib / 1024);
 }
 
@@ -42,12 +43,21 @@ function memoryWatcher(workerPid: number, temporal: number[]) {
       await sleep(1000);
     }
   })();
-  return { peaks, stop: async () => { running = false; await done; return peaks; } };
+  return {
+    peaks,
+    stop: async () => {
+      running = false;
+      await done;
+      return peaks;
+    },
+  };
 }
 
 /** The operations go through the CLI, as an operator runs them. */
 async function capt(address: string, ...args: string[]): Promise<void> {
-  await promisify(execFile)(process.execPath, [join(root, 'dist/src/cli/main.js'), ...args], { env: { ...process.env, TEMPORAL_ADDRESS: address } });
+  await promisify(execFile)(process.execPath, [join(root, 'dist/src/cli/main.js'), ...args], {
+    env: { ...process.env, TEMPORAL_ADDRESS: address },
+  });
 }
 
 /**
@@ -68,19 +78,32 @@ async function cpuSeconds(workerPid: number): Promise<Record<string, number>> {
   const of = (pids: number[]) => ticksOf(pids, 11);
   const mentioning = async (needle: string) => (await processesMentioning([needle])).map((p) => p.pid);
   const parts: Record<string, number[]> = {
-    worker: [workerPid], temporal: await mentioning('start-dev'), kubeApiserver: await mentioning('kube-apiserver '),
-    etcd: await mentioning('/etcd '), kubeControllerManager: await mentioning('kube-controller-manager '), kubeScheduler: await mentioning('kube-scheduler '),
-    clusterAgent: await mentioning('cluster-agent-main'), processLauncher: await mentioning('process-launcher-main'), bench: [process.pid],
+    worker: [workerPid],
+    temporal: await mentioning('start-dev'),
+    kubeApiserver: await mentioning('kube-apiserver '),
+    etcd: await mentioning('/etcd '),
+    kubeControllerManager: await mentioning('kube-controller-manager '),
+    kubeScheduler: await mentioning('kube-scheduler '),
+    clusterAgent: await mentioning('cluster-agent-main'),
+    processLauncher: await mentioning('process-launcher-main'),
+    bench: [process.pid],
   };
-  const own = Object.fromEntries(await Promise.all(Object.entries(parts).map(async ([k, pids]) => [k, await of(pids)] as const)));
+  const own = Object.fromEntries(
+    await Promise.all(Object.entries(parts).map(async ([k, pids]) => [k, await of(pids)] as const)),
+  );
   return { ...own, machineProcesses: await ticksOf(parts.processLauncher!, 13) };
 }
 
 /** CPU seconds per machine each part used between two snapshots. */
 const perMachine = (before: Record<string, number>, after: Record<string, number>, machines: number) =>
-  Object.fromEntries(Object.keys(after).map((k) => [k, Number(((after[k]! - (before[k] ?? 0)) / machines).toFixed(4))]));
+  Object.fromEntries(
+    Object.keys(after).map((k) => [k, Number(((after[k]! - (before[k] ?? 0)) / machines).toFixed(4))]),
+  );
 
-const providerMachines = async () => (await readdir(machinesDir(clusterDir('default', 'bench'))).catch(() => [] as string[])).filter((d) => d.startsWith(`${MD}-`)).length;
+const providerMachines = async () =>
+  (await readdir(machinesDir(clusterDir('default', 'bench'))).catch(() => [] as string[])).filter((d) =>
+    d.startsWith(`${MD}-`),
+  ).length;
 
 /**
  * Waits until the MachineDeployment has `replicas` machines, all Running on its newest revision; returns
@@ -95,11 +118,14 @@ async function settle(client: CaptClient, replicas: number, what: string, starte
     const logDue = Date.now() - lastLog > 10_000;
     if ((summary?.ready && summary.replicas === replicas) || logDue) {
       const s = await client.ownerStatus('machinedeployment', 'default', MD);
-      if (s.rolloutComplete && s.machines.length === replicas && s.readyReplicas === replicas) return (Date.now() - startedAt) / 1000;
+      if (s.rolloutComplete && s.machines.length === replicas && s.readyReplicas === replicas)
+        return (Date.now() - startedAt) / 1000;
       if (s.failedMachines) throw new Error(`${what}: ${s.failedMachines} machines failed; ${s.step}`);
       if (logDue) {
         lastLog = Date.now();
-        console.log(`${what}: ${Math.round((Date.now() - startedAt) / 1000)} s, ${s.readyReplicas}/${replicas} ready, ${s.updatedReplicas} updated, ${s.machines.length} machines; ${s.step.slice(0, 160)}`);
+        console.log(
+          `${what}: ${Math.round((Date.now() - startedAt) / 1000)} s, ${s.readyReplicas}/${replicas} ready, ${s.updatedReplicas} updated, ${s.machines.length} machines; ${s.step.slice(0, 160)}`,
+        );
       }
     }
     await sleep(500);
@@ -110,18 +136,26 @@ async function main(): Promise<void> {
   const h = new MachineHarness(undefined, { guard: false });
   await h.start();
   const client = await CaptClient.connect({ address: h.env.address });
-  const memory = memoryWatcher(h.worker!.pid, (await processesMentioning(['start-dev'])).map((p) => p.pid));
+  const memory = memoryWatcher(
+    h.worker!.pid,
+    (await processesMentioning(['start-dev'])).map((p) => p.pid),
+  );
   const result: Record<string, unknown> = {
-    ...resultHeader(), workers,
+    ...resultHeader(),
+    workers,
   };
-  const { stop, letGo } = stopOnSignal('capt\'s stack and its machines', async () => {
+  const { stop, letGo } = stopOnSignal("capt's stack and its machines", async () => {
     await memory.stop();
     await client.close();
     await h.stop();
   });
   try {
     const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
-    const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'bench', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '0' }) as [ClusterModel];
+    const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
+      CLUSTER_NAME: 'bench',
+      CONTROL_PLANE_MACHINE_COUNT: '1',
+      WORKER_MACHINE_COUNT: '0',
+    }) as [ClusterModel];
     // 1000 nodes need more /24 node ranges than the quickstart's /16 pod network holds.
     model.podSubnet = '10.128.0.0/12';
     const md = model.machineDeployments[0]!;
@@ -154,7 +188,9 @@ async function main(): Promise<void> {
     const cpuRollout = perMachine(cpuBeforeRollout, await cpuSeconds(h.worker!.pid), workers);
     const waves = Math.ceil(workers / wave);
     const ideal = waves * (waveCreate + waveDeleteProvider);
-    console.log(`rollout: ${rollout} s; ideal ${ideal.toFixed(1)} s (${waves} waves of ${waveCreate} s create + ${waveDeleteProvider} s delete)`);
+    console.log(
+      `rollout: ${rollout} s; ideal ${ideal.toFixed(1)} s (${waves} waves of ${waveCreate} s create + ${waveDeleteProvider} s delete)`,
+    );
 
     startedAt = Date.now();
     await capt(h.env.address, 'scale', 'machinedeployment', MD, '--replicas', '0');
@@ -178,14 +214,38 @@ async function main(): Promise<void> {
       runningWorkflows: running,
     };
     Object.assign(result, {
-      seconds: { scaleUp, waveCreate, waveDelete, waveDeleteProvider, rollout, rolloutIdeal: ideal, scaleDownToZero: scaleDown, clusterDelete: deletion },
+      seconds: {
+        scaleUp,
+        waveCreate,
+        waveDelete,
+        waveDeleteProvider,
+        rollout,
+        rolloutIdeal: ideal,
+        scaleDownToZero: scaleDown,
+        clusterDelete: deletion,
+      },
       machinesPerSecond: { scaleUp: workers / scaleUp, rollout: workers / rollout },
       rolloutOverIdeal: rollout / ideal,
       cpuSecondsPerMachine: { scaleUp: cpuScaleUp, rolloutReplacement: cpuRollout },
       peakRssMiB: memory.peaks,
-      histories: { runs: histories.runs, maxEvents: histories.maxHistoryEvents, maxBytes: histories.maxHistoryBytes, largest: histories.largest, maxPayloadBytes: histories.maxPayloadBytes, failedWorkflowTasks: histories.failedWorkflowTasks.length, failedWorkflowTaskCauses: histories.failedWorkflowTasks.slice(0, 10) },
-      actions: { total: histories.actions, machineLifecycles: machineRuns.size, perMachine: histories.actions / machineRuns.size,
-        perMachineByKind: Object.fromEntries(Object.entries(histories.actionsByKind).sort(([, a], [, b]) => b - a).map(([k, n]) => [k, Math.round((n / machineRuns.size) * 100) / 100])),
+      histories: {
+        runs: histories.runs,
+        maxEvents: histories.maxHistoryEvents,
+        maxBytes: histories.maxHistoryBytes,
+        largest: histories.largest,
+        maxPayloadBytes: histories.maxPayloadBytes,
+        failedWorkflowTasks: histories.failedWorkflowTasks.length,
+        failedWorkflowTaskCauses: histories.failedWorkflowTasks.slice(0, 10),
+      },
+      actions: {
+        total: histories.actions,
+        machineLifecycles: machineRuns.size,
+        perMachine: histories.actions / machineRuns.size,
+        perMachineByKind: Object.fromEntries(
+          Object.entries(histories.actionsByKind)
+            .sort(([, a], [, b]) => b - a)
+            .map(([k, n]) => [k, Math.round((n / machineRuns.size) * 100) / 100]),
+        ),
       },
       leftover,
     });

@@ -40,25 +40,40 @@ async function main(): Promise<void> {
     if (cp.state !== 'succeeded') throw new Error(`control plane failed: ${JSON.stringify(cp)}`);
     const controlPlaneMs = Date.now() - started;
     const names = Array.from({ length: workers }, (_, i) => `bench-w-${i}`);
-    for (let i = 0; i < names.length; i += 20) await Promise.all(names.slice(i, i + 20).map((n) => driver.machine(n, 'join')));
+    for (let i = 0; i < names.length; i += 20)
+      await Promise.all(names.slice(i, i + 20).map((n) => driver.machine(n, 'join')));
     const kube = new KubeClient(driver.kubeconfig());
     let ready = 0;
     while (ready < workers + 1) {
       await sleep(1000);
-      ready = (await kube.listNodes()).filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+      ready = (await kube.listNodes()).filter((n) =>
+        n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      ).length;
       process.stdout.write(`\r${ready}/${workers + 1} nodes Ready`);
     }
     const allReadyMs = Date.now() - started;
     const ips = (await provider.describeMachine(driver.ref('bench-cp-0')))!.addresses[0]!;
-    const [controlPlane, agent] = await Promise.all([rssOfProcessesMentioning(`${ips}`), rssOfProcessesMentioning('cluster-agent-main')]);
+    const [controlPlane, agent] = await Promise.all([
+      rssOfProcessesMentioning(`${ips}`),
+      rssOfProcessesMentioning('cluster-agent-main'),
+    ]);
     const result = {
-      date: new Date().toISOString(), workers, machineCores: 2,
+      date: new Date().toISOString(),
+      workers,
+      machineCores: 2,
       seconds: { controlPlaneReady: controlPlaneMs / 1000, allNodesReady: allReadyMs / 1000 },
-      memoryMiB: { controlPlaneProcesses: controlPlane.rssMiB, clusterAgent: agent.rssMiB, total: controlPlane.rssMiB + agent.rssMiB },
+      memoryMiB: {
+        controlPlaneProcesses: controlPlane.rssMiB,
+        clusterAgent: agent.rssMiB,
+        total: controlPlane.rssMiB + agent.rssMiB,
+      },
       processes: { controlPlane: controlPlane.count, clusterAgent: agent.count, perWorker: 0 },
     };
     console.log(`\n${JSON.stringify(result, null, 2)}`);
-    await writeFile(join(__dirname, '../../bench/results', `local-${workers}-workers.json`), JSON.stringify(result, null, 2) + '\n');
+    await writeFile(
+      join(__dirname, '../../bench/results', `local-${workers}-workers.json`),
+      JSON.stringify(result, null, 2) + '\n',
+    );
   } finally {
     await provider.deleteCluster('default', 'bench');
     await rm(home, { recursive: true, force: true });

@@ -1,5 +1,11 @@
 import { heartbeating, pollWithHeartbeat } from '../src/util/heartbeat-poll';
-import type { BootstrapCheck, ClusterInfraSpec, InfrastructureProvider, MachineInfraSpec, MachineRef } from './provider';
+import type {
+  BootstrapCheck,
+  ClusterInfraSpec,
+  InfrastructureProvider,
+  MachineInfraSpec,
+  MachineRef,
+} from './provider';
 
 /**
  * The activities every provider serves on its own task queue (`provider-<name>`), built from its
@@ -43,10 +49,14 @@ export function providerActivities(provider: InfrastructureProvider) {
         { intervalMs: 1000, deadline: Date.now() + timeoutSeconds * 1000, progress: () => last },
       );
       const seen = last as BootstrapCheck;
-      return outcome ?? {
-        state: 'failed', command: '(bootstrap timeout)', exitCode: 1,
-        output: `no bootstrap success sentinel within ${timeoutSeconds}s; last state: ${seen.state === 'pending' ? seen.detail : seen.state}`,
-      };
+      return (
+        outcome ?? {
+          state: 'failed',
+          command: '(bootstrap timeout)',
+          exitCode: 1,
+          output: `no bootstrap success sentinel within ${timeoutSeconds}s; last state: ${seen.state === 'pending' ? seen.detail : seen.state}`,
+        }
+      );
     },
   };
 }

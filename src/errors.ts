@@ -14,8 +14,11 @@ export const ErrorType = {
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 
-export const invalidSpec = (message: string, cause?: Error) => ApplicationFailure.create({ message, type: ErrorType.InvalidSpec, nonRetryable: true, cause });
-export const unsupportedVersion = (message: string) => ApplicationFailure.create({ message, type: ErrorType.UnsupportedVersion, nonRetryable: true });
+export const invalidSpec = (message: string, cause?: Error) =>
+  ApplicationFailure.create({ message, type: ErrorType.InvalidSpec, nonRetryable: true, cause });
+export const unsupportedVersion = (message: string) =>
+  ApplicationFailure.create({ message, type: ErrorType.UnsupportedVersion, nonRetryable: true });
 export const clusterSecretsUnavailable = (message: string, cause?: Error) =>
   ApplicationFailure.create({ message, type: ErrorType.ClusterSecretsUnavailable, nonRetryable: false, cause });
-export const hostNotReady = (message: string, cause?: Error) => ApplicationFailure.create({ message, type: ErrorType.HostNotReady, nonRetryable: false, cause });
+export const hostNotReady = (message: string, cause?: Error) =>
+  ApplicationFailure.create({ message, type: ErrorType.HostNotReady, nonRetryable: false, cause });

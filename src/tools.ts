@@ -29,17 +29,23 @@ export function toolPaths(): ToolPaths {
     cached = JSON.parse(readFileSync(manifest, 'utf8')) as ToolPaths;
     return cached;
   } catch {
-    throw new Error(`capt's tools are not installed (${manifest} is missing): run \`npm run setup\` in the capt checkout first`);
+    throw new Error(
+      `capt's tools are not installed (${manifest} is missing): run \`npm run setup\` in the capt checkout first`,
+    );
   }
 }
 
-export type TopologyToolPaths = Required<Pick<ToolPaths, 'temporalServer' | 'temporalSqlTool' | 'temporalUiServer' | 'postgres'>>;
+export type TopologyToolPaths = Required<
+  Pick<ToolPaths, 'temporalServer' | 'temporalSqlTool' | 'temporalUiServer' | 'postgres'>
+>;
 
 /** The production topology's tools; a cache set up before they were added has none of them. */
 export function topologyToolPaths(): TopologyToolPaths {
   const { temporalServer, temporalSqlTool, temporalUiServer, postgres } = toolPaths();
   if (!temporalServer || !temporalSqlTool || !temporalUiServer || !postgres) {
-    throw new Error(`the Temporal server, its schema tool, its Web UI server or PostgreSQL is missing from ${join(toolsDir(), 'manifest.json')}: run \`npm run setup\` in the capt checkout`);
+    throw new Error(
+      `the Temporal server, its schema tool, its Web UI server or PostgreSQL is missing from ${join(toolsDir(), 'manifest.json')}: run \`npm run setup\` in the capt checkout`,
+    );
   }
   return { temporalServer, temporalSqlTool, temporalUiServer, postgres };
 }
@@ -47,7 +53,10 @@ export function topologyToolPaths(): TopologyToolPaths {
 /** The kubectl built with Kubernetes `version` (kubectl supports one minor of skew, so each version has its own). */
 export function kubectlFor(version: string): string {
   const dir = toolPaths().kubernetes[version];
-  if (!dir) throw new Error(`no kubectl for Kubernetes ${version}: capt's tools have ${availableKubernetesVersions().join(', ')}`);
+  if (!dir)
+    throw new Error(
+      `no kubectl for Kubernetes ${version}: capt's tools have ${availableKubernetesVersions().join(', ')}`,
+    );
   return join(dir, 'kubectl');
 }
 

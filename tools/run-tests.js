@@ -32,12 +32,30 @@ const alsoOnPostgres = ['machine-deployment/machine-deployment-rollout', 'fault/
 // moves owners to a new build at continue-as-new, which the dev server's Temporal (1.29.1) cannot.
 const onlyOnPostgres = ['upgrade/worker-upgrade'];
 const runs = selected.flatMap((file) => [
-  { file, temporal: onlyOnPostgres.some((p) => relative(root, file).includes(p)) ? 'postgres' : process.env.CAPT_TEST_TEMPORAL },
-  ...(!process.env.CAPT_TEST_TEMPORAL && alsoOnPostgres.some((p) => relative(root, file).includes(p)) ? [{ file, temporal: 'postgres' }] : []),
+  {
+    file,
+    temporal: onlyOnPostgres.some((p) => relative(root, file).includes(p))
+      ? 'postgres'
+      : process.env.CAPT_TEST_TEMPORAL,
+  },
+  ...(!process.env.CAPT_TEST_TEMPORAL && alsoOnPostgres.some((p) => relative(root, file).includes(p))
+    ? [{ file, temporal: 'postgres' }]
+    : []),
 ]);
 // The longest files first, so the lanes end together.
-const longest = ['cluster/control-plane-upgrade', 'machine-deployment/', 'upgrade/', 'cluster/control-plane.test', 'fault/', 'machine/machine-durability', 'e2e/cli'];
-const rank = (f) => { const i = longest.findIndex((p) => relative(root, f).includes(p)); return i < 0 ? longest.length : i; };
+const longest = [
+  'cluster/control-plane-upgrade',
+  'machine-deployment/',
+  'upgrade/',
+  'cluster/control-plane.test',
+  'fault/',
+  'machine/machine-durability',
+  'e2e/cli',
+];
+const rank = (f) => {
+  const i = longest.findIndex((p) => relative(root, f).includes(p));
+  return i < 0 ? longest.length : i;
+};
 const queue = runs.sort((a, b) => rank(a.file) - rank(b.file));
 const lanes = Math.max(1, Math.min(Number(process.env.CAPT_TEST_LANES ?? 2) || 1, queue.length));
 // A file that hangs is stopped after this long and counted as failed, so CI never stalls on one.
@@ -49,8 +67,15 @@ function runFile({ file, temporal }, lane) {
   return new Promise((resolve) => {
     // Lane n of N claims its own slice of 127.1.0.1 - 127.254.255.254.
     const size = Math.floor(254 / lanes);
-    const env = { ...process.env, CAPT_LOCAL_ADDRESSES: `127.${1 + size * lane}.0.1-127.${size * (lane + 1)}.255.254`, ...(temporal ? { CAPT_TEST_TEMPORAL: temporal } : {}) };
-    const child = spawn(process.execPath, ['--enable-source-maps', '--test', file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = {
+      ...process.env,
+      CAPT_LOCAL_ADDRESSES: `127.${1 + size * lane}.0.1-127.${size * (lane + 1)}.255.254`,
+      ...(temporal ? { CAPT_TEST_TEMPORAL: temporal } : {}),
+    };
+    const child = spawn(process.execPath, ['--enable-source-maps', '--test', file], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const chunks = [];
     let timedOut = false;
     // SIGTERM lets the file's after() hooks stop its servers and machines; SIGKILL if they hang too.
@@ -67,11 +92,14 @@ function runFile({ file, temporal }, lane) {
       const name = `${relative(root, file)}${temporal ? ` [${temporal}]` : ''}`;
       process.stdout.write(`# file ${name} (lane ${lane}, exit ${code ?? signal})\n${text}`);
       const counts = {};
-      for (const key of Object.keys(totals)) counts[key] = Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      for (const key of Object.keys(totals))
+        counts[key] = Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
       for (const key of Object.keys(totals)) totals[key] += counts[key];
-      if (timedOut) failedFiles.push(`${name}: stopped after ${fileTimeoutMs / 60_000} min (CAPT_TEST_FILE_TIMEOUT_MINUTES)`);
+      if (timedOut)
+        failedFiles.push(`${name}: stopped after ${fileTimeoutMs / 60_000} min (CAPT_TEST_FILE_TIMEOUT_MINUTES)`);
       // A file that failed without a failed test (a hook, a crash) still counts as one failure.
-      else if (code !== 0 && counts.fail + counts.cancelled === 0) failedFiles.push(`${name}: exit ${code ?? signal} with no failed test`);
+      else if (code !== 0 && counts.fail + counts.cancelled === 0)
+        failedFiles.push(`${name}: exit ${code ?? signal} with no failed test`);
       resolve();
     });
   });
@@ -85,7 +113,9 @@ void Promise.all(Array.from({ length: lanes }, (_, n) => lane(n))).then(() => {
   // Cancelled tests (a test's own timeout, or its file stopped) are failures, and so is a file that failed whole.
   const failed = totals.fail + totals.cancelled + failedFiles.length;
   for (const f of failedFiles) console.log(`# failed file ${f}`);
-  console.log(`# all files: tests ${totals.tests}, pass ${totals.pass}, fail ${totals.fail}, cancelled ${totals.cancelled}, files failed whole ${failedFiles.length}`);
+  console.log(
+    `# all files: tests ${totals.tests}, pass ${totals.pass}, fail ${totals.fail}, cancelled ${totals.cancelled}, files failed whole ${failedFiles.length}`,
+  );
   console.log(`${totals.pass} passed, ${failed} failed`);
   process.exit(failed > 0 ? 1 : 0);
 });

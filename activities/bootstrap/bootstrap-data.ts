@@ -25,7 +25,9 @@ export interface BootstrapDataRequest {
 export function renderBootstrapData(req: BootstrapDataRequest, secrets: ClusterSecrets): string {
   const networking = req.spec.clusterConfiguration?.networking;
   return renderCloudConfig(req.role, req.spec, {
-    clusterName: req.cluster, kubernetesVersion: req.kubernetesVersion, controlPlaneEndpoint: req.controlPlaneEndpoint,
+    clusterName: req.cluster,
+    kubernetesVersion: req.kubernetesVersion,
+    controlPlaneEndpoint: req.controlPlaneEndpoint,
     serviceSubnet: req.serviceSubnet ?? networking?.serviceSubnet ?? clusterNetworkDefaults.serviceSubnet,
     podSubnet: req.podSubnet ?? networking?.podSubnet ?? clusterNetworkDefaults.podSubnet,
     serviceDomain: req.serviceDomain ?? networking?.dnsDomain ?? clusterNetworkDefaults.serviceDomain,

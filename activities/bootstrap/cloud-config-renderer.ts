@@ -32,37 +32,82 @@ function withTaints(registration: NodeRegistrationOptions | undefined, controlPl
   const base = registration?.taints ?? (controlPlane ? [controlPlaneTaint] : []);
   const taints = base.some((t) => t.key === uninitializedTaint.key) ? base : [...base, uninitializedTaint];
   const kubeletExtraArgs = registration?.kubeletExtraArgs;
-  return { ...(registration?.name ? { name: registration.name } : {}), taints, ...(kubeletExtraArgs ? { kubeletExtraArgs } : {}) };
+  return {
+    ...(registration?.name ? { name: registration.name } : {}),
+    taints,
+    ...(kubeletExtraArgs ? { kubeletExtraArgs } : {}),
+  };
 }
 
 function kubeadmDocuments(role: BootstrapRole, spec: KubeadmConfigSpec, facts: ClusterFacts): string {
   const api = 'kubeadm.k8s.io/v1beta3';
   const cluster = {
-    apiVersion: api, kind: 'ClusterConfiguration', clusterName: facts.clusterName, kubernetesVersion: facts.kubernetesVersion,
-    controlPlaneEndpoint: facts.controlPlaneEndpoint, networking: { serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, dnsDomain: facts.serviceDomain },
+    apiVersion: api,
+    kind: 'ClusterConfiguration',
+    clusterName: facts.clusterName,
+    kubernetesVersion: facts.kubernetesVersion,
+    controlPlaneEndpoint: facts.controlPlaneEndpoint,
+    networking: { serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, dnsDomain: facts.serviceDomain },
     ...(spec.clusterConfiguration?.apiServer ? { apiServer: spec.clusterConfiguration.apiServer } : {}),
   };
-  const second = role === 'init'
-    ? { apiVersion: api, kind: 'InitConfiguration', bootstrapTokens: [{ token: facts.token }], nodeRegistration: withTaints(spec.initConfiguration?.nodeRegistration, true) }
-    : {
-        apiVersion: api, kind: 'JoinConfiguration',
-        discovery: { bootstrapToken: { apiServerEndpoint: facts.controlPlaneEndpoint, token: facts.token, caCertHashes: [facts.caCertHash] } },
-        nodeRegistration: withTaints(spec.joinConfiguration?.nodeRegistration, role === 'join-control-plane'),
-        ...(role === 'join-control-plane' ? { controlPlane: {} } : {}),
-      };
+  const second =
+    role === 'init'
+      ? {
+          apiVersion: api,
+          kind: 'InitConfiguration',
+          bootstrapTokens: [{ token: facts.token }],
+          nodeRegistration: withTaints(spec.initConfiguration?.nodeRegistration, true),
+        }
+      : {
+          apiVersion: api,
+          kind: 'JoinConfiguration',
+          discovery: {
+            bootstrapToken: {
+              apiServerEndpoint: facts.controlPlaneEndpoint,
+              token: facts.token,
+              caCertHashes: [facts.caCertHash],
+            },
+          },
+          nodeRegistration: withTaints(spec.joinConfiguration?.nodeRegistration, role === 'join-control-plane'),
+          ...(role === 'join-control-plane' ? { controlPlane: {} } : {}),
+        };
   return [cluster, second].map((d) => stringify(d)).join('---\n');
 }
 
 export function renderCloudConfig(role: BootstrapRole, spec: KubeadmConfigSpec, facts: ClusterFacts): string {
   const configPath = role === 'init' ? '/run/kubeadm/kubeadm.yaml' : '/run/kubeadm/kubeadm-join-config.yaml';
-  const pkiFiles: BootstrapFile[] = role === 'join' ? [] : Object.entries(facts.clusterPki ?? {}).map(([path, content]) => ({
-    path: `/etc/kubernetes/pki/${path}`, content, permissions: path.endsWith('.key') ? '0600' : '0640', owner: 'root:root',
-  }));
-  const files = [...pkiFiles, ...(spec.files ?? []), { path: configPath, content: kubeadmDocuments(role, spec, facts), permissions: '0640', owner: 'root:root' }];
-  const kubeadm = role === 'init' ? `kubeadm init --config ${configPath}` : `kubeadm join --config ${configPath}${role === 'join-control-plane' ? ' --control-plane' : ''}`;
+  const pkiFiles: BootstrapFile[] =
+    role === 'join'
+      ? []
+      : Object.entries(facts.clusterPki ?? {}).map(([path, content]) => ({
+          path: `/etc/kubernetes/pki/${path}`,
+          content,
+          permissions: path.endsWith('.key') ? '0600' : '0640',
+          owner: 'root:root',
+        }));
+  const files = [
+    ...pkiFiles,
+    ...(spec.files ?? []),
+    { path: configPath, content: kubeadmDocuments(role, spec, facts), permissions: '0640', owner: 'root:root' },
+  ];
+  const kubeadm =
+    role === 'init'
+      ? `kubeadm init --config ${configPath}`
+      : `kubeadm join --config ${configPath}${role === 'join-control-plane' ? ' --control-plane' : ''}`;
   const cloudConfig = {
-    write_files: files.map((f) => ({ path: f.path, ...(f.owner ? { owner: f.owner } : {}), permissions: f.permissions ?? '0644', ...(f.encoding ? { encoding: f.encoding === 'base64' ? 'b64' : f.encoding } : {}), ...(f.append ? { append: true } : {}), content: f.content })),
-    runcmd: [...(spec.preKubeadmCommands ?? []), `${kubeadm} && echo success > ${sentinel}`, ...(spec.postKubeadmCommands ?? [])],
+    write_files: files.map((f) => ({
+      path: f.path,
+      ...(f.owner ? { owner: f.owner } : {}),
+      permissions: f.permissions ?? '0644',
+      ...(f.encoding ? { encoding: f.encoding === 'base64' ? 'b64' : f.encoding } : {}),
+      ...(f.append ? { append: true } : {}),
+      content: f.content,
+    })),
+    runcmd: [
+      ...(spec.preKubeadmCommands ?? []),
+      `${kubeadm} && echo success > ${sentinel}`,
+      ...(spec.postKubeadmCommands ?? []),
+    ],
   };
   return `## template: jinja\n#cloud-config\n${stringify(cloudConfig, { lineWidth: 0 })}`;
 }

@@ -17,12 +17,23 @@ export async function createClusterSecrets(): Promise<ClusterSecrets> {
  * An admin client certificate for `publicKey`, whose private key never leaves the client that asked: the
  * request and this answer go through Temporal's history, and neither holds a secret.
  */
-export async function certifyClusterAdmin(namespace: string, cluster: string, publicKey: string): Promise<{ cert: string; caCert: string }> {
+export async function certifyClusterAdmin(
+  namespace: string,
+  cluster: string,
+  publicKey: string,
+): Promise<{ cert: string; caCert: string }> {
   try {
     const key = createPublicKey(publicKey);
-    if (key.asymmetricKeyType !== 'ec' && !(key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048)) throw new Error(`a ${key.asymmetricKeyType} key`);
+    if (
+      key.asymmetricKeyType !== 'ec' &&
+      !(key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048)
+    )
+      throw new Error(`a ${key.asymmetricKeyType} key`);
   } catch (err) {
-    throw ApplicationFailure.nonRetryable(`the public key to certify is not a PEM EC or RSA (2048 bits or more) public key (${(err as Error).message}); send the SPKI PEM of a new key`, 'InvalidPublicKey');
+    throw ApplicationFailure.nonRetryable(
+      `the public key to certify is not a PEM EC or RSA (2048 bits or more) public key (${(err as Error).message}); send the SPKI PEM of a new key`,
+      'InvalidPublicKey',
+    );
   }
   const { ca } = (await clusterSecrets(namespace, cluster)).secrets;
   return { cert: await certifyPublicKey(ca, publicKey, { ...clusterAdmin, usage: 'client' }), caCert: ca.cert };

@@ -1,7 +1,9 @@
 import { connect } from 'node:tls';
 
 /** When the serving certificate of each machine's kube-apiserver expires, read from the TLS handshake. */
-export async function controlPlaneCertificateExpiry(input: { machines: { name: string; address: string }[] }): Promise<Record<string, string>> {
+export async function controlPlaneCertificateExpiry(input: {
+  machines: { name: string; address: string }[];
+}): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const m of input.machines) {
     const notAfter = await servingCertificateNotAfter(m.address, 6443).catch(() => undefined);
@@ -19,7 +21,9 @@ function servingCertificateNotAfter(host: string, port: number): Promise<string>
       if (validTo) resolve(new Date(validTo).toISOString());
       else reject(new Error(`${host}:${port} presented no certificate`));
     });
-    socket.on('timeout', () => socket.destroy(new Error(`${host}:${port} did not finish the TLS handshake within 2 s`)));
+    socket.on('timeout', () =>
+      socket.destroy(new Error(`${host}:${port} did not finish the TLS handshake within 2 s`)),
+    );
     socket.on('error', reject);
   });
 }

@@ -9,9 +9,7 @@ export const drainLabel = 'cluster.x-k8s.io/drain';
 const mirrorAnnotation = 'kubernetes.io/config.mirror';
 
 type PodDecision =
-  | { action: 'skip'; reason: string }
-  | { action: 'wait'; reason: string }
-  | { action: 'evict'; warning?: string };
+  { action: 'skip'; reason: string } | { action: 'wait'; reason: string } | { action: 'evict'; warning?: string };
 
 export interface DrainPassResult {
   evicted: string[];
@@ -36,10 +34,12 @@ export function nodeUnreachable(node: V1Node | undefined): boolean {
 /** The filter pipeline: the first rule that decides, wins. */
 async function decide(pod: V1Pod, client: KubeClient, unreachable: boolean, now: number): Promise<PodDecision> {
   const meta = pod.metadata!;
-  if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return { action: 'skip', reason: 'completed' };
+  if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed')
+    return { action: 'skip', reason: 'completed' };
   if (meta.annotations?.[mirrorAnnotation] !== undefined) return { action: 'skip', reason: 'mirror pod' };
   const owner = meta.ownerReferences?.find((o) => o.controller);
-  if (owner?.kind === 'DaemonSet' && (await client.daemonSetExists(meta.namespace!, owner.name))) return { action: 'skip', reason: `managed by DaemonSet ${owner.name}` };
+  if (owner?.kind === 'DaemonSet' && (await client.daemonSetExists(meta.namespace!, owner.name)))
+    return { action: 'skip', reason: `managed by DaemonSet ${owner.name}` };
   if (meta.labels?.[drainLabel] === 'skip') return { action: 'skip', reason: `labelled ${drainLabel}=skip` };
   if (meta.deletionTimestamp) {
     // On an unreachable node, pods terminating for more than a second will never report back.
@@ -47,7 +47,8 @@ async function decide(pod: V1Pod, client: KubeClient, unreachable: boolean, now:
     if (unreachable && since > 1000) return { action: 'skip', reason: 'terminating on an unreachable node' };
     return { action: 'wait', reason: 'terminating' };
   }
-  if (meta.labels?.[drainLabel] === 'wait-completed') return { action: 'wait', reason: `labelled ${drainLabel}=wait-completed, waiting for it to complete` };
+  if (meta.labels?.[drainLabel] === 'wait-completed')
+    return { action: 'wait', reason: `labelled ${drainLabel}=wait-completed, waiting for it to complete` };
   const warnings: string[] = [];
   if (!owner) warnings.push('has no controller: it will not be recreated');
   if (pod.spec?.volumes?.some((v) => v.emptyDir)) warnings.push('uses emptyDir: its local data is lost');
@@ -56,7 +57,15 @@ async function decide(pod: V1Pod, client: KubeClient, unreachable: boolean, now:
 
 export async function drainPass(client: KubeClient, nodeName: string, now = Date.now()): Promise<DrainPassResult> {
   const node = await client.getNode(nodeName);
-  const result: DrainPassResult = { evicted: [], blocked: [], waiting: [], skipped: [], warnings: [], done: false, volumesAttached: node?.status?.volumesAttached?.length ?? 0 };
+  const result: DrainPassResult = {
+    evicted: [],
+    blocked: [],
+    waiting: [],
+    skipped: [],
+    warnings: [],
+    done: false,
+    volumesAttached: node?.status?.volumesAttached?.length ?? 0,
+  };
   if (!node) return { ...result, done: true };
   await client.cordon(nodeName);
   const unreachable = nodeUnreachable(node);

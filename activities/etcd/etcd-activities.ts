@@ -10,7 +10,10 @@ export interface EtcdTarget {
   addresses: string[];
 }
 
-async function firstAnswering(target: EtcdTarget, tls: Awaited<ReturnType<typeof etcdClientTLS>>): Promise<{ endpoint: string; members: EtcdMember[] }> {
+async function firstAnswering(
+  target: EtcdTarget,
+  tls: Awaited<ReturnType<typeof etcdClientTLS>>,
+): Promise<{ endpoint: string; members: EtcdMember[] }> {
   const errors: string[] = [];
   for (const ip of target.addresses) {
     const endpoint = `https://${ip}:2379`;
@@ -20,20 +23,29 @@ async function firstAnswering(target: EtcdTarget, tls: Awaited<ReturnType<typeof
       errors.push((err as Error).message);
     }
   }
-  throw ApplicationFailure.create({ message: `no etcd member answered: ${errors.join('; ')}`, type: 'EtcdUnavailable' });
+  throw ApplicationFailure.create({
+    message: `no etcd member answered: ${errors.join('; ')}`,
+    type: 'EtcdUnavailable',
+  });
 }
 
 /**
  * Takes a machine's member out of etcd: leadership moves off it first if it leads, and removal only
  * happens when the remaining members keep quorum. A member already gone is success.
  */
-export async function removeEtcdMember(target: EtcdTarget & { memberName: string; memberAddress: string }): Promise<void> {
+export async function removeEtcdMember(
+  target: EtcdTarget & { memberName: string; memberAddress: string },
+): Promise<void> {
   const tls = await etcdClientTLS(target.namespace, target.cluster);
   const others = { ...target, addresses: target.addresses.filter((a) => a !== target.memberAddress) };
   const { endpoint, members } = await firstAnswering(others, tls);
   const leaving = members.find((m) => m.name === target.memberName);
   if (!leaving) return;
-  if (members.length - 1 < 1) throw ApplicationFailure.nonRetryable(`removing ${target.memberName} would leave etcd with no members`, 'QuorumLost');
+  if (members.length - 1 < 1)
+    throw ApplicationFailure.nonRetryable(
+      `removing ${target.memberName} would leave etcd with no members`,
+      'QuorumLost',
+    );
   const leader = await leaderId(endpoint, tls);
   if (leader === leaving.id) {
     const successor = members.find((m) => m.id !== leaving.id)!;

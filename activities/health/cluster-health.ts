@@ -1,4 +1,9 @@
-import type { ClusterHealth, ClusterHealthInput, NodesHealth, SystemPodsHealth } from '../../src/contract/cluster-health';
+import type {
+  ClusterHealth,
+  ClusterHealthInput,
+  NodesHealth,
+  SystemPodsHealth,
+} from '../../src/contract/cluster-health';
 import type { KubeClient } from '../../src/kube/kube-client';
 import { heartbeating } from '../../src/util/heartbeat-poll';
 import { etcdClientTLS } from '../etcd/etcd-credentials';
@@ -28,13 +33,23 @@ const holdingResources = 'status.phase!=Succeeded,status.phase!=Failed';
 async function checkNodes(kube: KubeClient): Promise<NodesHealth> {
   return withinTimeout(Promise.all([kube.listNodes(), kube.listPods(holdingResources)]), 'listing Nodes and pods').then(
     ([nodes, pods]) => nodesHealth(nodes, pods),
-    (err) => ({ error: failedPart(err), total: 0, ready: 0, unhealthy: [], unhealthyOmitted: 0, allocated: [], mostAllocated: [] }),
+    (err) => ({
+      error: failedPart(err),
+      total: 0,
+      ready: 0,
+      unhealthy: [],
+      unhealthyOmitted: 0,
+      allocated: [],
+      mostAllocated: [],
+    }),
   );
 }
 
 async function checkSystemPods(kube: KubeClient): Promise<SystemPodsHealth> {
-  return withinTimeout(kube.listPods('metadata.namespace=kube-system').then((pods) => systemPodsHealth(kube, pods)), 'listing kube-system pods')
-    .catch((err) => ({ error: failedPart(err), total: 0, problems: [], problemsOmitted: 0 }));
+  return withinTimeout(
+    kube.listPods('metadata.namespace=kube-system').then((pods) => systemPodsHealth(kube, pods)),
+    'listing kube-system pods',
+  ).catch((err) => ({ error: failedPart(err), total: 0, problems: [], problemsOmitted: 0 }));
 }
 
 /**
@@ -49,11 +64,23 @@ export async function checkClusterHealth(input: ClusterHealthInput): Promise<Clu
     const kube = await workloadClient(input.namespace, input.cluster);
     const machines = input.controlPlaneMachines;
     const [readyz, controlPlane, etcd, nodes, systemPods] = await Promise.all([
-      endpointReadyz(input.endpoint), Promise.all(machines.map(machineComponents)), etcdHealth(machines, tls), checkNodes(kube), checkSystemPods(kube),
+      endpointReadyz(input.endpoint),
+      Promise.all(machines.map(machineComponents)),
+      etcdHealth(machines, tls),
+      checkNodes(kube),
+      checkSystemPods(kube),
     ]);
     const parts = { endpoint: { address: input.endpoint, readyz }, controlPlane, etcd, nodes, systemPods };
     const { problems, problemsOmitted } = healthProblems(parts);
     const { namespace, cluster } = input;
-    return { namespace, cluster, checkedAt: new Date().toISOString(), healthy: problems.length === 0, problems, problemsOmitted, ...parts };
+    return {
+      namespace,
+      cluster,
+      checkedAt: new Date().toISOString(),
+      healthy: problems.length === 0,
+      problems,
+      problemsOmitted,
+      ...parts,
+    };
   });
 }

@@ -4,7 +4,10 @@ import { endpointStatus, listMembers, type EtcdMember, type EtcdTLS } from '../.
 const etcdClientPort = 2379;
 
 /** The member list from the first control-plane machine whose etcd answers, with why each one before it did not. */
-async function memberList(machines: { name: string; address?: string }[], tls: EtcdTLS): Promise<{ members?: EtcdMember[]; errors: Map<string, string> }> {
+async function memberList(
+  machines: { name: string; address?: string }[],
+  tls: EtcdTLS,
+): Promise<{ members?: EtcdMember[]; errors: Map<string, string> }> {
   const errors = new Map<string, string>();
   for (const m of machines) {
     if (!m.address) {
@@ -29,26 +32,46 @@ export async function etcdHealth(machines: { name: string; address?: string }[],
   const { members, errors } = await memberList(machines, tls);
   if (!members) {
     // No member list: each machine's member is reported by the machine's name (kubeadm names members so), with why it did not answer.
-    const silent = machines.map((m): EtcdMemberHealth => ({ name: m.name, id: '', healthy: false, detail: clipMessage(`does not answer (${errors.get(m.name)})`) }));
-    const error = machines.length ? 'no etcd member answered the member list' : 'the control plane has no running machine';
+    const silent = machines.map((m): EtcdMemberHealth => ({
+      name: m.name,
+      id: '',
+      healthy: false,
+      detail: clipMessage(`does not answer (${errors.get(m.name)})`),
+    }));
+    const error = machines.length
+      ? 'no etcd member answered the member list'
+      : 'the control plane has no running machine';
     return { error, members: silent, machines: names, membersMatchMachines: false };
   }
-  const statuses = await Promise.all(members.map(async (m) => {
-    const url = m.clientURLs[0];
-    if (!url) return { error: 'has no client URL (a member added that never started)' };
-    return endpointStatus(url, tls).then((status) => ({ status }), (err: Error) => ({ error: err.message }));
-  }));
+  const statuses = await Promise.all(
+    members.map(async (m) => {
+      const url = m.clientURLs[0];
+      if (!url) return { error: 'has no client URL (a member added that never started)' };
+      return endpointStatus(url, tls).then(
+        (status) => ({ status }),
+        (err: Error) => ({ error: err.message }),
+      );
+    }),
+  );
   const leader = statuses.flatMap((s) => ('status' in s && s.status.leader !== '0' ? [s.status.leader] : []))[0];
   const health = members.map((m, i): EtcdMemberHealth => {
     const s = statuses[i]!;
     const base = { name: m.name || '(unstarted)', id: m.id, clientURL: m.clientURLs[0], leader: m.id === leader };
     if ('error' in s) return { ...base, healthy: false, detail: clipMessage(s.error) };
     const alarms = s.status.errors.length ? s.status.errors.join(', ') : undefined;
-    return { ...base, healthy: !alarms, detail: alarms, dbSizeBytes: s.status.dbSizeBytes, dbSizeInUseBytes: s.status.dbSizeInUseBytes };
+    return {
+      ...base,
+      healthy: !alarms,
+      detail: alarms,
+      dbSizeBytes: s.status.dbSizeBytes,
+      dbSizeInUseBytes: s.status.dbSizeInUseBytes,
+    };
   });
   const memberNames = members.map((m) => m.name).sort();
   return {
-    members: health, leader: health.find((m) => m.leader)?.name, machines: names,
+    members: health,
+    leader: health.find((m) => m.leader)?.name,
+    machines: names,
     membersMatchMachines: JSON.stringify(memberNames) === JSON.stringify(names),
   };
 }

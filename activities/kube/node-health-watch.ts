@@ -1,7 +1,12 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { keptNodeCondition, nodeMachineAnnotation, type NodeConditionState, type NodeHealth } from '../../src/contract/machine';
+import {
+  keptNodeCondition,
+  nodeMachineAnnotation,
+  type NodeConditionState,
+  type NodeHealth,
+} from '../../src/contract/machine';
 import { nodeHealthSignal } from '../../src/contract/machine-messages';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
 import { nodeWatch } from './node-watch';
@@ -20,17 +25,27 @@ interface Checkpoint {
 export function nodeHealth(node: V1Node): NodeHealth {
   const conditions = node.status?.conditions ?? [];
   const ready = conditions.find((c) => c.type === 'Ready');
-  const unhealthy: NodeConditionState[] = conditions
-    .filter(keptNodeCondition)
-    .map((c) => ({
-      type: c.type, status: c.status as NodeConditionState['status'], since: new Date(c.lastTransitionTime ?? 0).toISOString(),
-      ...(c.reason ? { reason: c.reason } : {}), ...(c.message ? { message: c.message.slice(0, 200) } : {}),
-    }));
-  return { ready: (ready?.status as NodeHealth['ready'] | undefined) ?? 'Unknown', ...(ready?.message ? { message: ready.message.slice(0, 200) } : {}), conditions: unhealthy };
+  const unhealthy: NodeConditionState[] = conditions.filter(keptNodeCondition).map((c) => ({
+    type: c.type,
+    status: c.status as NodeConditionState['status'],
+    since: new Date(c.lastTransitionTime ?? 0).toISOString(),
+    ...(c.reason ? { reason: c.reason } : {}),
+    ...(c.message ? { message: c.message.slice(0, 200) } : {}),
+  }));
+  return {
+    ready: (ready?.status as NodeHealth['ready'] | undefined) ?? 'Unknown',
+    ...(ready?.message ? { message: ready.message.slice(0, 200) } : {}),
+    conditions: unhealthy,
+  };
 }
 
 /** Changes of what a machine is told, not of heartbeat times: statuses, reasons and transition times only. */
-const keyOf = (h: NodeHealth) => JSON.stringify([h.ready, h.gone ?? false, (h.conditions ?? []).map((c) => [c.type, c.status, c.reason ?? '', c.since])]);
+const keyOf = (h: NodeHealth) =>
+  JSON.stringify([
+    h.ready,
+    h.gone ?? false,
+    (h.conditions ?? []).map((c) => [c.type, c.status, c.reason ?? '', c.since]),
+  ]);
 const healthyKey = keyOf({ ready: 'True', conditions: [] });
 
 /**
@@ -39,7 +54,11 @@ const healthyKey = keyOf({ ready: 'True', conditions: [] });
  * returns so its workflow starts a fresh attempt; heartbeats carry what it told, so a new attempt (another
  * worker) tells only what changed meanwhile.
  */
-export async function watchNodeHealth(target: { namespace: string; cluster: string; runForSeconds: number }): Promise<void> {
+export async function watchNodeHealth(target: {
+  namespace: string;
+  cluster: string;
+  runForSeconds: number;
+}): Promise<void> {
   const ctx = Context.current();
   const client = await workloadClient(target.namespace, target.cluster);
   const watch = nodeWatch(`${target.namespace}/${target.cluster}`, client);
@@ -51,7 +70,9 @@ export async function watchNodeHealth(target: { namespace: string; cluster: stri
     const key = keyOf(health);
     if ((told[machine] ?? healthyKey) === key) return;
     try {
-      await ctx.client.workflow.getHandle(machineWorkflowId(target.namespace, machine)).signal(nodeHealthSignal, health);
+      await ctx.client.workflow
+        .getHandle(machineWorkflowId(target.namespace, machine))
+        .signal(nodeHealthSignal, health);
     } catch (err) {
       // The machine is gone already: nothing to tell.
       if (!(err instanceof WorkflowNotFoundError)) throw err;
@@ -69,7 +90,9 @@ export async function watchNodeHealth(target: { namespace: string; cluster: stri
           if (machine) now.set(machine, { node: node.metadata!.name!, health: nodeHealth(node) });
         }
         for (const [machine, { health }] of now) await tell(machine, health);
-        for (const [machine, node] of seen) if (!now.has(machine)) await tell(machine, { ready: 'Unknown', gone: true, message: `Node ${node} was deleted` });
+        for (const [machine, node] of seen)
+          if (!now.has(machine))
+            await tell(machine, { ready: 'Unknown', gone: true, message: `Node ${node} was deleted` });
         seen.clear();
         for (const [machine, { node }] of now) seen.set(machine, node);
       }

@@ -25,7 +25,10 @@ export class NodeWatch {
   /** Why the last watch attempt failed, for a waiter's progress report. */
   lastError?: string;
 
-  constructor(client: KubeClient, private readonly onStopped: () => void) {
+  constructor(
+    client: KubeClient,
+    private readonly onStopped: () => void,
+  ) {
     this.watch = client.watchNodes({
       change: (node) => {
         this.lastError = undefined;
@@ -99,7 +102,10 @@ export class NodeWatch {
     clearTimeout(this.retryTimer);
     if (this.running) return;
     this.running = true;
-    this.watch.start().then(() => (this.listed = true), (err: unknown) => this.failed(err));
+    this.watch.start().then(
+      () => (this.listed = true),
+      (err: unknown) => this.failed(err),
+    );
   }
 
   /** The watch ended with an error: say why to the waiters, and try again while anyone waits. */

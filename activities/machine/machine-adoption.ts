@@ -1,4 +1,11 @@
-import { coarsePhase, deleteMachineAnnotation, MachinePhase, remediateMachineAnnotation, skipRemediationAnnotation, type MachineStatus } from '../../src/contract/machine';
+import {
+  coarsePhase,
+  deleteMachineAnnotation,
+  MachinePhase,
+  remediateMachineAnnotation,
+  skipRemediationAnnotation,
+  type MachineStatus,
+} from '../../src/contract/machine';
 import type { MachineRecord, OwnerRef } from '../../src/contract/owner';
 
 /**
@@ -27,10 +34,16 @@ export function labelledOwner(labels: Record<string, string>): OwnerRef | undefi
  * The template hash of an adopted machine: its memo's; else, on a MachineDeployment's machine, its
  * MachineSet's (the set name is `<deployment>-<hash>`); else none, and the owner's rollout replaces it.
  */
-export function adoptedTemplateHash(owner: OwnerRef, labels: Record<string, string>, memo: MachineStartMemo | undefined): string {
+export function adoptedTemplateHash(
+  owner: OwnerRef,
+  labels: Record<string, string>,
+  memo: MachineStartMemo | undefined,
+): string {
   if (memo?.templateHash) return memo.templateHash;
   const set = labels['cluster.x-k8s.io/set-name'];
-  return owner.kind === 'MachineDeployment' && set?.startsWith(`${owner.name}-`) ? set.slice(owner.name.length + 1) : '';
+  return owner.kind === 'MachineDeployment' && set?.startsWith(`${owner.name}-`)
+    ? set.slice(owner.name.length + 1)
+    : '';
 }
 
 /**
@@ -38,9 +51,15 @@ export function adoptedTemplateHash(owner: OwnerRef, labels: Record<string, stri
  * when the machine is another owner's or already deleted. Running counts from adoption: minReadySeconds
  * starts over, so a rebuilt owner never counts a machine available sooner than its lost one would have.
  */
-export function adoptedRecord(owner: OwnerRef, status: MachineStatus, memo: MachineStartMemo | undefined, now: string): MachineRecord | undefined {
+export function adoptedRecord(
+  owner: OwnerRef,
+  status: MachineStatus,
+  memo: MachineStartMemo | undefined,
+  now: string,
+): MachineRecord | undefined {
   const labelled = labelledOwner(status.labels);
-  if (labelled?.kind !== owner.kind || labelled.name !== owner.name || status.phase === MachinePhase.Deleted) return undefined;
+  if (labelled?.kind !== owner.kind || labelled.name !== owner.name || status.phase === MachinePhase.Deleted)
+    return undefined;
   const phase = coarsePhase(status.phase);
   const address = status.addresses[0];
   return {

@@ -30,7 +30,10 @@ export async function eachHeartbeating<T>(items: T[], work: (item: T) => Promise
  * name existed before; a machine this batch started on an earlier attempt (its memo names `batch`) is no
  * refusal, so a retried activity neither loses nor duplicates a machine.
  */
-export async function startMachineWorkflows(input: { batch: string; machines: { spec: MachineSpec; summary: string; templateHash?: string }[] }): Promise<string[]> {
+export async function startMachineWorkflows(input: {
+  batch: string;
+  machines: { spec: MachineSpec; summary: string; templateHash?: string }[];
+}): Promise<string[]> {
   const client = Context.current().client;
   const refused: string[] = [];
   await eachHeartbeating(input.machines, async ({ spec, summary, templateHash }) => {
@@ -39,8 +42,13 @@ export async function startMachineWorkflows(input: { batch: string; machines: { 
     const workflowId = machineWorkflowId(spec.namespace, spec.name);
     try {
       await client.workflow.start(machineWorkflowType, {
-        taskQueue: coreTaskQueue, workflowId, args: [{ spec }], workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        staticSummary: summary, typedSearchAttributes: machineSearchAttributes(spec, MachinePhase.Pending), memo,
+        taskQueue: coreTaskQueue,
+        workflowId,
+        args: [{ spec }],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        staticSummary: summary,
+        typedSearchAttributes: machineSearchAttributes(spec, MachinePhase.Pending),
+        memo,
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -52,10 +60,16 @@ export async function startMachineWorkflows(input: { batch: string; machines: { 
 }
 
 /** Asks each machine to delete itself; a machine already gone needs no asking. */
-export async function requestMachineDeletions(input: { namespace: string; names: string[]; clusterDeleting: boolean }): Promise<void> {
+export async function requestMachineDeletions(input: {
+  namespace: string;
+  names: string[];
+  clusterDeleting: boolean;
+}): Promise<void> {
   const client = Context.current().client;
   await eachHeartbeating(input.names, async (name) => {
-    await client.workflow.getHandle(machineWorkflowId(input.namespace, name)).signal(requestMachineDeletionSignal, { clusterDeleting: input.clusterDeleting })
+    await client.workflow
+      .getHandle(machineWorkflowId(input.namespace, name))
+      .signal(requestMachineDeletionSignal, { clusterDeleting: input.clusterDeleting })
       .catch((err: unknown) => {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
       });

@@ -20,7 +20,8 @@ const heartbeatEveryMs = 5000;
 
 const uninitializedTaint = 'node.cluster.x-k8s.io/uninitialized';
 // Cluster API syncs only labels in these domains to the Node; others belong to the Node's own managers.
-const syncedLabel = /^(node-role\.kubernetes\.io|node-restriction\.kubernetes\.io|node\.cluster\.x-k8s\.io)\/|^[^/]*\.(node-restriction\.kubernetes\.io|node\.cluster\.x-k8s\.io)\//;
+const syncedLabel =
+  /^(node-role\.kubernetes\.io|node-restriction\.kubernetes\.io|node\.cluster\.x-k8s\.io)\/|^[^/]*\.(node-restriction\.kubernetes\.io|node\.cluster\.x-k8s\.io)\//;
 
 type Readiness = { ready: 'True' | 'False' | 'Unknown'; message?: string };
 
@@ -29,7 +30,12 @@ type Readiness = { ready: 'True' | 'False' | 'Unknown'; message?: string };
  * `timeoutSeconds` passes first. The cluster's one Node watch wakes it when its Node changes.
  */
 export async function waitForNode(
-  target: NodeTarget & { providerID: string; timeoutSeconds: number; labels: Record<string, string>; annotations: Record<string, string> },
+  target: NodeTarget & {
+    providerID: string;
+    timeoutSeconds: number;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+  },
 ): Promise<{ nodeName: string; readiness: Readiness } | undefined> {
   const ctx = Context.current();
   const client = await workloadClient(target.namespace, target.cluster);
@@ -42,14 +48,21 @@ export async function waitForNode(
       const node = nodes.node(target.providerID);
       const condition = node?.status?.conditions?.find((c) => c.type === 'Ready');
       // Registered is not enough: a kubelet reports Ready a moment later, and owners count Running machines as serving.
-      if (node && condition?.status === 'True') return { nodeName: node.metadata!.name!, readiness: await syncNodeObject(client, node, target.labels, target.annotations) };
+      if (node && condition?.status === 'True')
+        return {
+          nodeName: node.metadata!.name!,
+          readiness: await syncNodeObject(client, node, target.labels, target.annotations),
+        };
       const seen = node
         ? `Node ${node.metadata!.name} registered, not Ready yet${condition?.message ? `: ${condition.message}` : ''}`
         : `no Node with that providerID yet${nodes.lastError ? ` (watching Nodes failed: ${nodes.lastError})` : ''}`;
       ctx.heartbeat(`${seen} (${Math.round((Date.now() - started) / 1000)}s)`);
       if (Date.now() >= deadline) return undefined;
       // A cancelled activity ends here at once: the sleep rejects.
-      await Promise.race([nodes.changeOf(target.providerID, heartbeatEveryMs), ctx.sleep(Math.min(heartbeatEveryMs, Math.max(0, deadline - Date.now())))]);
+      await Promise.race([
+        nodes.changeOf(target.providerID, heartbeatEveryMs),
+        ctx.sleep(Math.min(heartbeatEveryMs, Math.max(0, deadline - Date.now()))),
+      ]);
     }
   } finally {
     release();
@@ -60,26 +73,38 @@ export async function waitForNode(
  * Puts the Machine's labels and annotations on its Node, removes the uninitialized taint, and returns the
  * Node's readiness.
  */
-export async function syncNode(target: NodeTarget & { nodeName: string; labels: Record<string, string>; annotations: Record<string, string> }): Promise<Readiness> {
+export async function syncNode(
+  target: NodeTarget & { nodeName: string; labels: Record<string, string>; annotations: Record<string, string> },
+): Promise<Readiness> {
   const client = await workloadClient(target.namespace, target.cluster);
   const node = await client.getNode(target.nodeName);
   if (!node) throw ApplicationFailure.create({ message: `Node ${target.nodeName} disappeared`, type: 'NodeNotFound' });
   return syncNodeObject(client, node, target.labels, target.annotations);
 }
 
-async function syncNodeObject(client: KubeClient, node: V1Node, machineLabels: Record<string, string>, annotations: Record<string, string>): Promise<Readiness> {
+async function syncNodeObject(
+  client: KubeClient,
+  node: V1Node,
+  machineLabels: Record<string, string>,
+  annotations: Record<string, string>,
+): Promise<Readiness> {
   const labels = Object.fromEntries(Object.entries(machineLabels).filter(([k]) => syncedLabel.test(k)));
   const taints = (node.spec?.taints ?? []).filter((t) => t.key !== uninitializedTaint);
   await client.patchNode(node.metadata!.name!, { metadata: { labels, annotations }, spec: { taints } });
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
-  return { ready: (ready?.status as Readiness['ready'] | undefined) ?? 'Unknown', ...(ready?.message ? { message: ready.message } : {}) };
+  return {
+    ready: (ready?.status as Readiness['ready'] | undefined) ?? 'Unknown',
+    ...(ready?.message ? { message: ready.message } : {}),
+  };
 }
 
 /**
  * Drains the Node: passes until it is empty or `deadline` (epoch ms) passes. Heartbeats each pass and
  * signals the machine workflow whenever what blocks the drain changes, so the UI says why it waits.
  */
-export async function drainNode(target: NodeTarget & { nodeName: string; deadline?: number }): Promise<DrainProgress & { done: boolean; volumesAttached?: number }> {
+export async function drainNode(
+  target: NodeTarget & { nodeName: string; deadline?: number },
+): Promise<DrainProgress & { done: boolean; volumesAttached?: number }> {
   const ctx = Context.current();
   const client = await workloadClient(target.namespace, target.cluster);
   const workflowId = ctx.info.workflowExecution?.workflowId;
@@ -91,7 +116,12 @@ export async function drainNode(target: NodeTarget & { nodeName: string; deadlin
     async () => {
       const pass = await drainPass(client, target.nodeName);
       pass.evicted.forEach((p) => evicted.add(p));
-      last = { evicted: evicted.size, remaining: pass.blocked.length + pass.waiting.length, blocked: blockingReasons(pass), warnings: pass.warnings.slice(0, 5) };
+      last = {
+        evicted: evicted.size,
+        remaining: pass.blocked.length + pass.waiting.length,
+        blocked: blockingReasons(pass),
+        warnings: pass.warnings.slice(0, 5),
+      };
       const key = JSON.stringify(last.blocked);
       if (key !== reported) {
         reported = key;
@@ -105,7 +135,9 @@ export async function drainNode(target: NodeTarget & { nodeName: string; deadlin
 }
 
 /** Waits for the Node to report no attached volumes; `done: false` when the deadline passes first. */
-export async function waitForVolumeDetach(target: NodeTarget & { nodeName: string; deadline?: number }): Promise<{ done: boolean; attached: string[] }> {
+export async function waitForVolumeDetach(
+  target: NodeTarget & { nodeName: string; deadline?: number },
+): Promise<{ done: boolean; attached: string[] }> {
   const client = await workloadClient(target.namespace, target.cluster);
   let attached: string[] = [];
   const done = await pollWithHeartbeat(
@@ -125,8 +157,11 @@ export async function waitForVolumeDetach(target: NodeTarget & { nodeName: strin
  */
 export async function deleteNode(target: NodeTarget & ({ nodeName: string } | { providerID: string })): Promise<void> {
   const client = await workloadClient(target.namespace, target.cluster);
-  const names = 'nodeName' in target
-    ? [target.nodeName]
-    : (await client.listNodes()).filter((n) => n.spec?.providerID === target.providerID).map((n) => n.metadata!.name!);
+  const names =
+    'nodeName' in target
+      ? [target.nodeName]
+      : (await client.listNodes())
+          .filter((n) => n.spec?.providerID === target.providerID)
+          .map((n) => n.metadata!.name!);
   for (const name of names) await client.deleteNode(name);
 }

@@ -27,20 +27,30 @@ async function clusterMachines(client: Client, namespace: string, cluster: strin
   const prefix = `machine/${namespace}/`;
   const found: ListedMachine[] = [];
   for await (const wf of client.workflow.list({ query })) {
-    found.push({ name: wf.workflowId.slice(prefix.length), workflowId: wf.workflowId, memo: wf.memo as MachineStartMemo | undefined });
+    found.push({
+      name: wf.workflowId.slice(prefix.length),
+      workflowId: wf.workflowId,
+      memo: wf.memo as MachineStartMemo | undefined,
+    });
   }
   return found.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** A machine's own status; undefined when its workflow is gone (deleted meanwhile). Other errors are retried. */
 async function machineStatus(client: Client, workflowId: string): Promise<MachineStatus | undefined> {
-  return client.workflow.getHandle(workflowId).query(machineStatusQuery).catch((err: unknown) => {
-    if (err instanceof WorkflowNotFoundError) return undefined;
-    throw err;
-  });
+  return client.workflow
+    .getHandle(workflowId)
+    .query(machineStatusQuery)
+    .catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    });
 }
 
-async function statuses(client: Client, machines: ListedMachine[]): Promise<{ machine: ListedMachine; status: MachineStatus }[]> {
+async function statuses(
+  client: Client,
+  machines: ListedMachine[],
+): Promise<{ machine: ListedMachine; status: MachineStatus }[]> {
   const out: { machine: ListedMachine; status: MachineStatus }[] = [];
   await eachHeartbeating(machines, async (machine) => {
     const status = await machineStatus(client, machine.workflowId);
@@ -54,18 +64,28 @@ async function statuses(client: Client, machines: ListedMachine[]): Promise<{ ma
  * (pages go by name, so machines created or deleted meanwhile shift nothing). `after` in the answer is
  * where the next page starts; absent on the last page.
  */
-export async function listOwnedMachines(input: { namespace: string; cluster: string; owner: OwnerRef; after?: string }): Promise<{ records: MachineRecord[]; after?: string }> {
+export async function listOwnedMachines(input: {
+  namespace: string;
+  cluster: string;
+  owner: OwnerRef;
+  after?: string;
+}): Promise<{ records: MachineRecord[]; after?: string }> {
   const client = Context.current().client;
   const all = await clusterMachines(client, input.namespace, input.cluster);
   const page = all.filter((m) => input.after === undefined || m.name > input.after).slice(0, pageSize);
   const now = new Date().toISOString();
-  const records = (await statuses(client, page)).flatMap(({ machine, status }) => adoptedRecord(input.owner, status, machine.memo, now) ?? []);
+  const records = (await statuses(client, page)).flatMap(
+    ({ machine, status }) => adoptedRecord(input.owner, status, machine.memo, now) ?? [],
+  );
   records.sort((a, b) => a.name.localeCompare(b.name));
   return { records, ...(page.length === pageSize ? { after: page.at(-1)!.name } : {}) };
 }
 
 /** How many running machines each owner of the cluster has (`Kind/name`; `Cluster` for its standalone machines). */
-export async function countClusterMachines(input: { namespace: string; cluster: string }): Promise<Record<string, number>> {
+export async function countClusterMachines(input: {
+  namespace: string;
+  cluster: string;
+}): Promise<Record<string, number>> {
   const client = Context.current().client;
   const counts: Record<string, number> = {};
   for (const { status } of await statuses(client, await clusterMachines(client, input.namespace, input.cluster))) {
@@ -80,11 +100,19 @@ export async function countClusterMachines(input: { namespace: string; cluster: 
 export async function workflowStates(input: { workflowIds: string[] }): Promise<Record<string, string>> {
   const client = Context.current().client;
   const states: Record<string, string> = {};
-  await Promise.all(input.workflowIds.map(async (id) => {
-    states[id] = await client.workflow.getHandle(id).describe().then((d) => d.status.name, (err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) return 'NOT_FOUND';
-      throw err;
-    });
-  }));
+  await Promise.all(
+    input.workflowIds.map(async (id) => {
+      states[id] = await client.workflow
+        .getHandle(id)
+        .describe()
+        .then(
+          (d) => d.status.name,
+          (err: unknown) => {
+            if (err instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+            throw err;
+          },
+        );
+    }),
+  );
   return states;
 }

@@ -17,17 +17,28 @@ const answers = new Map<string, { at: number; settled: boolean; answer: Promise<
  * lasting artefacts from the CAs, as bootstrap data) shares a query in flight but never takes an older
  * answer. An answer of a cluster being deleted is not kept either.
  */
-export function clusterSecrets(namespace: string, cluster: string, opts: { fresh?: boolean } = {}): Promise<ClusterSecretsAnswer> {
+export function clusterSecrets(
+  namespace: string,
+  cluster: string,
+  opts: { fresh?: boolean } = {},
+): Promise<ClusterSecretsAnswer> {
   const key = `${namespace}/${cluster}`;
   const known = answers.get(key);
   if (known && (!known.settled || (!opts.fresh && Date.now() - known.at < cacheMs))) return known.answer;
-  const entry = { at: Date.now(), settled: false, answer: queryClusterSecrets(Context.current().client, namespace, cluster) };
+  const entry = {
+    at: Date.now(),
+    settled: false,
+    answer: queryClusterSecrets(Context.current().client, namespace, cluster),
+  };
   answers.set(key, entry);
   const settle = (keep: boolean) => {
     entry.settled = true;
     if (!keep && answers.get(key) === entry) answers.delete(key);
   };
-  entry.answer.then((a) => settle(!a.deleting), () => settle(false));
+  entry.answer.then(
+    (a) => settle(!a.deleting),
+    () => settle(false),
+  );
   return entry.answer;
 }
 

@@ -19,7 +19,6 @@ import type { Parts } from './process-usage';
 export const tunings = ['default', 'scale'] as const;
 export type Tuning = (typeof tunings)[number];
 
-
 export interface CapiManagement {
   modules: CapiModules;
   api: ManagementApi;
@@ -52,7 +51,9 @@ const managerProfileTarget = (m: ManagerName): GoProfileTarget => ({
 
 /** What a manager's --help prints (it exits non-zero after printing, as pflag's help does). */
 async function managerHelp(binary: string): Promise<string> {
-  const { stdout, stderr } = await promisify(execFile)(binary, ['--help']).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
+  const { stdout, stderr } = await promisify(execFile)(binary, ['--help']).catch(
+    (err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
+  );
   return `${stdout}${stderr}`;
 }
 
@@ -62,17 +63,27 @@ async function managerHelp(binary: string): Promise<string> {
  */
 function scaleTuningArgs(binary: string, help: string): string[] {
   const concurrency = [...new Set([...help.matchAll(/--([a-z-]+-concurrency) int/g)].map((m) => m[1]!))];
-  if (concurrency.length === 0) throw new Error(`${binary} --help lists no --*-concurrency flag: cannot apply the scale tuning`);
+  if (concurrency.length === 0)
+    throw new Error(`${binary} --help lists no --*-concurrency flag: cannot apply the scale tuning`);
   return [...concurrency.map((f) => `--${f}=100`), '--kube-api-qps=200', '--kube-api-burst=300'];
 }
 
 /** The pprof endpoint for --cpu-profile, refused clearly if this manager's build has no such flag. */
 function profilerArgs(m: ManagerName, binary: string, help: string): string[] {
-  if (!help.includes('--profiler-address')) throw new Error(`${binary} --help lists no --profiler-address: Cluster API's ${m} manager cannot be profiled (run without --cpu-profile)`);
+  if (!help.includes('--profiler-address'))
+    throw new Error(
+      `${binary} --help lists no --profiler-address: Cluster API's ${m} manager cannot be profiled (run without --cpu-profile)`,
+    );
   return [`--profiler-address=127.0.0.1:${profilerPort(m)}`];
 }
 
-async function managerArgs(m: ManagerName, modules: CapiModules, certDir: string, tuning: Tuning, profiling: boolean): Promise<string[]> {
+async function managerArgs(
+  m: ManagerName,
+  modules: CapiModules,
+  certDir: string,
+  tuning: Tuning,
+  profiling: boolean,
+): Promise<string[]> {
   const index = managerNames.indexOf(m);
   const binary = modules.binaries[m];
   const help = tuning === 'scale' || profiling ? await managerHelp(binary) : '';
@@ -92,18 +103,28 @@ async function managerArgs(m: ManagerName, modules: CapiModules, certDir: string
 async function keepLogs(cp: KubeControlPlane, dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   for (const from of [managerStateDir(cp), join(cp.root, 'run')]) {
-    for (const file of (await readdir(from).catch(() => [] as string[])).filter((f) => f.endsWith('.log'))) await copyFile(join(from, file), join(dir, file));
+    for (const file of (await readdir(from).catch(() => [] as string[])).filter((f) => f.endsWith('.log')))
+      await copyFile(join(from, file), join(dir, file));
   }
 }
 
 /** A manager builds its controllers from discovery at start, so every CRD must be served first. */
-async function waitForEstablished(api: ManagementApi, manifests: Record<string, unknown>[], timeoutMs = 60_000): Promise<void> {
-  const crds = manifests.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => (o.metadata as { name: string }).name);
+async function waitForEstablished(
+  api: ManagementApi,
+  manifests: Record<string, unknown>[],
+  timeoutMs = 60_000,
+): Promise<void> {
+  const crds = manifests
+    .filter((o) => o.kind === 'CustomResourceDefinition')
+    .map((o) => (o.metadata as { name: string }).name);
   const deadline = Date.now() + timeoutMs;
   for (const name of crds) {
     for (;;) {
-      const crd = await api.get(objectPath({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name }));
-      const conditions = ((crd?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions) ?? [];
+      const crd = await api.get(
+        objectPath({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name }),
+      );
+      const conditions =
+        (crd?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline) throw new Error(`CRD ${name} not Established within ${timeoutMs / 1000} s`);
       await sleep(200);
@@ -116,8 +137,12 @@ async function waitForManager(stateDir: string, m: ManagerName, timeoutMs = 120_
   const url = `http://127.0.0.1:${9450 + managerNames.indexOf(m)}/readyz`;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (!(await runningPid(stateDir, m))) throw new Error(`${m} exited while starting:\n${await logTail(stateDir, m, 30)}`);
-    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (!(await runningPid(stateDir, m)))
+      throw new Error(`${m} exited while starting:\n${await logTail(stateDir, m, 30)}`);
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await sleep(500);
   }
@@ -130,7 +155,11 @@ async function waitForManager(stateDir: string, m: ManagerName, timeoutMs = 120_
  * kube-apiserver and controller-manager, the CRDs and webhook configurations, one serving certificate,
  * and the four managers with leader election off. `stop` ends everything it started.
  */
-export async function startCapiManagement(tuning: Tuning, profiling: boolean, log: (line: string) => void): Promise<CapiManagement> {
+export async function startCapiManagement(
+  tuning: Tuning,
+  profiling: boolean,
+  log: (line: string) => void,
+): Promise<CapiManagement> {
   const modules = capiModules();
   const cp = await startKubeControlPlane();
   const stateDir = managerStateDir(cp);
@@ -146,7 +175,11 @@ export async function startCapiManagement(tuning: Tuning, profiling: boolean, lo
   try {
     log(`management control plane: Kubernetes ${cp.version} at ${cp.server}`);
     const ca = await createCertificateAuthority('capi-webhooks');
-    const serving = await issueCertificate(ca, { commonName: 'capi-webhooks', ipAddresses: ['127.0.0.1'], usage: 'server' });
+    const serving = await issueCertificate(ca, {
+      commonName: 'capi-webhooks',
+      ipAddresses: ['127.0.0.1'],
+      usage: 'server',
+    });
     const certDir = join(stateDir, 'certs');
     await writeTree(certDir, { 'tls.crt': serving.cert, 'tls.key': serving.key });
     const kubeconfig = join(stateDir, 'admin.conf');
@@ -154,12 +187,21 @@ export async function startCapiManagement(tuning: Tuning, profiling: boolean, lo
     const manifests = await managementManifests(modules, ca.cert);
     for (const object of manifests) await api.create(object);
     await waitForEstablished(api, manifests);
-    log(`installed ${manifests.length} objects (namespaces, CRDs, webhook configurations) of Cluster API ${modules.version}`);
+    log(
+      `installed ${manifests.length} objects (namespaces, CRDs, webhook configurations) of Cluster API ${modules.version}`,
+    );
     for (const m of managerNames) {
       await startDetached({
-        name: m, stateDir, command: modules.binaries[m], args: await managerArgs(m, modules, certDir, tuning, profiling),
+        name: m,
+        stateDir,
+        command: modules.binaries[m],
+        args: await managerArgs(m, modules, certDir, tuning, profiling),
         // A pod's downward-API values: the in-memory backend serves fake workload apiservers on POD_IP.
-        env: { KUBECONFIG: kubeconfig, POD_NAMESPACE: await managerNamespace(modules.configDirs[m]), POD_IP: '127.0.0.1' },
+        env: {
+          KUBECONFIG: kubeconfig,
+          POD_NAMESPACE: await managerNamespace(modules.configDirs[m]),
+          POD_IP: '127.0.0.1',
+        },
       });
     }
     for (const m of managerNames) await waitForManager(stateDir, m);
@@ -168,8 +210,10 @@ export async function startCapiManagement(tuning: Tuning, profiling: boolean, lo
     const parts = async () => {
       const names: [string, string, string][] = [
         ...managerNames.map((m): [string, string, string] => [m, stateDir, m]),
-        ['kubeApiserver', componentStateDir, 'kube-apiserver'], ['etcd', componentStateDir, 'etcd'],
-        ['kubeControllerManager', componentStateDir, 'kube-controller-manager'], ['kubeScheduler', componentStateDir, 'kube-scheduler'],
+        ['kubeApiserver', componentStateDir, 'kube-apiserver'],
+        ['etcd', componentStateDir, 'etcd'],
+        ['kubeControllerManager', componentStateDir, 'kube-controller-manager'],
+        ['kubeScheduler', componentStateDir, 'kube-scheduler'],
       ];
       const out: Parts = {};
       for (const [part, dir, name] of names) {
@@ -181,7 +225,11 @@ export async function startCapiManagement(tuning: Tuning, profiling: boolean, lo
     };
     const profileTargets = [
       ...managerNames.map(managerProfileTarget),
-      { name: 'kubeApiserver', profile: (seconds: number, timeoutMs: number) => api.getBytes(`/debug/pprof/profile?seconds=${seconds}`, timeoutMs) },
+      {
+        name: 'kubeApiserver',
+        profile: (seconds: number, timeoutMs: number) =>
+          api.getBytes(`/debug/pprof/profile?seconds=${seconds}`, timeoutMs),
+      },
     ];
     return { modules, api, kubernetesVersion: cp.version, parts, profileTargets, stop };
   } catch (err) {

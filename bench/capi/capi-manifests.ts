@@ -26,10 +26,13 @@ async function readYaml<T>(path: string): Promise<T> {
 }
 
 async function readDocuments(path: string): Promise<Json[]> {
-  return parseAllDocuments(await readFile(path, 'utf8')).map((d) => d.toJSON() as Json).filter(Boolean);
+  return parseAllDocuments(await readFile(path, 'utf8'))
+    .map((d) => d.toJSON() as Json)
+    .filter(Boolean);
 }
 
-const labelsOf = (k: Kustomization) => Object.assign({}, ...(k.labels ?? []).map((l) => l.pairs)) as Record<string, string>;
+const labelsOf = (k: Kustomization) =>
+  Object.assign({}, ...(k.labels ?? []).map((l) => l.pairs)) as Record<string, string>;
 
 /** Each manager's webhook server: 9443 + its index, as the issue's hand run had them. */
 export const webhookPort = (m: ManagerName) => 9443 + managerNames.indexOf(m);
@@ -45,9 +48,18 @@ async function crds(m: ManagerName, configDir: string, caBundle: string): Promis
   // A patch names its CRD and sets spec.conversion; only its review versions and path are kept.
   const conversions = new Map<string, { conversionReviewVersions: string[]; path: string }>();
   for (const { path } of kustomization.patches ?? []) {
-    const patch = await readYaml<{ metadata: { name: string }; spec?: { conversion?: { webhook?: { conversionReviewVersions: string[]; clientConfig: { service: { path: string } } } } } }>(join(crdDir, path));
+    const patch = await readYaml<{
+      metadata: { name: string };
+      spec?: {
+        conversion?: { webhook?: { conversionReviewVersions: string[]; clientConfig: { service: { path: string } } } };
+      };
+    }>(join(crdDir, path));
     const webhook = patch.spec?.conversion?.webhook;
-    if (webhook) conversions.set(patch.metadata.name, { conversionReviewVersions: webhook.conversionReviewVersions, path: webhook.clientConfig.service.path });
+    if (webhook)
+      conversions.set(patch.metadata.name, {
+        conversionReviewVersions: webhook.conversionReviewVersions,
+        path: webhook.clientConfig.service.path,
+      });
   }
   const out: Json[] = [];
   for (const resource of kustomization.resources ?? []) {
@@ -58,7 +70,10 @@ async function crds(m: ManagerName, configDir: string, caBundle: string): Promis
       if (conversion) {
         (crd.spec as Json).conversion = {
           strategy: 'Webhook',
-          webhook: { conversionReviewVersions: conversion.conversionReviewVersions, clientConfig: { url: webhookUrl(m, conversion.path), caBundle } },
+          webhook: {
+            conversionReviewVersions: conversion.conversionReviewVersions,
+            clientConfig: { url: webhookUrl(m, conversion.path), caBundle },
+          },
         };
       }
       out.push(crd);
@@ -104,8 +119,12 @@ export async function managementManifests(modules: CapiModules, caCert: string):
  * replica each); the addresses are set by the harness.
  */
 export async function upstreamManagerArgs(configDir: string): Promise<string[]> {
-  const deployment = (await readDocuments(join(configDir, 'manager/manager.yaml'))).find((d) => d.kind === 'Deployment');
-  const containers = (deployment?.spec as { template: { spec: { containers: { name: string; args?: string[] }[] } } } | undefined)?.template.spec.containers;
+  const deployment = (await readDocuments(join(configDir, 'manager/manager.yaml'))).find(
+    (d) => d.kind === 'Deployment',
+  );
+  const containers = (
+    deployment?.spec as { template: { spec: { containers: { name: string; args?: string[] }[] } } } | undefined
+  )?.template.spec.containers;
   const args = containers?.find((c) => c.name === 'manager')?.args;
   if (!args) throw new Error(`no manager container args in ${join(configDir, 'manager/manager.yaml')}`);
   const expanded = args.map((a) => a.replace(/\$\{[A-Z0-9_]+:=([^}]*)\}/g, (_, value: string) => value));

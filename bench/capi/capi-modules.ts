@@ -10,13 +10,19 @@ export const wrapperModuleDir = join(__dirname, '../../../bench/capi/module');
 export function pinnedVersion(): string {
   const goMod = readFileSync(join(wrapperModuleDir, 'go.mod'), 'utf8');
   const version = /^\s*sigs\.k8s\.io\/cluster-api => sigs\.k8s\.io\/cluster-api (v\S+)/m.exec(goMod)?.[1];
-  if (!version) throw new Error(`no pinned Cluster API version in ${join(wrapperModuleDir, 'go.mod')}: run bench/capi/gen-module.sh vX.Y.Z`);
+  if (!version)
+    throw new Error(
+      `no pinned Cluster API version in ${join(wrapperModuleDir, 'go.mod')}: run bench/capi/gen-module.sh vX.Y.Z`,
+    );
   return version;
 }
 
 /** Where a module's source lies in the Go module cache (downloaded if missing, which the build has done). */
 function moduleDir(path: string, version: string): string {
-  const out = execFileSync('go', ['mod', 'download', '-json', `${path}@${version}`], { cwd: wrapperModuleDir, encoding: 'utf8' });
+  const out = execFileSync('go', ['mod', 'download', '-json', `${path}@${version}`], {
+    cwd: wrapperModuleDir,
+    encoding: 'utf8',
+  });
   const dir = (JSON.parse(out) as { Dir?: string; Error?: string }).Dir;
   if (!dir) throw new Error(`go mod download ${path}@${version} gave no directory: ${out}`);
   return dir;
@@ -48,6 +54,9 @@ export function capiModules(): CapiModules {
   const bin = join(toolsDir(), 'cluster-api', version);
   const binaries = Object.fromEntries(managerNames.map((m) => [m, join(bin, m)])) as Record<ManagerName, string>;
   const missing = managerNames.filter((m) => !existsSync(binaries[m]));
-  if (missing.length) throw new Error(`Cluster API ${version}'s ${missing.join(', ')} not built in ${bin}: run bench/capi/build.sh (about 12 minutes once)`);
+  if (missing.length)
+    throw new Error(
+      `Cluster API ${version}'s ${missing.join(', ')} not built in ${bin}: run bench/capi/build.sh (about 12 minutes once)`,
+    );
   return { version, configDirs, binaries };
 }

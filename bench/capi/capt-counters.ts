@@ -1,7 +1,20 @@
 import { readFile, readdir, readlink } from 'node:fs/promises';
-import { fetchMetrics, groupList, groupTotal, parseMetrics, sumBy, type CounterSource, type Counters } from './step-counters';
+import {
+  fetchMetrics,
+  groupList,
+  groupTotal,
+  parseMetrics,
+  sumBy,
+  type CounterSource,
+  type Counters,
+} from './step-counters';
 
-const temporalMetrics = ['service_requests', 'persistence_requests', 'service_error_with_type', 'service_errors_resource_exhausted'] as const;
+const temporalMetrics = [
+  'service_requests',
+  'persistence_requests',
+  'service_error_with_type',
+  'service_errors_resource_exhausted',
+] as const;
 
 /**
  * The history service's requests that are a unit of Temporal work. It sees every one, whether a client,
@@ -47,7 +60,9 @@ export async function temporalMetricsUrl(serverPids: number[]): Promise<string> 
       if ((await fetchMetrics(url)).includes('service_requests')) return url;
     }
   }
-  throw new Error(`no /metrics with Temporal's counters on any port the dev server (pids ${serverPids.join(', ') || 'none'}) listens on`);
+  throw new Error(
+    `no /metrics with Temporal's counters on any port the dev server (pids ${serverPids.join(', ') || 'none'}) listens on`,
+  );
 }
 
 /** capt's counters: the Temporal dev server's /metrics (its frontend, history and persistence requests). */
@@ -55,25 +70,37 @@ export function captCounters(metricsUrl: string): CounterSource {
   return {
     async read(): Promise<Counters> {
       const samples = parseMetrics(await fetchMetrics(metricsUrl), temporalMetrics);
-      const requests = (service: string) => sumBy(samples, 'service_requests', (l) => (l.service_name === service ? l.operation : undefined));
+      const requests = (service: string) =>
+        sumBy(samples, 'service_requests', (l) => (l.service_name === service ? l.operation : undefined));
       const history = requests('history');
       return {
-        temporalWork: Object.fromEntries(Object.entries(work).map(([name, ops]) => [name, ops.reduce((sum, op) => sum + (history[op] ?? 0), 0)])),
+        temporalWork: Object.fromEntries(
+          Object.entries(work).map(([name, ops]) => [name, ops.reduce((sum, op) => sum + (history[op] ?? 0), 0)]),
+        ),
         frontendRequests: requests('frontend'),
         historyRequests: history,
         persistenceByOperation: sumBy(samples, 'persistence_requests', (l) => l.operation),
         serviceErrorsByType: sumBy(samples, 'service_error_with_type', (l) => l.error_type),
         // Which calls were refused as ResourceExhausted, and why (a busy workflow, a rate limit, ...).
-        resourceExhaustedByOperation: sumBy(samples, 'service_errors_resource_exhausted', (l) => `${l.service_name}/${l.operation}`),
-        resourceExhaustedByCause: sumBy(samples, 'service_errors_resource_exhausted', (l) => l.resource_exhausted_cause),
+        resourceExhaustedByOperation: sumBy(
+          samples,
+          'service_errors_resource_exhausted',
+          (l) => `${l.service_name}/${l.operation}`,
+        ),
+        resourceExhaustedByCause: sumBy(
+          samples,
+          'service_errors_resource_exhausted',
+          (l) => l.resource_exhausted_cause,
+        ),
       };
     },
-    describe: (d: Counters) => [
-      `Temporal: ${groupList(d, 'temporalWork')}`,
-      `frontend ${groupTotal(d, 'frontendRequests')} requests (${groupList(d, 'frontendRequests')})`,
-      `persistence ${groupTotal(d, 'persistenceByOperation')}`,
-      `errors ${groupTotal(d, 'serviceErrorsByType')}`,
-      `ResourceExhausted by cause (${groupList(d, 'resourceExhaustedByCause')}) and call (${groupList(d, 'resourceExhaustedByOperation')})`,
-    ].join(', '),
+    describe: (d: Counters) =>
+      [
+        `Temporal: ${groupList(d, 'temporalWork')}`,
+        `frontend ${groupTotal(d, 'frontendRequests')} requests (${groupList(d, 'frontendRequests')})`,
+        `persistence ${groupTotal(d, 'persistenceByOperation')}`,
+        `errors ${groupTotal(d, 'serviceErrorsByType')}`,
+        `ResourceExhausted by cause (${groupList(d, 'resourceExhaustedByCause')}) and call (${groupList(d, 'resourceExhaustedByOperation')})`,
+      ].join(', '),
   };
 }

@@ -23,12 +23,18 @@ async function parentOf(pid: number): Promise<number> {
 }
 
 /** The summary says every owner runs its replicas and nothing applied is pending: worth confirming with the full status. */
-const summarySettled = (s: ClusterStatus) => s.observedGeneration === s.generation && s.pending.length === 0
-  && [s.controlPlane, ...s.machineDeployments].every((o) => !o || o.ready);
+const summarySettled = (s: ClusterStatus) =>
+  s.observedGeneration === s.generation &&
+  s.pending.length === 0 &&
+  [s.controlPlane, ...s.machineDeployments].every((o) => !o || o.ready);
 
-const describeSummary = (s: ClusterStatus) => [s.controlPlane, ...s.machineDeployments]
-  .map((o) => (o ? `${o.kind} ${o.name}: ${o.replicas} replicas, ${o.ready ? 'ready' : 'not ready'}, ${o.version}` : ''))
-  .join('; ') + (s.pending.length ? `; pending: ${s.pending.map((p) => `${p.kind} ${p.name} ${p.reason}`).join(', ')}` : '');
+const describeSummary = (s: ClusterStatus) =>
+  [s.controlPlane, ...s.machineDeployments]
+    .map((o) =>
+      o ? `${o.kind} ${o.name}: ${o.replicas} replicas, ${o.ready ? 'ready' : 'not ready'}, ${o.version}` : '',
+    )
+    .join('; ') +
+  (s.pending.length ? `; pending: ${s.pending.map((p) => `${p.kind} ${p.name} ${p.reason}`).join(', ')}` : '');
 
 export interface CaptStack {
   driver: ClusterDriver;
@@ -42,7 +48,11 @@ export interface CaptStack {
  * workers), driven through CaptClient with examples/quickstart.yaml. Progress is read from the cluster
  * workflow's small summary each second; the full status (every machine) only to confirm the end.
  */
-export async function startCapt(w: Workload, log: (line: string) => void, profileSteps: readonly string[] = []): Promise<CaptStack> {
+export async function startCapt(
+  w: Workload,
+  log: (line: string) => void,
+  profileSteps: readonly string[] = [],
+): Promise<CaptStack> {
   const h = new MachineHarness(undefined, { guard: false });
   const profiler = profileSteps.length ? await workerStepProfiler(profileSteps, () => h.worker!.pid) : undefined;
   await withEnv(profiler?.env ?? {}, () => h.start());
@@ -75,22 +85,44 @@ async function withEnv(env: Record<string, string>, start: () => Promise<void>):
 }
 
 async function captStack(
-  h: MachineHarness, client: CaptClient, w: Workload, log: (line: string) => void, stop: () => Promise<void>,
+  h: MachineHarness,
+  client: CaptClient,
+  w: Workload,
+  log: (line: string) => void,
+  stop: () => Promise<void>,
   profiler: WorkerStepProfiler | undefined,
 ): Promise<CaptStack> {
   const timeoutMs = (300 + w.workers * 20) * 1000;
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
-  const vars = { CLUSTER_NAME: cluster, CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: String(w.workers), KUBERNETES_VERSION: w.fromVersion };
+  const vars = {
+    CLUSTER_NAME: cluster,
+    CONTROL_PLANE_MACHINE_COUNT: '1',
+    WORKER_MACHINE_COUNT: String(w.workers),
+    KUBERNETES_VERSION: w.fromVersion,
+  };
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], vars) as [ClusterModel];
   // 1000 nodes need more /24 node ranges than the quickstart's /16 pod network holds.
   model.podSubnet = '10.128.0.0/12';
   const md = model.machineDeployments[0]!;
   md.strategy = { ...md.strategy, type: 'RollingUpdate', maxSurge: '10%', maxUnavailable: 0 };
   // Cluster API's e2e VM delay (10 s) as each worker's boot; control planes start real etcd and apiservers, delay enough.
-  if (w.delays === 'e2e') md.template = { ...md.template, infrastructure: { ...md.template.infrastructure, spec: { ...md.template.infrastructure.spec, bootDelaySeconds: 10 } } };
+  if (w.delays === 'e2e')
+    md.template = {
+      ...md.template,
+      infrastructure: {
+        ...md.template.infrastructure,
+        spec: { ...md.template.infrastructure.spec, bootDelaySeconds: 10 },
+      },
+    };
   const summary = () => client.clusterSummary(ns, cluster);
-  const settle = (what: string) => waitUntil(what, async () => summarySettled(await summary()) && clusterComplete(await client.clusterStatus(ns, cluster)),
-    async () => describeSummary(await summary()), log, timeoutMs);
+  const settle = (what: string) =>
+    waitUntil(
+      what,
+      async () => summarySettled(await summary()) && clusterComplete(await client.clusterStatus(ns, cluster)),
+      async () => describeSummary(await summary()),
+      log,
+      timeoutMs,
+    );
   const applyAndSettle = async (what: string) => {
     await client.apply([model]);
     await settle(what);

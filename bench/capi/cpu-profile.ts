@@ -25,7 +25,8 @@ interface Profile {
 
 const preload = join(__dirname, 'worker-cpu-profiler.js');
 
-const frameName = (f: ProfileNode['callFrame']) => (f.url ? `${f.functionName || '(anonymous)'} ${basename(f.url)}:${f.lineNumber + 1}` : f.functionName);
+const frameName = (f: ProfileNode['callFrame']) =>
+  f.url ? `${f.functionName || '(anonymous)'} ${basename(f.url)}:${f.lineNumber + 1}` : f.functionName;
 
 /** Self time per function over every thread's profile, idle excluded (each sample stands for the profile's mean interval). */
 export function summariseProfiles(profiles: [thread: string, profile: Profile][]): CpuProfileSummary {
@@ -43,7 +44,10 @@ export function summariseProfiles(profiles: [thread: string, profile: Profile][]
     }
     busyMsByThread[thread] = Math.round(busy);
   }
-  const topSelfMs = [...selfMs].sort((a, b) => b[1] - a[1]).slice(0, 10).map(([fn, ms]) => ({ function: fn, ms: Math.round(ms) }));
+  const topSelfMs = [...selfMs]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 10)
+    .map(([fn, ms]) => ({ function: fn, ms: Math.round(ms) }));
   return { busyMsByThread, topSelfMs };
 }
 
@@ -54,7 +58,10 @@ export interface WorkerStepProfiler extends StepProfiler {
 }
 
 /** A CPU profile of the capt worker for each of `steps`: profilerSignal starts and stops the preloaded profiler. */
-export async function workerStepProfiler(steps: readonly string[], workerPid: () => number): Promise<WorkerStepProfiler> {
+export async function workerStepProfiler(
+  steps: readonly string[],
+  workerPid: () => number,
+): Promise<WorkerStepProfiler> {
   const dir = await mkdtemp(join(tmpdir(), 'capt-bench-profile-'));
   let runs = 0;
   return {
@@ -67,17 +74,33 @@ export async function workerStepProfiler(steps: readonly string[], workerPid: ()
       process.kill(workerPid(), profilerSignal);
       runs += 1;
       const done = join(dir, `${runs}.done`);
-      for (let waited = 0; !(await access(done).then(() => true, () => false)); waited += 200) {
+      for (
+        let waited = 0;
+        !(await access(done).then(
+          () => true,
+          () => false,
+        ));
+        waited += 200
+      ) {
         if (waited > 60_000) throw new Error(`the worker wrote no CPU profile into ${dir} within 60 s`);
         await sleep(200);
       }
       const files = (await readdir(dir)).filter((f) => f.startsWith(`${runs}-`) && f.endsWith('.cpuprofile'));
-      const profiles = await Promise.all(files.map(async (f): Promise<[string, Profile]> => [
-        f.slice(`${runs}-`.length, -'.cpuprofile'.length), JSON.parse(await readFile(join(dir, f), 'utf8')) as Profile,
-      ]));
+      const profiles = await Promise.all(
+        files.map(async (f): Promise<[string, Profile]> => [
+          f.slice(`${runs}-`.length, -'.cpuprofile'.length),
+          JSON.parse(await readFile(join(dir, f), 'utf8')) as Profile,
+        ]),
+      );
       const summary = summariseProfiles(profiles);
-      const topFive = summary.topSelfMs.slice(0, 5).map((f) => `${f.function} ${f.ms} ms`).join(', ');
-      return { summary, line: `worker CPU profile, busy ms ${JSON.stringify(summary.busyMsByThread)}; top self time: ${topFive}` };
+      const topFive = summary.topSelfMs
+        .slice(0, 5)
+        .map((f) => `${f.function} ${f.ms} ms`)
+        .join(', ');
+      return {
+        summary,
+        line: `worker CPU profile, busy ms ${JSON.stringify(summary.busyMsByThread)}; top self time: ${topFive}`,
+      };
     },
     dispose: () => rm(dir, { recursive: true, force: true }),
   };

@@ -38,16 +38,26 @@ const chunkTimeoutMs = (chunkSeconds + 30) * 1000;
 const msPerUnit: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1000, mins: 60_000, hrs: 3_600_000, '': 0 };
 const toMs = (value: string, unit: string) => Number(value) * (msPerUnit[unit] ?? Number.NaN);
 
-const pprof = async (args: string[]) => (await promisify(execFile)('go', ['tool', 'pprof', ...args], { maxBuffer: 64 << 20, encoding: 'buffer' })).stdout;
+const pprof = async (args: string[]) =>
+  (await promisify(execFile)('go', ['tool', 'pprof', ...args], { maxBuffer: 64 << 20, encoding: 'buffer' })).stdout;
 
 /** `go tool pprof -top` over the merged chunks: the sampled total and the `count` largest rows, by self or cumulative time. */
-async function top(files: string[], by: 'self' | 'cumulative', count: number): Promise<{ sampledMs: number; rows: FunctionMs[] }> {
-  const out = (await pprof(['-top', `-nodecount=${count}`, ...(by === 'cumulative' ? ['-cum'] : []), ...files])).toString('utf8');
+async function top(
+  files: string[],
+  by: 'self' | 'cumulative',
+  count: number,
+): Promise<{ sampledMs: number; rows: FunctionMs[] }> {
+  const out = (
+    await pprof(['-top', `-nodecount=${count}`, ...(by === 'cumulative' ? ['-cum'] : []), ...files])
+  ).toString('utf8');
   const total = /Total samples = ([\d.]+)([a-z]*)/.exec(out);
   if (!total) throw new Error(`go tool pprof printed no total for ${files.length} profiles:\n${out.slice(0, 500)}`);
-  const rows = [...out.matchAll(/^\s*([\d.]+)([a-z]*)\s+[\d.]+%\s+[\d.]+%\s+([\d.]+)([a-z]*)\s+[\d.]+%\s+(.+)$/gm)].map((r) => ({
-    function: r[5]!.trim(), ms: Math.round(by === 'self' ? toMs(r[1]!, r[2]!) : toMs(r[3]!, r[4]!)),
-  }));
+  const rows = [...out.matchAll(/^\s*([\d.]+)([a-z]*)\s+[\d.]+%\s+[\d.]+%\s+([\d.]+)([a-z]*)\s+[\d.]+%\s+(.+)$/gm)].map(
+    (r) => ({
+      function: r[5]!.trim(),
+      ms: Math.round(by === 'self' ? toMs(r[1]!, r[2]!) : toMs(r[3]!, r[4]!)),
+    }),
+  );
   return { sampledMs: Math.round(toMs(total[1]!, total[2]!)), rows };
 }
 
@@ -77,7 +87,11 @@ async function collect(target: GoProfileTarget, c: Collection): Promise<void> {
 async function summarise(c: Collection, target: string, keepDir: string | undefined): Promise<GoProcessProfile> {
   const files = c.files.get(target)!;
   const failures = c.failures.get(target)!;
-  const base = { chunks: files.length, failedChunks: failures.length, ...(failures[0] ? { firstFailure: failures[0] } : {}) };
+  const base = {
+    chunks: files.length,
+    failedChunks: failures.length,
+    ...(failures[0] ? { firstFailure: failures[0] } : {}),
+  };
   if (files.length === 0) return { sampledMs: 0, topSelfMs: [], topCumulativeMs: [], ...base };
   const self = await top(files, 'self', 12);
   const cumulative = await top(files, 'cumulative', 30);
@@ -88,16 +102,27 @@ async function summarise(c: Collection, target: string, keepDir: string | undefi
   return { sampledMs: self.sampledMs, topSelfMs: self.rows, topCumulativeMs: cumulative.rows, ...base };
 }
 
-const describe = (byProcess: Record<string, GoProcessProfile>) => Object.entries(byProcess)
-  .map(([name, p]) => `${name} ${(p.sampledMs / 1000).toFixed(0)} s sampled${p.failedChunks ? ` (${p.failedChunks} chunks failed)` : ''}, top self: ${p.topSelfMs.slice(0, 3).map((f) => `${f.function} ${(f.ms / 1000).toFixed(1)} s`).join(', ')}`)
-  .join('; ');
+const describe = (byProcess: Record<string, GoProcessProfile>) =>
+  Object.entries(byProcess)
+    .map(
+      ([name, p]) =>
+        `${name} ${(p.sampledMs / 1000).toFixed(0)} s sampled${p.failedChunks ? ` (${p.failedChunks} chunks failed)` : ''}, top self: ${p.topSelfMs
+          .slice(0, 3)
+          .map((f) => `${f.function} ${(f.ms / 1000).toFixed(1)} s`)
+          .join(', ')}`,
+    )
+    .join('; ');
 
 /**
  * CPU profiles of Go processes (Cluster API's managers, the management apiserver) over the named steps,
  * reduced per process to the largest self and cumulative times; with `keepDir`, each step's merged
  * profile per process is kept there as <step>-<process>.pb.gz for `go tool pprof`.
  */
-export function goStepProfiler(steps: readonly string[], targets: GoProfileTarget[], keepDir?: string): StepProfiler & { dispose(): Promise<void> } {
+export function goStepProfiler(
+  steps: readonly string[],
+  targets: GoProfileTarget[],
+  keepDir?: string,
+): StepProfiler & { dispose(): Promise<void> } {
   let current: Collection | undefined;
   const dirs: string[] = [];
   return {
@@ -106,8 +131,12 @@ export function goStepProfiler(steps: readonly string[], targets: GoProfileTarge
       const dir = await mkdtemp(join(tmpdir(), 'capi-bench-profile-'));
       dirs.push(dir);
       const c: Collection = {
-        step, stopped: false, dir, loops: [],
-        files: new Map(targets.map((t) => [t.name, []])), failures: new Map(targets.map((t) => [t.name, []])),
+        step,
+        stopped: false,
+        dir,
+        loops: [],
+        files: new Map(targets.map((t) => [t.name, []])),
+        failures: new Map(targets.map((t) => [t.name, []])),
       };
       c.loops = targets.map((t) => collect(t, c));
       current = c;

@@ -24,36 +24,55 @@ export function objectPath(ref: Omit<ObjectRef, 'name'> & { name?: string }): st
 export class ManagementApi {
   private readonly agent: Agent;
 
-  constructor(private readonly server: string, tls: { ca: string; cert: string; key: string }) {
+  constructor(
+    private readonly server: string,
+    tls: { ca: string; cert: string; key: string },
+  ) {
     this.agent = new Agent({ ...tls, keepAlive: true, maxSockets: 4 });
   }
 
-  private send(method: string, path: string, body?: unknown, contentType = 'application/json', timeoutMs = 30_000): Promise<{ status: number; json: Json; text: string; bytes: Buffer }> {
+  private send(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+    timeoutMs = 30_000,
+  ): Promise<{ status: number; json: Json; text: string; bytes: Buffer }> {
     return new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const headers = payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {};
-      const req = request(`${this.server}${path}`, { method, agent: this.agent, headers, timeout: timeoutMs }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const bytes = Buffer.concat(chunks);
-          const text = bytes.toString('utf8');
-          let json: Json;
-          try {
-            json = JSON.parse(text) as Json;
-          } catch {
-            json = { message: text };
-          }
-          resolve({ status: res.statusCode ?? 0, json, text, bytes });
-        });
-      });
+      const req = request(
+        `${this.server}${path}`,
+        { method, agent: this.agent, headers, timeout: timeoutMs },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const bytes = Buffer.concat(chunks);
+            const text = bytes.toString('utf8');
+            let json: Json;
+            try {
+              json = JSON.parse(text) as Json;
+            } catch {
+              json = { message: text };
+            }
+            resolve({ status: res.statusCode ?? 0, json, text, bytes });
+          });
+        },
+      );
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs / 1000} s`)));
       req.on('error', reject);
       req.end(payload);
     });
   }
 
-  private async expect(method: string, path: string, ok: number[], body?: unknown, contentType?: string): Promise<Json> {
+  private async expect(
+    method: string,
+    path: string,
+    ok: number[],
+    body?: unknown,
+    contentType?: string,
+  ): Promise<Json> {
     const { status, json } = await this.send(method, path, body, contentType);
     if (!ok.includes(status)) throw new Error(`${method} ${path}: ${status} ${String(json.message ?? '')}`);
     return json;
@@ -84,7 +103,11 @@ export class ManagementApi {
   /** Creates the object; one that exists already is left as it is (the management cluster is new for each run). */
   async create(object: Json): Promise<void> {
     const metadata = object.metadata as { name: string; namespace?: string };
-    const path = objectPath({ apiVersion: object.apiVersion as string, kind: object.kind as string, namespace: metadata.namespace });
+    const path = objectPath({
+      apiVersion: object.apiVersion as string,
+      kind: object.kind as string,
+      namespace: metadata.namespace,
+    });
     await this.expect('POST', path, [201, 409], object);
   }
 

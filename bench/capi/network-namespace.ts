@@ -12,7 +12,8 @@ const netnsOf = (pid: number | string) => readlink(`/proc/${pid}/ns/net`).catch(
 /** Every process whose network namespace is `ns`, found by reading /proc. */
 async function processesIn(ns: string): Promise<number[]> {
   const pids: number[] = [];
-  for (const entry of await readdir('/proc')) if (/^\d+$/.test(entry) && (await netnsOf(entry)) === ns) pids.push(Number(entry));
+  for (const entry of await readdir('/proc'))
+    if (/^\d+$/.test(entry) && (await netnsOf(entry)) === ns) pids.push(Number(entry));
   return pids;
 }
 
@@ -23,12 +24,19 @@ async function processesIn(ns: string): Promise<number[]> {
  */
 export async function rerunInNetworkNamespace(): Promise<number> {
   const script = 'ip link set lo up && exec "$@"';
-  const child = spawn('unshare', ['--net', '--', 'sh', '-c', script, 'sh', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit', env: { ...process.env, [marker]: '1' },
-  });
+  const child = spawn(
+    'unshare',
+    ['--net', '--', 'sh', '-c', script, 'sh', process.execPath, ...process.execArgv, ...process.argv.slice(1)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, [marker]: '1' },
+    },
+  );
   const ours = await netnsOf(process.pid);
   let ns: string | undefined;
-  const exited = new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  const exited = new Promise<number>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))),
+  );
   // An interrupt goes to the run inside, which stops what it started; this one waits for it, then sweeps.
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   process.on('SIGINT', forward);
@@ -45,7 +53,9 @@ export async function rerunInNetworkNamespace(): Promise<number> {
   if (!ns) return code;
   const left = await processesIn(ns);
   if (left.length === 0) return code;
-  console.error(`capi bench: ${left.length} process(es) left in the network namespace ${ns} (${left.join(', ')}): killing them`);
+  console.error(
+    `capi bench: ${left.length} process(es) left in the network namespace ${ns} (${left.join(', ')}): killing them`,
+  );
   for (const pid of left) {
     try {
       process.kill(pid, 'SIGKILL');

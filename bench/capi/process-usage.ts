@@ -45,8 +45,20 @@ export async function readUsage(parts: Parts): Promise<Usage> {
 
 /** CPU seconds each part used between two readings, with their total. */
 export function cpuBetween(before: Usage, after: Usage): Record<string, number> {
-  const parts = Object.fromEntries(Object.keys(after.cpuSeconds).map((k) => [k, Number((after.cpuSeconds[k]! - (before.cpuSeconds[k] ?? 0)).toFixed(2))]));
-  return { ...parts, total: Number(Object.values(parts).reduce((a, b) => a + b, 0).toFixed(2)) };
+  const parts = Object.fromEntries(
+    Object.keys(after.cpuSeconds).map((k) => [
+      k,
+      Number((after.cpuSeconds[k]! - (before.cpuSeconds[k] ?? 0)).toFixed(2)),
+    ]),
+  );
+  return {
+    ...parts,
+    total: Number(
+      Object.values(parts)
+        .reduce((a, b) => a + b, 0)
+        .toFixed(2),
+    ),
+  };
 }
 
 /** The parts' peaks at a reading, with their total. */

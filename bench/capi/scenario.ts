@@ -56,7 +56,14 @@ export interface StepResult {
 const controlPlaneReplicas = 3;
 
 /** The scenario's steps, in order. */
-export const stepNames = ['create', 'controlPlaneScaleUp', 'controlPlaneUpgrade', 'workerRollout', 'scaleToZero', 'clusterDelete'] as const;
+export const stepNames = [
+  'create',
+  'controlPlaneScaleUp',
+  'controlPlaneUpgrade',
+  'workerRollout',
+  'scaleToZero',
+  'clusterDelete',
+] as const;
 export type StepName = (typeof stepNames)[number];
 
 /**
@@ -65,7 +72,10 @@ export type StepName = (typeof stepNames)[number];
  * step creates, replaces or deletes.
  */
 export async function runScenario(
-  driver: ClusterDriver, w: Workload, log: (line: string) => void, onStep: (done: Record<string, StepResult>) => Promise<void> = async () => undefined,
+  driver: ClusterDriver,
+  w: Workload,
+  log: (line: string) => void,
+  onStep: (done: Record<string, StepResult>) => Promise<void> = async () => undefined,
 ): Promise<Record<string, StepResult>> {
   const steps: [StepName, number, () => Promise<void>][] = [
     ['create', w.workers + 1, () => driver.create()],
@@ -92,11 +102,18 @@ export async function runScenario(
     const cpuSeconds = cpuBetween(before, after);
     const counters = countersBetween(countersBefore, await driver.counters.read());
     results[name] = {
-      seconds, machines, machinesPerSecond: Number((machines / seconds).toFixed(3)), cpuSeconds,
-      cpuSecondsPerMachine: Number((cpuSeconds.total! / machines).toFixed(4)), peakRssMiB: peakRss(after), counters,
+      seconds,
+      machines,
+      machinesPerSecond: Number((machines / seconds).toFixed(3)),
+      cpuSeconds,
+      cpuSecondsPerMachine: Number((cpuSeconds.total! / machines).toFixed(4)),
+      peakRssMiB: peakRss(after),
+      counters,
       ...(profile ? { cpuProfile: profile.summary } : {}),
     };
-    log(`${name}: done in ${seconds.toFixed(1)} s, ${results[name].machinesPerSecond} machines/s, ${cpuSeconds.total} CPU-s, peak RSS ${results[name].peakRssMiB.total} MiB`);
+    log(
+      `${name}: done in ${seconds.toFixed(1)} s, ${results[name].machinesPerSecond} machines/s, ${cpuSeconds.total} CPU-s, peak RSS ${results[name].peakRssMiB.total} MiB`,
+    );
     log(`${name}: ${driver.counters.describe(counters)}`);
     if (profile) log(`${name}: ${profile.line}`);
     await onStep(results);
@@ -105,12 +122,20 @@ export async function runScenario(
 }
 
 /** Polls `check` every `intervalMs` until it returns true; `describe` says where things are, printed every 10 s and in the timeout error. */
-export async function waitUntil(what: string, check: () => Promise<boolean>, describe: () => Promise<string>, log: (line: string) => void, timeoutMs: number, intervalMs = 1000): Promise<void> {
+export async function waitUntil(
+  what: string,
+  check: () => Promise<boolean>,
+  describe: () => Promise<string>,
+  log: (line: string) => void,
+  timeoutMs: number,
+  intervalMs = 1000,
+): Promise<void> {
   const started = Date.now();
   let lastLog = started;
   for (;;) {
     if (await check()) return;
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not done after ${Math.round(timeoutMs / 1000)} s; ${await describe()}`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`${what}: not done after ${Math.round(timeoutMs / 1000)} s; ${await describe()}`);
     if (Date.now() - lastLog >= 10_000) {
       lastLog = Date.now();
       log(`${what}: ${Math.round((lastLog - started) / 1000)} s; ${await describe()}`);

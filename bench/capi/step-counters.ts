@@ -35,7 +35,11 @@ export function parseMetrics(text: string, names: readonly string[]): Sample[] {
 }
 
 /** Sums the samples of `name` by the key `keyOf` gives each (a sample it gives no key is left out). */
-export function sumBy(samples: Sample[], name: string, keyOf: (labels: Record<string, string>) => string | undefined): Record<string, number> {
+export function sumBy(
+  samples: Sample[],
+  name: string,
+  keyOf: (labels: Record<string, string>) => string | undefined,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const s of samples) {
     if (s.name !== name) continue;
@@ -47,7 +51,10 @@ export function sumBy(samples: Sample[], name: string, keyOf: (labels: Record<st
 
 /** Reads a metrics page over plain HTTP (the managers' insecure diagnostics, Temporal's metrics port); an unreachable one reads as empty. */
 export async function fetchMetrics(url: string): Promise<string> {
-  return fetch(url, { signal: AbortSignal.timeout(10_000) }).then((r) => (r.ok ? r.text() : ''), () => '');
+  return fetch(url, { signal: AbortSignal.timeout(10_000) }).then(
+    (r) => (r.ok ? r.text() : ''),
+    () => '',
+  );
 }
 
 const keptPerGroup = 6;
@@ -71,7 +78,11 @@ export function countersBetween(before: Counters, after: Counters): Counters {
 }
 
 /** The sum of a group's entries. */
-export const groupTotal = (delta: Counters, group: string) => Object.values(delta[group] ?? {}).reduce((a, b) => a + b, 0);
+export const groupTotal = (delta: Counters, group: string) =>
+  Object.values(delta[group] ?? {}).reduce((a, b) => a + b, 0);
 
 /** `a 12, b 3` for a group, largest first (as countersBetween left it). */
-export const groupList = (delta: Counters, group: string) => Object.entries(delta[group] ?? {}).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+export const groupList = (delta: Counters, group: string) =>
+  Object.entries(delta[group] ?? {})
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ') || 'none';

@@ -21,18 +21,27 @@ function installProfiler(dir: string): void {
   const threads = new Map<string, string>();
   const replies = new Map<number, (result: Params | undefined) => void>();
   let nextId = 1;
-  const post = (method: string, params?: Params) => new Promise<Params>((resolve, reject) => {
-    session.post(method, params, (err, result) => (err ? reject(err) : resolve((result ?? {}) as Params)));
-  });
-  const postToThread = (sessionId: string, method: string) => new Promise<Params | undefined>((resolve) => {
-    const id = nextId++;
-    replies.set(id, resolve);
-    post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method }) }).catch(() => resolve(undefined));
-  });
-  session.on('NodeWorker.attachedToWorker', ({ params }: { params: { sessionId: string; workerInfo: { title: string } } }) => {
-    threads.set(params.sessionId, params.workerInfo.title);
-  });
-  session.on('NodeWorker.detachedFromWorker', ({ params }: { params: { sessionId: string } }) => threads.delete(params.sessionId));
+  const post = (method: string, params?: Params) =>
+    new Promise<Params>((resolve, reject) => {
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve((result ?? {}) as Params)));
+    });
+  const postToThread = (sessionId: string, method: string) =>
+    new Promise<Params | undefined>((resolve) => {
+      const id = nextId++;
+      replies.set(id, resolve);
+      post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method }) }).catch(() =>
+        resolve(undefined),
+      );
+    });
+  session.on(
+    'NodeWorker.attachedToWorker',
+    ({ params }: { params: { sessionId: string; workerInfo: { title: string } } }) => {
+      threads.set(params.sessionId, params.workerInfo.title);
+    },
+  );
+  session.on('NodeWorker.detachedFromWorker', ({ params }: { params: { sessionId: string } }) =>
+    threads.delete(params.sessionId),
+  );
   session.on('NodeWorker.receivedMessageFromWorker', ({ params }: { params: { message: string } }) => {
     const reply = JSON.parse(params.message) as { id?: number; result?: Params };
     if (reply.id === undefined) return;
@@ -45,7 +54,9 @@ function installProfiler(dir: string): void {
   let run = 0;
   const everyThread = async (method: string) => {
     const main = await post(method);
-    const others = await Promise.all([...threads].map(async ([sessionId, title]) => [title, await postToThread(sessionId, method)] as const));
+    const others = await Promise.all(
+      [...threads].map(async ([sessionId, title]) => [title, await postToThread(sessionId, method)] as const),
+    );
     return [['main', main] as const, ...others];
   };
   const toggle = async () => {
@@ -58,7 +69,11 @@ function installProfiler(dir: string): void {
     profiling = false;
     run += 1;
     for (const [title, result] of await everyThread('Profiler.stop')) {
-      if (result?.profile) writeFileSync(join(dir, `${run}-${title.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '')}.cpuprofile`), JSON.stringify(result.profile));
+      if (result?.profile)
+        writeFileSync(
+          join(dir, `${run}-${title.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '')}.cpuprofile`),
+          JSON.stringify(result.profile),
+        );
     }
     writeFileSync(join(dir, `${run}.done`), '');
   };

@@ -12,12 +12,14 @@ import { localRoot } from './layout';
  * read: scanning every claim cost ~0.1 s per create at 1000 machines.
  */
 const claimsDir = () => join(localRoot(), 'addresses');
-const indexPath = (owner: string) => join(localRoot(), 'address-owners', createHash('sha256').update(owner).digest('hex'));
+const indexPath = (owner: string) =>
+  join(localRoot(), 'address-owners', createHash('sha256').update(owner).digest('hex'));
 const ownerOf = (ip: string) => readFile(join(claimsDir(), ip, 'owner'), 'utf8').catch(() => '');
 const toIP = (n: number) => `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 const fromIP = (ip: string) => {
   const [a, b, c, d] = ip.split('.').map(Number);
-  if (a !== 127 || [b, c, d].some((x) => !Number.isInteger(x) || x! < 0 || x! > 255)) throw new Error(`CAPT_LOCAL_ADDRESSES: ${ip} is not a 127.x.y.z address`);
+  if (a !== 127 || [b, c, d].some((x) => !Number.isInteger(x) || x! < 0 || x! > 255))
+    throw new Error(`CAPT_LOCAL_ADDRESSES: ${ip} is not a 127.x.y.z address`);
   return (b! << 16) | (c! << 8) | d!;
 };
 
@@ -29,7 +31,10 @@ function addressRange(): { first: number; last: number } {
   const spec = process.env.CAPT_LOCAL_ADDRESSES;
   if (!spec) return { first: (1 << 16) | 1, last: (254 << 16) | 0xfffe };
   const [first, last] = spec.split('-').map((ip) => fromIP(ip.trim())) as [number, number];
-  if (last === undefined || first < 1 << 16 || last < first) throw new Error(`CAPT_LOCAL_ADDRESSES=${spec}: write FIRST-LAST within 127.1.0.0/8, e.g. 127.100.0.1-127.199.255.254`);
+  if (last === undefined || first < 1 << 16 || last < first)
+    throw new Error(
+      `CAPT_LOCAL_ADDRESSES=${spec}: write FIRST-LAST within 127.1.0.0/8, e.g. 127.100.0.1-127.199.255.254`,
+    );
   return { first, last };
 }
 
@@ -39,7 +44,8 @@ async function owned(owner: string): Promise<string | undefined> {
   return ip && (await ownerOf(ip)) === owner ? ip : undefined;
 }
 
-const inUse = async (ip: string) => (await Promise.all([6443, 2379, 2380].map((port) => isListening(ip, port, 500)))).some(Boolean);
+const inUse = async (ip: string) =>
+  (await Promise.all([6443, 2379, 2380].map((port) => isListening(ip, port, 500)))).some(Boolean);
 
 export async function claimAddress(owner: string): Promise<string> {
   const existing = await owned(owner);

@@ -10,7 +10,15 @@ import { serveWorkerJoins } from './kubeadm/join-service';
 import { KubeletApi } from './kubelet/kube-api';
 import { kubeletConcurrency, SimulatedKubelets } from './kubelet/simulated-kubelets';
 import {
-  agentJoinPort, clusterKubeconfigPath, kubeletConfigPath, machineDir, machineRecordPath, machinesDir, type KubeletRegistration, type LocalClusterRecord, type LocalMachineRecord,
+  agentJoinPort,
+  clusterKubeconfigPath,
+  kubeletConfigPath,
+  machineDir,
+  machineRecordPath,
+  machinesDir,
+  type KubeletRegistration,
+  type LocalClusterRecord,
+  type LocalMachineRecord,
 } from './layout';
 import { ApiserverLoadBalancer } from './load-balancer';
 
@@ -39,7 +47,10 @@ interface PoweredMachine {
  * cost most of a core.
  */
 class MachineFolders {
-  private readonly known = new Map<string, { version: string; record?: LocalMachineRecord; registration?: KubeletRegistration }>();
+  private readonly known = new Map<
+    string,
+    { version: string; record?: LocalMachineRecord; registration?: KubeletRegistration }
+  >();
 
   constructor(private readonly dir: string) {}
 
@@ -67,7 +78,12 @@ class MachineFolders {
         this.known.set(name, entry);
       }
       // kubeadm writes the registration once per machine life; until it has, look at every scan.
-      if (entry.record) entry.registration ??= trustedRegistration(entry.record, readMachineJsonSync<KubeletRegistration>(kubeletConfigPath(mdir), entry.record.hostId), names);
+      if (entry.record)
+        entry.registration ??= trustedRegistration(
+          entry.record,
+          readMachineJsonSync<KubeletRegistration>(kubeletConfigPath(mdir), entry.record.hostId),
+          names,
+        );
       if (entry.record?.power === 'on') powered.push({ record: entry.record, registration: entry.registration });
     }
     return powered;
@@ -79,19 +95,30 @@ async function main(): Promise<void> {
   const cluster = (await readJson<LocalClusterRecord>(join(dir, 'cluster.json')))!;
   const machines = new MachineFolders(dir);
   const lb = new ApiserverLoadBalancer(async () =>
-    machines.powered().filter((m) => m.record.role === 'control-plane' && !m.record.detached).map((m) => `${m.record.ip}:6443`),
+    machines
+      .powered()
+      .filter((m) => m.record.role === 'control-plane' && !m.record.detached)
+      .map((m) => `${m.record.ip}:6443`),
   );
   await lb.listen(cluster.endpoint.host, cluster.endpoint.port);
   // Worker joins are checked against the cluster CA of the kubeconfig the host wrote for this agent.
-  const joins = await serveWorkerJoins(cluster.endpoint.host, agentJoinPort, async () => kubeconfigCredentials(await readFile(clusterKubeconfigPath(dir), 'utf8')).ca);
+  const joins = await serveWorkerJoins(
+    cluster.endpoint.host,
+    agentJoinPort,
+    async () => kubeconfigCredentials(await readFile(clusterKubeconfigPath(dir), 'utf8')).ca,
+  );
   let kubelets: SimulatedKubelets | undefined;
   // Two loops, so a kubelet report stuck on a slow apiserver never leaves the load balancer's backends stale.
   await Promise.all([
     everyWhileClusterExists(dir, 500, () => lb.checkBackends()),
     everyWhileClusterExists(dir, 1000, async () => {
-      kubelets ??= new SimulatedKubelets(new KubeletApi(await readFile(clusterKubeconfigPath(dir), 'utf8'), kubeletConcurrency));
+      kubelets ??= new SimulatedKubelets(
+        new KubeletApi(await readFile(clusterKubeconfigPath(dir), 'utf8'), kubeletConcurrency),
+      );
       // A machine whose kubelet was stopped on purpose goes silent, as a powered-off one does.
-      await kubelets.sync(machines.powered().flatMap((m) => (m.registration && !m.record.kubeletStopped ? [m.registration] : [])));
+      await kubelets.sync(
+        machines.powered().flatMap((m) => (m.registration && !m.record.kubeletStopped ? [m.registration] : [])),
+      );
     }),
   ]);
   joins.close();

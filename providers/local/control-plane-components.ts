@@ -33,31 +33,48 @@ export interface ControlPlanePorts {
 }
 
 /** kubeadm's standard ports, usable as is when every machine has a loopback address of its own. */
-export const standardPorts: ControlPlanePorts = { etcdClient: 2379, etcdPeer: 2380, apiserver: 6443, controllerManager: 10257, scheduler: 10259 };
+export const standardPorts: ControlPlanePorts = {
+  etcdClient: 2379,
+  etcdPeer: 2380,
+  apiserver: 6443,
+  controllerManager: 10257,
+  scheduler: 10259,
+};
 
 /** The static components of a control-plane machine, by the names their processes are recorded under. */
 export const controlPlaneComponents = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
 export type ControlPlaneComponent = (typeof controlPlaneComponents)[number];
-export const isControlPlaneComponent = (name: string): name is ControlPlaneComponent => (controlPlaneComponents as readonly string[]).includes(name);
+export const isControlPlaneComponent = (name: string): name is ControlPlaneComponent =>
+  (controlPlaneComponents as readonly string[]).includes(name);
 
 /** Components exit when etcd is briefly unavailable (a member joining); like the kubelet with static pods, they are started again. */
 const staticPodRestartSeconds = 3;
 
 /** A component kubeadm would run as a static pod: restarted when it exits. */
-const staticPod = (name: ControlPlaneComponent, command: string, stateDir: string, args: string[]): ProcessSpec => ({ name, command, stateDir, restartAfterSeconds: staticPodRestartSeconds, args });
+const staticPod = (name: ControlPlaneComponent, command: string, stateDir: string, args: string[]): ProcessSpec => ({
+  name,
+  command,
+  stateDir,
+  restartAfterSeconds: staticPodRestartSeconds,
+  args,
+});
 
 /** How long the node controller waits for a Node's heartbeat before it marks the Node's Ready condition Unknown. */
 export const nodeMonitorGraceSeconds = 20;
 
 /** The controller-manager and scheduler serve on the machine's address and reach the apiserver with their own kubeconfig. */
 const servingFlags = (l: ControlPlaneLayout, port: number, kubeconfig: string) => [
-  `--bind-address=${l.ip}`, `--secure-port=${port}`,
-  `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+  `--bind-address=${l.ip}`,
+  `--secure-port=${port}`,
+  `--kubeconfig=${kubeconfig}`,
+  `--authentication-kubeconfig=${kubeconfig}`,
+  `--authorization-kubeconfig=${kubeconfig}`,
   '--leader-elect=true',
 ];
 
 export const pkiDir = (root: string) => join(root, 'etc/kubernetes/pki');
-export const kubeconfigPath = (root: string, name: 'admin' | 'controller-manager' | 'scheduler' | 'kubelet') => join(root, `etc/kubernetes/${name}.conf`);
+export const kubeconfigPath = (root: string, name: 'admin' | 'controller-manager' | 'scheduler' | 'kubelet') =>
+  join(root, `etc/kubernetes/${name}.conf`);
 export const etcdPeerUrl = (ip: string, port: number) => `https://${ip}:${port}`;
 export const etcdClientUrl = (ip: string, port: number) => `https://${ip}:${port}`;
 
@@ -72,8 +89,14 @@ export function etcdProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpe
     `--initial-advertise-peer-urls=${etcdPeerUrl(l.ip, l.ports.etcdPeer)}`,
     `--initial-cluster=${l.etcdInitialCluster}`,
     `--initial-cluster-state=${l.etcdClusterState}`,
-    `--cert-file=${pki}/server.crt`, `--key-file=${pki}/server.key`, `--trusted-ca-file=${pki}/ca.crt`, '--client-cert-auth=true',
-    `--peer-cert-file=${pki}/peer.crt`, `--peer-key-file=${pki}/peer.key`, `--peer-trusted-ca-file=${pki}/ca.crt`, '--peer-client-cert-auth=true',
+    `--cert-file=${pki}/server.crt`,
+    `--key-file=${pki}/server.key`,
+    `--trusted-ca-file=${pki}/ca.crt`,
+    '--client-cert-auth=true',
+    `--peer-cert-file=${pki}/peer.crt`,
+    `--peer-key-file=${pki}/peer.key`,
+    `--peer-trusted-ca-file=${pki}/ca.crt`,
+    '--peer-client-cert-auth=true',
     '--snapshot-count=10000',
     // Local clusters are disposable; skipping fsync keeps hundreds of machines affordable on one disk.
     '--unsafe-no-fsync=true',
@@ -87,20 +110,28 @@ export function apiserverProcess(l: ControlPlaneLayout, stateDir: string): Proce
     `--bind-address=${l.ip}`,
     `--secure-port=${l.ports.apiserver}`,
     `--etcd-servers=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
-    `--etcd-cafile=${pki}/etcd/ca.crt`, `--etcd-certfile=${pki}/apiserver-etcd-client.crt`, `--etcd-keyfile=${pki}/apiserver-etcd-client.key`,
+    `--etcd-cafile=${pki}/etcd/ca.crt`,
+    `--etcd-certfile=${pki}/apiserver-etcd-client.crt`,
+    `--etcd-keyfile=${pki}/apiserver-etcd-client.key`,
     `--client-ca-file=${pki}/ca.crt`,
-    `--tls-cert-file=${pki}/apiserver.crt`, `--tls-private-key-file=${pki}/apiserver.key`,
-    `--kubelet-client-certificate=${pki}/apiserver-kubelet-client.crt`, `--kubelet-client-key=${pki}/apiserver-kubelet-client.key`,
-    `--service-account-key-file=${pki}/sa.pub`, `--service-account-signing-key-file=${pki}/sa.key`,
+    `--tls-cert-file=${pki}/apiserver.crt`,
+    `--tls-private-key-file=${pki}/apiserver.key`,
+    `--kubelet-client-certificate=${pki}/apiserver-kubelet-client.crt`,
+    `--kubelet-client-key=${pki}/apiserver-kubelet-client.key`,
+    `--service-account-key-file=${pki}/sa.pub`,
+    `--service-account-signing-key-file=${pki}/sa.key`,
     `--service-account-issuer=https://kubernetes.default.svc.${l.serviceDomain}`,
     `--service-cluster-ip-range=${l.serviceSubnet}`,
     '--authorization-mode=Node,RBAC',
     '--enable-admission-plugins=NodeRestriction',
     '--allow-privileged=true',
     `--requestheader-client-ca-file=${pki}/front-proxy-ca.crt`,
-    `--proxy-client-cert-file=${pki}/front-proxy-client.crt`, `--proxy-client-key-file=${pki}/front-proxy-client.key`,
-    '--requestheader-allowed-names=front-proxy-client', '--requestheader-extra-headers-prefix=X-Remote-Extra-',
-    '--requestheader-group-headers=X-Remote-Group', '--requestheader-username-headers=X-Remote-User',
+    `--proxy-client-cert-file=${pki}/front-proxy-client.crt`,
+    `--proxy-client-key-file=${pki}/front-proxy-client.key`,
+    '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-username-headers=X-Remote-User',
     // Endpoints may not hold loopback addresses, and every local machine has one; nothing in a local cluster needs them.
     '--endpoint-reconciler-type=none',
     '--enable-bootstrap-token-auth=true',
@@ -111,11 +142,17 @@ export function controllerManagerProcess(l: ControlPlaneLayout, stateDir: string
   const pki = pkiDir(l.root);
   return staticPod('kube-controller-manager', join(l.kubernetesBin, 'kube-controller-manager'), stateDir, [
     ...servingFlags(l, l.ports.controllerManager, kubeconfigPath(l.root, 'controller-manager')),
-    `--client-ca-file=${pki}/ca.crt`, `--requestheader-client-ca-file=${pki}/front-proxy-ca.crt`,
-    `--root-ca-file=${pki}/ca.crt`, `--service-account-private-key-file=${pki}/sa.key`,
-    `--cluster-signing-cert-file=${pki}/ca.crt`, `--cluster-signing-key-file=${pki}/ca.key`,
-    `--cluster-cidr=${l.podSubnet}`, `--service-cluster-ip-range=${l.serviceSubnet}`,
-    '--allocate-node-cidrs=true', '--use-service-account-credentials=true', '--controllers=*,bootstrapsigner,tokencleaner',
+    `--client-ca-file=${pki}/ca.crt`,
+    `--requestheader-client-ca-file=${pki}/front-proxy-ca.crt`,
+    `--root-ca-file=${pki}/ca.crt`,
+    `--service-account-private-key-file=${pki}/sa.key`,
+    `--cluster-signing-cert-file=${pki}/ca.crt`,
+    `--cluster-signing-key-file=${pki}/ca.key`,
+    `--cluster-cidr=${l.podSubnet}`,
+    `--service-cluster-ip-range=${l.serviceSubnet}`,
+    '--allocate-node-cidrs=true',
+    '--use-service-account-credentials=true',
+    '--controllers=*,bootstrapsigner,tokencleaner',
     // A Node whose kubelet stopped turns Unknown after 20 s rather than the default 50 s: two missed Lease
     // renewals (every 10 s), so health checks and their tests see a dead machine sooner.
     `--node-monitor-grace-period=${nodeMonitorGraceSeconds}s`,
@@ -123,5 +160,10 @@ export function controllerManagerProcess(l: ControlPlaneLayout, stateDir: string
 }
 
 export function schedulerProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
-  return staticPod('kube-scheduler', join(l.kubernetesBin, 'kube-scheduler'), stateDir, servingFlags(l, l.ports.scheduler, kubeconfigPath(l.root, 'scheduler')));
+  return staticPod(
+    'kube-scheduler',
+    join(l.kubernetesBin, 'kube-scheduler'),
+    stateDir,
+    servingFlags(l, l.ports.scheduler, kubeconfigPath(l.root, 'scheduler')),
+  );
 }

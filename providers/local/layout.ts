@@ -7,7 +7,8 @@ export const localRoot = () => join(captHome(), 'local');
 /** The cluster agent serves its workers' `kubeadm join` on this port of the cluster's endpoint address. */
 export const agentJoinPort = 6444;
 /** Names become paths here, whoever sent them: each is checked, and the path stays under the local root. */
-export const clusterDir = (namespace: string, cluster: string) => pathUnder(localRoot(), ['namespace', namespace], ['cluster', cluster]);
+export const clusterDir = (namespace: string, cluster: string) =>
+  pathUnder(localRoot(), ['namespace', namespace], ['cluster', cluster]);
 export const namespaceDir = (namespace: string) => pathUnder(localRoot(), ['namespace', namespace]);
 export const clusterRunDir = (dir: string) => join(dir, 'run');
 /** The kubeconfig the simulated kubelets act with, as kwok's do (0600, written by createCluster). */

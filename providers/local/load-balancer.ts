@@ -46,7 +46,12 @@ export class ApiserverLoadBalancer {
   async checkBackends(): Promise<void> {
     const candidates = await this.backends();
     const results = await Promise.all(
-      candidates.map((b) => httpsGet(`https://${b}/readyz`, { insecure: true }, probeTimeoutMs).then((r) => r.status === 200, () => false)),
+      candidates.map((b) =>
+        httpsGet(`https://${b}/readyz`, { insecure: true }, probeTimeoutMs).then(
+          (r) => r.status === 200,
+          () => false,
+        ),
+      ),
     );
     candidates.forEach((b, i) => {
       const failed = results[i] ? 0 : (this.failures.get(b) ?? 0) + 1;
@@ -106,11 +111,21 @@ export class ApiserverLoadBalancer {
       client.resume();
       // One side closing ends the other gracefully, so a response still buffered for the client is delivered
       // (destroying it cut kept-alive responses short: "Premature close" on a loaded host); errors end both.
-      const fail = () => { this.pipes.delete(pipe); client.destroy(); upstream.destroy(); };
+      const fail = () => {
+        this.pipes.delete(pipe);
+        client.destroy();
+        upstream.destroy();
+      };
       client.on('error', fail);
       upstream.on('error', fail);
-      client.on('close', () => { this.pipes.delete(pipe); upstream.end(); });
-      upstream.on('close', () => { this.pipes.delete(pipe); client.end(); });
+      client.on('close', () => {
+        this.pipes.delete(pipe);
+        upstream.end();
+      });
+      upstream.on('close', () => {
+        this.pipes.delete(pipe);
+        client.end();
+      });
     });
   }
 

@@ -4,14 +4,38 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { unsupportedVersion } from '../../src/errors';
 import { availableKubernetesVersions, toolPaths } from '../../src/tools';
 import type {
-  BootstrapCheck, ClusterInfraSpec, ClusterInfraStatus, InfrastructureProvider, MachineInfraSpec, MachineInfraStatus, MachineRef,
+  BootstrapCheck,
+  ClusterInfraSpec,
+  ClusterInfraStatus,
+  InfrastructureProvider,
+  MachineInfraSpec,
+  MachineInfraStatus,
+  MachineRef,
 } from '../provider';
 import { claimAddress, releaseAddress } from './addresses';
-import { renderCloudInitScript, scriptInMachine, stepOutputInMachine, type BootstrapReport } from './cloud-init/cloud-init-script';
+import {
+  renderCloudInitScript,
+  scriptInMachine,
+  stepOutputInMachine,
+  type BootstrapReport,
+} from './cloud-init/cloud-init-script';
 import { kubeadmShim } from './kubeadm/kubeadm-shim';
 import {
-  agentJoinPort, bootstrapReportPath, clusterDir, clusterKubeconfigPath, clusterRunDir, machineDir, machineHostDir, machineRecordPath, machineRoot, machinesDir, namespaceDir, sandboxProcess, sentinelPath,
-  type LocalClusterRecord, type LocalMachineRecord,
+  agentJoinPort,
+  bootstrapReportPath,
+  clusterDir,
+  clusterKubeconfigPath,
+  clusterRunDir,
+  machineDir,
+  machineHostDir,
+  machineRecordPath,
+  machineRoot,
+  machinesDir,
+  namespaceDir,
+  sandboxProcess,
+  sentinelPath,
+  type LocalClusterRecord,
+  type LocalMachineRecord,
 } from './layout';
 import { clearFault, currentFaults, injectFault, type MachineFault } from './machine-faults';
 import type { MachineMetadata } from './machine-metadata';
@@ -34,7 +58,11 @@ export interface LocalMachineTemplateSpec {
 
 const apiserverPort = 6443;
 
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * The embedded provider: real control planes as processes on this host. A cluster is a loopback
@@ -59,8 +87,17 @@ export class LocalProvider implements InfrastructureProvider {
     }
     // Written on every call (the same content): the agent reads it here, on the host that holds the cluster.
     const endpoint = `${record.endpoint.host}:${record.endpoint.port}`;
-    await writeFileAtomic(clusterKubeconfigPath(dir), adminKubeconfig(spec.name, endpoint, spec.adminCredentials), 0o600);
-    await startDetached({ name: 'cluster-agent', command: process.execPath, args: [join(__dirname, 'cluster-agent-main.js'), dir], stateDir: clusterRunDir(dir) });
+    await writeFileAtomic(
+      clusterKubeconfigPath(dir),
+      adminKubeconfig(spec.name, endpoint, spec.adminCredentials),
+      0o600,
+    );
+    await startDetached({
+      name: 'cluster-agent',
+      command: process.execPath,
+      args: [join(__dirname, 'cluster-agent-main.js'), dir],
+      stateDir: clusterRunDir(dir),
+    });
     return { ready: true, endpoint: record.endpoint };
   }
 
@@ -90,22 +127,34 @@ export class LocalProvider implements InfrastructureProvider {
     const versions = this.kubernetesVersions();
     const kubernetesBin = toolPaths().kubernetes[spec.version];
     if (!kubernetesBin) {
-      throw unsupportedVersion(`Kubernetes ${spec.version} is not available on the local provider: it can run ${versions.join(', ')}. Set spec.version to one of them.`);
+      throw unsupportedVersion(
+        `Kubernetes ${spec.version} is not available on the local provider: it can run ${versions.join(', ')}. Set spec.version to one of them.`,
+      );
     }
     const cdir = clusterDir(spec.namespace, spec.cluster);
     const cluster = await readJson<LocalClusterRecord>(join(cdir, 'cluster.json'));
     if (!cluster) {
-      throw unsupportedVersion(`local cluster ${spec.namespace}/${spec.cluster} does not exist; create its cluster infrastructure first`);
+      throw unsupportedVersion(
+        `local cluster ${spec.namespace}/${spec.cluster} does not exist; create its cluster infrastructure first`,
+      );
     }
     const mdir = machineDir(cdir, spec.name);
     const existing = await readJson<LocalMachineRecord>(machineRecordPath(mdir));
     const template = spec.template as LocalMachineTemplateSpec;
     const ip = existing?.ip ?? (await claimAddress(`machine/${spec.namespace}/${spec.cluster}/${spec.name}`));
     const record: LocalMachineRecord = existing ?? {
-      namespace: spec.namespace, cluster: spec.cluster, name: spec.name, role: spec.role, ip,
+      namespace: spec.namespace,
+      cluster: spec.cluster,
+      name: spec.name,
+      role: spec.role,
+      ip,
       providerID: `local://${spec.namespace}/${spec.cluster}/${spec.name}`,
-      version: spec.version, power: 'on', bootDelaySeconds: template.bootDelaySeconds ?? 0, failBootstrap: template.failBootstrap ?? false,
-      createdAt: new Date().toISOString(), hostId: machineHostId(ip),
+      version: spec.version,
+      power: 'on',
+      bootDelaySeconds: template.bootDelaySeconds ?? 0,
+      failBootstrap: template.failBootstrap ?? false,
+      createdAt: new Date().toISOString(),
+      hostId: machineHostId(ip),
     };
     if (!existing) {
       const root = machineRoot(mdir);
@@ -113,8 +162,12 @@ export class LocalProvider implements InfrastructureProvider {
       await rm(root, { recursive: true, force: true });
       await prepareMachineRoot(root, record.hostId!);
       const metadata: MachineMetadata = {
-        name: spec.name, ip: record.ip, providerID: record.providerID, kubernetesVersion: spec.version,
-        kubernetesBin: toolPathInMachine(kubernetesBin), etcdBinary: toolPathInMachine(toolPaths().etcd),
+        name: spec.name,
+        ip: record.ip,
+        providerID: record.providerID,
+        kubernetesVersion: spec.version,
+        kubernetesBin: toolPathInMachine(kubernetesBin),
+        etcdBinary: toolPathInMachine(toolPaths().etcd),
       };
       // The host writes these before the machine first runs, into folders only it has touched; the machine may read them as its root.
       const owned = async (path: string, content: string, mode: number) => {
@@ -137,10 +190,20 @@ export class LocalProvider implements InfrastructureProvider {
   /** Starts cloud-init once per machine life: never again after it has reported, so kubeadm never runs twice. */
   private async boot(mdir: string, record: LocalMachineRecord): Promise<void> {
     if (await exists(bootstrapReportPath(mdir))) return;
-    if (record.hostId === undefined) throw new Error(`machine ${record.name} was laid out by a capt without user-namespace sandboxes; delete it and create it again`);
+    if (record.hostId === undefined)
+      throw new Error(
+        `machine ${record.name} was laid out by a capt without user-namespace sandboxes; delete it and create it again`,
+      );
     await guardMachineNetwork();
     const { command, args, env } = await sandboxed(machineRoot(mdir), record.hostId, ['/bin/sh', scriptInMachine]);
-    await startDetached({ name: sandboxProcess, command, args, env, inheritEnv: false, stateDir: machineHostDir(mdir) });
+    await startDetached({
+      name: sandboxProcess,
+      command,
+      args,
+      env,
+      inheritEnv: false,
+      stateDir: machineHostDir(mdir),
+    });
   }
 
   private status(record: LocalMachineRecord): MachineInfraStatus {
@@ -148,7 +211,9 @@ export class LocalProvider implements InfrastructureProvider {
   }
 
   async describeMachine(ref: MachineRef): Promise<MachineInfraStatus | undefined> {
-    const record = await readJson<LocalMachineRecord>(machineRecordPath(machineDir(clusterDir(ref.namespace, ref.cluster), ref.name)));
+    const record = await readJson<LocalMachineRecord>(
+      machineRecordPath(machineDir(clusterDir(ref.namespace, ref.cluster), ref.name)),
+    );
     return record && this.status(record);
   }
 
@@ -161,7 +226,9 @@ export class LocalProvider implements InfrastructureProvider {
     await stopProcess(machineHostDir(mdir), sandboxProcess);
     if (record && record.hostId === undefined) {
       const runDir = join(machineRoot(mdir), 'run/capt');
-      const names = (await readdir(runDir).catch(() => [] as string[])).filter((f) => f.endsWith('.pid')).map((f) => f.slice(0, -4));
+      const names = (await readdir(runDir).catch(() => [] as string[]))
+        .filter((f) => f.endsWith('.pid'))
+        .map((f) => f.slice(0, -4));
       await Promise.all(names.map((name) => stopProcess(runDir, name)));
     }
   }
@@ -200,7 +267,8 @@ export class LocalProvider implements InfrastructureProvider {
   /** The local machine of that name in the namespace, whichever cluster it belongs to (names are unique in a namespace). */
   async findMachine(namespace: string, name: string): Promise<MachineRef | undefined> {
     for (const cluster of await readdir(namespaceDir(namespace)).catch(() => [] as string[])) {
-      if (await exists(machineRecordPath(machineDir(clusterDir(namespace, cluster), name)))) return { namespace, cluster, name };
+      if (await exists(machineRecordPath(machineDir(clusterDir(namespace, cluster), name))))
+        return { namespace, cluster, name };
     }
     return undefined;
   }
@@ -214,16 +282,31 @@ export class LocalProvider implements InfrastructureProvider {
     if ((await readMachineFile(sentinelPath(mdir), hostId, 64)) !== undefined) return { state: 'succeeded' };
     if (report?.state === 'failed') {
       const output = (await readMachineFile(join(machineRoot(mdir), stepOutputInMachine), hostId, 4000)) ?? '';
-      return { state: 'failed', command: String(report.command ?? '').slice(0, 1000), exitCode: Number(report.exitCode ?? 1), output };
+      return {
+        state: 'failed',
+        command: String(report.command ?? '').slice(0, 1000),
+        exitCode: Number(report.exitCode ?? 1),
+        output,
+      };
     }
     if (report?.state === 'finished') {
-      return { state: 'failed', command: '(runcmd)', exitCode: 0, output: 'every command succeeded but none wrote /run/cluster-api/bootstrap-success.complete' };
+      return {
+        state: 'failed',
+        command: '(runcmd)',
+        exitCode: 0,
+        output: 'every command succeeded but none wrote /run/cluster-api/bootstrap-success.complete',
+      };
     }
     const running = await runningPid(machineHostDir(mdir), sandboxProcess);
     // A script that ended between the reads has written its report by now: the next check reads it.
     const ended = !running && !(await readMachineJson<BootstrapReport>(bootstrapReportPath(mdir), hostId));
     if (!report && ended && (await exists(machineRecordPath(mdir)))) {
-      return { state: 'failed', command: '(cloud-init)', exitCode: 1, output: await logTail(machineHostDir(mdir), sandboxProcess) };
+      return {
+        state: 'failed',
+        command: '(cloud-init)',
+        exitCode: 1,
+        output: await logTail(machineHostDir(mdir), sandboxProcess),
+      };
     }
     return { state: 'pending', detail: report ? 'cloud-init is running' : 'machine is booting' };
   }
@@ -233,9 +316,14 @@ export class LocalProvider implements InfrastructureProvider {
 async function portsClosed(ip: string): Promise<void> {
   const ports = Object.values(standardPorts);
   for (const deadline = Date.now() + 30_000; ;) {
-    const open = (await Promise.all(ports.map(async (p) => ((await isListening(ip, p, 500)) ? p : undefined)))).filter((p) => p !== undefined);
+    const open = (await Promise.all(ports.map(async (p) => ((await isListening(ip, p, 500)) ? p : undefined)))).filter(
+      (p) => p !== undefined,
+    );
     if (open.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`${ip} still accepts connections on port ${open.join(', ')} after its machine's processes were stopped`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${ip} still accepts connections on port ${open.join(', ')} after its machine's processes were stopped`,
+      );
     await sleep(200);
   }
 }

@@ -12,7 +12,10 @@ const run = promisify(execFile);
 async function machineInit(mdir: string): Promise<number | undefined> {
   const pid = await runningPid(machineHostDir(mdir), sandboxProcess);
   if (!pid) return undefined;
-  const children = (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).trim().split(' ').filter(Boolean);
+  const children = (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => ''))
+    .trim()
+    .split(' ')
+    .filter(Boolean);
   return children.length === 1 ? Number(children[0]) : undefined;
 }
 
@@ -24,13 +27,27 @@ async function machineInit(mdir: string): Promise<number | undefined> {
 export async function inMachine(mdir: string, args: string[]): Promise<number | undefined> {
   const init = await machineInit(mdir);
   if (!init) return undefined;
-  const argv = ['--target', String(init), '--user', '--pid', '--mount', '--wd=/', '--', process.execPath, join(__dirname, 'machine-process-main.js'), ...args];
+  const argv = [
+    '--target',
+    String(init),
+    '--user',
+    '--pid',
+    '--mount',
+    '--wd=/',
+    '--',
+    process.execPath,
+    join(__dirname, 'machine-process-main.js'),
+    ...args,
+  ];
   try {
     await run('nsenter', argv, { env: machineEnvironment, timeout: 60_000 });
     return 0;
   } catch (err) {
     const failure = err as { code?: number | string; stderr?: string };
     if (typeof failure.code === 'number' && failure.code !== 1) return failure.code;
-    throw new Error(`could not act inside the machine (nsenter ${args.join(' ')}): ${failure.stderr?.trim() || (err as Error).message}`, { cause: err });
+    throw new Error(
+      `could not act inside the machine (nsenter ${args.join(' ')}): ${failure.stderr?.trim() || (err as Error).message}`,
+      { cause: err },
+    );
   }
 }

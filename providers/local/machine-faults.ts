@@ -18,7 +18,10 @@ export type MachineFault = 'kubelet' | ControlPlaneComponent | 'all';
 
 /** A fault that cannot be applied as asked: `NotFound` (no such machine here) or `Refused` (the machine cannot take it). */
 export class MachineFaultError extends Error {
-  constructor(message: string, readonly reason: 'NotFound' | 'Refused') {
+  constructor(
+    message: string,
+    readonly reason: 'NotFound' | 'Refused',
+  ) {
     super(message);
     this.name = 'MachineFaultError';
   }
@@ -26,12 +29,20 @@ export class MachineFaultError extends Error {
 
 async function machineRecord(mdir: string, name: string): Promise<LocalMachineRecord> {
   const record = await readJson<LocalMachineRecord>(machineRecordPath(mdir));
-  if (!record) throw new MachineFaultError(`machine ${name} has no local machine on this host (it was never created here, or it is deleted)`, 'NotFound');
+  if (!record)
+    throw new MachineFaultError(
+      `machine ${name} has no local machine on this host (it was never created here, or it is deleted)`,
+      'NotFound',
+    );
   return record;
 }
 
 /** Read again just before writing: the provider changes the record too (detaching a control-plane machine). */
-async function updateRecord(mdir: string, name: string, change: (r: LocalMachineRecord) => LocalMachineRecord): Promise<void> {
+async function updateRecord(
+  mdir: string,
+  name: string,
+  change: (r: LocalMachineRecord) => LocalMachineRecord,
+): Promise<void> {
   await writeJsonAtomic(machineRecordPath(mdir), change(await machineRecord(mdir, name)));
 }
 
@@ -45,11 +56,17 @@ export async function injectFault(mdir: string, name: string, fault: MachineFaul
     await inMachine(mdir, ['power-off']);
   } else {
     if (record.role !== 'control-plane') {
-      throw new MachineFaultError(`machine ${name} is a worker and runs no ${fault}; break its kubelet or the whole machine instead`, 'Refused');
+      throw new MachineFaultError(
+        `machine ${name} is a worker and runs no ${fault}; break its kubelet or the whole machine instead`,
+        'Refused',
+      );
     }
     if (record.power === 'off') return;
     if ((await inMachine(mdir, ['hold', fault])) !== 0) {
-      throw new MachineFaultError(`${fault} does not run on machine ${name} yet: its bootstrap starts it; try again once the machine is Running`, 'Refused');
+      throw new MachineFaultError(
+        `${fault} does not run on machine ${name} yet: its bootstrap starts it; try again once the machine is Running`,
+        'Refused',
+      );
     }
   }
 }
@@ -61,7 +78,10 @@ export async function clearFault(mdir: string, name: string, fault: MachineFault
     await inMachine(mdir, ['release', 'all']);
     await updateRecord(mdir, name, ({ kubeletStopped: _, ...r }) => ({ ...r, power: 'on' }));
   } else if (record.power === 'off') {
-    throw new MachineFaultError(`machine ${name} is stopped whole, so its ${fault} cannot start alone; repair the whole machine`, 'Refused');
+    throw new MachineFaultError(
+      `machine ${name} is stopped whole, so its ${fault} cannot start alone; repair the whole machine`,
+      'Refused',
+    );
   } else if (fault === 'kubelet') {
     await updateRecord(mdir, name, ({ kubeletStopped: _, ...r }) => r);
   } else {
@@ -73,6 +93,8 @@ export async function clearFault(mdir: string, name: string, fault: MachineFault
 export async function currentFaults(mdir: string, name: string): Promise<MachineFault[]> {
   const record = await machineRecord(mdir, name);
   if (record.power === 'off') return ['all'];
-  const held = await Promise.all(controlPlaneComponents.map(async (c) => ((await isHeld(machineRunDir(mdir), c)) ? [c] : [])));
+  const held = await Promise.all(
+    controlPlaneComponents.map(async (c) => ((await isHeld(machineRunDir(mdir), c)) ? [c] : [])),
+  );
   return [...(record.kubeletStopped ? ['kubelet' as const] : []), ...held.flat()];
 }

@@ -6,7 +6,11 @@ import { open } from 'node:fs/promises';
  * only a regular file the machine's own host id owns (so a symlinked folder cannot lead to a host file), and
  * at most `maxBytes` (the last ones). Anything else reads as absent.
  */
-export async function readMachineFile(path: string, hostId: number | undefined, maxBytes: number): Promise<string | undefined> {
+export async function readMachineFile(
+  path: string,
+  hostId: number | undefined,
+  maxBytes: number,
+): Promise<string | undefined> {
   let file;
   try {
     file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -26,7 +30,11 @@ export async function readMachineFile(path: string, hostId: number | undefined, 
 }
 
 /** A machine's JSON file, parsed, or undefined when absent, not the machine's, too big or not JSON. */
-export async function readMachineJson<T>(path: string, hostId: number | undefined, maxBytes = 64 << 10): Promise<T | undefined> {
+export async function readMachineJson<T>(
+  path: string,
+  hostId: number | undefined,
+  maxBytes = 64 << 10,
+): Promise<T | undefined> {
   const text = await readMachineFile(path, hostId, maxBytes + 1);
   if (text === undefined || text.length > maxBytes) return undefined;
   try {

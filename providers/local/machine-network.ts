@@ -30,7 +30,9 @@ function nft(rules: string): Promise<void> {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(stderr.trim() || `nft exited with status ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(stderr.trim() || `nft exited with status ${code}`)),
+    );
     child.stdin.end(rules);
   });
 }
@@ -41,7 +43,10 @@ let guarded: Promise<void> | undefined;
 export function guardMachineNetwork(): Promise<void> {
   guarded ??= nft(machineNetworkRules()).catch((err: Error) => {
     guarded = undefined;
-    throw hostNotReady(`this host cannot keep local machines off its own services (nft: ${err.message}); install Debian's nftables package and run capt's local provider worker as root`, err);
+    throw hostNotReady(
+      `this host cannot keep local machines off its own services (nft: ${err.message}); install Debian's nftables package and run capt's local provider worker as root`,
+      err,
+    );
   });
   return guarded;
 }

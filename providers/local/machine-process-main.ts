@@ -53,14 +53,21 @@ async function main([operation, name]: string[]): Promise<number> {
     return 0;
   }
   if (operation === 'release' && name && (name === 'all' || isControlPlaneComponent(name))) {
-    await Promise.all((name === 'all' ? controlPlaneComponents : [name]).map((c) => releaseProcess(stateDirInMachine, c)));
+    await Promise.all(
+      (name === 'all' ? controlPlaneComponents : [name]).map((c) => releaseProcess(stateDirInMachine, c)),
+    );
     return 0;
   }
-  process.stderr.write(`usage: machine-process-main power-off | hold COMPONENT | release COMPONENT|all (components: ${controlPlaneComponents.join(', ')})\n`);
+  process.stderr.write(
+    `usage: machine-process-main power-off | hold COMPONENT | release COMPONENT|all (components: ${controlPlaneComponents.join(', ')})\n`,
+  );
   return 2;
 }
 
-main(process.argv.slice(2)).then((code) => (process.exitCode = code), (err: Error) => {
-  process.stderr.write(`${err.message}\n`);
-  process.exitCode = 1;
-});
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (err: Error) => {
+    process.stderr.write(`${err.message}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -29,7 +29,10 @@ export function machineHostId(ip: string): number {
 /** The path a machine sees a host tool at (its metadata names binaries this way). */
 export function toolPathInMachine(hostPath: string): string {
   const rel = relative(toolsDir(), hostPath);
-  if (rel.startsWith('..') || rel.startsWith(sep)) throw new Error(`${hostPath} is not in capt's tool cache ${toolsDir()}, so no machine can run it; run \`npm run setup\``);
+  if (rel.startsWith('..') || rel.startsWith(sep))
+    throw new Error(
+      `${hostPath} is not in capt's tool cache ${toolsDir()}, so no machine can run it; run \`npm run setup\``,
+    );
   return join(toolsInMachine, rel);
 }
 
@@ -40,17 +43,21 @@ export function toolPathInMachine(hostPath: string): string {
  * mounts have names of their own, so `mount -a` never takes one for the host's.
  */
 function machineMounts(root: string): string {
-  return [
-    [root, '/mnt', 'none', 'bind'],
-    ['/mnt/run', '/run', 'none', 'bind'],
-    [toolsDir(), toolsInMachine, 'none', 'bind,ro'],
-    [codeRoot, '/run/capt/code', 'none', 'bind,ro'],
-    ['capt-hidden', captHome(), 'tmpfs', 'size=1m,mode=700'],
-    ['overlay', '/etc', 'overlay', 'lowerdir=/etc,upperdir=/mnt/etc,workdir=/mnt/.work/etc'],
-    ...writable.filter((d) => d !== 'run').map((d) => [`/mnt/${d}`, `/${d}`, 'none', 'bind']),
-    ['/run/capt/code', codeRoot, 'none', 'bind,ro'],
-    ['machine-shm', '/dev/shm', 'tmpfs', 'size=64m'],
-  ].map(([source, target, type, options]) => `${fstabPath(source!)} ${fstabPath(target!)} ${type} ${options} 0 0`).join('\n') + '\n';
+  return (
+    [
+      [root, '/mnt', 'none', 'bind'],
+      ['/mnt/run', '/run', 'none', 'bind'],
+      [toolsDir(), toolsInMachine, 'none', 'bind,ro'],
+      [codeRoot, '/run/capt/code', 'none', 'bind,ro'],
+      ['capt-hidden', captHome(), 'tmpfs', 'size=1m,mode=700'],
+      ['overlay', '/etc', 'overlay', 'lowerdir=/etc,upperdir=/mnt/etc,workdir=/mnt/.work/etc'],
+      ...writable.filter((d) => d !== 'run').map((d) => [`/mnt/${d}`, `/${d}`, 'none', 'bind']),
+      ['/run/capt/code', codeRoot, 'none', 'bind,ro'],
+      ['machine-shm', '/dev/shm', 'tmpfs', 'size=64m'],
+    ]
+      .map(([source, target, type, options]) => `${fstabPath(source!)} ${fstabPath(target!)} ${type} ${options} 0 0`)
+      .join('\n') + '\n'
+  );
 }
 
 /**
@@ -97,12 +104,34 @@ const codeRoot = join(__dirname, '../../..');
 
 /** Lays out a new machine's root; its folders belong to the machine's host id, so its root can write them and nothing else. */
 export async function prepareMachineRoot(root: string, hostId: number): Promise<void> {
-  const dirs = ['etc', '.work/etc', ...writable, 'run/capt/bin', 'run/capt/code', 'run/capt/tools', 'run/cluster-api', 'var/lib/cloud/instance', 'var/lib/kubelet', 'var/log'];
+  const dirs = [
+    'etc',
+    '.work/etc',
+    ...writable,
+    'run/capt/bin',
+    'run/capt/code',
+    'run/capt/tools',
+    'run/cluster-api',
+    'var/lib/cloud/instance',
+    'var/lib/kubelet',
+    'var/log',
+  ];
   // capt's code under a folder the machine replaces needs its mount point inside the machine's own copy.
   const hidden = writable.find((d) => codeRoot.startsWith(`/${d}/`));
   if (hidden) dirs.push(codeRoot.slice(1));
   for (const dir of dirs) await mkdir(join(root, dir), { recursive: true });
-  for (const dir of ['etc', ...writable, 'run/capt', 'run/capt/bin', 'run/cluster-api', 'var/lib', 'var/lib/cloud', 'var/lib/cloud/instance', 'var/lib/kubelet', 'var/log']) {
+  for (const dir of [
+    'etc',
+    ...writable,
+    'run/capt',
+    'run/capt/bin',
+    'run/cluster-api',
+    'var/lib',
+    'var/lib/cloud',
+    'var/lib/cloud/instance',
+    'var/lib/kubelet',
+    'var/log',
+  ]) {
     await chown(join(root, dir), hostId, hostId);
   }
 }
@@ -121,11 +150,30 @@ export const machineEnvironment: Record<string, string> = {
 };
 
 /** The command that runs `argv` inside the machine at `root` as `hostId` (its mount table written first). */
-export async function sandboxed(root: string, hostId: number, argv: string[]): Promise<{ command: string; args: string[]; env: Record<string, string> }> {
+export async function sandboxed(
+  root: string,
+  hostId: number,
+  argv: string[],
+): Promise<{ command: string; args: string[]; env: Record<string, string> }> {
   await writeFile(join(root, fstabName), machineMounts(root));
   return {
     command: 'nice',
-    args: ['-n', String(machineNiceness), 'unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', outerScript, initScript, root, String(hostId), ...argv],
+    args: [
+      '-n',
+      String(machineNiceness),
+      'unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      '/bin/sh',
+      '-c',
+      outerScript,
+      initScript,
+      root,
+      String(hostId),
+      ...argv,
+    ],
     env: machineEnvironment,
   };
 }

@@ -1,6 +1,20 @@
 import type { z } from 'zod';
-import { clusterV1beta1, clusterV1beta2, machineDeploymentV1beta1, machineDeploymentV1beta2, machineHealthCheckV1beta1, machineHealthCheckV1beta2, machineV1beta1, machineV1beta2 } from './kinds/cluster-api';
-import { kubeadmConfig, kubeadmConfigTemplate, kubeadmControlPlaneV1beta1, kubeadmControlPlaneV1beta2 } from './kinds/kubeadm';
+import {
+  clusterV1beta1,
+  clusterV1beta2,
+  machineDeploymentV1beta1,
+  machineDeploymentV1beta2,
+  machineHealthCheckV1beta1,
+  machineHealthCheckV1beta2,
+  machineV1beta1,
+  machineV1beta2,
+} from './kinds/cluster-api';
+import {
+  kubeadmConfig,
+  kubeadmConfigTemplate,
+  kubeadmControlPlaneV1beta1,
+  kubeadmControlPlaneV1beta2,
+} from './kinds/kubeadm';
 import { localCluster, localMachine, localMachineTemplate } from './kinds/local-provider';
 
 /** Which schema parses each (group, version, kind), and which provider serves the infrastructure kinds. */
@@ -22,22 +36,43 @@ export const kinds: Record<string, { group: string; schemas: Record<Version, z.Z
   MachineDeployment: { group: groups.core, schemas: byVersion(machineDeploymentV1beta1, machineDeploymentV1beta2) },
   MachineHealthCheck: { group: groups.core, schemas: byVersion(machineHealthCheckV1beta1, machineHealthCheckV1beta2) },
   KubeadmConfig: { group: groups.bootstrap, schemas: byVersion(kubeadmConfig('v1beta1'), kubeadmConfig('v1beta2')) },
-  KubeadmConfigTemplate: { group: groups.bootstrap, schemas: byVersion(kubeadmConfigTemplate('v1beta1'), kubeadmConfigTemplate('v1beta2')) },
-  KubeadmControlPlane: { group: groups.controlPlane, schemas: byVersion(kubeadmControlPlaneV1beta1, kubeadmControlPlaneV1beta2) },
+  KubeadmConfigTemplate: {
+    group: groups.bootstrap,
+    schemas: byVersion(kubeadmConfigTemplate('v1beta1'), kubeadmConfigTemplate('v1beta2')),
+  },
+  KubeadmControlPlane: {
+    group: groups.controlPlane,
+    schemas: byVersion(kubeadmControlPlaneV1beta1, kubeadmControlPlaneV1beta2),
+  },
 };
 
 /** Each installed provider's infrastructure kinds (what it offers, failure domains, is src/contract/provider-offers.ts). */
-export const providerKinds: Record<string, { cluster: string; machineTemplate: string; machine: string; schemas: Record<string, z.ZodType> }> = {
-  local: { cluster: 'LocalCluster', machineTemplate: 'LocalMachineTemplate', machine: 'LocalMachine', schemas: { LocalCluster: localCluster, LocalMachineTemplate: localMachineTemplate, LocalMachine: localMachine } },
+export const providerKinds: Record<
+  string,
+  { cluster: string; machineTemplate: string; machine: string; schemas: Record<string, z.ZodType> }
+> = {
+  local: {
+    cluster: 'LocalCluster',
+    machineTemplate: 'LocalMachineTemplate',
+    machine: 'LocalMachine',
+    schemas: { LocalCluster: localCluster, LocalMachineTemplate: localMachineTemplate, LocalMachine: localMachine },
+  },
 };
 
 /** Where v1beta1 keeps the fields that capt names by their v1beta2 path; fields not listed did not move. */
 const v1beta1Moves: Record<string, [RegExp, string][]> = {
-  KubeadmControlPlane: [[/^spec\.rollout\.strategy\b/, 'spec.rolloutStrategy'], [/^spec\.rollout\.before\b/, 'spec.rolloutBefore'], [/^spec\.machineTemplate\.spec\./, 'spec.machineTemplate.']],
+  KubeadmControlPlane: [
+    [/^spec\.rollout\.strategy\b/, 'spec.rolloutStrategy'],
+    [/^spec\.rollout\.before\b/, 'spec.rolloutBefore'],
+    [/^spec\.machineTemplate\.spec\./, 'spec.machineTemplate.'],
+  ],
   MachineDeployment: [[/^spec\.rollout\.strategy\b/, 'spec.strategy']],
   MachineHealthCheck: [
-    [/^spec\.checks\.unhealthyNodeConditions\b/, 'spec.unhealthyConditions'], [/^spec\.remediation\.triggerIf\.unhealthyInRange\b/, 'spec.unhealthyRange'],
-    [/^spec\.remediation\.triggerIf\b/, 'spec'], [/^spec\.remediation\.templateRef\b/, 'spec.remediationTemplate'], [/^spec\.checks\./, 'spec.'],
+    [/^spec\.checks\.unhealthyNodeConditions\b/, 'spec.unhealthyConditions'],
+    [/^spec\.remediation\.triggerIf\.unhealthyInRange\b/, 'spec.unhealthyRange'],
+    [/^spec\.remediation\.triggerIf\b/, 'spec'],
+    [/^spec\.remediation\.templateRef\b/, 'spec.remediationTemplate'],
+    [/^spec\.checks\./, 'spec.'],
   ],
 };
 
@@ -54,5 +89,7 @@ export function providerOfKind(kind: string): string | undefined {
 }
 
 export function installedKindsSummary(): string {
-  return Object.entries(providerKinds).map(([name, p]) => `${name} (${Object.keys(p.schemas).join(', ')})`).join('; ');
+  return Object.entries(providerKinds)
+    .map(([name, p]) => `${name} (${Object.keys(p.schemas).join(', ')})`)
+    .join('; ');
 }

@@ -5,7 +5,10 @@
  */
 const pattern = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:=|:-)([^}]*))?\}/g;
 
-export function substituteVariables(text: string, vars: Record<string, string | undefined>): { text: string; missing: string[] } {
+export function substituteVariables(
+  text: string,
+  vars: Record<string, string | undefined>,
+): { text: string; missing: string[] } {
   const missing = new Set<string>();
   const out = text.replace(pattern, (_match, name: string, op: string | undefined, fallback: string | undefined) => {
     const value = vars[name];
@@ -23,11 +26,18 @@ export function substituteVariables(text: string, vars: Record<string, string | 
  * payload keys, TLS keys, addresses) and not a name that says it holds a secret. A manifest reaches machines
  * and Nodes, so those come only from an explicit `--var`.
  */
-export const fromEnvironment = (name: string) => !/^(CAPT|TEMPORAL)_/.test(name) && !/KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|CERT/i.test(name);
+export const fromEnvironment = (name: string) =>
+  !/^(CAPT|TEMPORAL)_/.test(name) && !/KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|CERT/i.test(name);
 
 /** The variables manifests see: the environment's allowed ones, overridden by `--var NAME=value` flags. */
-export function manifestVariables(env: Record<string, string | undefined>, flags: string[]): Record<string, string | undefined> {
-  return { ...Object.fromEntries(Object.entries(env).filter(([name]) => fromEnvironment(name))), ...parseVarFlags(flags) };
+export function manifestVariables(
+  env: Record<string, string | undefined>,
+  flags: string[],
+): Record<string, string | undefined> {
+  return {
+    ...Object.fromEntries(Object.entries(env).filter(([name]) => fromEnvironment(name))),
+    ...parseVarFlags(flags),
+  };
 }
 
 function parseVarFlags(flags: string[]): Record<string, string> {

@@ -11,8 +11,16 @@ export function appliedText(o: AppliedObject, dryRun: boolean): string {
   const removed = typeof p?.removed === 'number' ? p.removed : (p?.removed.length ?? 0);
   return [
     `${o.ref} ${o.outcome}${dryRun ? ' (dry run)' : ''}`,
-    ...(p?.replaced.length ? [`  would replace ${machines(p.replaced.length)}${p.replacedWhen ? ` ${p.replacedWhen}` : ''}: ${p.replaced.join(', ')}`] : []),
+    ...(p?.replaced.length
+      ? [
+          `  would replace ${machines(p.replaced.length)}${p.replacedWhen ? ` ${p.replacedWhen}` : ''}: ${p.replaced.join(', ')}`,
+        ]
+      : []),
     ...(p?.added ? [`  would add ${machines(p.added)}`] : []),
-    ...(removed ? [`  would remove ${machines(removed)}${typeof p!.removed === 'number' ? ' (which ones is decided as each leaves)' : `: ${p!.removed.join(', ')}`}`] : []),
+    ...(removed
+      ? [
+          `  would remove ${machines(removed)}${typeof p!.removed === 'number' ? ' (which ones is decided as each leaves)' : `: ${p!.removed.join(', ')}`}`,
+        ]
+      : []),
   ].join('\n');
 }

@@ -7,15 +7,35 @@ import { ManifestError } from '../api/manifest-error';
 import { manifestVariables, substituteVariables } from '../api/variables';
 import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../client/capt-client';
 import { acceptPlaintextEnv, AesGcmCodec } from '../codec/aes-gcm-codec';
-import { codecKeyFile, codecKeyLine, createCodecKeyFile, isCodecKeyId, loadCodecKeys, newCodecKey } from '../codec/codec-keys';
+import {
+  codecKeyFile,
+  codecKeyLine,
+  createCodecKeyFile,
+  isCodecKeyId,
+  loadCodecKeys,
+  newCodecKey,
+} from '../codec/codec-keys';
 import { defaultCodecPort, startCodecServer } from '../codec/codec-server';
 import { codecTokenFile, ensureCodecToken } from '../codec/codec-token';
 import { devPersistences, devPorts, devStart, devStatus, devStop, type DevPersistence } from '../dev/dev-stack';
 import { changeDevMachine, type MachineFaultOutcome } from '../dev/dev-machine-faults';
-import { controlPlaneComponents, isControlPlaneComponent, nodeMonitorGraceSeconds } from '../../providers/local/control-plane-components';
+import {
+  controlPlaneComponents,
+  isControlPlaneComponent,
+  nodeMonitorGraceSeconds,
+} from '../../providers/local/control-plane-components';
 import { MachineFaultError, type MachineFault } from '../../providers/local/machine-faults';
 import { availableKubernetesVersions, kubectlFor, toolPaths } from '../tools';
-import { age, clustersTable, describeTree, formatOutput, listedMachines, machinesTable, ownersTable, table } from './render';
+import {
+  age,
+  clustersTable,
+  describeTree,
+  formatOutput,
+  listedMachines,
+  machinesTable,
+  ownersTable,
+  table,
+} from './render';
 import { appliedText } from './apply-text';
 import { healthTable, healthText } from './health-text';
 import { controlPlaneMachineCount } from './flavors';
@@ -32,7 +52,10 @@ const options = {
   filename: { type: 'string', short: 'f', multiple: true, help: 'manifest file, folder or - for stdin' },
   var: { type: 'string', multiple: true, help: 'NAME=value for ${NAME} in manifests (overrides the environment)' },
   wait: { type: 'boolean', help: 'wait until the operation is done' },
-  'dry-run': { type: 'boolean', help: 'apply: print what would change and which machines would be replaced; repair: what would be rebuilt; change nothing (--dry-run=server alike)' },
+  'dry-run': {
+    type: 'boolean',
+    help: 'apply: print what would change and which machines would be replaced; repair: what would be rebuilt; change nothing (--dry-run=server alike)',
+  },
   timeout: { type: 'string', default: '15m', help: 'how long --wait waits (e.g. 90s, 15m)' },
   namespace: { type: 'string', short: 'n', default: 'default', help: 'namespace' },
   'all-namespaces': { type: 'boolean', short: 'A', help: 'every namespace' },
@@ -43,20 +66,45 @@ const options = {
   revision: { type: 'string', help: 'rollout history: show one revision whole' },
   watch: { type: 'boolean', short: 'w', help: 'rollout status: follow until the rollout completes' },
   'kubernetes-version': { type: 'string', help: 'generate: Kubernetes version' },
-  'control-plane-machine-count': { type: 'string', help: 'generate: control-plane machines (default: 1 for the development flavor, 3 for ha)' },
+  'control-plane-machine-count': {
+    type: 'string',
+    help: 'generate: control-plane machines (default: 1 for the development flavor, 3 for ha)',
+  },
   'worker-machine-count': { type: 'string', default: '2', help: 'generate: worker machines' },
   flavor: { type: 'string', help: 'generate: development (1 control-plane machine, the default) or ha (3)' },
-  kubelet: { type: 'boolean', help: 'dev break|repair machine: the machine\'s simulated kubelet (its Node turns NotReady)' },
-  component: { type: 'string', help: `dev break|repair machine: one control-plane component (${controlPlaneComponents.join(', ')})` },
+  kubelet: {
+    type: 'boolean',
+    help: "dev break|repair machine: the machine's simulated kubelet (its Node turns NotReady)",
+  },
+  component: {
+    type: 'string',
+    help: `dev break|repair machine: one control-plane component (${controlPlaneComponents.join(', ')})`,
+  },
   all: { type: 'boolean', help: 'dev break|repair machine: the whole machine (every process; the default of repair)' },
-  persistence: { type: 'string', help: 'dev start: sqlite (the Temporal dev server; the default) or postgres (the production topology: Temporal server, Web UI server, PostgreSQL); default: what runs' },
-  ramp: { type: 'string', help: 'upgrade workers: send this percentage (0-100) of new workflows to the new build instead of all' },
-  serve: { type: 'string', help: 'worker: what it serves: core (the capt-core and capt-owners queues) and/or a provider (local), comma-separated; default all (CAPT_WORKER_SERVES)' },
-  id: { type: 'string', help: 'codec key new: the key id (default: today\'s date and a random suffix)' },
-  print: { type: 'boolean', help: 'codec key new: print the key as ID:BASE64 and write nothing (to add to a key file or CAPT_CODEC_KEYS)' },
+  persistence: {
+    type: 'string',
+    help: 'dev start: sqlite (the Temporal dev server; the default) or postgres (the production topology: Temporal server, Web UI server, PostgreSQL); default: what runs',
+  },
+  ramp: {
+    type: 'string',
+    help: 'upgrade workers: send this percentage (0-100) of new workflows to the new build instead of all',
+  },
+  serve: {
+    type: 'string',
+    help: 'worker: what it serves: core (the capt-core and capt-owners queues) and/or a provider (local), comma-separated; default all (CAPT_WORKER_SERVES)',
+  },
+  id: { type: 'string', help: "codec key new: the key id (default: today's date and a random suffix)" },
+  print: {
+    type: 'boolean',
+    help: 'codec key new: print the key as ID:BASE64 and write nothing (to add to a key file or CAPT_CODEC_KEYS)',
+  },
   port: { type: 'string', help: `codec-server: the port (default ${defaultCodecPort})` },
   listen: { type: 'string', help: 'codec-server: the address to listen on (default 127.0.0.1, this host only)' },
-  'cors-origin': { type: 'string', multiple: true, help: 'codec-server: a Web UI origin its browser may call from, e.g. http://127.0.0.1:8233' },
+  'cors-origin': {
+    type: 'string',
+    multiple: true,
+    help: 'codec-server: a Web UI origin its browser may call from, e.g. http://127.0.0.1:8233',
+  },
   'tls-cert': { type: 'string', help: 'client certificate for mutual TLS to Temporal (TEMPORAL_TLS_CERT)' },
   'tls-key': { type: 'string', help: 'client key for mutual TLS to Temporal (TEMPORAL_TLS_KEY)' },
   'tls-ca': { type: 'string', help: 'CA certificate of the Temporal server (TEMPORAL_TLS_CA)' },
@@ -95,7 +143,9 @@ const usage = `capt: Cluster API on Temporal
   capt quickstart                  dev start, apply examples/quickstart.yaml, wait, describe
 
 Options:
-${Object.entries(options).map(([name, o]) => `  ${'short' in o ? `-${o.short}, ` : '    '}--${name.padEnd(30)} ${o.help}`).join('\n')}
+${Object.entries(options)
+  .map(([name, o]) => `  ${'short' in o ? `-${o.short}, ` : '    '}--${name.padEnd(30)} ${o.help}`)
+  .join('\n')}
 
 Exit codes: 0 success, 1 the operation failed, 2 bad input.`;
 
@@ -119,11 +169,16 @@ function progressPrinter(): (s: ClusterView) => void {
   let last = '';
   return (s) => {
     if (!s) return;
-    const parts = [`${s.name}: ${s.phase}, ${s.step}`, ...(s.controlPlane ? [`control plane ${s.controlPlane.readyReplicas}/${s.controlPlane.replicas}`] : []), ...s.machineDeployments.map((m) => `${m.name} ${m.readyReplicas}/${m.replicas}`)];
+    const parts = [
+      `${s.name}: ${s.phase}, ${s.step}`,
+      ...(s.controlPlane ? [`control plane ${s.controlPlane.readyReplicas}/${s.controlPlane.replicas}`] : []),
+      ...s.machineDeployments.map((m) => `${m.name} ${m.readyReplicas}/${m.replicas}`),
+    ];
     const line = parts.join(' | ');
     if (line === last) return;
     last = line;
-    if (process.stdout.isTTY) process.stdout.write(`\r\x1b[K${terminalSafe(line).slice(0, (process.stdout.columns ?? 120) - 1)}`);
+    if (process.stdout.isTTY)
+      process.stdout.write(`\r\x1b[K${terminalSafe(line).slice(0, (process.stdout.columns ?? 120) - 1)}`);
     else process.stdout.write(`${terminalSafe(line)}\n`);
   };
 }
@@ -134,14 +189,23 @@ function endProgress(): void {
 
 /** The describe tree, with the listed machines' details read from their own workflows. */
 async function describeCluster(client: CaptClient, view: ClusterView, allConditions: boolean): Promise<string> {
-  const names = [view.controlPlane, ...view.machineDeployments].flatMap((o) => (o ? listedMachines(o).map((m) => m.name) : []));
+  const names = [view.controlPlane, ...view.machineDeployments].flatMap((o) =>
+    o ? listedMachines(o).map((m) => m.name) : [],
+  );
   return describeTree(view, allConditions, await client.machineStatuses(view.namespace, names));
 }
 
 const rolloutActions = ['status', 'history', 'undo', 'pause', 'resume', 'restart'] as const;
 
 /** Prints the rollout's state; with --watch, again on every change until it completes. */
-async function rolloutStatus(client: CaptClient, kind: OwnerKind, ns: string, name: string, watch: boolean, timeoutMs: number): Promise<number> {
+async function rolloutStatus(
+  client: CaptClient,
+  kind: OwnerKind,
+  ns: string,
+  name: string,
+  watch: boolean,
+  timeoutMs: number,
+): Promise<number> {
   const tty = process.stdout.isTTY;
   const deadline = Date.now() + timeoutMs;
   let last = '';
@@ -157,7 +221,10 @@ async function rolloutStatus(client: CaptClient, kind: OwnerKind, ns: string, na
       last = text;
     }
     if (done || !watch) return 0;
-    if (Date.now() > deadline) throw new Error(`${kind}/${name} has not finished rolling out after ${Math.round(timeoutMs / 1000)}s; it goes on in the background. Waiting on: ${pending?.message ?? status.step}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${kind}/${name} has not finished rolling out after ${Math.round(timeoutMs / 1000)}s; it goes on in the background. Waiting on: ${pending?.message ?? status.step}`,
+      );
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
@@ -165,7 +232,10 @@ async function rolloutStatus(client: CaptClient, kind: OwnerKind, ns: string, na
 function persistenceFlag(value: string | undefined): DevPersistence | undefined {
   if (value === undefined) return undefined;
   const found = devPersistences.find((p) => p === value);
-  if (!found) throw new UsageError(`--persistence ${value}: choose sqlite (the Temporal dev server) or postgres (the production topology)`);
+  if (!found)
+    throw new UsageError(
+      `--persistence ${value}: choose sqlite (the Temporal dev server) or postgres (the production topology)`,
+    );
   return found;
 }
 
@@ -173,11 +243,16 @@ function persistenceFlag(value: string | undefined): DevPersistence | undefined 
 function faultFlag(values: Values, repair: boolean): MachineFault {
   const { kubelet, component, all } = values;
   if (component !== undefined && !isControlPlaneComponent(component)) {
-    throw new UsageError(`--component ${component}: not a control-plane component; choose one of ${controlPlaneComponents.join(', ')}`);
+    throw new UsageError(
+      `--component ${component}: not a control-plane component; choose one of ${controlPlaneComponents.join(', ')}`,
+    );
   }
-  const given = [kubelet && 'kubelet' as const, component, all && 'all' as const].filter((f): f is MachineFault => !!f);
+  const given = [kubelet && ('kubelet' as const), component, all && ('all' as const)].filter(
+    (f): f is MachineFault => !!f,
+  );
   if (given.length === 0 && repair) return 'all';
-  if (given.length !== 1) throw new UsageError(`name one thing to ${repair ? 'repair' : 'break'}: --kubelet, --component C or --all`);
+  if (given.length !== 1)
+    throw new UsageError(`name one thing to ${repair ? 'repair' : 'break'}: --kubelet, --component C or --all`);
   return given[0]!;
 }
 
@@ -191,8 +266,12 @@ function machineFaultText({ ref, faults }: MachineFaultOutcome): string {
   const name = `machine ${ref.namespace}/${ref.name} (cluster ${ref.cluster})`;
   if (faults.length === 0) return `${name}: nothing broken`;
   const silent = faults.includes('kubelet') || faults.includes('all');
-  return `${name}: stopped ${faults.includes('all') ? 'whole' : faults.join(', ')}; it stays so until \`capt dev repair machine ${ref.name}\``
-    + (silent ? `\nits Node turns NotReady (Ready Unknown) within about ${nodeMonitorGraceSeconds + 5} s, once the node controller misses its heartbeats` : '');
+  return (
+    `${name}: stopped ${faults.includes('all') ? 'whole' : faults.join(', ')}; it stays so until \`capt dev repair machine ${ref.name}\`` +
+    (silent
+      ? `\nits Node turns NotReady (Ready Unknown) within about ${nodeMonitorGraceSeconds + 5} s, once the node controller misses its heartbeats`
+      : '')
+  );
 }
 
 function portFlag(text: string): number {
@@ -204,7 +283,10 @@ function portFlag(text: string): number {
 /** A browser's Origin header: scheme, host and port, nothing after. */
 function originFlag(text: string): string {
   const origin = URL.canParse(text) ? new URL(text).origin : undefined;
-  if (origin !== text) throw new UsageError(`--cors-origin ${text}: expected an origin such as http://127.0.0.1:8233 (scheme, host, port; no path or trailing slash)`);
+  if (origin !== text)
+    throw new UsageError(
+      `--cors-origin ${text}: expected an origin such as http://127.0.0.1:8233 (scheme, host, port; no path or trailing slash)`,
+    );
   return text;
 }
 
@@ -217,7 +299,13 @@ function stopSignal(): Promise<void> {
   });
 }
 
-type Values = { [K in keyof typeof options]?: (typeof options)[K] extends { multiple: true } ? string[] : (typeof options)[K] extends { type: 'boolean' } ? boolean : string };
+type Values = {
+  [K in keyof typeof options]?: (typeof options)[K] extends { multiple: true }
+    ? string[]
+    : (typeof options)[K] extends { type: 'boolean' }
+      ? boolean
+      : string;
+};
 
 async function withClient<T>(fn: (client: CaptClient) => Promise<T>): Promise<T> {
   const client = await CaptClient.connect();
@@ -238,14 +326,25 @@ function dryRunFlag(arg: string): string {
   const value = /^--dry-run=(.*)$/.exec(arg)?.[1];
   if (value === undefined) return arg;
   if (value === 'server') return '--dry-run';
-  throw new UsageError(`--dry-run=${value}: capt's dry run asks the running cluster what it would do (as kubectl's --dry-run=server); use --dry-run or --dry-run=server`);
+  throw new UsageError(
+    `--dry-run=${value}: capt's dry run asks the running cluster what it would do (as kubectl's --dry-run=server); use --dry-run or --dry-run=server`,
+  );
 }
 
 async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv.map(dryRunFlag), options: options as never, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
+  const { values, positionals } = parseArgs({
+    args: argv.map(dryRunFlag),
+    options: options as never,
+    allowPositionals: true,
+    strict: true,
+  }) as { values: Values; positionals: string[] };
   const [command, ...args] = positionals;
   // TLS flags travel as the environment variables the client and the worker read.
-  for (const [flag, env] of [['tls-cert', 'TEMPORAL_TLS_CERT'], ['tls-key', 'TEMPORAL_TLS_KEY'], ['tls-ca', 'TEMPORAL_TLS_CA']] as const) {
+  for (const [flag, env] of [
+    ['tls-cert', 'TEMPORAL_TLS_CERT'],
+    ['tls-key', 'TEMPORAL_TLS_KEY'],
+    ['tls-ca', 'TEMPORAL_TLS_CA'],
+  ] as const) {
     if (values[flag]) process.env[env] = values[flag];
   }
   if (values.help || !command) {
@@ -259,8 +358,15 @@ async function run(argv: string[]): Promise<number> {
     case 'apply': {
       if (!values.filename?.length) throw new UsageError('apply needs -f FILE|DIR|-');
       const dryRun = !!values['dry-run'];
-      if (dryRun && values.wait) throw new UsageError('--wait with --dry-run: a dry run changes nothing, so there is nothing to wait for; drop one of them');
-      const models = loadManifests(readSources(values.filename), manifestVariables(process.env, values.var ?? []), localKubernetesVersions());
+      if (dryRun && values.wait)
+        throw new UsageError(
+          '--wait with --dry-run: a dry run changes nothing, so there is nothing to wait for; drop one of them',
+        );
+      const models = loadManifests(
+        readSources(values.filename),
+        manifestVariables(process.env, values.var ?? []),
+        localKubernetesVersions(),
+      );
       return withClient(async (client) => {
         for (const r of await client.apply(models, { dryRun })) out(appliedText(r, dryRun));
         if (!values.wait) return 0;
@@ -289,17 +395,34 @@ async function run(argv: string[]): Promise<number> {
         } else if (what === 'machines' || what === 'machine') {
           const items = await client.listMachines(all);
           out(structured ? formatOutput({ items }, format) : machinesTable(items, wide));
-        } else if (['machinedeployments', 'machinedeployment', 'md', 'kubeadmcontrolplanes', 'kubeadmcontrolplane', 'kcp'].includes(what ?? '')) {
-          const items = await client.listOwners(what!.startsWith('m') ? 'MachineDeployment' : 'KubeadmControlPlane', all);
+        } else if (
+          [
+            'machinedeployments',
+            'machinedeployment',
+            'md',
+            'kubeadmcontrolplanes',
+            'kubeadmcontrolplane',
+            'kcp',
+          ].includes(what ?? '')
+        ) {
+          const items = await client.listOwners(
+            what!.startsWith('m') ? 'MachineDeployment' : 'KubeadmControlPlane',
+            all,
+          );
           out(structured ? formatOutput({ items }, format) : ownersTable(items));
-        } else throw new UsageError(`get ${what ?? ''}: expected clusters, machines, machinedeployments or kubeadmcontrolplanes`);
+        } else
+          throw new UsageError(
+            `get ${what ?? ''}: expected clusters, machines, machinedeployments or kubeadmcontrolplanes`,
+          );
         return 0;
       });
     }
     case 'describe': {
       if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt describe cluster NAME');
       return withClient(async (client) => {
-        out(await describeCluster(client, await client.clusterStatus(ns, args[1]!), values['show-conditions'] === 'all'));
+        out(
+          await describeCluster(client, await client.clusterStatus(ns, args[1]!), values['show-conditions'] === 'all'),
+        );
         return 0;
       });
     }
@@ -311,7 +434,8 @@ async function run(argv: string[]): Promise<number> {
           return 0;
         });
       }
-      if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt delete cluster NAME [--wait] | capt delete machine NAME');
+      if (args[0] !== 'cluster' || !args[1])
+        throw new UsageError('usage: capt delete cluster NAME [--wait] | capt delete machine NAME');
       return withClient(async (client) => {
         await client.clusterStatus(ns, args[1]!);
         await client.deleteCluster(ns, args[1]!);
@@ -338,15 +462,19 @@ async function run(argv: string[]): Promise<number> {
       return withClient(async (client) => {
         process.stdout.write(await client.kubeconfig(ns, args[0]!));
         // On stderr, so `capt kubeconfig NAME > file` stays a clean kubeconfig.
-        process.stderr.write(`# kubectl for this cluster's Kubernetes: ${kubectlFor((await client.clusterStatus(ns, args[0]!)).version)}\n`);
+        process.stderr.write(
+          `# kubectl for this cluster's Kubernetes: ${kubectlFor((await client.clusterStatus(ns, args[0]!)).version)}\n`,
+        );
         return 0;
       });
     }
     case 'scale': {
       const kind = args[0] === 'md' ? 'machinedeployment' : args[0] === 'kcp' ? 'kubeadmcontrolplane' : args[0];
       const replicas = Number(values.replicas);
-      if ((kind !== 'machinedeployment' && kind !== 'kubeadmcontrolplane') || !args[1]) throw new UsageError('usage: capt scale machinedeployment|kubeadmcontrolplane NAME --replicas N');
-      if (values.replicas === undefined || !Number.isInteger(replicas) || replicas < 0) throw new UsageError(`--replicas ${values.replicas ?? ''}: expected a whole number >= 0`);
+      if ((kind !== 'machinedeployment' && kind !== 'kubeadmcontrolplane') || !args[1])
+        throw new UsageError('usage: capt scale machinedeployment|kubeadmcontrolplane NAME --replicas N');
+      if (values.replicas === undefined || !Number.isInteger(replicas) || replicas < 0)
+        throw new UsageError(`--replicas ${values.replicas ?? ''}: expected a whole number >= 0`);
       return withClient(async (client) => {
         const status = await client.scale(kind, ns, args[1]!, replicas);
         out(`${kind}/${args[1]} scaled to ${status.replicas}`);
@@ -356,12 +484,23 @@ async function run(argv: string[]): Promise<number> {
     case 'rollout': {
       const [action, target] = args;
       const [kindWord, name] = (target ?? '').split('/');
-      const kind = ({ machinedeployment: 'machinedeployment', md: 'machinedeployment', kubeadmcontrolplane: 'kubeadmcontrolplane', kcp: 'kubeadmcontrolplane' } as const)[kindWord as 'md'];
-      if (!rolloutActions.includes(action as never) || !kind || !name) throw new UsageError(`usage: capt rollout ${rolloutActions.join('|')} machinedeployment/NAME|kubeadmcontrolplane/NAME`);
+      const kind = (
+        {
+          machinedeployment: 'machinedeployment',
+          md: 'machinedeployment',
+          kubeadmcontrolplane: 'kubeadmcontrolplane',
+          kcp: 'kubeadmcontrolplane',
+        } as const
+      )[kindWord as 'md'];
+      if (!rolloutActions.includes(action as never) || !kind || !name)
+        throw new UsageError(
+          `usage: capt rollout ${rolloutActions.join('|')} machinedeployment/NAME|kubeadmcontrolplane/NAME`,
+        );
       const revisionFlag = (flag: 'to-revision' | 'revision') => {
         const text = values[flag];
         if (text === undefined) return undefined;
-        if (!/^\d+$/.test(text)) throw new UsageError(`--${flag} ${text}: expected a revision number (see capt rollout history ${target})`);
+        if (!/^\d+$/.test(text))
+          throw new UsageError(`--${flag} ${text}: expected a revision number (see capt rollout history ${target})`);
         return Number(text);
       };
       const ref = `${kind}/${name}`;
@@ -371,9 +510,20 @@ async function run(argv: string[]): Promise<number> {
           const only = revisionFlag('revision');
           if (only !== undefined) {
             const r = revisions.find((x) => x.revision === only);
-            if (!r) throw new RejectedError(`${ref} has no revision ${only}; revisions: ${revisions.map((x) => x.revision).join(', ')}`);
+            if (!r)
+              throw new RejectedError(
+                `${ref} has no revision ${only}; revisions: ${revisions.map((x) => x.revision).join(', ')}`,
+              );
             out(formatOutput(r, values.output === 'json' ? 'json' : 'yaml'));
-          } else out(values.output === 'json' ? JSON.stringify(revisions, null, 2) : table(['REVISION', 'VERSION', 'CHANGE', 'CAUSE', 'AGE'], revisions.map((r) => [String(r.revision), r.version, r.change, r.cause, age(r.at)])));
+          } else
+            out(
+              values.output === 'json'
+                ? JSON.stringify(revisions, null, 2)
+                : table(
+                    ['REVISION', 'VERSION', 'CHANGE', 'CAUSE', 'AGE'],
+                    revisions.map((r) => [String(r.revision), r.version, r.change, r.cause, age(r.at)]),
+                  ),
+            );
         } else if (action === 'undo') {
           const status = await client.rolloutUndo(kind, ns, name, revisionFlag('to-revision'));
           out(`${ref} rolled back: revision ${status.revision}, ${status.version}`);
@@ -411,14 +561,31 @@ async function run(argv: string[]): Promise<number> {
     case 'versions': {
       const versions = availableKubernetesVersions();
       const kubectl = Object.fromEntries(versions.map((v) => [v, kubectlFor(v)]));
-      const info = { capt: JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string, providers: { local: { kubernetesVersions: versions, kubectl } } };
-      out(values.output === 'json' ? JSON.stringify(info, null, 2) : [`capt ${info.capt}`, `provider local: Kubernetes ${versions.join(', ')}`, ...versions.map((v) => `kubectl for ${v}: ${kubectl[v]}`)].join('\n'));
+      const info = {
+        capt: JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string,
+        providers: { local: { kubernetesVersions: versions, kubectl } },
+      };
+      out(
+        values.output === 'json'
+          ? JSON.stringify(info, null, 2)
+          : [
+              `capt ${info.capt}`,
+              `provider local: Kubernetes ${versions.join(', ')}`,
+              ...versions.map((v) => `kubectl for ${v}: ${kubectl[v]}`),
+            ].join('\n'),
+      );
       return 0;
     }
     case 'generate': {
-      if (args[0] !== 'cluster' || !args[1]) throw new UsageError('usage: capt generate cluster NAME --kubernetes-version V');
+      if (args[0] !== 'cluster' || !args[1])
+        throw new UsageError('usage: capt generate cluster NAME --kubernetes-version V');
       const version = values['kubernetes-version'] ?? availableKubernetesVersions().at(-1)!;
-      const vars = { CLUSTER_NAME: args[1], KUBERNETES_VERSION: version, CONTROL_PLANE_MACHINE_COUNT: controlPlaneMachineCount(values.flavor, values['control-plane-machine-count']), WORKER_MACHINE_COUNT: values['worker-machine-count'] ?? '2' };
+      const vars = {
+        CLUSTER_NAME: args[1],
+        KUBERNETES_VERSION: version,
+        CONTROL_PLANE_MACHINE_COUNT: controlPlaneMachineCount(values.flavor, values['control-plane-machine-count']),
+        WORKER_MACHINE_COUNT: values['worker-machine-count'] ?? '2',
+      };
       const template = readFileSync(join(repoRoot, 'examples/quickstart.yaml'), 'utf8');
       loadManifests([{ file: `generated cluster ${args[1]}`, text: template }], vars);
       out(substituteVariables(template, vars).text.trimEnd());
@@ -426,39 +593,62 @@ async function run(argv: string[]): Promise<number> {
     }
     case 'dev': {
       if (args[0] === 'start') {
-        const status = await devStart({ ...devPorts(), persistence: persistenceFlag(values.persistence) }, (line) => out(line));
-        out(`Temporal: ${status.address}\nWeb UI:   ${status.ui}\ncodec:    ${status.codecEndpoint} (temporal workflow show --codec-endpoint ${status.codecEndpoint} --codec-auth "Bearer $(cat ${codecTokenFile()})"; a browser opens ${status.codecEndpoint}/login?token=TOKEN once, TOKEN from that file)\nworker:   pid ${status.worker}\ndatabase: ${status.database}`);
+        const status = await devStart({ ...devPorts(), persistence: persistenceFlag(values.persistence) }, (line) =>
+          out(line),
+        );
+        out(
+          `Temporal: ${status.address}\nWeb UI:   ${status.ui}\ncodec:    ${status.codecEndpoint} (temporal workflow show --codec-endpoint ${status.codecEndpoint} --codec-auth "Bearer $(cat ${codecTokenFile()})"; a browser opens ${status.codecEndpoint}/login?token=TOKEN once, TOKEN from that file)\nworker:   pid ${status.worker}\ndatabase: ${status.database}`,
+        );
       } else if (args[0] === 'stop') {
         await devStop();
-        out('stopped Temporal, the codec server and the capt worker (clusters, machines, the database and the key keep their state)');
+        out(
+          'stopped Temporal, the codec server and the capt worker (clusters, machines, the database and the key keep their state)',
+        );
       } else if (args[0] === 'status') {
         const s = await devStatus();
         const running = (pid: number | undefined, where = '') => (pid ? `running (pid ${pid})${where}` : 'stopped');
-        out(`Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\ncodec:    ${running(s.codecServer, ` at ${s.codecEndpoint}`)}\nworker:   ${running(s.worker)}\ndatabase: ${s.database}`);
+        out(
+          `Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\ncodec:    ${running(s.codecServer, ` at ${s.codecEndpoint}`)}\nworker:   ${running(s.worker)}\ndatabase: ${s.database}`,
+        );
       } else if ((args[0] === 'break' || args[0] === 'repair') && args[1] === 'machine' && args[2]) {
-        out(machineFaultText(await changeDevMachine(args[0], ns, args[2], faultFlag(values, args[0] === 'repair')).catch(faultRefusal)));
-      } else throw new UsageError('usage: capt dev start|stop|status | capt dev break|repair machine NAME [--kubelet|--component C|--all]');
+        out(
+          machineFaultText(
+            await changeDevMachine(args[0], ns, args[2], faultFlag(values, args[0] === 'repair')).catch(faultRefusal),
+          ),
+        );
+      } else
+        throw new UsageError(
+          'usage: capt dev start|stop|status | capt dev break|repair machine NAME [--kubelet|--component C|--all]',
+        );
       return 0;
     }
     case 'codec': {
       if (args[0] !== 'key' || args[1] !== 'new') throw new UsageError('usage: capt codec key new [--id ID] [--print]');
-      if (values.id !== undefined && !isCodecKeyId(values.id)) throw new UsageError(`--id ${values.id}: a key id is 1 to 64 letters, digits, '.', '_' or '-'`);
+      if (values.id !== undefined && !isCodecKeyId(values.id))
+        throw new UsageError(`--id ${values.id}: a key id is 1 to 64 letters, digits, '.', '_' or '-'`);
       const key = newCodecKey(values.id);
       if (values.print) {
         out(codecKeyLine(key));
         return 0;
       }
       await createCodecKeyFile(codecKeyFile(), key);
-      out(`created ${codecKeyFile()} with key '${key.id}' (mode 0600); give the same file, or its line in CAPT_CODEC_KEYS, to every host that runs capt`);
+      out(
+        `created ${codecKeyFile()} with key '${key.id}' (mode 0600); give the same file, or its line in CAPT_CODEC_KEYS, to every host that runs capt`,
+      );
       return 0;
     }
     case 'codec-server': {
       const codec = new AesGcmCodec(loadCodecKeys(), process.env[acceptPlaintextEnv] === '1');
       const server = await startCodecServer({
-        host: values.listen ?? '127.0.0.1', port: portFlag(values.port ?? String(defaultCodecPort)), corsOrigins: (values['cors-origin'] ?? []).map(originFlag), codec,
+        host: values.listen ?? '127.0.0.1',
+        port: portFlag(values.port ?? String(defaultCodecPort)),
+        corsOrigins: (values['cors-origin'] ?? []).map(originFlag),
+        codec,
         token: await ensureCodecToken(),
       });
-      out(`capt codec server ready at ${server.url}${values['cors-origin']?.length ? `, for Web UIs at ${values['cors-origin'].join(', ')}` : ''}; callers present the token in ${codecTokenFile()}`);
+      out(
+        `capt codec server ready at ${server.url}${values['cors-origin']?.length ? `, for Web UIs at ${values['cors-origin'].join(', ')}` : ''}; callers present the token in ${codecTokenFile()}`,
+      );
       await stopSignal();
       await server.close();
       return 0;
@@ -467,7 +657,11 @@ async function run(argv: string[]): Promise<number> {
       if (args[0] === 'status') {
         return withClient(async (client) => {
           const builds = await workerBuilds(client.client);
-          out(values.output === 'json' || values.output === 'yaml' ? formatOutput(builds, values.output) : workerBuildsText(builds));
+          out(
+            values.output === 'json' || values.output === 'yaml'
+              ? formatOutput(builds, values.output)
+              : workerBuildsText(builds),
+          );
           return 0;
         });
       }
@@ -478,26 +672,40 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     case 'upgrade': {
-      if (args[0] !== 'workers' || args.length > 2) throw new UsageError('usage: capt upgrade workers [BUILD] [--ramp N]');
+      if (args[0] !== 'workers' || args.length > 2)
+        throw new UsageError('usage: capt upgrade workers [BUILD] [--ramp N]');
       const ramp = values.ramp === undefined ? undefined : Number(values.ramp);
-      if (ramp !== undefined && !(values.ramp!.trim() !== '' && ramp >= 0 && ramp <= 100)) throw new UsageError(`--ramp ${values.ramp}: a percentage from 0 to 100`);
+      if (ramp !== undefined && !(values.ramp!.trim() !== '' && ramp >= 0 && ramp <= 100))
+        throw new UsageError(`--ramp ${values.ramp}: a percentage from 0 to 100`);
       return withClient(async (client) => {
-        out(upgradeText(await upgradeWorkers(client.client, { buildId: args[1], rampPercentage: ramp, waitMs: 60_000 })));
+        out(
+          upgradeText(await upgradeWorkers(client.client, { buildId: args[1], rampPercentage: ramp, waitMs: 60_000 })),
+        );
         return 0;
       });
     }
     case 'quickstart': {
       toolPaths();
       const status = await devStart(undefined, (line) => out(line));
-      const models = loadManifests(readSources([join(repoRoot, 'examples/quickstart.yaml')]), manifestVariables(process.env, values.var ?? []));
+      const models = loadManifests(
+        readSources([join(repoRoot, 'examples/quickstart.yaml')]),
+        manifestVariables(process.env, values.var ?? []),
+      );
       return withClient(async (client) => {
         for (const r of await client.apply(models)) out(appliedText(r, false));
         const m = models[0]!;
-        const final = await client.waitForCluster(m.namespace, m.name, progressPrinter(), durationMs(values.timeout ?? '15m'));
+        const final = await client.waitForCluster(
+          m.namespace,
+          m.name,
+          progressPrinter(),
+          durationMs(values.timeout ?? '15m'),
+        );
         endProgress();
         out(await describeCluster(client, final, false));
         out(`\nTemporal Web UI: ${status.ui}/namespaces/default/workflows?query=CaptCluster%3D%22${m.name}%22`);
-        out(`Try the cluster:  npx capt kubeconfig ${m.name} > ${m.name}.kubeconfig && ${kubectlFor(final.version)} --kubeconfig ${m.name}.kubeconfig get nodes`);
+        out(
+          `Try the cluster:  npx capt kubeconfig ${m.name} > ${m.name}.kubeconfig && ${kubectlFor(final.version)} --kubeconfig ${m.name}.kubeconfig get nodes`,
+        );
         return final.phase === 'Failed' ? 1 : 0;
       });
     }
@@ -517,7 +725,11 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     process.exitCode = await run(argv);
   } catch (err) {
     const e = err as Error;
-    const badInput = e instanceof ManifestError || e instanceof UsageError || e instanceof RejectedError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const badInput =
+      e instanceof ManifestError ||
+      e instanceof UsageError ||
+      e instanceof RejectedError ||
+      (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`error: ${terminalSafe(e.message)}\n`);
     if (verbose && e.stack) process.stderr.write(`${e.stack}\n`);
     process.exitCode = badInput ? 2 : 1;

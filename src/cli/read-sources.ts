@@ -15,7 +15,14 @@ export class UsageError extends Error {
 
 const fsProblem = (path: string, err: unknown) => {
   const code = (err as NodeJS.ErrnoException).code;
-  const why = code === 'ENOENT' ? 'no such file or directory' : code === 'EACCES' ? 'permission denied: this user cannot read it' : code === 'EISDIR' ? 'is a folder' : (err as Error).message;
+  const why =
+    code === 'ENOENT'
+      ? 'no such file or directory'
+      : code === 'EACCES'
+        ? 'permission denied: this user cannot read it'
+        : code === 'EISDIR'
+          ? 'is a folder'
+          : (err as Error).message;
   return new UsageError(`-f ${path}: ${why}`);
 };
 
@@ -27,7 +34,10 @@ function readBounded(fd: number, what: string, budget: { left: number }): string
     const read = readSync(fd, chunk, 0, chunk.length, null);
     if (read === 0) break;
     budget.left -= read;
-    if (budget.left < 0) throw new UsageError(`${what}: the manifests are over ${maxManifestBytes >> 20} MiB; a cluster's manifests are a few KiB: split them, or apply fewer clusters at once`);
+    if (budget.left < 0)
+      throw new UsageError(
+        `${what}: the manifests are over ${maxManifestBytes >> 20} MiB; a cluster's manifests are a few KiB: split them, or apply fewer clusters at once`,
+      );
     chunks.push(chunk.subarray(0, read));
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -43,9 +53,16 @@ function readFile(path: string, budget: { left: number }): ManifestSource {
   }
   try {
     const stat = fstatSync(fd);
-    if (stat.isDirectory()) throw new UsageError(`-f ${path}: is a folder, and folders are read only as -f FOLDER, not inside another`);
-    if (!stat.isFile()) throw new UsageError(`-f ${path}: not a regular file (a device, FIFO or socket); give a manifest file, a folder of them, or - for standard input`);
-    if (stat.size > budget.left) throw new UsageError(`-f ${path}: ${stat.size} bytes, over the ${maxManifestBytes >> 20} MiB all manifests of one apply may take; a cluster's manifests are a few KiB`);
+    if (stat.isDirectory())
+      throw new UsageError(`-f ${path}: is a folder, and folders are read only as -f FOLDER, not inside another`);
+    if (!stat.isFile())
+      throw new UsageError(
+        `-f ${path}: not a regular file (a device, FIFO or socket); give a manifest file, a folder of them, or - for standard input`,
+      );
+    if (stat.size > budget.left)
+      throw new UsageError(
+        `-f ${path}: ${stat.size} bytes, over the ${maxManifestBytes >> 20} MiB all manifests of one apply may take; a cluster's manifests are a few KiB`,
+      );
     return { file: path, text: readBounded(fd, `-f ${path}`, budget) };
   } finally {
     closeSync(fd);
@@ -71,9 +88,11 @@ export function readSources(paths: string[]): ManifestSource[] {
       throw fsProblem(path, err);
     }
     const files = entries.filter((f) => /\.ya?ml$/.test(f)).sort();
-    if (files.length === 0) throw new UsageError(`-f ${path}: the folder holds no .yaml or .yml file, so there is nothing to apply`);
+    if (files.length === 0)
+      throw new UsageError(`-f ${path}: the folder holds no .yaml or .yml file, so there is nothing to apply`);
     return files.map((f) => readFile(join(path, f), budget));
   });
-  if (sources.every((s) => s.text.trim() === '')) throw new UsageError(`-f ${paths.join(' -f ')}: no manifests found (empty), so nothing was applied`);
+  if (sources.every((s) => s.text.trim() === ''))
+    throw new UsageError(`-f ${paths.join(' -f ')}: no manifests found (empty), so nothing was applied`);
   return sources;
 }

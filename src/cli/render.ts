@@ -6,7 +6,14 @@ import type { MachineRecord, OwnerStatus } from '../contract/owner';
 /** Plain-text rendering for the CLI: tables as kubectl prints them, and clusterctl's describe tree. */
 export function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  return [headers, ...rows].map((r) => r.map((c, i) => (c ?? '').padEnd(widths[i]!)).join('   ').trimEnd()).join('\n');
+  return [headers, ...rows]
+    .map((r) =>
+      r
+        .map((c, i) => (c ?? '').padEnd(widths[i]!))
+        .join('   ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export function age(since: string | undefined, now = Date.now()): string {
@@ -23,25 +30,83 @@ export function formatOutput(value: unknown, format: string): string {
 }
 
 export function clustersTable(clusters: ClusterView[], wide: boolean): string {
-  const headers = ['NAMESPACE', 'NAME', 'PHASE', 'VERSION', 'PROVIDER', 'CONTROL PLANE', 'WORKERS', 'AGE', ...(wide ? ['ENDPOINT', 'STEP'] : [])];
-  return table(headers, clusters.map((c) => {
-    const workers = c.machineDeployments.reduce((a, m) => [a[0]! + m.readyReplicas, a[1]! + m.replicas], [0, 0]);
-    return [c.namespace, c.name, `${c.phase}${c.paused ? ' (paused)' : ''}`, c.version, c.provider, `${c.controlPlane?.readyReplicas ?? 0}/${c.controlPlane?.replicas ?? 0}`, `${workers[0]}/${workers[1]}`, age(c.createdAt), ...(wide ? [c.endpoint, c.step] : [])];
-  }));
+  const headers = [
+    'NAMESPACE',
+    'NAME',
+    'PHASE',
+    'VERSION',
+    'PROVIDER',
+    'CONTROL PLANE',
+    'WORKERS',
+    'AGE',
+    ...(wide ? ['ENDPOINT', 'STEP'] : []),
+  ];
+  return table(
+    headers,
+    clusters.map((c) => {
+      const workers = c.machineDeployments.reduce((a, m) => [a[0]! + m.readyReplicas, a[1]! + m.replicas], [0, 0]);
+      return [
+        c.namespace,
+        c.name,
+        `${c.phase}${c.paused ? ' (paused)' : ''}`,
+        c.version,
+        c.provider,
+        `${c.controlPlane?.readyReplicas ?? 0}/${c.controlPlane?.replicas ?? 0}`,
+        `${workers[0]}/${workers[1]}`,
+        age(c.createdAt),
+        ...(wide ? [c.endpoint, c.step] : []),
+      ];
+    }),
+  );
 }
 
 export function machinesTable(machines: MachineStatus[], wide: boolean): string {
-  const headers = ['NAMESPACE', 'NAME', 'CLUSTER', 'NODENAME', 'PROVIDERID', 'PHASE', 'NODEHEALTHY', 'AGE', 'VERSION', ...(wide ? ['ADDRESS', 'STEP'] : [])];
+  const headers = [
+    'NAMESPACE',
+    'NAME',
+    'CLUSTER',
+    'NODENAME',
+    'PROVIDERID',
+    'PHASE',
+    'NODEHEALTHY',
+    'AGE',
+    'VERSION',
+    ...(wide ? ['ADDRESS', 'STEP'] : []),
+  ];
   const nodeHealthy = (m: MachineStatus) => m.conditions.find((c) => c.type === 'NodeHealthy')?.status ?? 'Unknown';
-  return table(headers, machines.map((m) => [
-    m.namespace, m.name, m.cluster, m.nodeRef ?? '', m.providerID ?? '', m.phase, nodeHealthy(m), age(m.createdAt), m.version, ...(wide ? [m.addresses.join(','), m.step] : []),
-  ]));
+  return table(
+    headers,
+    machines.map((m) => [
+      m.namespace,
+      m.name,
+      m.cluster,
+      m.nodeRef ?? '',
+      m.providerID ?? '',
+      m.phase,
+      nodeHealthy(m),
+      age(m.createdAt),
+      m.version,
+      ...(wide ? [m.addresses.join(','), m.step] : []),
+    ]),
+  );
 }
 
 export function ownersTable(owners: OwnerStatus[]): string {
-  return table(['NAMESPACE', 'NAME', 'KIND', 'REPLICAS', 'READY', 'UPDATED', 'AVAILABLE', 'REVISION', 'VERSION', 'STEP'], owners.map((o) => [
-    o.namespace, o.name, o.kind, String(o.replicas), String(o.readyReplicas), String(o.updatedReplicas), String(o.availableReplicas), `${o.revision}${o.paused ? ' (paused)' : ''}`, o.version, o.step,
-  ]));
+  return table(
+    ['NAMESPACE', 'NAME', 'KIND', 'REPLICAS', 'READY', 'UPDATED', 'AVAILABLE', 'REVISION', 'VERSION', 'STEP'],
+    owners.map((o) => [
+      o.namespace,
+      o.name,
+      o.kind,
+      String(o.replicas),
+      String(o.readyReplicas),
+      String(o.updatedReplicas),
+      String(o.availableReplicas),
+      `${o.revision}${o.paused ? ' (paused)' : ''}`,
+      o.version,
+      o.step,
+    ]),
+  );
 }
 
 function ready(conditions: Condition[]): Condition {
@@ -65,25 +130,57 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
   const rows: string[][] = [];
   const add = (prefix: string, name: string, conditions: Condition[], since?: string, step?: string) => {
     const r = ready(conditions);
-    rows.push([`${prefix}${name}`, r.status, r.reason ?? '', age(r.lastTransitionTime ?? since), r.message ?? step ?? '']);
-    if (allConditions) for (const cond of conditions.filter((x) => x !== r)) rows.push([`${prefix.replace(/[├└]─ $/, '│  ')}  ${cond.type}`, cond.status, cond.reason ?? '', age(cond.lastTransitionTime), cond.message ?? '']);
+    rows.push([
+      `${prefix}${name}`,
+      r.status,
+      r.reason ?? '',
+      age(r.lastTransitionTime ?? since),
+      r.message ?? step ?? '',
+    ]);
+    if (allConditions)
+      for (const cond of conditions.filter((x) => x !== r))
+        rows.push([
+          `${prefix.replace(/[├└]─ $/, '│  ')}  ${cond.type}`,
+          cond.status,
+          cond.reason ?? '',
+          age(cond.lastTransitionTime),
+          cond.message ?? '',
+        ]);
   };
   const detail = new Map(details.map((m) => [m.name, m]));
   const inProgress: string[] = [];
   const remediated: string[] = [];
   if (c.phase !== 'Provisioned' && c.phase !== 'Deleted') inProgress.push(`Cluster/${c.name}: ${c.step}`);
   // Applied changes an owner has not received yet (held for the control plane's upgrade) show before any step.
-  for (const p of c.pending.filter(waitingToStart)) inProgress.push(`${p.kind}/${p.name}: pending generation ${p.generation} (${p.reason}): ${p.message}`);
+  for (const p of c.pending.filter(waitingToStart))
+    inProgress.push(`${p.kind}/${p.name}: pending generation ${p.generation} (${p.reason}): ${p.message}`);
   add('', `Cluster/${c.name}${c.paused ? ' (paused)' : ''}`, c.conditions, c.createdAt, c.step);
   const children = [...(c.controlPlane ? [c.controlPlane] : []), ...c.machineDeployments];
   children.forEach((o, i) => {
     const last = i === children.length - 1;
-    add(last ? '└─ ' : '├─ ', `${o.kind}/${o.name} (${o.readyReplicas}/${o.replicas}, ${o.version})`, o.conditions, undefined, o.step);
+    add(
+      last ? '└─ ' : '├─ ',
+      `${o.kind}/${o.name} (${o.readyReplicas}/${o.replicas}, ${o.version})`,
+      o.conditions,
+      undefined,
+      o.step,
+    );
     if (!o.rolloutComplete || !o.ready) inProgress.push(`${o.kind}/${o.name}: ${o.step}`);
     const hc = o.healthCheck;
     if (hc) {
-      rows.push([`${last ? '   ' : '│  '}MachineHealthCheck/${hc.name} (${hc.currentHealthy}/${hc.expectedMachines} healthy)`, hc.remediationAllowed ? 'True' : 'False', hc.remediationAllowed ? '' : 'TooManyUnhealthy', '', hc.message]);
-      remediated.push(...hc.remediations.map((r) => `${o.kind}/${o.name}: ${r.machine} at ${r.at}: ${r.reason}, ${r.message}, since ${r.since} (MachineHealthCheck ${hc.name})`));
+      rows.push([
+        `${last ? '   ' : '│  '}MachineHealthCheck/${hc.name} (${hc.currentHealthy}/${hc.expectedMachines} healthy)`,
+        hc.remediationAllowed ? 'True' : 'False',
+        hc.remediationAllowed ? '' : 'TooManyUnhealthy',
+        '',
+        hc.message,
+      ]);
+      remediated.push(
+        ...hc.remediations.map(
+          (r) =>
+            `${o.kind}/${o.name}: ${r.machine} at ${r.at}: ${r.reason}, ${r.message}, since ${r.since} (MachineHealthCheck ${hc.name})`,
+        ),
+      );
     }
     const listed = listedMachines(o);
     const grouped = o.machines.length - listed.length;
@@ -91,22 +188,55 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
     const branch = (j: number) => `${last ? '   ' : '│  '}${j === rowsOf - 1 ? '└─ ' : '├─ '}`;
     listed.forEach((m, j) => {
       const d = detail.get(m.name);
-      const why = m.blocker ?? (m.node ? m.node.conditions.map((x) => `${x.type}=${x.status} since ${x.since}`).join('; ') || 'Node deleted' : undefined);
-      const conditions = d?.conditions ?? [{ type: 'Ready', status: m.phase === 'Running' && !m.node ? 'True' : 'False', ...(why ? { message: why } : {}) }];
+      const why =
+        m.blocker ??
+        (m.node
+          ? m.node.conditions.map((x) => `${x.type}=${x.status} since ${x.since}`).join('; ') || 'Node deleted'
+          : undefined);
+      const conditions = d?.conditions ?? [
+        {
+          type: 'Ready',
+          status: m.phase === 'Running' && !m.node ? 'True' : 'False',
+          ...(why ? { message: why } : {}),
+        },
+      ];
       add(branch(j), `Machine/${m.name} (${m.phase})`, conditions, m.createdAt, d?.step ?? m.blocker);
       if (d && d.phase !== 'Running') inProgress.push(`Machine/${m.name}: ${d.step}`);
     });
     if (grouped) rows.push([`${branch(listed.length)}Machines: ${grouped} more, Running`, 'True', '', '', '']);
   });
   for (const m of c.machines) {
-    add('   ', `Machine/${m.name} (${m.phase}, standalone)`, [{ type: 'Ready', status: m.phase === 'Running' && !m.node ? 'True' : 'False', ...(m.blocker ? { message: m.blocker } : {}) }], m.createdAt);
+    add(
+      '   ',
+      `Machine/${m.name} (${m.phase}, standalone)`,
+      [
+        {
+          type: 'Ready',
+          status: m.phase === 'Running' && !m.node ? 'True' : 'False',
+          ...(m.blocker ? { message: m.blocker } : {}),
+        },
+      ],
+      m.createdAt,
+    );
     if (m.phase !== 'Running') inProgress.push(`Machine/${m.name}: ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);
   }
-  const section = (title: string, lines: string[]) => (lines.length ? `\n${title}:\n${lines.map((x) => `  ${x}`).join('\n')}` : '');
-  const rebuilt = (c.recoveries ?? []).map((r) => `${r.kind}/${r.name} at ${r.at}: ${r.cause}; ${r.adopted === undefined ? 'adopting its machines' : `adopted ${r.adopted} machines`}`);
+  const section = (title: string, lines: string[]) =>
+    lines.length ? `\n${title}:\n${lines.map((x) => `  ${x}`).join('\n')}` : '';
+  const rebuilt = (c.recoveries ?? []).map(
+    (r) =>
+      `${r.kind}/${r.name} at ${r.at}: ${r.cause}; ${r.adopted === undefined ? 'adopting its machines' : `adopted ${r.adopted} machines`}`,
+  );
   // Sent by code newer than the workflow's (see README, Changing workflow code): never dropped unseen.
-  const unknown = [{ ref: `Cluster/${c.name}`, s: c.unknownSignals }, ...children.map((o) => ({ ref: `${o.kind}/${o.name}`, s: o.unknownSignals })), ...details.map((m) => ({ ref: `Machine/${m.name}`, s: m.unknownSignals }))]
-    .flatMap(({ ref, s }) => (s ?? []).map((x) => `${ref}: ${x.name} (${x.count}x, last ${x.lastAt})`));
-  return table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) + section('In progress', inProgress) + section('Remediated', remediated) + section('Rebuilt (workflow lost)', rebuilt)
-    + section('Signals without a handler (ignored)', unknown);
+  const unknown = [
+    { ref: `Cluster/${c.name}`, s: c.unknownSignals },
+    ...children.map((o) => ({ ref: `${o.kind}/${o.name}`, s: o.unknownSignals })),
+    ...details.map((m) => ({ ref: `Machine/${m.name}`, s: m.unknownSignals })),
+  ].flatMap(({ ref, s }) => (s ?? []).map((x) => `${ref}: ${x.name} (${x.count}x, last ${x.lastAt})`));
+  return (
+    table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) +
+    section('In progress', inProgress) +
+    section('Remediated', remediated) +
+    section('Rebuilt (workflow lost)', rebuilt) +
+    section('Signals without a handler (ignored)', unknown)
+  );
 }

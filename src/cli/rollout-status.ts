@@ -5,11 +5,17 @@ import type { OwnerStatus } from '../contract/owner';
  * `capt rollout status`: kubectl's sentence, the counts, a progress bar of updated-and-available machines,
  * and what the rollout waits on (the owner's step, which names the machine and its reason).
  */
-export function rolloutStatusText(kindName: string, s: OwnerStatus, pending?: PendingChange, barWidth?: number): string {
+export function rolloutStatusText(
+  kindName: string,
+  s: OwnerStatus,
+  pending?: PendingChange,
+  barWidth?: number,
+): string {
   const waiting = pending && waitingToStart(pending);
-  const head = s.rolloutComplete && !waiting
-    ? `${kindName} successfully rolled out (revision ${s.revision}, ${s.version})`
-    : `${kindName}: ${s.paused ? 'rollout paused' : 'waiting for rollout to finish'}: revision ${s.revision} (${s.version})`;
+  const head =
+    s.rolloutComplete && !waiting
+      ? `${kindName} successfully rolled out (revision ${s.revision}, ${s.version})`
+      : `${kindName}: ${s.paused ? 'rollout paused' : 'waiting for rollout to finish'}: revision ${s.revision} (${s.version})`;
   const counts = `desired ${s.replicas}, updated ${s.updatedReplicas}, ready ${s.readyReplicas}, available ${s.availableReplicas}`;
   const lines = [head, counts];
   if (barWidth !== undefined) {

@@ -1,18 +1,46 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
-  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type QueryDefinition, type UpdateDefinition, type WorkflowHandle,
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type QueryDefinition,
+  type UpdateDefinition,
+  type WorkflowHandle,
 } from '@temporalio/client';
 import type { ClusterModel } from '../api/model';
 import { captDataConverter } from '../codec/data-converter';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { kubeconfig } from '../pki/kubeconfig';
 import {
-  appliedModelQuery, applyClusterUpdate, clusterStatusQuery, deleteClusterUpdate, issueKubeconfigUpdate, ownerStatusQuery, repairClusterUpdate, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate,
-  rolloutUndoUpdate, scaleUpdate,
+  appliedModelQuery,
+  applyClusterUpdate,
+  clusterStatusQuery,
+  deleteClusterUpdate,
+  issueKubeconfigUpdate,
+  ownerStatusQuery,
+  repairClusterUpdate,
+  rolloutHistoryQuery,
+  rolloutPauseUpdate,
+  rolloutRestartUpdate,
+  rolloutUndoUpdate,
+  scaleUpdate,
 } from '../contract/cluster-messages';
 import type { RepairReport } from '../contract/owner-recovery';
-import { creationDiff, diffClusterModels, type ApplyOutcome, type ClusterDiff } from '../../workflows/cluster/cluster-diff';
-import { previewApply, type ClusterPreview, type OwnerPreview, type RunningOwner } from '../../workflows/cluster/apply-preview';
+import {
+  creationDiff,
+  diffClusterModels,
+  type ApplyOutcome,
+  type ClusterDiff,
+} from '../../workflows/cluster/cluster-diff';
+import {
+  previewApply,
+  type ClusterPreview,
+  type OwnerPreview,
+  type RunningOwner,
+} from '../../workflows/cluster/apply-preview';
 import { clusterChangeProblems } from '../spec-rules/cluster-rules';
 import { formatSpecProblems } from '../spec-rules/spec-problem';
 import type { Revision } from '../contract/owner';
@@ -22,7 +50,12 @@ import { coreTaskQueue, ownersTaskQueue } from '../contract/task-queues';
 import { waitingToStart, type ClusterStatus, type ClusterView, type PendingChange } from '../contract/cluster';
 import type { MachineStatus } from '../contract/machine';
 import type { MachineOwnerKind, OwnerStatus, OwnerSummary } from '../contract/owner';
-import { clusterHealthWorkflowId, clusterWorkflowId, machineWorkflowId, ownerWorkflowId } from '../contract/workflow-ids';
+import {
+  clusterHealthWorkflowId,
+  clusterWorkflowId,
+  machineWorkflowId,
+  ownerWorkflowId,
+} from '../contract/workflow-ids';
 import { clusterHealthWorkflow, clusterWorkflow } from '../../workflows';
 import type { ClusterHealth, ClusterHealthInput } from '../contract/cluster-health';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
@@ -47,9 +80,21 @@ function appliedObjects(model: ClusterModel, diff: ClusterDiff, preview?: Cluste
   const machineDeployment = (name: string) => `machinedeployment.cluster.x-k8s.io/${name}`;
   return [
     { ref: `cluster.cluster.x-k8s.io/${model.name}`, outcome: diff.cluster },
-    { ref: `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${model.controlPlane.name}`, outcome: diff.controlPlane.outcome, preview: preview?.controlPlane },
-    ...diff.machineDeployments.map((c) => ({ ref: machineDeployment(c.name), outcome: c.outcome, preview: preview?.machineDeployments[c.name] })),
-    ...diff.removed.map((name) => ({ ref: machineDeployment(name), outcome: 'pruned' as const, preview: preview?.removed[name] })),
+    {
+      ref: `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${model.controlPlane.name}`,
+      outcome: diff.controlPlane.outcome,
+      preview: preview?.controlPlane,
+    },
+    ...diff.machineDeployments.map((c) => ({
+      ref: machineDeployment(c.name),
+      outcome: c.outcome,
+      preview: preview?.machineDeployments[c.name],
+    })),
+    ...diff.removed.map((name) => ({
+      ref: machineDeployment(name),
+      outcome: 'pruned' as const,
+      preview: preview?.removed[name],
+    })),
     ...diff.machines.map((c) => ({ ref: `machine.cluster.x-k8s.io/${c.name}`, outcome: c.outcome })),
     ...diff.removedMachines.map((name) => ({ ref: `machine.cluster.x-k8s.io/${name}`, outcome: 'pruned' as const })),
   ];
@@ -83,16 +128,27 @@ export class NotFoundError extends Error {
 export type OwnerKind = 'machinedeployment' | 'kubeadmcontrolplane';
 
 export class CaptClient {
-  private constructor(readonly client: Client, private readonly connection: Connection) {}
+  private constructor(
+    readonly client: Client,
+    private readonly connection: Connection,
+  ) {}
 
   static async connect(opts: ConnectOptions = {}): Promise<CaptClient> {
     const address = opts.address ?? temporalAddress();
     // First, so a host without the payload key is told how to get one before anything is sent.
     const dataConverter = captDataConverter();
-    const connection = await Connection.connect({ address, connectTimeout: '5s', tls: temporalTLS() }).catch((err: Error) => {
-      throw new Error(`cannot reach Temporal at ${address} (${err.message}); start it with \`capt dev start\` or set TEMPORAL_ADDRESS`, { cause: err });
-    });
-    return new CaptClient(new Client({ connection, namespace: opts.namespace ?? temporalNamespace(), dataConverter }), connection);
+    const connection = await Connection.connect({ address, connectTimeout: '5s', tls: temporalTLS() }).catch(
+      (err: Error) => {
+        throw new Error(
+          `cannot reach Temporal at ${address} (${err.message}); start it with \`capt dev start\` or set TEMPORAL_ADDRESS`,
+          { cause: err },
+        );
+      },
+    );
+    return new CaptClient(
+      new Client({ connection, namespace: opts.namespace ?? temporalNamespace(), dataConverter }),
+      connection,
+    );
   }
 
   async close(): Promise<void> {
@@ -115,11 +171,20 @@ export class CaptClient {
       const created = opts.dryRun ? !(await this.running(handle)) : await this.startCluster(model);
       if (created) {
         const diff = creationDiff(model);
-        out.push(...appliedObjects(model, diff, opts.dryRun ? previewApply(undefined, model, diff, { machineDeployments: {} }, Date.now()) : undefined));
+        out.push(
+          ...appliedObjects(
+            model,
+            diff,
+            opts.dryRun ? previewApply(undefined, model, diff, { machineDeployments: {} }, Date.now()) : undefined,
+          ),
+        );
         continue;
       }
       const description = await handle.describe();
-      if (description.status.name !== 'RUNNING') throw new RejectedError(`cluster ${model.namespace}/${model.name} is finishing its deletion; apply again once \`capt get clusters\` no longer lists it`);
+      if (description.status.name !== 'RUNNING')
+        throw new RejectedError(
+          `cluster ${model.namespace}/${model.name} is finishing its deletion; apply again once \`capt get clusters\` no longer lists it`,
+        );
       // The same diff the workflow's apply handler acts on, so what is printed is what is done.
       const applied = await queryWithRetry(handle, appliedModelQuery);
       const diff = diffClusterModels(applied.model, model, applied.running);
@@ -137,10 +202,17 @@ export class CaptClient {
   private async startCluster(model: ClusterModel): Promise<boolean> {
     try {
       await this.client.workflow.start(clusterWorkflow, {
-        taskQueue: ownersTaskQueue, workflowId: clusterWorkflowId(model.namespace, model.name), args: [{ model }],
+        taskQueue: ownersTaskQueue,
+        workflowId: clusterWorkflowId(model.namespace, model.name),
+        args: [{ model }],
         staticSummary: `Cluster ${model.namespace}/${model.name} (${model.provider}, ${model.controlPlane.version})`,
         typedSearchAttributes: captAttributes({
-          kind: 'Cluster', namespace: model.namespace, cluster: model.name, phase: 'Provisioning', version: model.controlPlane.version, provider: model.provider,
+          kind: 'Cluster',
+          namespace: model.namespace,
+          cluster: model.name,
+          phase: 'Provisioning',
+          version: model.controlPlane.version,
+          provider: model.provider,
         }),
       });
       return true;
@@ -164,7 +236,12 @@ export class CaptClient {
    * What applying `next` would do, read without changing anything: refused as the workflow's validator
    * would refuse it, then each owner's machines against the plan's own rules.
    */
-  private async preview(handle: WorkflowHandle, previous: ClusterModel, next: ClusterModel, diff: ClusterDiff): Promise<ClusterPreview> {
+  private async preview(
+    handle: WorkflowHandle,
+    previous: ClusterModel,
+    next: ClusterModel,
+    diff: ClusterDiff,
+  ): Promise<ClusterPreview> {
     const summary = await queryWithRetry(handle, clusterStatusQuery);
     const problems = clusterChangeProblems(previous, next, summary.controlPlane?.version);
     if (problems.length) throw new RejectedError(formatSpecProblems(problems));
@@ -173,15 +250,34 @@ export class CaptClient {
       this.runningOwner('KubeadmControlPlane', next.namespace, next.controlPlane.name),
       ...names.map((name) => this.runningOwner('MachineDeployment', next.namespace, name)),
     ]);
-    return previewApply(previous, next, diff, { controlPlane, machineDeployments: Object.fromEntries(names.map((name, i) => [name, machineDeployments[i]])) }, Date.now());
+    return previewApply(
+      previous,
+      next,
+      diff,
+      { controlPlane, machineDeployments: Object.fromEntries(names.map((name, i) => [name, machineDeployments[i]])) },
+      Date.now(),
+    );
   }
 
   /** An owner's machines and current revision; undefined when it has not started. */
-  private async runningOwner(kind: MachineOwnerKind, namespace: string, name: string): Promise<RunningOwner | undefined> {
+  private async runningOwner(
+    kind: MachineOwnerKind,
+    namespace: string,
+    name: string,
+  ): Promise<RunningOwner | undefined> {
     const handle = this.ownerHandle({ kind, namespace, name });
     try {
-      const [status, history] = await Promise.all([queryWithRetry(handle, ownerStatusQuery), queryWithRetry(handle, rolloutHistoryQuery)]);
-      return { replicas: status.replicas, paused: status.paused, machines: status.machines, restartedAt: history.at(-1)?.restartedAt, certificatesExpireAt: status.certificatesExpireAt };
+      const [status, history] = await Promise.all([
+        queryWithRetry(handle, ownerStatusQuery),
+        queryWithRetry(handle, rolloutHistoryQuery),
+      ]);
+      return {
+        replicas: status.replicas,
+        paused: status.paused,
+        machines: status.machines,
+        restartedAt: history.at(-1)?.restartedAt,
+        certificatesExpireAt: status.certificatesExpireAt,
+      };
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
@@ -192,14 +288,23 @@ export class CaptClient {
    * Sends an update and waits for its result. A refused one becomes a RejectedError carrying the validator's
    * message, or, when the workflow runs code that has no such update, saying so and what to do.
    */
-  private async update<Ret, Args extends unknown[]>(handle: WorkflowHandle, definition: UpdateDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
+  private async update<Ret, Args extends unknown[]>(
+    handle: WorkflowHandle,
+    definition: UpdateDefinition<Ret, Args>,
+    ...args: Args
+  ): Promise<Ret> {
     try {
       // The SDK's overloads tell updates with arguments from those without; `args` is whichever the definition takes.
-      const execute = handle.executeUpdate.bind(handle) as (def: UpdateDefinition<Ret, Args>, options: { args: Args }) => Promise<Ret>;
+      const execute = handle.executeUpdate.bind(handle) as (
+        def: UpdateDefinition<Ret, Args>,
+        options: { args: Args },
+      ) => Promise<Ret>;
       return await execute(definition, { args });
     } catch (err) {
       if (!(err instanceof WorkflowUpdateFailedError) || !err.cause) throw err;
-      throw new RejectedError(isUnknownUpdate(err.cause) ? unknownUpdateMessage(handle.workflowId, definition.name) : err.cause.message);
+      throw new RejectedError(
+        isUnknownUpdate(err.cause) ? unknownUpdateMessage(handle.workflowId, definition.name) : err.cause.message,
+      );
     }
   }
 
@@ -217,16 +322,23 @@ export class CaptClient {
   private async runningCluster(ns: string, name: string): Promise<WorkflowHandle<typeof clusterWorkflow>> {
     const handle = this.cluster(ns, name);
     const description = await withServiceRetry(() => handle.describe()).catch((err: Error) => {
-      throw new NotFoundError(`cluster ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get clusters -A\` lists them`);
+      throw new NotFoundError(
+        `cluster ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get clusters -A\` lists them`,
+      );
     });
-    if (description.status.name !== 'RUNNING') throw new NotFoundError(`cluster ${ns}/${name} not found: it was deleted at ${description.closeTime?.toISOString()}`);
+    if (description.status.name !== 'RUNNING')
+      throw new NotFoundError(
+        `cluster ${ns}/${name} not found: it was deleted at ${description.closeTime?.toISOString()}`,
+      );
     return handle;
   }
 
   private async view(status: ClusterStatus): Promise<ClusterView> {
     // An owner that has finished (deleted) answers no query: its summary is all there is.
     const full = (s: OwnerSummary) => queryWithRetry(this.ownerHandle(s), ownerStatusQuery).catch(() => undefined);
-    const [controlPlane, ...machineDeployments] = await Promise.all([status.controlPlane, ...status.machineDeployments].map((s) => (s ? full(s) : undefined)));
+    const [controlPlane, ...machineDeployments] = await Promise.all(
+      [status.controlPlane, ...status.machineDeployments].map((s) => (s ? full(s) : undefined)),
+    );
     return { ...status, controlPlane, machineDeployments: machineDeployments.filter((s): s is OwnerStatus => !!s) };
   }
 
@@ -243,14 +355,24 @@ export class CaptClient {
 
   async listClusters(namespace?: string): Promise<ClusterView[]> {
     const ids = await this.listRunning('Cluster', namespace);
-    return Promise.all(ids.map(async (id) => this.view(await queryWithRetry(this.client.workflow.getHandle(id), clusterStatusQuery))));
+    return Promise.all(
+      ids.map(async (id) => this.view(await queryWithRetry(this.client.workflow.getHandle(id), clusterStatusQuery))),
+    );
   }
 
   /** Machines' full statuses, from their own workflows, a bounded number at a time. */
   async machineStatuses(ns: string, names: string[]): Promise<MachineStatus[]> {
     const out: MachineStatus[] = [];
     for (let i = 0; i < names.length; i += 50) {
-      const batch = await Promise.all(names.slice(i, i + 50).map((n) => queryWithRetry(this.client.workflow.getHandle(machineWorkflowId(ns, n)), machineStatusQuery).catch(() => undefined)));
+      const batch = await Promise.all(
+        names
+          .slice(i, i + 50)
+          .map((n) =>
+            queryWithRetry(this.client.workflow.getHandle(machineWorkflowId(ns, n)), machineStatusQuery).catch(
+              () => undefined,
+            ),
+          ),
+      );
       out.push(...batch.filter((m): m is MachineStatus => !!m));
     }
     return out;
@@ -259,7 +381,12 @@ export class CaptClient {
   async listMachines(namespace?: string): Promise<MachineStatus[]> {
     const ids = await this.listRunning('Machine', namespace);
     const out: MachineStatus[] = [];
-    for (let i = 0; i < ids.length; i += 50) out.push(...(await Promise.all(ids.slice(i, i + 50).map((id) => queryWithRetry(this.client.workflow.getHandle(id), machineStatusQuery)))));
+    for (let i = 0; i < ids.length; i += 50)
+      out.push(
+        ...(await Promise.all(
+          ids.slice(i, i + 50).map((id) => queryWithRetry(this.client.workflow.getHandle(id), machineStatusQuery)),
+        )),
+      );
     return out;
   }
 
@@ -273,7 +400,13 @@ export class CaptClient {
   }
 
   /** An update to an owner; when its workflow is lost (terminated, failed), the error says so and how to rebuild it. */
-  private async ownerUpdate<Ret, Args extends unknown[]>(kind: OwnerKind, ns: string, name: string, definition: UpdateDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
+  private async ownerUpdate<Ret, Args extends unknown[]>(
+    kind: OwnerKind,
+    ns: string,
+    name: string,
+    definition: UpdateDefinition<Ret, Args>,
+    ...args: Args
+  ): Promise<Ret> {
     const owner = this.owner(kind, ns, name);
     try {
       return await this.update(owner, definition, ...args);
@@ -282,7 +415,9 @@ export class CaptClient {
       const description = await owner.describe().catch(() => undefined);
       if (!description || description.status.name === 'RUNNING') throw err;
       const cluster = description.typedSearchAttributes.get(CaptCluster) ?? 'CLUSTER';
-      throw new NotFoundError(`${kind} ${ns}/${name}: its workflow ${owner.workflowId} is ${description.status.name}, not running; \`capt repair cluster ${cluster} -n ${ns}\` rebuilds it and adopts its machines`);
+      throw new NotFoundError(
+        `${kind} ${ns}/${name}: its workflow ${owner.workflowId} is ${description.status.name}, not running; \`capt repair cluster ${cluster} -n ${ns}\` rebuilds it and adopts its machines`,
+      );
     }
   }
 
@@ -299,21 +434,32 @@ export class CaptClient {
     const deadline = Date.now() + timeoutMs;
     const rebuilt = report.owners.filter((o) => o.action === 'rebuilt');
     for (;;) {
-      const statuses = await Promise.all(rebuilt.map((o) => queryWithRetry(this.ownerHandle({ ...o, namespace: report.namespace }), ownerStatusQuery)));
+      const statuses = await Promise.all(
+        rebuilt.map((o) => queryWithRetry(this.ownerHandle({ ...o, namespace: report.namespace }), ownerStatusQuery)),
+      );
       if (statuses.every((s) => s.adoption?.complete)) return statuses;
-      if (Date.now() > deadline) throw new Error(`the rebuilt owners of cluster ${report.namespace}/${report.cluster} are still adopting machines after ${Math.round(timeoutMs / 1000)}s; \`capt describe cluster ${report.cluster}\` follows them`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the rebuilt owners of cluster ${report.namespace}/${report.cluster} are still adopting machines after ${Math.round(timeoutMs / 1000)}s; \`capt describe cluster ${report.cluster}\` follows them`,
+        );
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
 
   private owner(kind: OwnerKind, ns: string, name: string): WorkflowHandle {
-    return this.ownerHandle({ kind: kind === 'machinedeployment' ? 'MachineDeployment' : 'KubeadmControlPlane', namespace: ns, name });
+    return this.ownerHandle({
+      kind: kind === 'machinedeployment' ? 'MachineDeployment' : 'KubeadmControlPlane',
+      namespace: ns,
+      name,
+    });
   }
 
   /** A query to a control plane or MachineDeployment, its absence said as kubectl says it. */
   private async ownerQuery<T>(kind: OwnerKind, ns: string, name: string, query: QueryDefinition<T>): Promise<T> {
     return queryWithRetry(this.owner(kind, ns, name), query).catch((err: Error) => {
-      throw new NotFoundError(`${kind} ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get ${kind}s -A\` lists them`);
+      throw new NotFoundError(
+        `${kind} ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get ${kind}s -A\` lists them`,
+      );
     });
   }
 
@@ -325,9 +471,15 @@ export class CaptClient {
    * An owner's status with what its cluster says of its last applied change: still held back, not yet
    * received, or rolling out. The rollout is done only when the owner's is complete and nothing is pending.
    */
-  async rolloutState(kind: OwnerKind, ns: string, name: string): Promise<{ status: OwnerStatus; pending?: PendingChange; done: boolean }> {
+  async rolloutState(
+    kind: OwnerKind,
+    ns: string,
+    name: string,
+  ): Promise<{ status: OwnerStatus; pending?: PendingChange; done: boolean }> {
     const status = await this.ownerStatus(kind, ns, name);
-    const pending = (await this.clusterSummary(ns, status.cluster)).pending.find((p) => p.kind === status.kind && p.name === name);
+    const pending = (await this.clusterSummary(ns, status.cluster)).pending.find(
+      (p) => p.kind === status.kind && p.name === name,
+    );
     return { status, pending, done: ownerComplete(status) && !(pending && waitingToStart(pending)) };
   }
 
@@ -358,7 +510,9 @@ export class CaptClient {
   async deleteMachine(ns: string, name: string): Promise<MachineStatus> {
     const handle = this.client.workflow.getHandle(machineWorkflowId(ns, name));
     await queryWithRetry(handle, machineStatusQuery).catch((err: Error) => {
-      throw new NotFoundError(`machine ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get machines\` lists them`);
+      throw new NotFoundError(
+        `machine ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get machines\` lists them`,
+      );
     });
     return this.update(handle, deleteMachineUpdate, {});
   }
@@ -368,7 +522,12 @@ export class CaptClient {
   }
 
   /** Waits for the cluster's workflow to finish (deletion), reporting progress. */
-  async waitForDeletion(ns: string, name: string, onProgress: (s: ClusterView) => void, timeoutMs: number): Promise<void> {
+  async waitForDeletion(
+    ns: string,
+    name: string,
+    onProgress: (s: ClusterView) => void,
+    timeoutMs: number,
+  ): Promise<void> {
     const handle = this.cluster(ns, name);
     const deadline = Date.now() + timeoutMs;
     const done = handle.result().then(() => true);
@@ -378,17 +537,27 @@ export class CaptClient {
       const status = await queryWithRetry(handle, clusterStatusQuery).catch(() => undefined);
       if (status) onProgress(await this.view(status));
     }
-    throw new Error(`cluster ${ns}/${name} was not deleted within ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`);
+    throw new Error(
+      `cluster ${ns}/${name} was not deleted within ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`,
+    );
   }
 
   /** Waits until the cluster is Provisioned with every replica running, or a machine Failed. */
-  async waitForCluster(ns: string, name: string, onProgress: (s: ClusterView) => void, timeoutMs: number): Promise<ClusterView> {
+  async waitForCluster(
+    ns: string,
+    name: string,
+    onProgress: (s: ClusterView) => void,
+    timeoutMs: number,
+  ): Promise<ClusterView> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const status = await this.clusterStatus(ns, name);
       onProgress(status);
       if (clusterComplete(status) || status.phase === 'Failed') return status;
-      if (Date.now() > deadline) throw new Error(`cluster ${ns}/${name} is not ready after ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`). Waiting on: ${waitingOn(status)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `cluster ${ns}/${name} is not ready after ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`). Waiting on: ${waitingOn(status)}`,
+        );
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
@@ -407,11 +576,18 @@ export class CaptClient {
     const ids = await this.listRunning('Cluster', namespace);
     const out: ClusterHealthOutcome[] = [];
     for (let i = 0; i < ids.length; i += 5) {
-      out.push(...(await Promise.all(ids.slice(i, i + 5).map(async (id) => {
-        const summary = await queryWithRetry(this.client.workflow.getHandle(id), clusterStatusQuery);
-        const { namespace: ns, name } = summary;
-        return this.healthOf(summary).then((health) => ({ namespace: ns, name, health }), (err: Error) => ({ namespace: ns, name, error: err.message }));
-      }))));
+      out.push(
+        ...(await Promise.all(
+          ids.slice(i, i + 5).map(async (id) => {
+            const summary = await queryWithRetry(this.client.workflow.getHandle(id), clusterStatusQuery);
+            const { namespace: ns, name } = summary;
+            return this.healthOf(summary).then(
+              (health) => ({ namespace: ns, name, health }),
+              (err: Error) => ({ namespace: ns, name, error: err.message }),
+            );
+          }),
+        )),
+      );
     }
     return out;
   }
@@ -419,18 +595,29 @@ export class CaptClient {
   /** Runs one check of a cluster from its summary; only the control plane's records are read besides (not every MachineDeployment's). */
   private async healthOf(summary: ClusterStatus): Promise<ClusterHealth> {
     const { namespace: ns, name } = summary;
-    const controlPlane = summary.controlPlane ? await queryWithRetry(this.ownerHandle(summary.controlPlane), ownerStatusQuery).catch(() => undefined) : undefined;
+    const controlPlane = summary.controlPlane
+      ? await queryWithRetry(this.ownerHandle(summary.controlPlane), ownerStatusQuery).catch(() => undefined)
+      : undefined;
     const machines = (controlPlane?.machines ?? []).filter((m) => m.phase === 'Running' && !m.deleting);
-    const input: ClusterHealthInput = { namespace: ns, cluster: name, endpoint: summary.endpoint, controlPlaneMachines: machines.map((m) => ({ name: m.name, address: m.address })) };
+    const input: ClusterHealthInput = {
+      namespace: ns,
+      cluster: name,
+      endpoint: summary.endpoint,
+      controlPlaneMachines: machines.map((m) => ({ name: m.name, address: m.address })),
+    };
     const id = `${new Date().toISOString().replace(/[-:.]/g, '')}-${randomBytes(3).toString('hex')}`;
     try {
       return await this.client.workflow.execute(clusterHealthWorkflow, {
-        taskQueue: coreTaskQueue, workflowId: clusterHealthWorkflowId(ns, name, id), args: [input],
-        staticSummary: `health check of cluster ${ns}/${name}`, workflowExecutionTimeout: '5 minutes',
+        taskQueue: coreTaskQueue,
+        workflowId: clusterHealthWorkflowId(ns, name, id),
+        args: [input],
+        staticSummary: `health check of cluster ${ns}/${name}`,
+        workflowExecutionTimeout: '5 minutes',
       });
     } catch (err) {
       // The check's own failure (the cluster's secrets unreadable) says what is wrong; the wrapper says only that the workflow failed.
-      if (err instanceof WorkflowFailedError && err.cause) throw new Error(`health check of cluster ${ns}/${name} failed: ${err.cause.message}`, { cause: err });
+      if (err instanceof WorkflowFailedError && err.cause)
+        throw new Error(`health check of cluster ${ns}/${name} failed: ${err.cause.message}`, { cause: err });
       throw err;
     }
   }
@@ -443,7 +630,10 @@ export class CaptClient {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const issued = await this.update(await this.runningCluster(ns, name), issueKubeconfigUpdate, { publicKey: pem });
-    return kubeconfig({ ...issued, credentials: { cert: issued.cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() } });
+    return kubeconfig({
+      ...issued,
+      credentials: { cert: issued.cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
+    });
   }
 }
 
@@ -453,25 +643,41 @@ export class CaptClient {
  */
 export function clusterComplete(status: ClusterView): boolean {
   const owners = [status.controlPlane, ...status.machineDeployments];
-  return status.phase === 'Provisioned' && status.observedGeneration === status.generation && status.pending.length === 0 && owners.every((o) => !!o && ownerComplete(o))
-    && status.machines.every((m) => m.phase === 'Running');
+  return (
+    status.phase === 'Provisioned' &&
+    status.observedGeneration === status.generation &&
+    status.pending.length === 0 &&
+    owners.every((o) => !!o && ownerComplete(o)) &&
+    status.machines.every((m) => m.phase === 'Running')
+  );
 }
 
 /** All replicas running on the owner's current template, none beyond them. */
-const ownerComplete = (o: OwnerStatus) => o.rolloutComplete && o.readyReplicas === o.replicas && o.machines.length === o.replicas;
+const ownerComplete = (o: OwnerStatus) =>
+  o.rolloutComplete && o.readyReplicas === o.replicas && o.machines.length === o.replicas;
 
 /** What a cluster that is not ready waits on: changes held back or not received, each owner's step and a few of its machines that are not Running. */
 function waitingOn(status: ClusterView): string {
   const held = status.pending.filter(waitingToStart).map((p) => `${p.kind} ${p.name}: ${p.message}`);
-  return [...held, ...[status.controlPlane, ...status.machineDeployments].filter((o): o is OwnerStatus => !!o).map((o) => {
-    const pending = o.machines.filter((m) => m.phase !== 'Running');
-    const shown = pending.slice(0, 5).map((m) => `${m.name} ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);
-    return `${o.name}: ${o.step}${shown.length ? `; ${shown.join(', ')}${pending.length > shown.length ? ` and ${pending.length - shown.length} more` : ''}` : ''}`;
-  })].join(' | ') || status.step;
+  return (
+    [
+      ...held,
+      ...[status.controlPlane, ...status.machineDeployments]
+        .filter((o): o is OwnerStatus => !!o)
+        .map((o) => {
+          const pending = o.machines.filter((m) => m.phase !== 'Running');
+          const shown = pending.slice(0, 5).map((m) => `${m.name} ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);
+          return `${o.name}: ${o.step}${shown.length ? `; ${shown.join(', ')}${pending.length > shown.length ? ` and ${pending.length - shown.length} more` : ''}` : ''}`;
+        }),
+    ].join(' | ') || status.step
+  );
 }
 
 /** The failed machines of a cluster and why, one per line (empty when none failed). */
 export function failedMachines(status: ClusterView): string {
-  return [status.controlPlane, ...status.machineDeployments].flatMap((o) => o?.machines ?? []).filter((m) => m.phase === 'Failed')
-    .map((m) => `machine ${m.name} failed: ${m.blocker ?? 'see its workflow'}`).join('\n');
+  return [status.controlPlane, ...status.machineDeployments]
+    .flatMap((o) => o?.machines ?? [])
+    .filter((m) => m.phase === 'Failed')
+    .map((m) => `machine ${m.name} failed: ${m.blocker ?? 'see its workflow'}`)
+    .join('\n');
 }

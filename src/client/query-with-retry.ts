@@ -21,6 +21,10 @@ export async function withServiceRetry<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** A workflow query, with withServiceRetry's patience. */
-export function queryWithRetry<T, Args extends unknown[]>(handle: WorkflowHandle, query: QueryDefinition<T, Args>, ...args: Args): Promise<T> {
+export function queryWithRetry<T, Args extends unknown[]>(
+  handle: WorkflowHandle,
+  query: QueryDefinition<T, Args>,
+  ...args: Args
+): Promise<T> {
   return withServiceRetry(() => handle.query(query, ...args));
 }

@@ -9,6 +9,8 @@ const noHandlerPrefix = 'No registered handler for update: ';
 export const isUnknownUpdate = (cause: Error) => cause.message.startsWith(noHandlerPrefix);
 
 export function unknownUpdateMessage(workflowId: string, update: string): string {
-  return `workflow ${workflowId} does not know the update '${update}': it runs older capt code than this client, and nothing was changed. `
-    + 'Upgrade capt\'s workers to this version (`capt upgrade workers`, README "Upgrading capt\'s workers"), or wait until the workflow has moved to the new workers (at its next continue-as-new), then try again';
+  return (
+    `workflow ${workflowId} does not know the update '${update}': it runs older capt code than this client, and nothing was changed. ` +
+    'Upgrade capt\'s workers to this version (`capt upgrade workers`, README "Upgrading capt\'s workers"), or wait until the workflow has moved to the new workers (at its next continue-as-new), then try again'
+  );
 }

@@ -31,26 +31,47 @@ const grpcCode = (err: unknown) => (err as { code?: number }).code;
 const notReadyYet = (err: unknown) => grpcCode(err) === grpcNotFound || grpcCode(err) === grpcFailedPrecondition;
 
 /** `WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT` reads `CURRENT`. */
-function enumName(values: Record<string, string | number>, value: number | null | undefined, prefix: string): string | undefined {
+function enumName(
+  values: Record<string, string | number>,
+  value: number | null | undefined,
+  prefix: string,
+): string | undefined {
   const name = value ? values[value] : undefined;
   return typeof name === 'string' ? name.replace(prefix, '') : undefined;
 }
 
 /** The `capt` deployment as Temporal routes it; undefined before any versioned capt worker has polled. */
-export async function describeCaptDeployment(service: WorkflowService, namespace: string): Promise<CaptDeployment | undefined> {
+export async function describeCaptDeployment(
+  service: WorkflowService,
+  namespace: string,
+): Promise<CaptDeployment | undefined> {
   try {
-    const { workerDeploymentInfo: info, conflictToken } = await service.describeWorkerDeployment({ namespace, deploymentName: captDeploymentName });
+    const { workerDeploymentInfo: info, conflictToken } = await service.describeWorkerDeployment({
+      namespace,
+      deploymentName: captDeploymentName,
+    });
     const routing = info?.routingConfig;
     const ramping = routing?.rampingDeploymentVersion?.buildId;
     return {
       current: routing?.currentDeploymentVersion?.buildId || undefined,
       ramping: ramping ? { buildId: ramping, percentage: routing?.rampingVersionPercentage ?? 0 } : undefined,
       conflictToken: conflictToken ?? new Uint8Array(),
-      routingSettled: info?.routingConfigUpdateState !== temporal.api.enums.v1.RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS,
+      routingSettled:
+        info?.routingConfigUpdateState !==
+        temporal.api.enums.v1.RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS,
       builds: (info?.versionSummaries ?? []).map((s) => ({
         buildId: s.deploymentVersion?.buildId ?? '',
-        status: enumName(temporal.api.enums.v1.WorkerDeploymentVersionStatus, s.status, 'WORKER_DEPLOYMENT_VERSION_STATUS_') ?? 'UNSPECIFIED',
-        drainage: enumName(temporal.api.enums.v1.VersionDrainageStatus, s.drainageInfo?.status ?? s.drainageStatus, 'VERSION_DRAINAGE_STATUS_'),
+        status:
+          enumName(
+            temporal.api.enums.v1.WorkerDeploymentVersionStatus,
+            s.status,
+            'WORKER_DEPLOYMENT_VERSION_STATUS_',
+          ) ?? 'UNSPECIFIED',
+        drainage: enumName(
+          temporal.api.enums.v1.VersionDrainageStatus,
+          s.drainageInfo?.status ?? s.drainageStatus,
+          'VERSION_DRAINAGE_STATUS_',
+        ),
         createdAt: s.createTime?.seconds ? new Date(Number(s.createTime.seconds) * 1000).toISOString() : undefined,
       })),
     };
@@ -80,21 +101,46 @@ async function untilRegistered<T>(waitMs: number, attempt: () => Promise<T>, wha
  * them, or `rampPercentage` percent while the current build keeps the rest. The build's workers must poll
  * every queue the current build polls; until they do (for `waitMs`), Temporal refuses and nothing changes.
  */
-export async function routeToBuild(service: WorkflowService, namespace: string, buildId: string, opts: { rampPercentage?: number; waitMs: number; identity: string }): Promise<void> {
-  const known = await untilRegistered(opts.waitMs, async () => {
-    const deployment = await describeCaptDeployment(service, namespace);
-    if (deployment?.builds.some((b) => b.buildId === buildId)) return deployment;
-    const builds = deployment?.builds.map((b) => `${b.buildId} (${b.status})`).join(', ') || 'none';
-    throw Object.assign(new Error(`no capt worker of build ${buildId} has polled Temporal (builds known: ${builds}); start \`capt worker\` of that build first, it prints its build id`), { code: grpcNotFound });
-  }, () => `build ${buildId}`);
+export async function routeToBuild(
+  service: WorkflowService,
+  namespace: string,
+  buildId: string,
+  opts: { rampPercentage?: number; waitMs: number; identity: string },
+): Promise<void> {
+  const known = await untilRegistered(
+    opts.waitMs,
+    async () => {
+      const deployment = await describeCaptDeployment(service, namespace);
+      if (deployment?.builds.some((b) => b.buildId === buildId)) return deployment;
+      const builds = deployment?.builds.map((b) => `${b.buildId} (${b.status})`).join(', ') || 'none';
+      throw Object.assign(
+        new Error(
+          `no capt worker of build ${buildId} has polled Temporal (builds known: ${builds}); start \`capt worker\` of that build first, it prints its build id`,
+        ),
+        { code: grpcNotFound },
+      );
+    },
+    () => `build ${buildId}`,
+  );
   const request = { namespace, deploymentName: captDeploymentName, buildId, identity: opts.identity };
-  await untilRegistered(opts.waitMs, async () => {
-    const { conflictToken } = (await describeCaptDeployment(service, namespace)) ?? known;
-    if (opts.rampPercentage === undefined) await service.setWorkerDeploymentCurrentVersion({ ...request, conflictToken });
-    else await service.setWorkerDeploymentRampingVersion({ ...request, conflictToken, percentage: opts.rampPercentage });
-  }, () => `build ${buildId} was not made ${opts.rampPercentage === undefined ? 'current' : `ramping at ${opts.rampPercentage}%`} (its workers must poll every task queue the current build polls)`);
+  await untilRegistered(
+    opts.waitMs,
+    async () => {
+      const { conflictToken } = (await describeCaptDeployment(service, namespace)) ?? known;
+      if (opts.rampPercentage === undefined)
+        await service.setWorkerDeploymentCurrentVersion({ ...request, conflictToken });
+      else
+        await service.setWorkerDeploymentRampingVersion({ ...request, conflictToken, percentage: opts.rampPercentage });
+    },
+    () =>
+      `build ${buildId} was not made ${opts.rampPercentage === undefined ? 'current' : `ramping at ${opts.rampPercentage}%`} (its workers must poll every task queue the current build polls)`,
+  );
   // Until the task queues have the new routing, a workflow task would not yet tell an owner that its target build changed.
-  for (const deadline = Date.now() + opts.waitMs; !(await describeCaptDeployment(service, namespace))?.routingSettled && Date.now() < deadline;) await sleep(250);
+  for (
+    const deadline = Date.now() + opts.waitMs;
+    !(await describeCaptDeployment(service, namespace))?.routingSettled && Date.now() < deadline;
+  )
+    await sleep(250);
 }
 
 /**
@@ -103,16 +149,34 @@ export async function routeToBuild(service: WorkflowService, namespace: string, 
  * deployment that has one is changed only by `capt upgrade workers`, or by `capt dev`, whose one worker
  * (`always`) takes over every run: see followCurrentBuild. Returns the build that is current afterwards.
  */
-export async function adoptCurrentBuild(service: WorkflowService, namespace: string, buildId: string, opts: { always: boolean; waitMs: number; identity: string }): Promise<string> {
-  const current = await untilRegistered(opts.waitMs, async () => {
-    const deployment = await describeCaptDeployment(service, namespace);
-    // Not there until this worker's pollers have registered: asked again.
-    if (!deployment) throw Object.assign(new Error(`the ${captDeploymentName} worker deployment is not registered yet`), { code: grpcNotFound });
-    if (deployment.current && (!opts.always || deployment.current === buildId)) return deployment.current;
-    // The conflict token makes a second worker starting at the same moment read again instead of overriding the first.
-    await service.setWorkerDeploymentCurrentVersion({ namespace, deploymentName: captDeploymentName, buildId, identity: opts.identity, conflictToken: deployment.conflictToken });
-    return buildId;
-  }, () => `build ${buildId} could not be made current`);
+export async function adoptCurrentBuild(
+  service: WorkflowService,
+  namespace: string,
+  buildId: string,
+  opts: { always: boolean; waitMs: number; identity: string },
+): Promise<string> {
+  const current = await untilRegistered(
+    opts.waitMs,
+    async () => {
+      const deployment = await describeCaptDeployment(service, namespace);
+      // Not there until this worker's pollers have registered: asked again.
+      if (!deployment)
+        throw Object.assign(new Error(`the ${captDeploymentName} worker deployment is not registered yet`), {
+          code: grpcNotFound,
+        });
+      if (deployment.current && (!opts.always || deployment.current === buildId)) return deployment.current;
+      // The conflict token makes a second worker starting at the same moment read again instead of overriding the first.
+      await service.setWorkerDeploymentCurrentVersion({
+        namespace,
+        deploymentName: captDeploymentName,
+        buildId,
+        identity: opts.identity,
+        conflictToken: deployment.conflictToken,
+      });
+      return buildId;
+    },
+    () => `build ${buildId} could not be made current`,
+  );
   if (opts.always) await followCurrentBuild(service, namespace, buildId, opts.identity);
   return current;
 }
@@ -122,18 +186,29 @@ export async function adoptCurrentBuild(service: WorkflowService, namespace: str
  * for good. They follow the current build from now on (an auto-upgrade override), as they did before
  * capt's workers were versioned; a workflow change that is not replay-safe then fails their tasks.
  */
-async function followCurrentBuild(service: WorkflowService, namespace: string, buildId: string, identity: string): Promise<void> {
+async function followCurrentBuild(
+  service: WorkflowService,
+  namespace: string,
+  buildId: string,
+  identity: string,
+): Promise<void> {
   const query = `TemporalWorkerDeployment = '${captDeploymentName}' AND TemporalWorkerDeploymentVersion != '${deploymentVersionValue(buildId)}' AND ExecutionStatus = 'Running'`;
   let nextPageToken: Uint8Array | undefined;
   do {
     const page = await service.listWorkflowExecutions({ namespace, query, pageSize: 100, nextPageToken });
     for (const w of page.executions ?? []) {
-      await service.updateWorkflowExecutionOptions({
-        namespace, identity, workflowExecution: { workflowId: w.execution?.workflowId }, workflowExecutionOptions: { versioningOverride: { autoUpgrade: true } }, updateMask: { paths: ['versioning_override'] },
-      }).catch((err: unknown) => {
-        // One that closed meanwhile needs nothing.
-        if (grpcCode(err) !== grpcNotFound) throw err;
-      });
+      await service
+        .updateWorkflowExecutionOptions({
+          namespace,
+          identity,
+          workflowExecution: { workflowId: w.execution?.workflowId },
+          workflowExecutionOptions: { versioningOverride: { autoUpgrade: true } },
+          updateMask: { paths: ['versioning_override'] },
+        })
+        .catch((err: unknown) => {
+          // One that closed meanwhile needs nothing.
+          if (grpcCode(err) !== grpcNotFound) throw err;
+        });
     }
     nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
   } while (nextPageToken);

@@ -34,12 +34,15 @@ export interface UpgradeReport {
   stillOnPrevious?: BuildWorkflows;
 }
 
-const runningOn = (buildId: string) => `TemporalWorkerDeploymentVersion = '${deploymentVersionValue(buildId)}' AND ExecutionStatus = 'Running'`;
+const runningOn = (buildId: string) =>
+  `TemporalWorkerDeploymentVersion = '${deploymentVersionValue(buildId)}' AND ExecutionStatus = 'Running'`;
 
 /** The open workflows of a build, through the visibility store (its own drainage status lags by minutes). */
 async function buildWorkflows(client: Client, build: CaptBuild): Promise<BuildWorkflows> {
   const query = runningOn(build.buildId);
-  const [total, ...counts] = await Promise.all([query, ...workflowKinds.map((k) => `${query} AND CaptKind = '${k}'`)].map((q) => client.workflow.count(q)));
+  const [total, ...counts] = await Promise.all(
+    [query, ...workflowKinds.map((k) => `${query} AND CaptKind = '${k}'`)].map((q) => client.workflow.count(q)),
+  );
   const some: string[] = [];
   for await (const w of client.workflow.list({ query, pageSize: 5 })) {
     some.push(w.workflowId);
@@ -53,14 +56,23 @@ async function buildWorkflows(client: Client, build: CaptBuild): Promise<BuildWo
 export async function workerBuilds(client: Client): Promise<WorkerBuilds> {
   const deployment = await describeCaptDeployment(client.workflowService, client.options.namespace);
   if (!deployment) return { builds: [] };
-  return { current: deployment.current, ramping: deployment.ramping, builds: await Promise.all(deployment.builds.map((b) => buildWorkflows(client, b))) };
+  return {
+    current: deployment.current,
+    ramping: deployment.ramping,
+    builds: await Promise.all(deployment.builds.map((b) => buildWorkflows(client, b))),
+  };
 }
 
 /** The newest build that is not current: the one an operator just started, when none is named. */
 function newestOther(deployment: CaptDeployment | undefined): string {
-  const others = (deployment?.builds ?? []).filter((b) => b.buildId !== deployment?.current).sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
+  const others = (deployment?.builds ?? [])
+    .filter((b) => b.buildId !== deployment?.current)
+    .sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
   const newest = others.at(-1);
-  if (!newest) throw new Error(`no capt build but the current one (${deployment?.current ?? 'none'}) has polled Temporal: start the new build's \`capt worker\` first`);
+  if (!newest)
+    throw new Error(
+      `no capt build but the current one (${deployment?.current ?? 'none'}) has polled Temporal: start the new build's \`capt worker\` first`,
+    );
   return newest.buildId;
 }
 
@@ -69,7 +81,12 @@ function newestOther(deployment: CaptDeployment | undefined): string {
  * is there to give an owner waiting for messages a workflow task, at which it sees that its target build
  * changed and continues as new onto it.
  */
-const wakeReport: MachineReport = { name: 'capt upgrade workers', phase: MachinePhase.Provisioning, marked: false, sequence: 0 };
+const wakeReport: MachineReport = {
+  name: 'capt upgrade workers',
+  phase: MachinePhase.Provisioning,
+  marked: false,
+  sequence: 0,
+};
 
 /**
  * `capt upgrade workers`: makes `buildId` (default: the newest build that is not current) the current
@@ -77,11 +94,18 @@ const wakeReport: MachineReport = { name: 'capt upgrade workers', phase: Machine
  * onto their target build, and reports what still runs on the previous build. Machine workflows started
  * there finish there. A build no worker polls is refused and nothing changes.
  */
-export async function upgradeWorkers(client: Client, opts: { buildId?: string; rampPercentage?: number; waitMs: number }): Promise<UpgradeReport> {
+export async function upgradeWorkers(
+  client: Client,
+  opts: { buildId?: string; rampPercentage?: number; waitMs: number },
+): Promise<UpgradeReport> {
   const namespace = client.options.namespace;
   const before = await describeCaptDeployment(client.workflowService, namespace);
   const buildId = opts.buildId ?? newestOther(before);
-  await routeToBuild(client.workflowService, namespace, buildId, { rampPercentage: opts.rampPercentage, waitMs: opts.waitMs, identity: `capt upgrade workers ${hostname()}:${process.pid}` });
+  await routeToBuild(client.workflowService, namespace, buildId, {
+    rampPercentage: opts.rampPercentage,
+    waitMs: opts.waitMs,
+    identity: `capt upgrade workers ${hostname()}:${process.pid}`,
+  });
   const previous = before?.current && before.current !== buildId ? before.current : undefined;
   if (!previous) return { buildId, rampPercentage: opts.rampPercentage, wokenOwners: 0 };
   // Asked again a few times: an owner busy in a handler, or whose task started before the routing reached it, sees the change at a later task.
@@ -91,10 +115,24 @@ export async function upgradeWorkers(client: Client, opts: { buildId?: string; r
     if (round) await sleep(2000);
     for await (const w of client.workflow.list({ query: owners })) {
       // One that closed meanwhile has nothing to move.
-      await client.workflow.getHandle(w.workflowId).signal(machineReportSignal, wakeReport).then(() => woken.add(w.workflowId), () => undefined);
+      await client.workflow
+        .getHandle(w.workflowId)
+        .signal(machineReportSignal, wakeReport)
+        .then(
+          () => woken.add(w.workflowId),
+          () => undefined,
+        );
     }
   }
   const wokenOwners = woken.size;
-  const summary = (await describeCaptDeployment(client.workflowService, namespace))?.builds.find((b) => b.buildId === previous) ?? { buildId: previous, status: 'UNKNOWN' };
-  return { buildId, previous, rampPercentage: opts.rampPercentage, wokenOwners, stillOnPrevious: await buildWorkflows(client, summary) };
+  const summary = (await describeCaptDeployment(client.workflowService, namespace))?.builds.find(
+    (b) => b.buildId === previous,
+  ) ?? { buildId: previous, status: 'UNKNOWN' };
+  return {
+    buildId,
+    previous,
+    rampPercentage: opts.rampPercentage,
+    wokenOwners,
+    stillOnPrevious: await buildWorkflows(client, summary),
+  };
 }

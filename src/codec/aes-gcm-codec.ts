@@ -30,7 +30,10 @@ const utf8 = (bytes: Uint8Array | null | undefined) => (bytes ? Buffer.from(byte
  * before encryption) lets one through as it is.
  */
 export class AesGcmCodec implements PayloadCodec {
-  constructor(private readonly keys: CodecKeys, private readonly acceptPlaintext = false) {}
+  constructor(
+    private readonly keys: CodecKeys,
+    private readonly acceptPlaintext = false,
+  ) {}
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((p) => this.encrypt(p, this.keys.encryptWith));
@@ -40,7 +43,9 @@ export class AesGcmCodec implements PayloadCodec {
     return payloads.map((p) => {
       if (utf8(p.metadata?.encoding) === encryptedEncoding) return this.decrypt(p);
       if (this.acceptPlaintext) return p;
-      throw new PayloadDecryptionError(`refused a payload that is not encrypted (encoding ${JSON.stringify(utf8(p.metadata?.encoding) ?? '')}): only clients with capt's payload key may send to its workflows; to read histories written before encryption, set ${acceptPlaintextEnv}=1`);
+      throw new PayloadDecryptionError(
+        `refused a payload that is not encrypted (encoding ${JSON.stringify(utf8(p.metadata?.encoding) ?? '')}): only clients with capt's payload key may send to its workflows; to read histories written before encryption, set ${acceptPlaintextEnv}=1`,
+      );
     });
   }
 
@@ -55,11 +60,20 @@ export class AesGcmCodec implements PayloadCodec {
 
   private decrypt(payload: Payload): Payload {
     const id = utf8(payload.metadata?.[keyIdMetadata]);
-    if (!id) throw new PayloadDecryptionError(`an encrypted payload names no key (metadata ${keyIdMetadata} is missing): it was altered`);
+    if (!id)
+      throw new PayloadDecryptionError(
+        `an encrypted payload names no key (metadata ${keyIdMetadata} is missing): it was altered`,
+      );
     const codecKey = this.keys.byId.get(id);
-    if (!codecKey) throw new PayloadDecryptionError(`payload encrypted with key '${id}', which this process does not have; add it to ${this.keys.source} (after the first entry, which encrypts)`);
+    if (!codecKey)
+      throw new PayloadDecryptionError(
+        `payload encrypted with key '${id}', which this process does not have; add it to ${this.keys.source} (after the first entry, which encrypts)`,
+      );
     const sealed = Buffer.from(payload.data ?? []);
-    if (sealed.length < nonceBytes + tagBytes) throw new PayloadDecryptionError(`payload encrypted with key '${id}' is ${sealed.length} bytes, too short to be one: it was altered`);
+    if (sealed.length < nonceBytes + tagBytes)
+      throw new PayloadDecryptionError(
+        `payload encrypted with key '${id}' is ${sealed.length} bytes, too short to be one: it was altered`,
+      );
     const decipher = createDecipheriv('aes-256-gcm', codecKey.key, sealed.subarray(0, nonceBytes));
     decipher.setAAD(Buffer.from(id));
     decipher.setAuthTag(sealed.subarray(sealed.length - tagBytes));
@@ -67,7 +81,9 @@ export class AesGcmCodec implements PayloadCodec {
     try {
       plain = Buffer.concat([decipher.update(sealed.subarray(nonceBytes, sealed.length - tagBytes)), decipher.final()]);
     } catch {
-      throw new PayloadDecryptionError(`payload encrypted with key '${id}' failed authentication: it was altered, or the key '${id}' in ${this.keys.source} is not the one it was encrypted with`);
+      throw new PayloadDecryptionError(
+        `payload encrypted with key '${id}' failed authentication: it was altered, or the key '${id}' in ${this.keys.source} is not the one it was encrypted with`,
+      );
     }
     return temporal.api.common.v1.Payload.decode(plain);
   }

@@ -41,17 +41,22 @@ export function codecKeyFile(): string {
   return process.env.CAPT_CODEC_KEY_FILE ?? join(captHome(), 'codec-keys');
 }
 
-const howToCreate = () => `create one with \`capt codec key new\` (it writes ${codecKeyFile()}), or copy the key file of the hosts that run capt's workers, or set ${codecKeysEnv}=ID:BASE64KEY`;
+const howToCreate = () =>
+  `create one with \`capt codec key new\` (it writes ${codecKeyFile()}), or copy the key file of the hosts that run capt's workers, or set ${codecKeysEnv}=ID:BASE64KEY`;
 
 /** Parses `ID:BASE64` entries; `source` names them in errors. Never puts key material in a message. */
 export function parseCodecKeys(text: string, source: string): CodecKeys {
   const lines = text.split('\n').filter((line) => !line.trim().startsWith('#'));
-  const entries = lines.flatMap((line) => line.split(',')).map((e) => e.trim()).filter(Boolean);
+  const entries = lines
+    .flatMap((line) => line.split(','))
+    .map((e) => e.trim())
+    .filter(Boolean);
   if (entries.length === 0) throw new CodecKeyError(`${source} holds no payload encryption key; ${howToCreate()}`);
   const keys = entries.map((entry, i) => parseEntry(entry, `${source}, entry ${i + 1}`));
   const byId = new Map<string, CodecKey>();
   for (const key of keys) {
-    if (byId.has(key.id)) throw new CodecKeyError(`${source}: key id '${key.id}' appears twice; give each key its own id`);
+    if (byId.has(key.id))
+      throw new CodecKeyError(`${source}: key id '${key.id}' appears twice; give each key its own id`);
     byId.set(key.id, key);
   }
   return { encryptWith: keys[0]!, byId, source };
@@ -59,13 +64,20 @@ export function parseCodecKeys(text: string, source: string): CodecKeys {
 
 function parseEntry(entry: string, where: string): CodecKey {
   const colon = entry.indexOf(':');
-  if (colon < 0) throw new CodecKeyError(`${where}: expected ID:BASE64KEY (an id, a colon, then 32 bytes in base64); \`capt codec key new --print\` makes one`);
+  if (colon < 0)
+    throw new CodecKeyError(
+      `${where}: expected ID:BASE64KEY (an id, a colon, then 32 bytes in base64); \`capt codec key new --print\` makes one`,
+    );
   const id = entry.slice(0, colon).trim();
   const encoded = entry.slice(colon + 1).trim();
-  if (!isCodecKeyId(id)) throw new CodecKeyError(`${where}: key id '${id}' must be 1 to 64 letters, digits, '.', '_' or '-'`);
+  if (!isCodecKeyId(id))
+    throw new CodecKeyError(`${where}: key id '${id}' must be 1 to 64 letters, digits, '.', '_' or '-'`);
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded)) throw new CodecKeyError(`${where}: key '${id}' is not base64`);
   const key = Buffer.from(encoded, encoded.includes('-') || encoded.includes('_') ? 'base64url' : 'base64');
-  if (key.length !== keyBytes) throw new CodecKeyError(`${where}: key '${id}' is ${key.length} bytes; AES-256 needs ${keyBytes} (44 base64 characters); \`capt codec key new --print\` makes one`);
+  if (key.length !== keyBytes)
+    throw new CodecKeyError(
+      `${where}: key '${id}' is ${key.length} bytes; AES-256 needs ${keyBytes} (44 base64 characters); \`capt codec key new --print\` makes one`,
+    );
   return { id, key };
 }
 
@@ -77,12 +89,17 @@ export function loadCodecKeys(): CodecKeys {
   let text: string;
   try {
     const mode = statSync(file).mode & 0o777;
-    if (mode & 0o077) throw new CodecKeyError(`${file} is readable by others (mode ${mode.toString(8)}); whoever reads it can decrypt every payload: chmod 600 ${file}`);
+    if (mode & 0o077)
+      throw new CodecKeyError(
+        `${file} is readable by others (mode ${mode.toString(8)}); whoever reads it can decrypt every payload: chmod 600 ${file}`,
+      );
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if (err instanceof CodecKeyError) throw err;
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new CodecKeyError(`no payload encryption key: capt encrypts everything it sends through Temporal, and neither ${codecKeysEnv} nor ${file} exists; ${howToCreate()}`);
+      throw new CodecKeyError(
+        `no payload encryption key: capt encrypts everything it sends through Temporal, and neither ${codecKeysEnv} nor ${file} exists; ${howToCreate()}`,
+      );
     }
     throw new CodecKeyError(`cannot read the payload encryption keys at ${file} (${(err as Error).message})`);
   }
@@ -92,7 +109,8 @@ export function loadCodecKeys(): CodecKeys {
 /** A fresh key with `id`, or an id from today's date and a random suffix. */
 export function newCodecKey(id?: string): CodecKey {
   const keyId = id ?? `${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString('hex')}`;
-  if (!isCodecKeyId(keyId)) throw new CodecKeyError(`key id '${keyId}' must be 1 to 64 letters, digits, '.', '_' or '-'`);
+  if (!isCodecKeyId(keyId))
+    throw new CodecKeyError(`key id '${keyId}' must be 1 to 64 letters, digits, '.', '_' or '-'`);
   return { id: keyId, key: randomBytes(keyBytes) };
 }
 
@@ -105,13 +123,19 @@ export const codecKeyLine = (k: CodecKey) => `${k.id}:${k.key.toString('base64')
  */
 export async function createCodecKeyFile(file: string, key: CodecKey): Promise<void> {
   if (!(await linkNewKeyFile(file, key))) {
-    throw new CodecKeyError(`${file} exists; capt never overwrites a key file. To rotate, put the line of \`capt codec key new --print\` first in it and keep the old lines`);
+    throw new CodecKeyError(
+      `${file} exists; capt never overwrites a key file. To rotate, put the line of \`capt codec key new --print\` first in it and keep the old lines`,
+    );
   }
 }
 
 /** createCodecKeyFile's write; false when `file` exists (and is left as it is). */
 const linkNewKeyFile = (file: string, key: CodecKey) =>
-  createFileOnce(file, `# capt payload encryption keys: ID:BASE64, the first encrypts, all decrypt\n${codecKeyLine(key)}\n`, 0o600);
+  createFileOnce(
+    file,
+    `# capt payload encryption keys: ID:BASE64, the first encrypts, all decrypt\n${codecKeyLine(key)}\n`,
+    0o600,
+  );
 
 /**
  * Makes sure this host has keys: with neither CAPT_CODEC_KEYS nor a key file, writes a new key file and

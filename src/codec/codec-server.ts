@@ -42,7 +42,10 @@ export const codecAllowedHeaders = 'content-type, x-namespace, authorization';
 export const codecCookie = 'capt_codec_token';
 
 class Refused extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -58,7 +61,9 @@ const fromJson = (p: JsonPayload): Payload => ({
 });
 
 const toJson = (p: Payload): JsonPayload => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+  ),
   data: Buffer.from(p.data ?? []).toString('base64'),
 });
 
@@ -71,14 +76,23 @@ function payloadsOf(body: string): Payload[] {
   }
   const payloads = (parsed as { payloads?: unknown })?.payloads;
   if (!Array.isArray(payloads)) throw new Refused(400, 'expected {"payloads": [...]}');
-  const valid = payloads.every((p: JsonPayload) => typeof p === 'object' && p !== null && (p.data === undefined || typeof p.data === 'string')
-    && (p.metadata === undefined || (typeof p.metadata === 'object' && p.metadata !== null && Object.values(p.metadata).every((v) => typeof v === 'string'))));
+  const valid = payloads.every(
+    (p: JsonPayload) =>
+      typeof p === 'object' &&
+      p !== null &&
+      (p.data === undefined || typeof p.data === 'string') &&
+      (p.metadata === undefined ||
+        (typeof p.metadata === 'object' &&
+          p.metadata !== null &&
+          Object.values(p.metadata).every((v) => typeof v === 'string'))),
+  );
   if (!valid) throw new Refused(400, 'each payload is {"metadata": {NAME: BASE64}, "data": BASE64}');
   return (payloads as JsonPayload[]).map(fromJson);
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
-  if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) throw new Refused(413, `the body is over ${maxBodyBytes >> 20} MiB`);
+  if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes)
+    throw new Refused(413, `the body is over ${maxBodyBytes >> 20} MiB`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -95,7 +109,11 @@ function corsHeaders(origin: string | undefined, allowed: string[]): Record<stri
   return { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true', vary: 'Origin' };
 }
 
-const cookieToken = (header: string | undefined) => header?.split(';').map((c) => c.trim().split('=')).find(([name]) => name === codecCookie)?.[1];
+const cookieToken = (header: string | undefined) =>
+  header
+    ?.split(';')
+    .map((c) => c.trim().split('='))
+    .find(([name]) => name === codecCookie)?.[1];
 const bearerToken = (header: string | undefined) => /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
 
 /** The Host values a caller may use: the listening address, loopback names on loopback, and the names given. */
@@ -119,30 +137,56 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
     res.end(body);
   };
   const host = (req.headers.host ?? '').toLowerCase();
-  if (!ctx.hosts.has(host)) return reply(421, `Host ${JSON.stringify(host)} is not this codec server's; use ${[...ctx.hosts][0]}\n`);
+  if (!ctx.hosts.has(host))
+    return reply(421, `Host ${JSON.stringify(host)} is not this codec server's; use ${[...ctx.hosts][0]}\n`);
   if (req.headers.origin !== undefined && !cors['access-control-allow-origin']) {
-    return reply(403, `origin ${req.headers.origin} is not allowed; start the codec server with --cors-origin ${req.headers.origin}\n`);
+    return reply(
+      403,
+      `origin ${req.headers.origin} is not allowed; start the codec server with --cors-origin ${req.headers.origin}\n`,
+    );
   }
   const url = new URL(req.url ?? '/', 'http://codec');
   if (url.pathname === '/login' && req.method === 'GET') {
     const token = url.searchParams.get('token') ?? undefined;
-    if (!tokenMatches(token, opts.token)) return reply(401, 'wrong or missing token: open /login?token=TOKEN with the token in the codec server\'s token file\n');
+    if (!tokenMatches(token, opts.token))
+      return reply(
+        401,
+        "wrong or missing token: open /login?token=TOKEN with the token in the codec server's token file\n",
+      );
     const next = opts.corsOrigins[0];
-    res.writeHead(next ? 303 : 200, { 'set-cookie': `${codecCookie}=${token}; HttpOnly; SameSite=Strict; Path=/`, ...(next ? { location: next } : {}), 'content-type': 'text/plain; charset=utf-8' });
+    res.writeHead(next ? 303 : 200, {
+      'set-cookie': `${codecCookie}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+      ...(next ? { location: next } : {}),
+      'content-type': 'text/plain; charset=utf-8',
+    });
     return void res.end('this browser may now have payloads decoded\n');
   }
   const operation = url.pathname === '/encode' ? 'encode' : url.pathname === '/decode' ? 'decode' : undefined;
   if (!operation) return reply(404, `no ${url.pathname} here: POST /encode or /decode\n`);
   if (req.method === 'OPTIONS') {
-    if (!cors['access-control-allow-origin']) return reply(403, `origin ${req.headers.origin ?? '(none)'} is not allowed; start the codec server with --cors-origin ${req.headers.origin ?? 'ORIGIN'}\n`);
-    res.writeHead(204, { ...cors, 'access-control-allow-methods': 'POST, OPTIONS', 'access-control-allow-headers': codecAllowedHeaders, 'access-control-max-age': '600' });
+    if (!cors['access-control-allow-origin'])
+      return reply(
+        403,
+        `origin ${req.headers.origin ?? '(none)'} is not allowed; start the codec server with --cors-origin ${req.headers.origin ?? 'ORIGIN'}\n`,
+      );
+    res.writeHead(204, {
+      ...cors,
+      'access-control-allow-methods': 'POST, OPTIONS',
+      'access-control-allow-headers': codecAllowedHeaders,
+      'access-control-max-age': '600',
+    });
     return void res.end();
   }
   if (req.method !== 'POST') return reply(405, `${req.method} ${url.pathname}: use POST\n`);
   if (!tokenMatches(bearerToken(req.headers.authorization) ?? cookieToken(req.headers.cookie), opts.token)) {
-    return reply(401, 'the codec server decodes only for its operators: send Authorization: Bearer TOKEN (temporal --codec-auth "Bearer TOKEN"), TOKEN from its token file\n', { 'www-authenticate': 'Bearer' });
+    return reply(
+      401,
+      'the codec server decodes only for its operators: send Authorization: Bearer TOKEN (temporal --codec-auth "Bearer TOKEN"), TOKEN from its token file\n',
+      { 'www-authenticate': 'Bearer' },
+    );
   }
-  if (ctx.inFlight >= maxInFlight) return reply(503, `busy: ${maxInFlight} requests are being decoded; try again\n`, { 'retry-after': '1' });
+  if (ctx.inFlight >= maxInFlight)
+    return reply(503, `busy: ${maxInFlight} requests are being decoded; try again\n`, { 'retry-after': '1' });
   ctx.inFlight++;
   try {
     const payloads = payloadsOf(await readBody(req));
@@ -156,30 +200,40 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): 
 /** Listens on host:port (port 0: any free one) and returns once it does. No request, however malformed, ends it. */
 export async function startCodecServer(opts: CodecServerOptions): Promise<RunningCodecServer> {
   const ctx: Context = { opts, hosts: new Set(), inFlight: 0 };
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 << 10 }, (req, res) => {
-    handle(req, res, ctx).catch((err: Error) => {
-      // A payload that does not decrypt is the request's problem too: the message says which key and why.
-      const status = err instanceof Refused ? err.status : 400;
-      if (res.headersSent) return void res.destroy();
-      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...corsHeaders(req.headers.origin, opts.corsOrigins) });
-      res.end(`${err.message}\n`);
-    });
-  });
+  const server = createServer(
+    { requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 << 10 },
+    (req, res) => {
+      handle(req, res, ctx).catch((err: Error) => {
+        // A payload that does not decrypt is the request's problem too: the message says which key and why.
+        const status = err instanceof Refused ? err.status : 400;
+        if (res.headersSent) return void res.destroy();
+        res.writeHead(status, {
+          'content-type': 'text/plain; charset=utf-8',
+          ...corsHeaders(req.headers.origin, opts.corsOrigins),
+        });
+        res.end(`${err.message}\n`);
+      });
+    },
+  );
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
   server.listen(opts.port, opts.host);
-  await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => {
-    throw new Error(`the codec server cannot listen on ${opts.host}:${opts.port}: ${(err as Error).message}`);
-  })]);
+  await Promise.race([
+    once(server, 'listening'),
+    once(server, 'error').then(([err]) => {
+      throw new Error(`the codec server cannot listen on ${opts.host}:${opts.port}: ${(err as Error).message}`);
+    }),
+  ]);
   const { address, port } = server.address() as AddressInfo;
   ctx.hosts = allowedHosts(opts, port);
   return {
     url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
-    close: () => new Promise<void>((resolve, reject) => {
-      server.close((err) => (err ? reject(err) : resolve()));
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
   };
 }

@@ -28,11 +28,19 @@ export function readCodecToken(file = codecTokenFile()): string {
     mode = statSync(file).mode;
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new CodecKeyError(`cannot read the codec server's token at ${file} (${(err as Error).message}); \`capt codec-server\` and \`capt dev start\` create it`);
+    throw new CodecKeyError(
+      `cannot read the codec server's token at ${file} (${(err as Error).message}); \`capt codec-server\` and \`capt dev start\` create it`,
+    );
   }
-  if (mode & 0o077) throw new CodecKeyError(`${file} is readable by others (mode ${(mode & 0o777).toString(8)}); it lets whoever holds it decrypt payloads: chmod 600 ${file}`);
+  if (mode & 0o077)
+    throw new CodecKeyError(
+      `${file} is readable by others (mode ${(mode & 0o777).toString(8)}); it lets whoever holds it decrypt payloads: chmod 600 ${file}`,
+    );
   const token = text.trim();
-  if (!/^[A-Za-z0-9_-]{32,}$/.test(token)) throw new CodecKeyError(`${file} holds no token (32 or more letters, digits, '_' or '-'); remove it and \`capt codec-server\` makes a new one`);
+  if (!/^[A-Za-z0-9_-]{32,}$/.test(token))
+    throw new CodecKeyError(
+      `${file} holds no token (32 or more letters, digits, '_' or '-'); remove it and \`capt codec-server\` makes a new one`,
+    );
   return token;
 }
 

@@ -21,7 +21,8 @@ export function temporalNamespace(): string {
 export function temporalTLS(): TemporalTLS | undefined {
   const { TEMPORAL_TLS, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA } = process.env;
   if (!TEMPORAL_TLS_CERT && !TEMPORAL_TLS_KEY && !TEMPORAL_TLS_CA && TEMPORAL_TLS !== 'true') return undefined;
-  if (!!TEMPORAL_TLS_CERT !== !!TEMPORAL_TLS_KEY) throw new Error('TLS: give both --tls-cert and --tls-key (TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY), or neither');
+  if (!!TEMPORAL_TLS_CERT !== !!TEMPORAL_TLS_KEY)
+    throw new Error('TLS: give both --tls-cert and --tls-key (TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY), or neither');
   const read = (path: string, what: string) => {
     try {
       return readFileSync(path);
@@ -31,6 +32,13 @@ export function temporalTLS(): TemporalTLS | undefined {
   };
   return {
     ...(TEMPORAL_TLS_CA ? { serverRootCACertificate: read(TEMPORAL_TLS_CA, 'CA certificate') } : {}),
-    ...(TEMPORAL_TLS_CERT && TEMPORAL_TLS_KEY ? { clientCertPair: { crt: read(TEMPORAL_TLS_CERT, 'client certificate'), key: read(TEMPORAL_TLS_KEY, 'client key') } } : {}),
+    ...(TEMPORAL_TLS_CERT && TEMPORAL_TLS_KEY
+      ? {
+          clientCertPair: {
+            crt: read(TEMPORAL_TLS_CERT, 'client certificate'),
+            key: read(TEMPORAL_TLS_KEY, 'client key'),
+          },
+        }
+      : {}),
   };
 }

@@ -147,4 +147,5 @@ export const healthListLimit = 20;
 
 /** Messages (conditions', events', probes') are cut to this many characters, so a report's size is its lists' lengths. */
 export const healthMessageLimit = 200;
-export const clipMessage = (text: string, max = healthMessageLimit) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+export const clipMessage = (text: string, max = healthMessageLimit) =>
+  text.length > max ? `${text.slice(0, max - 1)}…` : text;

@@ -39,9 +39,11 @@ export const childChangedSignal = defineSignal<[OwnerSummary]>('childChanged');
 /** From a machine to its owner, only when a field the owner plans with changes. */
 export const machineReportSignal = defineSignal<[MachineReport]>('machineReport');
 /** From the cluster to its control plane: a new machine template (version, kubeadm config, infrastructure). */
-export const controlPlaneSpecSignal = defineSignal<[{ spec: ControlPlaneModel; cause: string; generation: number }]>('controlPlaneSpec');
+export const controlPlaneSpecSignal =
+  defineSignal<[{ spec: ControlPlaneModel; cause: string; generation: number }]>('controlPlaneSpec');
 /** From the cluster to a MachineDeployment: its new spec (template, strategy, in-place fields); replicas travel by scaleSignal. */
-export const machineDeploymentSpecSignal = defineSignal<[{ spec: MachineDeploymentModel; cause: string; generation: number }]>('machineDeploymentSpec');
+export const machineDeploymentSpecSignal =
+  defineSignal<[{ spec: MachineDeploymentModel; cause: string; generation: number }]>('machineDeploymentSpec');
 
 /** Rollout operations, answered alike by the control plane and MachineDeployments. */
 export const rolloutHistoryQuery = defineQuery<Revision[]>('rolloutHistory');

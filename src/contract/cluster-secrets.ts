@@ -35,4 +35,7 @@ export interface ClusterSecretsAnswer {
   secrets: ClusterSecrets;
 }
 
-export const adminClientCredentials = (secrets: ClusterSecrets): AdminClientCredentials => ({ caCert: secrets.ca.cert, ...secrets.admin });
+export const adminClientCredentials = (secrets: ClusterSecrets): AdminClientCredentials => ({
+  caCert: secrets.ca.cert,
+  ...secrets.admin,
+});

@@ -27,7 +27,8 @@ export interface RemediationStrategy {
 }
 
 /** Why a machine is unhealthy, Cluster API's reasons. */
-export type UnhealthyReason = 'UnhealthyNode' | 'NodeStartupTimeout' | 'NodeNotFound' | 'HasRemediateAnnotation' | 'MachineHasFailure';
+export type UnhealthyReason =
+  'UnhealthyNode' | 'NodeStartupTimeout' | 'NodeNotFound' | 'HasRemediateAnnotation' | 'MachineHasFailure';
 
 export interface UnhealthyMachine {
   machine: string;

@@ -11,7 +11,8 @@ export function parseClusterCidr(text: string): Ipv4Block | string {
   const octets = match.slice(1, 5).map(Number);
   const prefix = Number(match[5]);
   if (octets.some((o) => o > 255)) return 'each of its four numbers must be 0 to 255';
-  if (prefix < 8 || prefix > 30) return 'its prefix must be /8 to /30 (a cluster network needs room for addresses, and is no bigger than a /8)';
+  if (prefix < 8 || prefix > 30)
+    return 'its prefix must be /8 to /30 (a cluster network needs room for addresses, and is no bigger than a /8)';
   const address = octets.reduce((n, o) => n * 256 + o, 0);
   const size = 2 ** (32 - prefix);
   const first = address - (address % size);

@@ -23,7 +23,10 @@ export interface NodeRegistrationOptions {
 }
 
 export interface KubeadmConfigSpec {
-  clusterConfiguration?: { apiServer?: { certSANs?: string[] }; networking?: { serviceSubnet?: string; podSubnet?: string; dnsDomain?: string } };
+  clusterConfiguration?: {
+    apiServer?: { certSANs?: string[] };
+    networking?: { serviceSubnet?: string; podSubnet?: string; dnsDomain?: string };
+  };
   initConfiguration?: { nodeRegistration?: NodeRegistrationOptions };
   joinConfiguration?: { nodeRegistration?: NodeRegistrationOptions };
   files?: BootstrapFile[];

@@ -4,9 +4,17 @@
  * MachineSet's name, which differs between revisions.
  */
 export const controlPlaneMachineLabels = (cluster: string, controlPlane: string): Record<string, string> => ({
-  'cluster.x-k8s.io/control-plane': '', 'cluster.x-k8s.io/control-plane-name': controlPlane, 'cluster.x-k8s.io/cluster-name': cluster,
+  'cluster.x-k8s.io/control-plane': '',
+  'cluster.x-k8s.io/control-plane-name': controlPlane,
+  'cluster.x-k8s.io/cluster-name': cluster,
 });
 
-export const machineDeploymentMachineLabels = (cluster: string, deployment: string, templateLabels: Record<string, string> = {}): Record<string, string> => ({
-  ...templateLabels, 'cluster.x-k8s.io/deployment-name': deployment, 'cluster.x-k8s.io/cluster-name': cluster,
+export const machineDeploymentMachineLabels = (
+  cluster: string,
+  deployment: string,
+  templateLabels: Record<string, string> = {},
+): Record<string, string> => ({
+  ...templateLabels,
+  'cluster.x-k8s.io/deployment-name': deployment,
+  'cluster.x-k8s.io/cluster-name': cluster,
 });

@@ -30,7 +30,14 @@ export interface MachineSpec extends MachineTemplateFields {
   role: 'control-plane' | 'worker';
   version: string;
   /** The cluster's network (Cluster.spec.clusterNetwork) reaches kubeadm's configuration through it. */
-  bootstrap: { role: BootstrapRole; config: KubeadmConfigSpec; controlPlaneEndpoint: string; serviceSubnet?: string; podSubnet?: string; serviceDomain?: string };
+  bootstrap: {
+    role: BootstrapRole;
+    config: KubeadmConfigSpec;
+    controlPlaneEndpoint: string;
+    serviceSubnet?: string;
+    podSubnet?: string;
+    serviceDomain?: string;
+  };
   infrastructure: { kind: string; spec: Record<string, unknown> };
   bootstrapTimeoutSeconds?: number;
   /** Workflow ID of the owner (MachineDeployment, control plane) told about phase changes. */
@@ -80,10 +87,17 @@ export interface Condition {
 }
 
 /** The conditions Kubernetes itself sets, in their healthy state; any other condition's healthy state is unknown to capt. */
-export const healthyNodeConditionStates: Record<string, string> = { Ready: 'True', MemoryPressure: 'False', DiskPressure: 'False', PIDPressure: 'False', NetworkUnavailable: 'False' };
+export const healthyNodeConditionStates: Record<string, string> = {
+  Ready: 'True',
+  MemoryPressure: 'False',
+  DiskPressure: 'False',
+  PIDPressure: 'False',
+  NetworkUnavailable: 'False',
+};
 
 /** Whether capt keeps this condition of a Node: every one not in its known healthy state (custom ones always). */
-export const keptNodeCondition = (c: { type: string; status: string }) => healthyNodeConditionStates[c.type] !== c.status;
+export const keptNodeCondition = (c: { type: string; status: string }) =>
+  healthyNodeConditionStates[c.type] !== c.status;
 
 /** A Node condition capt keeps (see keptNodeCondition), since it last changed. */
 export interface NodeConditionState {

@@ -11,19 +11,49 @@ export const CaptProvider = defineSearchAttributeKey('CaptProvider', SearchAttri
 /** Machines only: their NodeHealthy condition (True or False), as the cluster's Node watch last saw it. */
 export const CaptNodeHealthy = defineSearchAttributeKey('CaptNodeHealthy', SearchAttributeType.KEYWORD);
 
-export const captSearchAttributes = [CaptKind, CaptCluster, CaptNamespace, CaptPhase, CaptKubernetesVersion, CaptProvider, CaptNodeHealthy];
+export const captSearchAttributes = [
+  CaptKind,
+  CaptCluster,
+  CaptNamespace,
+  CaptPhase,
+  CaptKubernetesVersion,
+  CaptProvider,
+  CaptNodeHealthy,
+];
 
 /** Every capt attribute of one workflow, in one list: what a start sets and an upsert replaces. */
-export function captAttributes(a: { kind: string; namespace: string; cluster: string; phase: string; version: string; provider: string }): SearchAttributePair[] {
+export function captAttributes(a: {
+  kind: string;
+  namespace: string;
+  cluster: string;
+  phase: string;
+  version: string;
+  provider: string;
+}): SearchAttributePair[] {
   return [
-    { key: CaptKind, value: a.kind }, { key: CaptNamespace, value: a.namespace }, { key: CaptCluster, value: a.cluster },
-    { key: CaptPhase, value: a.phase }, { key: CaptKubernetesVersion, value: a.version }, { key: CaptProvider, value: a.provider },
+    { key: CaptKind, value: a.kind },
+    { key: CaptNamespace, value: a.namespace },
+    { key: CaptCluster, value: a.cluster },
+    { key: CaptPhase, value: a.phase },
+    { key: CaptKubernetesVersion, value: a.version },
+    { key: CaptProvider, value: a.provider },
   ];
 }
 
 /** A machine's attributes; CaptPhase carries the coarse phase (Provisioning until Running). */
-export const machineSearchAttributes = (spec: MachineSpec, phase: MachinePhase, nodeHealthy = 'False'): SearchAttributePair[] => [
-  ...captAttributes({ kind: 'Machine', namespace: spec.namespace, cluster: spec.cluster, phase: coarsePhase(phase), version: spec.version, provider: spec.provider }),
+export const machineSearchAttributes = (
+  spec: MachineSpec,
+  phase: MachinePhase,
+  nodeHealthy = 'False',
+): SearchAttributePair[] => [
+  ...captAttributes({
+    kind: 'Machine',
+    namespace: spec.namespace,
+    cluster: spec.cluster,
+    phase: coarsePhase(phase),
+    version: spec.version,
+    provider: spec.provider,
+  }),
   { key: CaptNodeHealthy, value: nodeHealthy },
 ];
 

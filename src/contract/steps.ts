@@ -5,17 +5,50 @@ import type { DeletionGate } from './machine';
 
 /** A machine's step; while it is deleted, the deletion gate it is at. */
 export type MachineStepReason =
-  | 'Starting' | 'RenderingBootstrapData' | 'CreatingInfrastructure' | 'WaitingForBootstrap' | 'BootstrapFailed'
-  | 'WaitingForNode' | 'SyncingNode' | 'Running' | 'Failed' | 'DeletionRequested' | DeletionGate;
+  | 'Starting'
+  | 'RenderingBootstrapData'
+  | 'CreatingInfrastructure'
+  | 'WaitingForBootstrap'
+  | 'BootstrapFailed'
+  | 'WaitingForNode'
+  | 'SyncingNode'
+  | 'Running'
+  | 'Failed'
+  | 'DeletionRequested'
+  | DeletionGate;
 
 /** A control plane's or MachineDeployment's step. */
 export type OwnerStepReason =
-  | 'Starting' | 'CreatingMachines' | 'DeletingMachines' | 'MachineFailed' | 'DetachingEndpoint' | 'RemovingEtcdMember'
-  | 'PreflightFailed' | 'ChangingInPlace' | 'RollingOut' | 'Paused' | 'ClusterPaused' | 'Stable' | 'Remediating' | 'RemediationBlocked' | 'Deleting' | 'Deleted'
+  | 'Starting'
+  | 'CreatingMachines'
+  | 'DeletingMachines'
+  | 'MachineFailed'
+  | 'DetachingEndpoint'
+  | 'RemovingEtcdMember'
+  | 'PreflightFailed'
+  | 'ChangingInPlace'
+  | 'RollingOut'
+  | 'Paused'
+  | 'ClusterPaused'
+  | 'Stable'
+  | 'Remediating'
+  | 'RemediationBlocked'
+  | 'Deleting'
+  | 'Deleted'
   /** Rebuilt after its workflow was lost: adopting the machines it left. */
   | 'Adopting';
 
 /** A cluster's step. */
 export type ClusterStepReason =
-  | 'Starting' | 'CreatingInfrastructure' | 'CreatingSecrets' | 'StartingControlPlane' | 'WaitingForControlPlane' | 'Reconciled'
-  | 'Paused' | 'DeletingMachines' | 'DeletingMachineDeployments' | 'DeletingControlPlane' | 'DeletingInfrastructure' | 'Deleted';
+  | 'Starting'
+  | 'CreatingInfrastructure'
+  | 'CreatingSecrets'
+  | 'StartingControlPlane'
+  | 'WaitingForControlPlane'
+  | 'Reconciled'
+  | 'Paused'
+  | 'DeletingMachines'
+  | 'DeletingMachineDeployments'
+  | 'DeletingControlPlane'
+  | 'DeletingInfrastructure'
+  | 'Deleted';

@@ -7,7 +7,8 @@ export const ownerWorkflowId = (kind: 'KubeadmControlPlane' | 'MachineDeployment
   (kind === 'MachineDeployment' ? machineDeploymentWorkflowId : controlPlaneWorkflowId)(namespace, name);
 export const machineWorkflowId = (namespace: string, name: string) => `machine/${namespace}/${name}`;
 /** One `capt health cluster` check; `id` tells the checks of a cluster apart. */
-export const clusterHealthWorkflowId = (namespace: string, cluster: string, id: string) => `health/${namespace}/${cluster}/${id}`;
+export const clusterHealthWorkflowId = (namespace: string, cluster: string, id: string) =>
+  `health/${namespace}/${cluster}/${id}`;
 
 /** The machine workflow's type name, for starting it by name where the workflow itself cannot be imported. */
 export const machineWorkflowType = 'machineWorkflow';

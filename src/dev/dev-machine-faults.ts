@@ -15,14 +15,21 @@ export interface MachineFaultOutcome {
 }
 
 async function located(provider: LocalProvider, namespace: string, name: string): Promise<MachineRef> {
-  for (const [what, value] of [['namespace', namespace], ['machine name', name]] as const) {
-    if (!isDnsName(value)) throw new MachineFaultError(`${what} ${JSON.stringify(value.slice(0, 80))} ${dnsNameRule}; \`capt get machines -A\` lists the machines`, 'Refused');
+  for (const [what, value] of [
+    ['namespace', namespace],
+    ['machine name', name],
+  ] as const) {
+    if (!isDnsName(value))
+      throw new MachineFaultError(
+        `${what} ${JSON.stringify(value.slice(0, 80))} ${dnsNameRule}; \`capt get machines -A\` lists the machines`,
+        'Refused',
+      );
   }
   const ref = await provider.findMachine(namespace, name);
   if (!ref) {
     throw new MachineFaultError(
-      `no local machine ${namespace}/${name} on this host (CAPT_HOME ${captHome()}): \`capt get machines -A\` lists the machines; `
-      + 'run this on the host of the dev stack, with its CAPT_HOME, and pass -n for another namespace',
+      `no local machine ${namespace}/${name} on this host (CAPT_HOME ${captHome()}): \`capt get machines -A\` lists the machines; ` +
+        'run this on the host of the dev stack, with its CAPT_HOME, and pass -n for another namespace',
       'NotFound',
     );
   }
@@ -30,7 +37,12 @@ async function located(provider: LocalProvider, namespace: string, name: string)
 }
 
 /** Breaks (`fault` stopped) or repairs (`fault` undone; `all`: everything) a machine of this host. */
-export async function changeDevMachine(action: 'break' | 'repair', namespace: string, name: string, fault: MachineFault): Promise<MachineFaultOutcome> {
+export async function changeDevMachine(
+  action: 'break' | 'repair',
+  namespace: string,
+  name: string,
+  fault: MachineFault,
+): Promise<MachineFaultOutcome> {
   const provider = new LocalProvider();
   const ref = await located(provider, namespace, name);
   await (action === 'break' ? provider.breakMachine(ref, fault) : provider.repairMachine(ref, fault));

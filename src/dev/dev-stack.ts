@@ -6,7 +6,12 @@ import { defaultCodecPort } from '../codec/codec-server';
 import { captHome } from '../config/capt-home';
 import { devServerSearchAttributeArgs } from '../contract/search-attributes';
 import { devServerDynamicConfigArgs } from './temporal-dynamic-config';
-import { postgresTopologyDatabase, startPostgresTopology, stopPostgresTopology, temporalServerProcess } from './postgres-topology';
+import {
+  postgresTopologyDatabase,
+  startPostgresTopology,
+  stopPostgresTopology,
+  temporalServerProcess,
+} from './postgres-topology';
 import { toolPaths } from '../tools';
 import { isListening } from '../util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';
@@ -48,7 +53,11 @@ export interface DevStatus {
 /** Ports from CAPT_DEV_PORT / CAPT_DEV_UI_PORT / CAPT_DEV_CODEC_PORT, else Temporal's usual 7233 and 8233, and 8888. */
 export function devPorts(): Required<Pick<DevStackOptions, 'port' | 'uiPort' | 'codecPort'>> {
   const { CAPT_DEV_PORT, CAPT_DEV_UI_PORT, CAPT_DEV_CODEC_PORT } = process.env;
-  return { port: Number(CAPT_DEV_PORT ?? 7233), uiPort: Number(CAPT_DEV_UI_PORT ?? 8233), codecPort: Number(CAPT_DEV_CODEC_PORT ?? defaultCodecPort) };
+  return {
+    port: Number(CAPT_DEV_PORT ?? 7233),
+    uiPort: Number(CAPT_DEV_UI_PORT ?? 8233),
+    codecPort: Number(CAPT_DEV_CODEC_PORT ?? defaultCodecPort),
+  };
 }
 
 const codecEndpoint = (codecPort: number) => `http://127.0.0.1:${codecPort}`;
@@ -65,25 +74,39 @@ export async function devStatus(opts: DevStackOptions = devPorts()): Promise<Dev
   const temporal = await runningTemporal();
   const sqlite = join(devDir(), 'temporal.db');
   return {
-    persistence: temporal?.persistence, temporal: temporal?.pid, worker: await runningPid(devDir(), 'worker'), codecServer: await runningPid(devDir(), codecServerProcess),
-    address: `127.0.0.1:${opts.port ?? 7233}`, ui: `http://127.0.0.1:${opts.uiPort ?? 8233}`, codecEndpoint: codecEndpoint(opts.codecPort ?? defaultCodecPort),
+    persistence: temporal?.persistence,
+    temporal: temporal?.pid,
+    worker: await runningPid(devDir(), 'worker'),
+    codecServer: await runningPid(devDir(), codecServerProcess),
+    address: `127.0.0.1:${opts.port ?? 7233}`,
+    ui: `http://127.0.0.1:${opts.uiPort ?? 8233}`,
+    codecEndpoint: codecEndpoint(opts.codecPort ?? defaultCodecPort),
     database: temporal?.persistence === 'postgres' ? ((await postgresTopologyDatabase(devDir())) ?? '') : sqlite,
   };
 }
 
-export async function devStart(opts: DevStackOptions = devPorts(), onStep: (line: string) => void = () => undefined): Promise<DevStatus> {
+export async function devStart(
+  opts: DevStackOptions = devPorts(),
+  onStep: (line: string) => void = () => undefined,
+): Promise<DevStatus> {
   const port = opts.port ?? 7233;
   const uiPort = opts.uiPort ?? 8233;
   const codec = codecEndpoint(opts.codecPort ?? defaultCodecPort);
   const running = await runningTemporal();
   const persistence = opts.persistence ?? running?.persistence ?? 'sqlite';
   if (running && running.persistence !== persistence) {
-    throw new Error(`the dev stack already runs with --persistence ${running.persistence}; run \`capt dev stop\` first to switch to ${persistence}`);
+    throw new Error(
+      `the dev stack already runs with --persistence ${running.persistence}; run \`capt dev stop\` first to switch to ${persistence}`,
+    );
   }
   const keyFile = await ensureCodecKeys();
-  if (keyFile) onStep(`created the payload encryption key ${keyFile}: keep it, nothing capt sent through Temporal can be read without it`);
+  if (keyFile)
+    onStep(
+      `created the payload encryption key ${keyFile}: keep it, nothing capt sent through Temporal can be read without it`,
+    );
   await startCodecServerProcess(opts.codecPort ?? defaultCodecPort, uiPort, onStep);
-  if (persistence === 'postgres') await startPostgresTopology(devDir(), { port, uiPort }, onStep, { codecEndpoint: codec });
+  if (persistence === 'postgres')
+    await startPostgresTopology(devDir(), { port, uiPort }, onStep, { codecEndpoint: codec });
   else await startDevServer(port, uiPort, codec, onStep);
   await startWorker(port, onStep);
   return devStatus(opts);
@@ -91,40 +114,74 @@ export async function devStart(opts: DevStackOptions = devPorts(), onStep: (line
 
 /** `temporal server start-dev` on 127.0.0.1:`port` with a SQLite file, capt's search attributes and dynamic config. */
 export const devServerArgs = (port: number, database: string): string[] => [
-  'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', database, '--log-level', 'warn',
-  ...devServerSearchAttributeArgs(), ...devServerDynamicConfigArgs(),
+  'server',
+  'start-dev',
+  '--ip',
+  '127.0.0.1',
+  '--port',
+  String(port),
+  '--db-filename',
+  database,
+  '--log-level',
+  'warn',
+  ...devServerSearchAttributeArgs(),
+  ...devServerDynamicConfigArgs(),
 ];
 
 /**
  * `capt codec-server` in the background, for the Web UI on `uiPort` (by either loopback name). It starts
  * first, so the UI has its endpoint from the start.
  */
-async function startCodecServerProcess(codecPort: number, uiPort: number, onStep: (line: string) => void): Promise<void> {
+async function startCodecServerProcess(
+  codecPort: number,
+  uiPort: number,
+  onStep: (line: string) => void,
+): Promise<void> {
   if (await runningPid(devDir(), codecServerProcess)) return;
-  if (await listening(codecPort)) throw new Error(`port ${codecPort} is already in use by another program; stop it or set CAPT_DEV_CODEC_PORT`);
+  if (await listening(codecPort))
+    throw new Error(`port ${codecPort} is already in use by another program; stop it or set CAPT_DEV_CODEC_PORT`);
   onStep(`starting the codec server on ${codecEndpoint(codecPort)} (the Web UI shows payloads decrypted through it)`);
   const origins = ['127.0.0.1', 'localhost'].flatMap((host) => ['--cors-origin', `http://${host}:${uiPort}`]);
   await startDetached({
-    name: codecServerProcess, command: process.execPath, args: [join(__dirname, '../cli/main.js'), 'codec-server', '--port', String(codecPort), ...origins],
-    stateDir: devDir(), env: { CAPT_HOME: captHome() },
+    name: codecServerProcess,
+    command: process.execPath,
+    args: [join(__dirname, '../cli/main.js'), 'codec-server', '--port', String(codecPort), ...origins],
+    stateDir: devDir(),
+    env: { CAPT_HOME: captHome() },
   });
   for (let i = 0; !(await listening(codecPort)); i++) {
-    if (i > 120 || !(await runningPid(devDir(), codecServerProcess))) throw new Error(`the codec server did not start:\n${await logTail(devDir(), codecServerProcess)}`);
+    if (i > 120 || !(await runningPid(devDir(), codecServerProcess)))
+      throw new Error(`the codec server did not start:\n${await logTail(devDir(), codecServerProcess)}`);
     await sleep(250);
   }
 }
 
-async function startDevServer(port: number, uiPort: number, codec: string, onStep: (line: string) => void): Promise<void> {
+async function startDevServer(
+  port: number,
+  uiPort: number,
+  codec: string,
+  onStep: (line: string) => void,
+): Promise<void> {
   if (!(await runningPid(devDir(), 'temporal'))) {
-    if (await listening(port)) throw new Error(`port ${port} is already in use by another program; stop it or pass --port`);
+    if (await listening(port))
+      throw new Error(`port ${port} is already in use by another program; stop it or pass --port`);
     onStep(`starting the Temporal dev server on 127.0.0.1:${port} (Web UI on ${uiPort})`);
     await startDetached({
-      name: 'temporal', command: toolPaths().temporal, stateDir: devDir(),
-      args: [...devServerArgs(port, join(devDir(), 'temporal.db')), '--ui-port', String(uiPort), '--ui-codec-endpoint', codec],
+      name: 'temporal',
+      command: toolPaths().temporal,
+      stateDir: devDir(),
+      args: [
+        ...devServerArgs(port, join(devDir(), 'temporal.db')),
+        '--ui-port',
+        String(uiPort),
+        '--ui-codec-endpoint',
+        codec,
+      ],
     });
   }
   for (let i = 0; !(await listening(port)); i++) {
-    if (i > 120 || !(await runningPid(devDir(), 'temporal'))) throw new Error(`the Temporal dev server did not start:\n${await logTail(devDir(), 'temporal')}`);
+    if (i > 120 || !(await runningPid(devDir(), 'temporal')))
+      throw new Error(`the Temporal dev server did not start:\n${await logTail(devDir(), 'temporal')}`);
     await sleep(250);
   }
 }
@@ -133,12 +190,20 @@ async function startWorker(port: number, onStep: (line: string) => void): Promis
   if (!(await runningPid(devDir(), 'worker'))) {
     onStep('starting a capt worker');
     await startDetached({
-      name: 'worker', command: process.execPath, args: [join(__dirname, '../worker/worker-main.js')], stateDir: devDir(),
+      name: 'worker',
+      command: process.execPath,
+      args: [join(__dirname, '../worker/worker-main.js')],
+      stateDir: devDir(),
       // The embedded stack's one worker is the build that runs: a rebuilt capt takes over new workflows at once.
       env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome(), CAPT_WORKER_MAKE_CURRENT: '1' },
     });
-    for (let i = 0; !(await readFile(join(devDir(), 'worker.log'), 'utf8').catch(() => '')).includes('capt worker ready'); i++) {
-      if (i > 240 || !(await runningPid(devDir(), 'worker'))) throw new Error(`the capt worker did not start:\n${await logTail(devDir(), 'worker')}`);
+    for (
+      let i = 0;
+      !(await readFile(join(devDir(), 'worker.log'), 'utf8').catch(() => '')).includes('capt worker ready');
+      i++
+    ) {
+      if (i > 240 || !(await runningPid(devDir(), 'worker')))
+        throw new Error(`the capt worker did not start:\n${await logTail(devDir(), 'worker')}`);
       await sleep(250);
     }
   }

@@ -36,9 +36,14 @@ interface OsUser {
 async function runAs(): Promise<OsUser | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   const passwd = await readFile('/etc/passwd', 'utf8');
-  const fields = passwd.split('\n').map((line) => line.split(':')).find((f) => f[0] === 'postgres');
+  const fields = passwd
+    .split('\n')
+    .map((line) => line.split(':'))
+    .find((f) => f[0] === 'postgres');
   if (!fields) {
-    throw new Error('PostgreSQL refuses to run as root and this host has no `postgres` user: install Debian\'s postgresql package (apt-get install postgresql), or run capt as an unprivileged user');
+    throw new Error(
+      "PostgreSQL refuses to run as root and this host has no `postgres` user: install Debian's postgresql package (apt-get install postgresql), or run capt as an unprivileged user",
+    );
   }
   return { uid: Number(fields[2]), gid: Number(fields[3]) };
 }
@@ -46,14 +51,23 @@ async function runAs(): Promise<OsUser | undefined> {
 /** `command args` as `user`: setpriv execs in place, so a recorded pid is the command's own. */
 function asUser(user: OsUser | undefined, command: string, args: string[]): [string, string[]] {
   if (!user) return [command, args];
-  return ['setpriv', ['--reuid', String(user.uid), '--regid', String(user.gid), '--clear-groups', '--', command, ...args]];
+  return [
+    'setpriv',
+    ['--reuid', String(user.uid), '--regid', String(user.gid), '--clear-groups', '--', command, ...args],
+  ];
 }
 
 const dataDir = (pg: PostgresServer) => join(pg.home, 'data');
 
 /** Creates the database cluster unless `home` holds one; the superuser's password goes through a file initdb reads and deletes. */
 export async function initPostgres(pg: PostgresServer): Promise<void> {
-  if (await access(join(dataDir(pg), 'PG_VERSION')).then(() => true, () => false)) return;
+  if (
+    await access(join(dataDir(pg), 'PG_VERSION')).then(
+      () => true,
+      () => false,
+    )
+  )
+    return;
   const user = await runAs();
   await mkdir(pg.home, { recursive: true, mode: 0o700 });
   await rm(dataDir(pg), { recursive: true, force: true });
@@ -64,8 +78,21 @@ export async function initPostgres(pg: PostgresServer): Promise<void> {
     await chown(passwordFile, user.uid, user.gid);
   }
   const [command, args] = asUser(user, join(pg.bin, 'initdb'), [
-    '--pgdata', dataDir(pg), '--username', pg.user, '--pwfile', passwordFile, '--auth-host', 'scram-sha-256', '--auth-local', 'peer',
-    '--encoding', 'UTF8', '--locale', 'C', '--no-instructions',
+    '--pgdata',
+    dataDir(pg),
+    '--username',
+    pg.user,
+    '--pwfile',
+    passwordFile,
+    '--auth-host',
+    'scram-sha-256',
+    '--auth-local',
+    'peer',
+    '--encoding',
+    'UTF8',
+    '--locale',
+    'C',
+    '--no-instructions',
   ]);
   try {
     await run(command, args, { cwd: pg.home });
@@ -82,12 +109,18 @@ export async function initPostgres(pg: PostgresServer): Promise<void> {
 export async function startPostgres(pg: PostgresServer): Promise<void> {
   if (!(await runningPid(pg.stateDir, postgresProcess))) {
     const [command, args] = asUser(await runAs(), join(pg.bin, 'postgres'), [
-      '-D', dataDir(pg), '-p', String(pg.port),
-      '-c', 'listen_addresses=127.0.0.1',
+      '-D',
+      dataDir(pg),
+      '-p',
+      String(pg.port),
+      '-c',
+      'listen_addresses=127.0.0.1',
       // No unix socket: two servers of different capt homes must not meet in /var/run/postgresql.
-      '-c', 'unix_socket_directories=',
+      '-c',
+      'unix_socket_directories=',
       // Temporal opens a pool per service and store (four services, two stores).
-      '-c', 'max_connections=200',
+      '-c',
+      'max_connections=200',
       // Commits stay synchronous (PostgreSQL's default): with synchronous_commit=off a killed PostgreSQL loses
       // commits it had acknowledged, and Temporal then holds an activity scheduled whose task and timers are gone.
     ]);
@@ -95,10 +128,18 @@ export async function startPostgres(pg: PostgresServer): Promise<void> {
   }
   const isReady = join(pg.bin, 'pg_isready');
   for (let i = 0; ; i++) {
-    if (await run(isReady, ['-h', '127.0.0.1', '-p', String(pg.port), '-t', '1']).then(() => true, () => false)) return;
+    if (
+      await run(isReady, ['-h', '127.0.0.1', '-p', String(pg.port), '-t', '1']).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     // Recovery after a kill replays the WAL first: give it a minute.
     if (i > 240 || !(await runningPid(pg.stateDir, postgresProcess))) {
-      throw new Error(`PostgreSQL did not start on 127.0.0.1:${pg.port}:\n${await logTail(pg.stateDir, postgresProcess)}`);
+      throw new Error(
+        `PostgreSQL did not start on 127.0.0.1:${pg.port}:\n${await logTail(pg.stateDir, postgresProcess)}`,
+      );
     }
     await sleep(250);
   }

@@ -10,7 +10,13 @@ import { logTail, runningPid, startDetached, stopProcess } from '../util/process
 import { initPostgres, postgresProcess, startPostgres, stopPostgres, type PostgresServer } from './postgres-server';
 import { registerCaptNamespace } from './temporal-namespace';
 import { createTemporalSchema, updateTemporalSchema } from './temporal-schema';
-import { maxServicePort, temporalDynamicConfigYaml, temporalServerConfigYaml, temporalServices, type ServicePorts } from './temporal-server-config';
+import {
+  maxServicePort,
+  temporalDynamicConfigYaml,
+  temporalServerConfigYaml,
+  temporalServices,
+  type ServicePorts,
+} from './temporal-server-config';
 import { temporalUiConfigYaml } from './temporal-ui-config';
 
 /**
@@ -49,7 +55,8 @@ async function readState(stateDir: string): Promise<TopologyState | undefined> {
 
 /** Holds the database password: readable by this user only, as the server's config file. */
 const writePrivate = (path: string, text: string) => writeFile(path, text, { mode: 0o600 });
-const saveState = (stateDir: string, state: TopologyState) => writePrivate(statePath(stateDir), JSON.stringify(state, null, 2));
+const saveState = (stateDir: string, state: TopologyState) =>
+  writePrivate(statePath(stateDir), JSON.stringify(state, null, 2));
 
 /**
  * Where PostgreSQL keeps the topology's data: CAPT_POSTGRES_DIR, else a directory that survives a reboot (never
@@ -60,16 +67,27 @@ const saveState = (stateDir: string, state: TopologyState) => writePrivate(state
 export function postgresDataHome(): string {
   if (process.env.CAPT_POSTGRES_DIR) return resolve(process.env.CAPT_POSTGRES_DIR);
   if (process.getuid?.() !== 0) return join(captHome(), 'postgres');
-  return join('/var/lib/capt', `postgres-${createHash('sha256').update(resolve(captHome())).digest('hex').slice(0, 12)}`);
+  return join(
+    '/var/lib/capt',
+    `postgres-${createHash('sha256').update(resolve(captHome())).digest('hex').slice(0, 12)}`,
+  );
 }
 
 async function newState(home: string): Promise<TopologyState> {
   const ports = {} as ServicePorts;
   const servicePort = () => freePortBetween(10_000, maxServicePort);
-  for (const service of temporalServices) ports[service] = { grpc: await servicePort(), membership: await servicePort() };
+  for (const service of temporalServices)
+    ports[service] = { grpc: await servicePort(), membership: await servicePort() };
   // This capt home has no record of a database there: it belongs to another topology, or to one whose records were lost.
-  if (await access(join(home, 'data', 'PG_VERSION')).then(() => true, () => false)) {
-    throw new Error(`${home} already holds a PostgreSQL database that this capt home (${captHome()}) has no record of; remove it, or point CAPT_POSTGRES_DIR elsewhere`);
+  if (
+    await access(join(home, 'data', 'PG_VERSION')).then(
+      () => true,
+      () => false,
+    )
+  ) {
+    throw new Error(
+      `${home} already holds a PostgreSQL database that this capt home (${captHome()}) has no record of; remove it, or point CAPT_POSTGRES_DIR elsewhere`,
+    );
   }
   // Its parents stay open to PostgreSQL's user; the directory itself becomes that user's alone (initPostgres).
   await mkdir(dirname(home), { recursive: true, mode: 0o755 });
@@ -83,26 +101,40 @@ async function newState(home: string): Promise<TopologyState> {
 
 async function waitListening(stateDir: string, name: string, port: number, what: string): Promise<void> {
   for (let i = 0; !(await isListening('127.0.0.1', port)); i++) {
-    if (i > 240 || !(await runningPid(stateDir, name))) throw new Error(`${what} did not start on 127.0.0.1:${port}:\n${await logTail(stateDir, name)}`);
+    if (i > 240 || !(await runningPid(stateDir, name)))
+      throw new Error(`${what} did not start on 127.0.0.1:${port}:\n${await logTail(stateDir, name)}`);
     await sleep(250);
   }
 }
 
 async function refuseBusyPort(port: number, flag: string): Promise<void> {
-  if (await isListening('127.0.0.1', port)) throw new Error(`port ${port} is already in use by another program; stop it or choose another port (${flag})`);
+  if (await isListening('127.0.0.1', port))
+    throw new Error(`port ${port} is already in use by another program; stop it or choose another port (${flag})`);
 }
 
 /** Get-or-start of every part, in dependency order; returns once the namespace is usable and the UI answers. */
 export async function startPostgresTopology(
-  stateDir: string, ports: TopologyPorts, onStep: (line: string) => void = () => undefined, opts: { codecEndpoint?: string; dataHome?: string } = {},
+  stateDir: string,
+  ports: TopologyPorts,
+  onStep: (line: string) => void = () => undefined,
+  opts: { codecEndpoint?: string; dataHome?: string } = {},
 ): Promise<void> {
   if (ports.port > maxServicePort) {
-    throw new Error(`port ${ports.port}: the Temporal server's PostgreSQL schema keeps service ports in a smallint; choose a port up to ${maxServicePort} (CAPT_DEV_PORT)`);
+    throw new Error(
+      `port ${ports.port}: the Temporal server's PostgreSQL schema keeps service ports in a smallint; choose a port up to ${maxServicePort} (CAPT_DEV_PORT)`,
+    );
   }
   const tools = topologyToolPaths();
   await mkdir(stateDir, { recursive: true });
   const state = (await readState(stateDir)) ?? (await newState(opts.dataHome ?? postgresDataHome()));
-  const pg: PostgresServer = { bin: tools.postgres, home: state.postgres.home, port: state.postgres.port, user: databaseUser, password: state.postgres.password, stateDir };
+  const pg: PostgresServer = {
+    bin: tools.postgres,
+    home: state.postgres.home,
+    port: state.postgres.port,
+    user: databaseUser,
+    password: state.postgres.password,
+    stateDir,
+  };
   const sql = { port: pg.port, user: pg.user, password: pg.password };
   if (!state.schemaReady) {
     // A set-up that stopped half-way (killed, say) is started over from an empty cluster.
@@ -110,13 +142,14 @@ export async function startPostgresTopology(
     await rm(join(pg.home, 'data'), { recursive: true, force: true });
   }
   await saveState(stateDir, state);
-  if (!(await runningPid(stateDir, postgresProcess))) onStep(`starting PostgreSQL on 127.0.0.1:${pg.port} (data in ${pg.home})`);
+  if (!(await runningPid(stateDir, postgresProcess)))
+    onStep(`starting PostgreSQL on 127.0.0.1:${pg.port} (data in ${pg.home})`);
   await initPostgres(pg);
   await startPostgres(pg);
 
   const serverRunning = !!(await runningPid(stateDir, temporalServerProcess));
   if (!state.schemaReady) {
-    onStep('creating Temporal\'s databases (temporal, temporal_visibility) with the schema tool');
+    onStep("creating Temporal's databases (temporal, temporal_visibility) with the schema tool");
     await createTemporalSchema(tools.temporalSqlTool, sql);
     state.schemaReady = true;
     await saveState(stateDir, state);
@@ -131,10 +164,20 @@ export async function startPostgresTopology(
     const configFile = join(stateDir, 'temporal-server.yaml');
     const dynamicConfigFile = join(stateDir, 'temporal-dynamic-config.yaml');
     await writePrivate(dynamicConfigFile, temporalDynamicConfigYaml());
-    await writePrivate(configFile, temporalServerConfigYaml({
-      ports: { ...state.ports, frontend: { ...state.ports.frontend, grpc: ports.port } }, postgres: sql, dynamicConfigFile,
-    }));
-    await startDetached({ name: temporalServerProcess, command: tools.temporalServer, args: ['--config-file', configFile, '--allow-no-auth', 'start'], stateDir });
+    await writePrivate(
+      configFile,
+      temporalServerConfigYaml({
+        ports: { ...state.ports, frontend: { ...state.ports.frontend, grpc: ports.port } },
+        postgres: sql,
+        dynamicConfigFile,
+      }),
+    );
+    await startDetached({
+      name: temporalServerProcess,
+      command: tools.temporalServer,
+      args: ['--config-file', configFile, '--allow-no-auth', 'start'],
+      stateDir,
+    });
   }
   await waitListening(stateDir, temporalServerProcess, ports.port, 'the Temporal server');
   await registerCaptNamespace(address).catch(async (err: unknown) => {
@@ -148,8 +191,16 @@ export async function startPostgresTopology(
     onStep(`starting the Temporal Web UI on http://127.0.0.1:${ports.uiPort}`);
     const uiDir = join(stateDir, 'temporal-ui');
     await mkdir(uiDir, { recursive: true });
-    await writeFile(join(uiDir, 'ui.yaml'), temporalUiConfigYaml({ port: ports.uiPort, temporalAddress: address, codecEndpoint: opts.codecEndpoint }));
-    await startDetached({ name: temporalUiProcess, command: tools.temporalUiServer, args: ['--root', uiDir, '--config', '.', '--env', 'ui', 'start'], stateDir });
+    await writeFile(
+      join(uiDir, 'ui.yaml'),
+      temporalUiConfigYaml({ port: ports.uiPort, temporalAddress: address, codecEndpoint: opts.codecEndpoint }),
+    );
+    await startDetached({
+      name: temporalUiProcess,
+      command: tools.temporalUiServer,
+      args: ['--root', uiDir, '--config', '.', '--env', 'ui', 'start'],
+      stateDir,
+    });
   }
   await waitListening(stateDir, temporalUiProcess, ports.uiPort, 'the Temporal Web UI');
 }

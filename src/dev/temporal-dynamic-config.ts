@@ -13,4 +13,7 @@ export const captDynamicConfig = {
 
 /** `--dynamic-config-value KEY=JSON` arguments for `temporal server start-dev`. */
 export const devServerDynamicConfigArgs = (): string[] =>
-  Object.entries(captDynamicConfig).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]);
+  Object.entries(captDynamicConfig).flatMap(([key, value]) => [
+    '--dynamic-config-value',
+    `${key}=${JSON.stringify(value)}`,
+  ]);

@@ -17,13 +17,23 @@ export const temporalDatabases = [
 ] as const;
 
 async function sqlTool(tool: string, conn: SqlConnection, database: string, args: string[]): Promise<void> {
-  const env = { ...process.env, SQL_PLUGIN: 'postgres12', SQL_HOST: '127.0.0.1', SQL_PORT: String(conn.port), SQL_USER: conn.user, SQL_PASSWORD: conn.password };
+  const env = {
+    ...process.env,
+    SQL_PLUGIN: 'postgres12',
+    SQL_HOST: '127.0.0.1',
+    SQL_PORT: String(conn.port),
+    SQL_USER: conn.user,
+    SQL_PASSWORD: conn.password,
+  };
   try {
     await run(tool, ['--db', database, ...args], { env });
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; message: string };
     const output = `${e.stdout ?? ''}${e.stderr ?? ''}`.trim().split('\n').slice(-10).join('\n');
-    throw new Error(`Temporal's schema tool failed: ${args.join(' ')} on database ${database}:\n${output || e.message}`, { cause: err });
+    throw new Error(
+      `Temporal's schema tool failed: ${args.join(' ')} on database ${database}:\n${output || e.message}`,
+      { cause: err },
+    );
   }
 }
 
@@ -38,5 +48,6 @@ export async function createTemporalSchema(tool: string, conn: SqlConnection): P
 
 /** The schema steps a newer server brings (none when it is current): run before each server start. */
 export async function updateTemporalSchema(tool: string, conn: SqlConnection): Promise<void> {
-  for (const { database, schema } of temporalDatabases) await sqlTool(tool, conn, database, ['update-schema', '--schema-name', schema]);
+  for (const { database, schema } of temporalDatabases)
+    await sqlTool(tool, conn, database, ['update-schema', '--schema-name', schema]);
 }

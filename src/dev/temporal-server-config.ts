@@ -24,8 +24,15 @@ export const historyShards = 4;
 
 const datastore = (database: string, pg: TemporalServerConfigInput['postgres'], maxConns: number) => ({
   sql: {
-    pluginName: 'postgres12', databaseName: database, connectAddr: `127.0.0.1:${pg.port}`, connectProtocol: 'tcp',
-    user: pg.user, password: pg.password, maxConns, maxIdleConns: maxConns, maxConnLifetime: '1h',
+    pluginName: 'postgres12',
+    databaseName: database,
+    connectAddr: `127.0.0.1:${pg.port}`,
+    connectProtocol: 'tcp',
+    user: pg.user,
+    password: pg.password,
+    maxConns,
+    maxIdleConns: maxConns,
+    maxConnLifetime: '1h',
   },
 });
 
@@ -44,12 +51,26 @@ export function temporalServerConfigYaml(input: TemporalServerConfigInput): stri
       },
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
-    services: Object.fromEntries(temporalServices.map((service) => [service, {
-      rpc: { grpcPort: input.ports[service].grpc, membershipPort: input.ports[service].membership, bindOnLocalHost: true },
-    }])),
+    services: Object.fromEntries(
+      temporalServices.map((service) => [
+        service,
+        {
+          rpc: {
+            grpcPort: input.ports[service].grpc,
+            membershipPort: input.ports[service].membership,
+            bindOnLocalHost: true,
+          },
+        },
+      ]),
+    ),
     clusterMetadata: {
-      enableGlobalNamespace: false, failoverVersionIncrement: 10, masterClusterName: 'active', currentClusterName: 'active',
-      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: frontend } },
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: {
+        active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: frontend },
+      },
     },
     dcRedirectionPolicy: { policy: 'noop' },
     archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
@@ -62,5 +83,7 @@ export function temporalServerConfigYaml(input: TemporalServerConfigInput): stri
 
 /** captDynamicConfig in the file format the server polls: each key a list of constrained values. */
 export function temporalDynamicConfigYaml(): string {
-  return stringify(Object.fromEntries(Object.entries(captDynamicConfig).map(([key, value]) => [key, [{ value, constraints: {} }]])));
+  return stringify(
+    Object.fromEntries(Object.entries(captDynamicConfig).map(([key, value]) => [key, [{ value, constraints: {} }]])),
+  );
 }

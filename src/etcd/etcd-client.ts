@@ -18,7 +18,10 @@ export interface EtcdMember {
 }
 
 export class EtcdError extends Error {
-  constructor(message: string, readonly endpoint: string) {
+  constructor(
+    message: string,
+    readonly endpoint: string,
+  ) {
     super(message);
     this.name = 'EtcdError';
   }
@@ -26,17 +29,26 @@ export class EtcdError extends Error {
 
 function post<T>(endpoint: string, path: string, body: object, tls: EtcdTLS): Promise<T> {
   return new Promise((resolve, reject) => {
-    const req = request(`${endpoint}${path}`, { method: 'POST', ...tls, timeout: 5000, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        if (res.statusCode !== 200) return reject(new EtcdError(`etcd ${path} at ${endpoint}: HTTP ${res.statusCode} ${text.slice(0, 300)}`, endpoint));
-        resolve(JSON.parse(text) as T);
-      });
-    });
+    const req = request(
+      `${endpoint}${path}`,
+      { method: 'POST', ...tls, timeout: 5000, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          if (res.statusCode !== 200)
+            return reject(
+              new EtcdError(`etcd ${path} at ${endpoint}: HTTP ${res.statusCode} ${text.slice(0, 300)}`, endpoint),
+            );
+          resolve(JSON.parse(text) as T);
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new EtcdError(`etcd ${path} at ${endpoint}: no answer within 5 s`, endpoint)));
-    req.on('error', (err) => reject(err instanceof EtcdError ? err : new EtcdError(`etcd ${path} at ${endpoint}: ${err.message}`, endpoint)));
+    req.on('error', (err) =>
+      reject(err instanceof EtcdError ? err : new EtcdError(`etcd ${path} at ${endpoint}: ${err.message}`, endpoint)),
+    );
     req.end(JSON.stringify(body));
   });
 }
@@ -48,7 +60,12 @@ interface RawMember {
   clientURLs?: string[];
 }
 
-const toMember = (m: RawMember): EtcdMember => ({ id: m.ID ?? '0', name: m.name ?? '', peerURLs: m.peerURLs ?? [], clientURLs: m.clientURLs ?? [] });
+const toMember = (m: RawMember): EtcdMember => ({
+  id: m.ID ?? '0',
+  name: m.name ?? '',
+  peerURLs: m.peerURLs ?? [],
+  clientURLs: m.clientURLs ?? [],
+});
 
 export async function listMembers(endpoint: string, tls: EtcdTLS): Promise<EtcdMember[]> {
   const res = await post<{ members?: RawMember[] }>(endpoint, '/v3/cluster/member/list', { linearizable: true }, tls);
@@ -60,10 +77,19 @@ export async function listMembers(endpoint: string, tls: EtcdTLS): Promise<EtcdM
  * the cluster keeps answering until the new member has started and caught up (see promoteMember). An
  * existing member with that URL is returned instead (idempotent).
  */
-export async function addLearner(endpoint: string, peerURL: string, tls: EtcdTLS): Promise<{ member: EtcdMember; members: EtcdMember[] }> {
+export async function addLearner(
+  endpoint: string,
+  peerURL: string,
+  tls: EtcdTLS,
+): Promise<{ member: EtcdMember; members: EtcdMember[] }> {
   const existing = (await listMembers(endpoint, tls)).find((m) => m.peerURLs.includes(peerURL));
   if (existing) return { member: existing, members: await listMembers(endpoint, tls) };
-  const res = await post<{ member: RawMember; members: RawMember[] }>(endpoint, '/v3/cluster/member/add', { peerURLs: [peerURL], isLearner: true }, tls);
+  const res = await post<{ member: RawMember; members: RawMember[] }>(
+    endpoint,
+    '/v3/cluster/member/add',
+    { peerURLs: [peerURL], isLearner: true },
+    tls,
+  );
   return { member: toMember(res.member), members: res.members.map(toMember) };
 }
 
@@ -98,10 +124,19 @@ export interface EtcdEndpointStatus {
 }
 
 export async function endpointStatus(endpoint: string, tls: EtcdTLS): Promise<EtcdEndpointStatus> {
-  const res = await post<{ header?: { member_id?: string }; leader?: string; dbSize?: string; dbSizeInUse?: string; errors?: string[] }>(endpoint, '/v3/maintenance/status', {}, tls);
+  const res = await post<{
+    header?: { member_id?: string };
+    leader?: string;
+    dbSize?: string;
+    dbSizeInUse?: string;
+    errors?: string[];
+  }>(endpoint, '/v3/maintenance/status', {}, tls);
   return {
-    memberId: res.header?.member_id ?? '0', leader: res.leader ?? '0',
-    dbSizeBytes: Number(res.dbSize ?? 0), dbSizeInUseBytes: Number(res.dbSizeInUse ?? 0), errors: res.errors ?? [],
+    memberId: res.header?.member_id ?? '0',
+    leader: res.leader ?? '0',
+    dbSizeBytes: Number(res.dbSize ?? 0),
+    dbSizeInUseBytes: Number(res.dbSizeInUse ?? 0),
+    errors: res.errors ?? [],
   };
 }
 

@@ -1,9 +1,26 @@
 import { request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import {
-  ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, createConfiguration, KubeConfig, ListWatch, PatchStrategy,
-  ResponseContext, ServerConfiguration, setHeaderOptions, Watch, wrapHttpLibrary,
-  type CoreV1Event, type RequestContext, type V1ConfigMap, type V1Namespace, type V1Node, type V1Pod, type V1Secret,
+  ApiException,
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  createConfiguration,
+  KubeConfig,
+  ListWatch,
+  PatchStrategy,
+  ResponseContext,
+  ServerConfiguration,
+  setHeaderOptions,
+  Watch,
+  wrapHttpLibrary,
+  type CoreV1Event,
+  type RequestContext,
+  type V1ConfigMap,
+  type V1Namespace,
+  type V1Node,
+  type V1Pod,
+  type V1Secret,
 } from '@kubernetes/client-node';
 
 /**
@@ -31,15 +48,29 @@ const nodeHttp = wrapHttpLibrary({
   send(context) {
     return new Promise((resolve, reject) => {
       const url = new URL(context.getUrl());
-      const options = { method: context.getHttpMethod().toString(), headers: context.getHeaders(), agent: context.getAgent(), signal: context.getSignal() };
+      const options = {
+        method: context.getHttpMethod().toString(),
+        headers: context.getHeaders(),
+        agent: context.getAgent(),
+        signal: context.getSignal(),
+      };
       const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', reject);
         res.on('end', () => {
           const data = Buffer.concat(chunks);
-          const headers = Object.fromEntries(Object.entries(res.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v]])));
-          resolve(new ResponseContext(res.statusCode ?? 0, headers, { text: async () => data.toString('utf8'), binary: async () => data }));
+          const headers = Object.fromEntries(
+            Object.entries(res.headers).flatMap(([k, v]) =>
+              v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v]],
+            ),
+          );
+          resolve(
+            new ResponseContext(res.statusCode ?? 0, headers, {
+              text: async () => data.toString('utf8'),
+              binary: async () => data,
+            }),
+          );
         });
       });
       req.on('error', reject);
@@ -104,7 +135,11 @@ export class KubeClient {
     const kc = new KeepAliveKubeConfig();
     kc.loadFromString(kubeconfig);
     this.kc = kc;
-    const configuration = createConfiguration({ baseServer: new ServerConfiguration(kc.getCurrentCluster()!.server, {}), authMethods: { default: kc }, httpApi: nodeHttp });
+    const configuration = createConfiguration({
+      baseServer: new ServerConfiguration(kc.getCurrentCluster()!.server, {}),
+      authMethods: { default: kc },
+      httpApi: nodeHttp,
+    });
     this.core = new CoreV1Api(configuration);
     this.coordination = new CoordinationV1Api(configuration);
     this.apps = new AppsV1Api(configuration);
@@ -133,11 +168,21 @@ export class KubeClient {
    * Evicts through the Eviction API (policy/v1), honouring disruption budgets. Resolves 'evicted' (or
    * 'gone'), or 'blocked' with the apiserver's explanation when a budget says no (HTTP 429).
    */
-  async evict(namespace: string, name: string, gracePeriodSeconds?: number): Promise<{ outcome: 'evicted' | 'gone' } | { outcome: 'blocked'; message: string }> {
+  async evict(
+    namespace: string,
+    name: string,
+    gracePeriodSeconds?: number,
+  ): Promise<{ outcome: 'evicted' | 'gone' } | { outcome: 'blocked'; message: string }> {
     try {
       await this.core.createNamespacedPodEviction({
-        namespace, name,
-        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { namespace, name }, ...(gracePeriodSeconds !== undefined ? { deleteOptions: { gracePeriodSeconds } } : {}) },
+        namespace,
+        name,
+        body: {
+          apiVersion: 'policy/v1',
+          kind: 'Eviction',
+          metadata: { namespace, name },
+          ...(gracePeriodSeconds !== undefined ? { deleteOptions: { gracePeriodSeconds } } : {}),
+        },
       });
       return { outcome: 'evicted' };
     } catch (err) {
@@ -145,7 +190,10 @@ export class KubeClient {
       if (err instanceof ApiException && err.code === 429) {
         const status = parseStatus(err);
         const causes = (status.details?.causes ?? []).map((c) => c.message).filter(Boolean);
-        return { outcome: 'blocked', message: [status.message, ...causes].filter(Boolean).join(' ') || 'eviction refused (HTTP 429)' };
+        return {
+          outcome: 'blocked',
+          message: [status.message, ...causes].filter(Boolean).join(' ') || 'eviction refused (HTTP 429)',
+        };
       }
       translate(err, `evicting pod ${namespace}/${name}`);
     }
@@ -155,7 +203,9 @@ export class KubeClient {
   async controlPlaneAddresses(): Promise<string[]> {
     try {
       const nodes = await this.core.listNode({ labelSelector: 'node-role.kubernetes.io/control-plane' });
-      return nodes.items.flatMap((n) => (n.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address));
+      return nodes.items.flatMap((n) =>
+        (n.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address),
+      );
     } catch (err) {
       translate(err, 'listing control-plane nodes');
     }
@@ -183,7 +233,11 @@ export class KubeClient {
    * apiserver sends each change once instead of every Node on every poll. The watch stops on an error;
    * start() resumes it (from the last resourceVersion, or a fresh list when that has expired).
    */
-  watchNodes(on: { change: (node: V1Node) => void; deleted: (node: V1Node) => void; error: (err: unknown) => void }): ListWatch<V1Node> {
+  watchNodes(on: {
+    change: (node: V1Node) => void;
+    deleted: (node: V1Node) => void;
+    error: (err: unknown) => void;
+  }): ListWatch<V1Node> {
     const watch = new ListWatch<V1Node>('/api/v1/nodes', new Watch(this.kc), () => this.core.listNode(), false);
     watch.on('add', on.change);
     watch.on('update', on.change);
@@ -241,10 +295,14 @@ export class KubeClient {
       try {
         await this.coordination.createNamespacedLease({
           namespace,
-          body: { metadata: { name: nodeName }, spec: { holderIdentity: holder, leaseDurationSeconds: durationSeconds, renewTime: now } },
+          body: {
+            metadata: { name: nodeName },
+            spec: { holderIdentity: holder, leaseDurationSeconds: durationSeconds, renewTime: now },
+          },
         });
       } catch (createErr) {
-        if (!(createErr instanceof ApiException && createErr.code === 409)) translate(createErr, `creating lease of node ${nodeName}`);
+        if (!(createErr instanceof ApiException && createErr.code === 409))
+          translate(createErr, `creating lease of node ${nodeName}`);
       }
     }
   }
@@ -270,7 +328,8 @@ export class KubeClient {
     try {
       await this.core.patchNamespacedPodStatus({ namespace, name, body: patch }, mergePatch);
     } catch (err) {
-      if (!(err instanceof ApiException && err.code === 404)) translate(err, `updating status of pod ${namespace}/${name}`);
+      if (!(err instanceof ApiException && err.code === 404))
+        translate(err, `updating status of pod ${namespace}/${name}`);
     }
   }
 
@@ -280,7 +339,8 @@ export class KubeClient {
       // A body's DeleteOptions replace the query's, so the grace period must be in the body.
       await this.core.deleteNamespacedPod({ namespace, name, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
     } catch (err) {
-      if (!(err instanceof ApiException && (err.code === 404 || err.code === 409))) translate(err, `deleting pod ${namespace}/${name}`);
+      if (!(err instanceof ApiException && (err.code === 404 || err.code === 409)))
+        translate(err, `deleting pod ${namespace}/${name}`);
     }
   }
 
@@ -289,7 +349,8 @@ export class KubeClient {
     try {
       await this.core.createNamespacedSecret({ namespace: secret.metadata!.namespace!, body: secret });
     } catch (err) {
-      if (!(err instanceof ApiException && err.code === 409)) translate(err, `creating secret ${secret.metadata?.namespace}/${secret.metadata?.name}`);
+      if (!(err instanceof ApiException && err.code === 409))
+        translate(err, `creating secret ${secret.metadata?.namespace}/${secret.metadata?.name}`);
     }
   }
 
@@ -297,7 +358,8 @@ export class KubeClient {
     try {
       await this.core.createNamespacedConfigMap({ namespace: configMap.metadata!.namespace!, body: configMap });
     } catch (err) {
-      if (!(err instanceof ApiException && err.code === 409)) translate(err, `creating configmap ${configMap.metadata?.namespace}/${configMap.metadata?.name}`);
+      if (!(err instanceof ApiException && err.code === 409))
+        translate(err, `creating configmap ${configMap.metadata?.namespace}/${configMap.metadata?.name}`);
     }
   }
 

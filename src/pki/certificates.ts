@@ -25,7 +25,9 @@ export interface CertificateRequest {
 
 function newPrivateKey(): string {
   // P-256 keys are accepted by every Kubernetes component and are fast to make, which matters at 200 machines.
-  return generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  return generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
 }
 
 /** An RSA key pair for signing service-account tokens (sa.key / sa.pub in kubeadm's layout). */
@@ -58,9 +60,21 @@ export async function createCertificateAuthority(commonName: string): Promise<Ke
     const key = newPrivateKey();
     await writeFile(join(dir, 'ca.key'), key, { mode: 0o600 });
     await run('openssl', [
-      'req', '-x509', '-new', '-key', join(dir, 'ca.key'), '-subj', subject(commonName), '-days', '3650',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
-      '-out', join(dir, 'ca.crt'),
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      join(dir, 'ca.key'),
+      '-subj',
+      subject(commonName),
+      '-days',
+      '3650',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+      '-out',
+      join(dir, 'ca.crt'),
     ]);
     return { cert: await readFile(join(dir, 'ca.crt'), 'utf8'), key };
   });
@@ -69,7 +83,10 @@ export async function createCertificateAuthority(commonName: string): Promise<Ke
 /** A leaf certificate and a new private key for it, signed by `ca`. */
 export async function issueCertificate(ca: KeyPair, request: CertificateRequest): Promise<KeyPair> {
   const key = newPrivateKey();
-  return { cert: await certifyPublicKey(ca, createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString(), request), key };
+  return {
+    cert: await certifyPublicKey(ca, createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString(), request),
+    key,
+  };
 }
 
 /**
@@ -78,8 +95,13 @@ export async function issueCertificate(ca: KeyPair, request: CertificateRequest)
  */
 export async function certifyPublicKey(ca: KeyPair, publicKey: string, request: CertificateRequest): Promise<string> {
   return withScratch(async (dir) => {
-    const usages = { server: 'serverAuth', client: 'clientAuth', 'server+client': 'serverAuth,clientAuth' }[request.usage];
-    const sans = [...(request.dnsNames ?? []).map((d) => `DNS:${d}`), ...(request.ipAddresses ?? []).map((ip) => `IP:${ip}`)];
+    const usages = { server: 'serverAuth', client: 'clientAuth', 'server+client': 'serverAuth,clientAuth' }[
+      request.usage
+    ];
+    const sans = [
+      ...(request.dnsNames ?? []).map((d) => `DNS:${d}`),
+      ...(request.ipAddresses ?? []).map((ip) => `IP:${ip}`),
+    ];
     const extensions = [
       'basicConstraints=critical,CA:FALSE',
       'keyUsage=critical,digitalSignature,keyEncipherment',
@@ -93,9 +115,24 @@ export async function certifyPublicKey(ca: KeyPair, publicKey: string, request: 
       writeFile(join(dir, 'ext.cnf'), extensions.join('\n') + '\n'),
     ]);
     await run('openssl', [
-      'x509', '-new', '-force_pubkey', join(dir, 'leaf.pub'), '-subj', subject(request.commonName, request.organizations),
-      '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'), '-set_serial', `0x${randomBytes(16).toString('hex')}`,
-      '-days', String(request.days ?? 365), '-extfile', join(dir, 'ext.cnf'), '-out', join(dir, 'leaf.crt'),
+      'x509',
+      '-new',
+      '-force_pubkey',
+      join(dir, 'leaf.pub'),
+      '-subj',
+      subject(request.commonName, request.organizations),
+      '-CA',
+      join(dir, 'ca.crt'),
+      '-CAkey',
+      join(dir, 'ca.key'),
+      '-set_serial',
+      `0x${randomBytes(16).toString('hex')}`,
+      '-days',
+      String(request.days ?? 365),
+      '-extfile',
+      join(dir, 'ext.cnf'),
+      '-out',
+      join(dir, 'leaf.crt'),
     ]);
     return readFile(join(dir, 'leaf.crt'), 'utf8');
   });
@@ -103,5 +140,7 @@ export async function certifyPublicKey(ca: KeyPair, publicKey: string, request: 
 
 /** kubeadm's pin of a CA (discovery caCertHashes): `sha256:` and the hex SHA-256 of its SubjectPublicKeyInfo. */
 export function caCertHash(caPem: string): string {
-  return `sha256:${createHash('sha256').update(new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' })).digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex')}`;
 }

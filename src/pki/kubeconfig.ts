@@ -2,14 +2,27 @@ import { parse, stringify } from 'yaml';
 import type { KeyPair } from './certificates';
 
 /** A kubeconfig with embedded credentials, in the shape kubeadm writes and every kubectl accepts. */
-export function kubeconfig(opts: { clusterName: string; server: string; caCert: string; user: string; credentials: KeyPair }): string {
+export function kubeconfig(opts: {
+  clusterName: string;
+  server: string;
+  caCert: string;
+  user: string;
+  credentials: KeyPair;
+}): string {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
   const context = `${opts.user}@${opts.clusterName}`;
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: opts.clusterName, cluster: { server: opts.server, 'certificate-authority-data': b64(opts.caCert) } }],
-    users: [{ name: opts.user, user: { 'client-certificate-data': b64(opts.credentials.cert), 'client-key-data': b64(opts.credentials.key) } }],
+    clusters: [
+      { name: opts.clusterName, cluster: { server: opts.server, 'certificate-authority-data': b64(opts.caCert) } },
+    ],
+    users: [
+      {
+        name: opts.user,
+        user: { 'client-certificate-data': b64(opts.credentials.cert), 'client-key-data': b64(opts.credentials.key) },
+      },
+    ],
     contexts: [{ name: context, context: { cluster: opts.clusterName, user: opts.user } }],
     'current-context': context,
     preferences: {},

@@ -23,22 +23,38 @@ export async function generateClusterSecrets(): Promise<ClusterSecrets> {
 /** The admin kubeconfig of a cluster whose control-plane endpoint is `endpoint` (host:port). */
 export function adminKubeconfig(cluster: string, endpoint: string, credentials: AdminClientCredentials): string {
   const { caCert, cert, key } = credentials;
-  return kubeconfig({ clusterName: cluster, server: `https://${endpoint}`, caCert, user: `${cluster}-admin`, credentials: { cert, key } });
+  return kubeconfig({
+    clusterName: cluster,
+    server: `https://${endpoint}`,
+    caCert,
+    user: `${cluster}-admin`,
+    credentials: { cert, key },
+  });
 }
 
 /**
  * Asks the cluster workflow for its secrets. A cluster workflow that is missing, cannot answer now or has
  * no secrets yet is a retryable ClusterSecretsUnavailable: nothing here ever creates secrets.
  */
-export async function queryClusterSecrets(client: Client, namespace: string, cluster: string): Promise<ClusterSecretsAnswer> {
+export async function queryClusterSecrets(
+  client: Client,
+  namespace: string,
+  cluster: string,
+): Promise<ClusterSecretsAnswer> {
   const id = clusterWorkflowId(namespace, cluster);
   let answer: ClusterSecretsAnswer | undefined;
   try {
     answer = await client.workflow.getHandle(id).query(clusterSecretsQuery);
   } catch (err) {
     const why = err instanceof WorkflowNotFoundError ? 'does not exist' : `did not answer (${(err as Error).message})`;
-    throw clusterSecretsUnavailable(`cluster ${namespace}/${cluster}'s secrets are unreadable: its workflow ${id} ${why}`, err as Error);
+    throw clusterSecretsUnavailable(
+      `cluster ${namespace}/${cluster}'s secrets are unreadable: its workflow ${id} ${why}`,
+      err as Error,
+    );
   }
-  if (!answer) throw clusterSecretsUnavailable(`cluster ${namespace}/${cluster} has no secrets yet: its workflow ${id} has not created them`);
+  if (!answer)
+    throw clusterSecretsUnavailable(
+      `cluster ${namespace}/${cluster} has no secrets yet: its workflow ${id} has not created them`,
+    );
   return answer;
 }

@@ -2,7 +2,12 @@ import type { ClusterModel } from '../api/model';
 import { cidrsOverlap, parseClusterCidr } from '../contract/ipv4-cidr';
 import { providerFailureDomains } from '../contract/provider-offers';
 import { newerMinor, versionChangeProblems } from './kubernetes-version';
-import { controlPlaneProblems, controlPlaneSubject, machineDeploymentProblems, machineDeploymentSubject } from './owner-rules';
+import {
+  controlPlaneProblems,
+  controlPlaneSubject,
+  machineDeploymentProblems,
+  machineDeploymentSubject,
+} from './owner-rules';
 import { healthCheckProblems } from './health-check-rules';
 import { standaloneMachineChangeProblems, standaloneMachineProblems } from './machine-rules';
 import { problem, type SpecProblem, type SpecSubject } from './spec-problem';
@@ -12,7 +17,11 @@ import { problem, type SpecProblem, type SpecSubject } from './spec-problem';
  * cluster workflow's update validator checks an apply to a running one with `clusterChangeProblems`.
  */
 
-const clusterSubject = (model: ClusterModel): SpecSubject => ({ kind: 'Cluster', namespace: model.namespace, name: model.name });
+const clusterSubject = (model: ClusterModel): SpecSubject => ({
+  kind: 'Cluster',
+  namespace: model.namespace,
+  name: model.name,
+});
 
 /** MachineDeployments of one cluster: each is a workflow and a record in the cluster's state, which stays small. */
 export const maxMachineDeployments = 100;
@@ -23,20 +32,52 @@ const labelValueLength = 63;
 
 function sizeProblems(model: ClusterModel): SpecProblem[] {
   const out: SpecProblem[] = [];
-  const named = [[clusterSubject(model), model.name], [controlPlaneSubject(model.namespace, model.controlPlane.name), model.controlPlane.name],
-    ...model.machineDeployments.map((md) => [machineDeploymentSubject(model.namespace, md.name), md.name] as const)] as const;
+  const named = [
+    [clusterSubject(model), model.name],
+    [controlPlaneSubject(model.namespace, model.controlPlane.name), model.controlPlane.name],
+    ...model.machineDeployments.map((md) => [machineDeploymentSubject(model.namespace, md.name), md.name] as const),
+  ] as const;
   for (const [subject, name] of named) {
-    if (name.length > labelValueLength) out.push(problem(subject, 'metadata.name', `the name is ${name.length} characters; its machines carry it as a label value, which Kubernetes limits to ${labelValueLength}`, `use a name of at most ${labelValueLength} characters`));
+    if (name.length > labelValueLength)
+      out.push(
+        problem(
+          subject,
+          'metadata.name',
+          `the name is ${name.length} characters; its machines carry it as a label value, which Kubernetes limits to ${labelValueLength}`,
+          `use a name of at most ${labelValueLength} characters`,
+        ),
+      );
   }
   if (model.machineDeployments.length > maxMachineDeployments) {
-    out.push(problem(clusterSubject(model), 'spec', `${model.machineDeployments.length} MachineDeployments, more than the ${maxMachineDeployments} one cluster takes`, 'use fewer, larger MachineDeployments, or more clusters'));
+    out.push(
+      problem(
+        clusterSubject(model),
+        'spec',
+        `${model.machineDeployments.length} MachineDeployments, more than the ${maxMachineDeployments} one cluster takes`,
+        'use fewer, larger MachineDeployments, or more clusters',
+      ),
+    );
   }
   const [services, pods] = [parseClusterCidr(model.serviceSubnet), parseClusterCidr(model.podSubnet)];
   if (typeof services !== 'string' && typeof pods !== 'string' && cidrsOverlap(services, pods)) {
-    out.push(problem(clusterSubject(model), networkFields.podSubnet, `the pod network ${model.podSubnet} overlaps the service network ${model.serviceSubnet}`, 'give pods and Services disjoint ranges, e.g. 10.244.0.0/16 and 10.96.0.0/12'));
+    out.push(
+      problem(
+        clusterSubject(model),
+        networkFields.podSubnet,
+        `the pod network ${model.podSubnet} overlaps the service network ${model.serviceSubnet}`,
+        'give pods and Services disjoint ranges, e.g. 10.244.0.0/16 and 10.96.0.0/12',
+      ),
+    );
   }
   if ((model.machines?.length ?? 0) > maxStandaloneMachines) {
-    out.push(problem(clusterSubject(model), 'spec', `${model.machines!.length} Machines of its own, more than the ${maxStandaloneMachines} one cluster takes`, 'put workers in a MachineDeployment'));
+    out.push(
+      problem(
+        clusterSubject(model),
+        'spec',
+        `${model.machines!.length} Machines of its own, more than the ${maxStandaloneMachines} one cluster takes`,
+        'put workers in a MachineDeployment',
+      ),
+    );
   }
   return out;
 }
@@ -46,19 +87,35 @@ export function clusterProblems(model: ClusterModel): SpecProblem[] {
   const { namespace, provider, controlPlane } = model;
   const out = [...sizeProblems(model), ...controlPlaneProblems(namespace, controlPlane)];
   for (const m of model.machines ?? []) out.push(...standaloneMachineProblems(namespace, m.name, m.template));
-  for (const check of [controlPlane.healthCheck, ...model.machineDeployments.map((md) => md.healthCheck)]) if (check) out.push(...healthCheckProblems(namespace, check));
+  for (const check of [controlPlane.healthCheck, ...model.machineDeployments.map((md) => md.healthCheck)])
+    if (check) out.push(...healthCheckProblems(namespace, check));
   const domains = providerFailureDomains[provider] ?? [];
   for (const md of model.machineDeployments) {
     const subject = machineDeploymentSubject(namespace, md.name);
     out.push(...machineDeploymentProblems(namespace, md));
     const { failureDomain, version } = md.template;
     if (failureDomain !== undefined && !domains.includes(failureDomain)) {
-      out.push(problem(subject, 'spec.template.spec.failureDomain', `failure domain ${failureDomain} is not offered by provider ${provider}`,
-        domains.length ? `use one of ${domains.join(', ')}` : `provider ${provider} has no failure domains; remove the field`));
+      out.push(
+        problem(
+          subject,
+          'spec.template.spec.failureDomain',
+          `failure domain ${failureDomain} is not offered by provider ${provider}`,
+          domains.length
+            ? `use one of ${domains.join(', ')}`
+            : `provider ${provider} has no failure domains; remove the field`,
+        ),
+      );
     }
     if (newerMinor(version, controlPlane.version)) {
-      out.push(problem(subject, 'spec.template.spec.version', `workers at ${version} would be newer than the control plane at ${controlPlane.version}`,
-        'upgrade the control plane first; kubelets may not be newer than the apiserver', 'UnsupportedVersion'));
+      out.push(
+        problem(
+          subject,
+          'spec.template.spec.version',
+          `workers at ${version} would be newer than the control plane at ${controlPlane.version}`,
+          'upgrade the control plane first; kubelets may not be newer than the apiserver',
+          'UnsupportedVersion',
+        ),
+      );
     }
   }
   return out;
@@ -74,24 +131,54 @@ const networkFields = {
  * What an apply may not do to a running cluster, then every rule of the new state. `runningVersion` is the
  * control plane's version now (an undo may have moved it off the last applied one).
  */
-export function clusterChangeProblems(current: ClusterModel, next: ClusterModel, runningVersion = current.controlPlane.version): SpecProblem[] {
+export function clusterChangeProblems(
+  current: ClusterModel,
+  next: ClusterModel,
+  runningVersion = current.controlPlane.version,
+): SpecProblem[] {
   const cluster = clusterSubject(current);
   const out: SpecProblem[] = [];
   if (next.provider !== current.provider) {
-    out.push(problem(cluster, 'spec.infrastructureRef.kind', `the provider cannot change (${current.provider} -> ${next.provider})`, 'create a new cluster on the other provider'));
+    out.push(
+      problem(
+        cluster,
+        'spec.infrastructureRef.kind',
+        `the provider cannot change (${current.provider} -> ${next.provider})`,
+        'create a new cluster on the other provider',
+      ),
+    );
   }
   if (next.controlPlane.name !== current.controlPlane.name) {
-    out.push(problem(cluster, 'spec.controlPlaneRef.name', `the control plane cannot be replaced (${current.controlPlane.name} -> ${next.controlPlane.name})`,
-      `keep ${current.controlPlane.name} and change its spec instead`));
+    out.push(
+      problem(
+        cluster,
+        'spec.controlPlaneRef.name',
+        `the control plane cannot be replaced (${current.controlPlane.name} -> ${next.controlPlane.name})`,
+        `keep ${current.controlPlane.name} and change its spec instead`,
+      ),
+    );
   }
   // kubeadm fixes the cluster's networks at init: a change would reach new machines only, splitting the cluster.
   for (const [field, path] of Object.entries(networkFields) as [keyof typeof networkFields, string][]) {
     if (current[field] !== undefined && next[field] !== current[field]) {
-      out.push(problem(cluster, path, `clusterNetwork cannot change on a running cluster (${field} ${current[field]} -> ${next[field]})`,
-        `keep ${current[field]}, or create a new cluster for another network`));
+      out.push(
+        problem(
+          cluster,
+          path,
+          `clusterNetwork cannot change on a running cluster (${field} ${current[field]} -> ${next[field]})`,
+          `keep ${current[field]}, or create a new cluster for another network`,
+        ),
+      );
     }
   }
-  out.push(...versionChangeProblems(controlPlaneSubject(next.namespace, next.controlPlane.name), 'spec.version', runningVersion, next.controlPlane.version));
+  out.push(
+    ...versionChangeProblems(
+      controlPlaneSubject(next.namespace, next.controlPlane.name),
+      'spec.version',
+      runningVersion,
+      next.controlPlane.version,
+    ),
+  );
   for (const m of next.machines ?? []) {
     const was = current.machines?.find((c) => c.name === m.name);
     if (was) out.push(...standaloneMachineChangeProblems(next.namespace, m.name, was.template, m.template));

@@ -12,16 +12,38 @@ export function healthCheckProblems(namespace: string, check: HealthCheckSpec): 
   const out: SpecProblem[] = [];
   check.unhealthyNodeConditions.forEach((c, i) => {
     if (!keptNodeCondition(c)) {
-      out.push(problem(subject, `spec.checks.unhealthyNodeConditions[${i}].status`, `${c.type}=${c.status} is the healthy state of that condition, so every healthy Node would be remediated`,
-        c.type === 'Ready' ? 'check Ready with status Unknown or False' : `check ${c.type} with status True (or Unknown)`));
+      out.push(
+        problem(
+          subject,
+          `spec.checks.unhealthyNodeConditions[${i}].status`,
+          `${c.type}=${c.status} is the healthy state of that condition, so every healthy Node would be remediated`,
+          c.type === 'Ready'
+            ? 'check Ready with status Unknown or False'
+            : `check ${c.type} with status True (or Unknown)`,
+        ),
+      );
     }
   });
   const range = check.unhealthyRange;
   if (range && range.min > range.max) {
-    out.push(problem(subject, 'spec.remediation.triggerIf.unhealthyInRange', `[${range.min}-${range.max}] is empty: its lower bound is above its upper bound`, 'write the range as [min-max]'));
+    out.push(
+      problem(
+        subject,
+        'spec.remediation.triggerIf.unhealthyInRange',
+        `[${range.min}-${range.max}] is empty: its lower bound is above its upper bound`,
+        'write the range as [min-max]',
+      ),
+    );
   }
   if (range && check.maxUnhealthy !== undefined) {
-    out.push(problem(subject, 'spec.remediation.triggerIf', 'unhealthyLessThanOrEqualTo and unhealthyInRange are both set', 'set one of them'));
+    out.push(
+      problem(
+        subject,
+        'spec.remediation.triggerIf',
+        'unhealthyLessThanOrEqualTo and unhealthyInRange are both set',
+        'set one of them',
+      ),
+    );
   }
   return out;
 }

@@ -16,11 +16,17 @@ export interface SpecProblem {
 /** The object a rule speaks of; its rules add the field, what is wrong and the fix. */
 export type SpecSubject = Pick<SpecProblem, 'kind' | 'namespace' | 'name'>;
 
-export const problem = (subject: SpecSubject, path: string, message: string, hint: string, type: SpecProblem['type'] = 'InvalidSpec'): SpecProblem =>
-  ({ ...subject, path, message, hint, type });
+export const problem = (
+  subject: SpecSubject,
+  path: string,
+  message: string,
+  hint: string,
+  type: SpecProblem['type'] = 'InvalidSpec',
+): SpecProblem => ({ ...subject, path, message, hint, type });
 
 /** A problem as one line for a refused update: `KubeadmControlPlane default/cp at spec.replicas: ...; fix: ...`. */
-export const formatSpecProblem = (p: SpecProblem) => `${p.kind} ${p.namespace}/${p.name} at ${p.path}: ${p.message}; ${p.hint}`;
+export const formatSpecProblem = (p: SpecProblem) =>
+  `${p.kind} ${p.namespace}/${p.name} at ${p.path}: ${p.message}; ${p.hint}`;
 
 /** A refusal's text, one problem a line: the same whether a workflow's validator or the client's dry run refuses. */
 export const formatSpecProblems = (problems: SpecProblem[]) => problems.map(formatSpecProblem).join('\n');

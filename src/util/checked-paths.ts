@@ -6,7 +6,8 @@ export const dnsNamePattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-
 export const dnsNameMaxLength = 253;
 export const dnsNameRule = 'must be a lowercase DNS name (a-z, 0-9, "-" and ".")';
 
-export const isDnsName = (name: string) => typeof name === 'string' && name.length <= dnsNameMaxLength && dnsNamePattern.test(name);
+export const isDnsName = (name: string) =>
+  typeof name === 'string' && name.length <= dnsNameMaxLength && dnsNamePattern.test(name);
 
 /**
  * `name` as given, when it is a DNS name; otherwise a non-retryable InvalidSpec failure. Checked where a name
@@ -14,7 +15,9 @@ export const isDnsName = (name: string) => typeof name === 'string' && name.leng
  */
 export function checkedName(what: string, name: string): string {
   if (!isDnsName(name)) {
-    throw invalidSpec(`${what} ${JSON.stringify(String(name).slice(0, 80))} ${dnsNameRule}, at most ${dnsNameMaxLength} characters`);
+    throw invalidSpec(
+      `${what} ${JSON.stringify(String(name).slice(0, 80))} ${dnsNameRule}, at most ${dnsNameMaxLength} characters`,
+    );
   }
   return name;
 }

@@ -15,7 +15,11 @@ export async function pollWithHeartbeat<T>(
     if (value !== undefined) return value;
     ctx.heartbeat(opts.progress());
     if (opts.deadline !== undefined && Date.now() >= opts.deadline) return undefined;
-    await ctx.sleep(opts.deadline !== undefined ? Math.max(0, Math.min(opts.intervalMs, opts.deadline - Date.now())) : opts.intervalMs);
+    await ctx.sleep(
+      opts.deadline !== undefined
+        ? Math.max(0, Math.min(opts.intervalMs, opts.deadline - Date.now()))
+        : opts.intervalMs,
+    );
   }
 }
 

@@ -13,7 +13,12 @@ export function httpsGet(url: string, tls: ClientTLS, timeoutMs = 2000): Promise
   return getOnce(url, tls, timeoutMs, false);
 }
 
-function getOnce(url: string, tls: ClientTLS, timeoutMs: number, retried: boolean): Promise<{ status: number; body: string }> {
+function getOnce(
+  url: string,
+  tls: ClientTLS,
+  timeoutMs: number,
+  retried: boolean,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const options = 'insecure' in tls ? { rejectUnauthorized: false } : tls;
     const req = request(url, { ...options, timeout: timeoutMs, ...(retried ? { agent: false } : {}) }, (res) => {
@@ -24,7 +29,8 @@ function getOnce(url: string, tls: ClientTLS, timeoutMs: number, retried: boolea
     });
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url} within ${timeoutMs} ms`)));
     req.on('error', (err: NodeJS.ErrnoException) => {
-      if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) getOnce(url, tls, timeoutMs, true).then(resolve, reject);
+      if (req.reusedSocket && err.code === 'ECONNRESET' && !retried)
+        getOnce(url, tls, timeoutMs, true).then(resolve, reject);
       else reject(err);
     });
     req.end();
@@ -35,7 +41,12 @@ function getOnce(url: string, tls: ClientTLS, timeoutMs: number, retried: boolea
  * Polls `url` until it answers 200 or `timeoutMs` passes; `onWait` hears each failed probe so callers can
  * heartbeat. Rejects with the last answer, which usually names the failing check.
  */
-export async function waitForOk(url: string, tls: ClientTLS, timeoutMs: number, onWait?: (last: string) => void): Promise<void> {
+export async function waitForOk(
+  url: string,
+  tls: ClientTLS,
+  timeoutMs: number,
+  onWait?: (last: string) => void,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer yet';
   while (Date.now() < deadline) {

@@ -12,8 +12,17 @@ process.on('message', (request: LaunchRequest) => {
   let log: number | undefined;
   try {
     // Never through a symlink: whoever may write the log's folder must not point the log at another file.
-    log = openSync(request.log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
-    const child = spawn(request.command, request.args, { cwd: request.cwd, env: request.env, detached: true, stdio: ['ignore', log, log] });
+    log = openSync(
+      request.log,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+      0o600,
+    );
+    const child = spawn(request.command, request.args, {
+      cwd: request.cwd,
+      env: request.env,
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
     child.once('spawn', () => reply({ id: request.id, pid: child.pid! }));
     child.once('error', (err) => reply({ id: request.id, error: err.message }));
     child.once('exit', (code) => reply({ id: request.id, exitCode: code }));

@@ -16,7 +16,8 @@ export interface LaunchRequest {
   log: string;
 }
 
-export type LaunchReply = { id: number; pid: number } | { id: number; error: string } | { id: number; exitCode: number | null };
+export type LaunchReply =
+  { id: number; pid: number } | { id: number; error: string } | { id: number; exitCode: number | null };
 
 interface Pending {
   started: (pid: number) => void;
@@ -43,7 +44,10 @@ function holdParent(hold: boolean): void {
 function launcher(): ChildProcess {
   if (helper?.connected) return helper;
   // Its parent's pid on its command line says, in ps, whom a launcher serves.
-  const child = fork(join(__dirname, 'process-launcher-main.js'), [String(process.pid)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+  const child = fork(join(__dirname, 'process-launcher-main.js'), [String(process.pid)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: [],
+  });
   child.on('message', (message: LaunchReply) => {
     const waiter = pending.get(message.id);
     if (!waiter) return;
@@ -65,7 +69,9 @@ function launcher(): ChildProcess {
  * Starts `command` detached. Resolves with its pid once it runs; `exited` settles with its exit status
  * if it ends while the caller still listens (until `done()`).
  */
-export function launch(spec: Omit<LaunchRequest, 'id'>): Promise<{ pid: number; exited: Promise<number | null>; done: () => void }> {
+export function launch(
+  spec: Omit<LaunchRequest, 'id'>,
+): Promise<{ pid: number; exited: Promise<number | null>; done: () => void }> {
   const id = nextId++;
   const child = launcher();
   return new Promise((resolve, reject) => {

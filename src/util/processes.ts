@@ -67,18 +67,42 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
   if (existing) return existing;
   await mkdir(spec.stateDir, { recursive: true });
   const restartLoop = spec.restartAfterSeconds !== undefined;
-  const [command, args] = restartLoop ? ['/bin/sh', ['-c', restartLoopScript(spec.restartAfterSeconds!), spec.name, holdPath(spec.stateDir, spec.name), spec.command, ...spec.args]]
+  const [command, args] = restartLoop
+    ? [
+        '/bin/sh',
+        [
+          '-c',
+          restartLoopScript(spec.restartAfterSeconds!),
+          spec.name,
+          holdPath(spec.stateDir, spec.name),
+          spec.command,
+          ...spec.args,
+        ],
+      ]
     : [spec.command, spec.args];
-  const started = await launch({ command, args, cwd: spec.cwd ?? spec.stateDir, env: spec.inheritEnv === false ? { ...spec.env } : { ...process.env, ...spec.env }, log: join(spec.stateDir, `${spec.name}.log`) });
+  const started = await launch({
+    command,
+    args,
+    cwd: spec.cwd ?? spec.stateDir,
+    env: spec.inheritEnv === false ? { ...spec.env } : { ...process.env, ...spec.env },
+    log: join(spec.stateDir, `${spec.name}.log`),
+  });
   try {
     const startTime = await liveStartTime(started.pid);
     if (!startTime) {
       // A short script (a machine's cloud-init) may be done before it could be looked at: that is success.
       const code = await started.exited;
       if (code === 0) return started.pid;
-      throw new Error(`${spec.command} exited at once with status ${code}; see ${join(spec.stateDir, `${spec.name}.log`)}`);
+      throw new Error(
+        `${spec.command} exited at once with status ${code}; see ${join(spec.stateDir, `${spec.name}.log`)}`,
+      );
     }
-    const record: PidRecord = { pid: started.pid, startTime, command: spec.command, ...(restartLoop ? { restartLoop } : {}) };
+    const record: PidRecord = {
+      pid: started.pid,
+      startTime,
+      command: spec.command,
+      ...(restartLoop ? { restartLoop } : {}),
+    };
     await writeFile(join(spec.stateDir, `${spec.name}.pid`), JSON.stringify(record));
     return started.pid;
   } finally {
@@ -90,13 +114,14 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
  * `sh -c script name holdfile cmd args...`: the loop is the group leader, so stopProcess reaches it and the
  * command alike. While the hold file exists it waits instead of starting the command.
  */
-const restartLoopScript = (seconds: number) => [
-  'hold=$1; shift',
-  'while :; do',
-  '  if [ -e "$hold" ]; then echo "$0 held: stays stopped until released"; while [ -e "$hold" ]; do sleep 1; done; echo "$0 released"; fi',
-  `  "$@"; echo "$0 exited with status $?; restarting in ${seconds}s"; sleep ${seconds}`,
-  'done',
-].join('\n');
+const restartLoopScript = (seconds: number) =>
+  [
+    'hold=$1; shift',
+    'while :; do',
+    '  if [ -e "$hold" ]; then echo "$0 held: stays stopped until released"; while [ -e "$hold" ]; do sleep 1; done; echo "$0 released"; fi',
+    `  "$@"; echo "$0 exited with status $?; restarting in ${seconds}s"; sleep ${seconds}`,
+    'done',
+  ].join('\n');
 
 /**
  * Stops the command of a process started with a restart loop and keeps it stopped until `releaseProcess`,
@@ -108,11 +133,15 @@ export async function holdProcess(stateDir: string, name: string, graceMs = 5000
   const record = await readPidRecord(stateDir, name);
   const pid = await runningPid(stateDir, name);
   if (!record || !pid) throw new Error(`${name} is not running (no live process recorded in ${stateDir})`);
-  if (!record.restartLoop) throw new Error(`${name} runs without a restart loop, so it could not be started again; only a process started with restartAfterSeconds can be held`);
+  if (!record.restartLoop)
+    throw new Error(
+      `${name} runs without a restart loop, so it could not be started again; only a process started with restartAfterSeconds can be held`,
+    );
   await writeFile(holdPath(stateDir, name), '');
   await stopCommand(pid, graceMs);
   // The loop may have passed its hold check just before the file appeared and be starting the command now: look again until nothing is left to stop.
-  do await sleep(300); while (await stopCommand(pid, graceMs));
+  do await sleep(300);
+  while (await stopCommand(pid, graceMs));
 }
 
 /** Lets a held process's loop start its command again (within a second); releasing what is not held succeeds. */
@@ -121,7 +150,10 @@ export async function releaseProcess(stateDir: string, name: string): Promise<vo
 }
 
 export async function isHeld(stateDir: string, name: string): Promise<boolean> {
-  return access(holdPath(stateDir, name)).then(() => true, () => false);
+  return access(holdPath(stateDir, name)).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Stops the restart loop's command (every member of its group but the loop and its `sleep`s); true when there was one to stop. */
@@ -129,7 +161,8 @@ async function stopCommand(leader: number, graceMs: number): Promise<boolean> {
   const command = (await groupMembers(leader)).filter((m) => m.pid !== leader && m.name !== 'sleep');
   if (command.length === 0) return false;
   for (const m of command) signalProcess(m.pid, 'SIGTERM');
-  const alive = async () => (await Promise.all(command.map(async (m) => (await liveStartTime(m.pid)) === m.startTime))).some(Boolean);
+  const alive = async () =>
+    (await Promise.all(command.map(async (m) => (await liveStartTime(m.pid)) === m.startTime))).some(Boolean);
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline && (await alive())) await sleep(50);
   for (const m of command) if ((await liveStartTime(m.pid)) === m.startTime) signalProcess(m.pid, 'SIGKILL');
@@ -149,11 +182,18 @@ export async function stopProcess(stateDir: string, name: string, graceMs = 5000
   if (pid) {
     const members = await groupMembers(pid);
     signalGroup(pid, 'SIGTERM');
-    const alive = async () => (await Promise.all(members.map(async (m) => (await liveStartTime(m.pid)) === m.startTime))).some(Boolean);
+    const alive = async () =>
+      (await Promise.all(members.map(async (m) => (await liveStartTime(m.pid)) === m.startTime))).some(Boolean);
     const deadline = Date.now() + graceMs;
     while (Date.now() < deadline && (await alive())) await sleep(50);
     // A restart loop may have forked a new component just before the signal: look again until none is left.
-    for (let late = members; late.length; late = (await groupMembers(pid)).filter((m) => !members.some((k) => k.pid === m.pid && k.startTime === m.startTime))) {
+    for (
+      let late = members;
+      late.length;
+      late = (await groupMembers(pid)).filter(
+        (m) => !members.some((k) => k.pid === m.pid && k.startTime === m.startTime),
+      )
+    ) {
       if (late !== members) members.push(...late);
       for (const m of late) if ((await liveStartTime(m.pid)) === m.startTime) signalProcess(m.pid, 'SIGKILL');
       while (await alive()) await sleep(20);
@@ -176,7 +216,8 @@ async function groupMembers(pgid: number): Promise<GroupMember[]> {
     if (!/^\d+$/.test(entry)) continue;
     // state, ppid, pgrp, ... starttime
     const fields = await statFields(Number(entry));
-    if (fields && Number(fields[2]) === pgid && fields[0] !== 'Z') members.push({ pid: Number(entry), startTime: fields[19]!, name: await commandName(Number(entry)) });
+    if (fields && Number(fields[2]) === pgid && fields[0] !== 'Z')
+      members.push({ pid: Number(entry), startTime: fields[19]!, name: await commandName(Number(entry)) });
   }
   return members;
 }

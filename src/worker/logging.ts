@@ -6,14 +6,23 @@ import pino from 'pino';
  * runtime logs through the same logger. Nothing secret is logged: payloads are never logged, and
  * errors about secrets name them without holding them.
  */
-export const logger = pino({
-  level: process.env.CAPT_LOG_LEVEL ?? 'info',
-  base: { service: 'capt' },
-  // Temporal's runtime passes failures as `error`: without a serializer an Error logs as {}.
-  serializers: { error: pino.stdSerializers.err, err: pino.stdSerializers.err },
-}, pino.destination(2));
+export const logger = pino(
+  {
+    level: process.env.CAPT_LOG_LEVEL ?? 'info',
+    base: { service: 'capt' },
+    // Temporal's runtime passes failures as `error`: without a serializer an Error logs as {}.
+    serializers: { error: pino.stdSerializers.err, err: pino.stdSerializers.err },
+  },
+  pino.destination(2),
+);
 
-const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
 
 /** Temporal's Logger interface over pino. */
 export const temporalLogger: Logger = {

@@ -39,7 +39,8 @@ export interface CaptWorkers {
 }
 
 /** The code of a bundle given either way. */
-const bundleCode = async (bundle: WorkflowBundleOption) => ('code' in bundle ? bundle.code : await readFile(bundle.codePath, 'utf8'));
+const bundleCode = async (bundle: WorkflowBundleOption) =>
+  'code' in bundle ? bundle.code : await readFile(bundle.codePath, 'utf8');
 
 /**
  * Creates capt's workers: `capt-core` (machine workflows and provider-independent activities), `capt-owners`
@@ -52,20 +53,35 @@ export async function createWorkers(opts: WorkerOptions): Promise<CaptWorkers> {
   const workers: Worker[] = [];
   const namespace = opts.namespace ?? 'default';
   const dataConverter = opts.dataConverter ?? captDataConverter();
-  const workflowBundle = opts.workflowBundle ?? await bundleCaptWorkflows();
+  const workflowBundle = opts.workflowBundle ?? (await bundleCaptWorkflows());
   const buildId = buildIdOf(await bundleCode(workflowBundle));
   // Workflow types without options of their own are pinned too: a run finishes on the code it started on.
   const workerDeploymentOptions: WorkerDeploymentOptions = {
-    version: { deploymentName: captDeploymentName, buildId }, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED',
+    version: { deploymentName: captDeploymentName, buildId },
+    useWorkerVersioning: true,
+    defaultVersioningBehavior: 'PINNED',
   };
-  const common = { connection: opts.connection, namespace, maxConcurrentActivityTaskExecutions, dataConverter, workerDeploymentOptions };
+  const common = {
+    connection: opts.connection,
+    namespace,
+    maxConcurrentActivityTaskExecutions,
+    dataConverter,
+    workerDeploymentOptions,
+  };
   if (opts.core ?? true) {
     // One bundle for both queues: each worker serves every workflow type, so runs started before the split still find theirs.
-    for (const taskQueue of [coreTaskQueue, ownersTaskQueue]) workers.push(await Worker.create({ ...common, taskQueue, activities: coreActivities, workflowBundle }));
+    for (const taskQueue of [coreTaskQueue, ownersTaskQueue])
+      workers.push(await Worker.create({ ...common, taskQueue, activities: coreActivities, workflowBundle }));
   }
   const wanted = opts.providers ?? installedProviders().map((p) => p.name);
   for (const provider of installedProviders().filter((p) => wanted.includes(p.name))) {
-    workers.push(await Worker.create({ ...common, taskQueue: providerTaskQueue(provider.name), activities: providerActivities(provider) }));
+    workers.push(
+      await Worker.create({
+        ...common,
+        taskQueue: providerTaskQueue(provider.name),
+        activities: providerActivities(provider),
+      }),
+    );
   }
   return { workers, buildId };
 }

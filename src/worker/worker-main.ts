@@ -22,16 +22,32 @@ export async function workerMain(): Promise<void> {
   const dataConverter = captDataConverter();
   const connection = await NativeConnection.connect({ address: temporalAddress(), tls: temporalTLS() });
   const bundle = process.env.CAPT_WORKFLOW_BUNDLE;
-  const { workers, buildId } = await createWorkers({ connection, namespace: temporalNamespace(), dataConverter, ...serves, ...(bundle ? { workflowBundle: { codePath: bundle } } : {}) });
+  const { workers, buildId } = await createWorkers({
+    connection,
+    namespace: temporalNamespace(),
+    dataConverter,
+    ...serves,
+    ...(bundle ? { workflowBundle: { codePath: bundle } } : {}),
+  });
   const running = runWorkers(workers);
   try {
     // The deployment learns of this build when its pollers register, so the routing is set while they run.
     const current = await Promise.race([
-      adoptCurrentBuild(connection.workflowService, temporalNamespace(), buildId, { always: process.env.CAPT_WORKER_MAKE_CURRENT === '1', waitMs: 60_000, identity: `capt worker ${hostname()}:${process.pid}` }),
+      adoptCurrentBuild(connection.workflowService, temporalNamespace(), buildId, {
+        always: process.env.CAPT_WORKER_MAKE_CURRENT === '1',
+        waitMs: 60_000,
+        identity: `capt worker ${hostname()}:${process.pid}`,
+      }),
       running.then(() => Promise.reject(new Error('the workers stopped before the build was registered'))),
     ]);
-    logger.info({ address: temporalAddress(), namespace: temporalNamespace(), ...serves, buildId, currentBuild: current }, 'capt worker ready');
-    const routing = current === buildId ? 'the current build' : `not current: new workflows run on ${current}; \`capt upgrade workers ${buildId}\` makes it current`;
+    logger.info(
+      { address: temporalAddress(), namespace: temporalNamespace(), ...serves, buildId, currentBuild: current },
+      'capt worker ready',
+    );
+    const routing =
+      current === buildId
+        ? 'the current build'
+        : `not current: new workflows run on ${current}; \`capt upgrade workers ${buildId}\` makes it current`;
     process.stdout.write(`capt worker ready: build ${buildId} (${routing})\n`);
     await running;
   } finally {

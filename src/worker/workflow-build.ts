@@ -16,7 +16,11 @@ export function captVersion(): string {
  * unless set: rooted at capt's own directory, the same code bundles the same from wherever it is started.
  */
 export function bundleCaptWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), failureConverterPath, webpackConfigHook: (config) => ({ ...config, context: captRoot }) });
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    failureConverterPath,
+    webpackConfigHook: (config) => ({ ...config, context: captRoot }),
+  });
 }
 
 /** The inline source map names files by absolute path, which says nothing about the code. */

@@ -14,7 +14,13 @@ export async function ensureNamespace(kubeconfig: string, namespace: string): Pr
  * Writes `entries` one key at a time, `pauseMs` apart, heartbeating the count written so far; a retry
  * after the worker died resumes from that count instead of starting over.
  */
-export async function writeConfigMapSlowly(kubeconfig: string, namespace: string, name: string, entries: [string, string][], pauseMs: number): Promise<{ resumedFrom: number }> {
+export async function writeConfigMapSlowly(
+  kubeconfig: string,
+  namespace: string,
+  name: string,
+  entries: [string, string][],
+  pauseMs: number,
+): Promise<{ resumedFrom: number }> {
   const kube = await client(kubeconfig);
   const resumedFrom = (Context.current().info.heartbeatDetails as number | undefined) ?? 0;
   for (let i = resumedFrom; i < entries.length; i++) {
@@ -26,7 +32,11 @@ export async function writeConfigMapSlowly(kubeconfig: string, namespace: string
   return { resumedFrom };
 }
 
-export async function readConfigMap(kubeconfig: string, namespace: string, name: string): Promise<Record<string, string>> {
+export async function readConfigMap(
+  kubeconfig: string,
+  namespace: string,
+  name: string,
+): Promise<Record<string, string>> {
   const cm = await (await client(kubeconfig)).getConfigMap(namespace, name);
   return cm.data ?? {};
 }

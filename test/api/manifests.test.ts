@@ -26,37 +26,63 @@ test('the v1beta1 and v1beta2 forms of one cluster yield equal models', () => {
   assert.equal(a[0]!.controlPlane.replicas, 1);
   assert.equal(a[0]!.machineDeployments[0]!.replicas, 2);
   assert.equal(a[0]!.machineDeployments[0]!.template.nodeDrainTimeoutSeconds, 300);
-  assert.deepEqual(a[0]!.machineDeployments[0]!.template.bootstrap.config.joinConfiguration?.nodeRegistration?.kubeletExtraArgs, { 'node-labels': 'capt.example/pool=md-0' });
+  assert.deepEqual(
+    a[0]!.machineDeployments[0]!.template.bootstrap.config.joinConfiguration?.nodeRegistration?.kubeletExtraArgs,
+    { 'node-labels': 'capt.example/pool=md-0' },
+  );
 });
 
-test('clusterNetwork reaches the model: services, pods and serviceDomain as given, kubeadm\'s defaults otherwise', () => {
+test("clusterNetwork reaches the model: services, pods and serviceDomain as given, kubeadm's defaults otherwise", () => {
   const docs = baseDocs();
-  byKind(docs, 'Cluster').spec.clusterNetwork = { services: { cidrBlocks: ['10.100.0.0/16'] }, pods: { cidrBlocks: ['10.128.0.0/14'] }, serviceDomain: 'fleet.example' };
+  byKind(docs, 'Cluster').spec.clusterNetwork = {
+    services: { cidrBlocks: ['10.100.0.0/16'] },
+    pods: { cidrBlocks: ['10.128.0.0/14'] },
+    serviceDomain: 'fleet.example',
+  };
   const [custom] = loadManifests([{ file: 'cluster.yaml', text: render(docs) }], {});
-  assert.deepEqual([custom!.serviceSubnet, custom!.podSubnet, custom!.serviceDomain], ['10.100.0.0/16', '10.128.0.0/14', 'fleet.example']);
+  assert.deepEqual(
+    [custom!.serviceSubnet, custom!.podSubnet, custom!.serviceDomain],
+    ['10.100.0.0/16', '10.128.0.0/14', 'fleet.example'],
+  );
   delete byKind(docs, 'Cluster').spec.clusterNetwork;
   const [plain] = loadManifests([{ file: 'cluster.yaml', text: render(docs) }], {});
-  assert.deepEqual([plain!.serviceSubnet, plain!.podSubnet, plain!.serviceDomain], ['10.96.0.0/12', '10.244.0.0/16', 'cluster.local']);
+  assert.deepEqual(
+    [plain!.serviceSubnet, plain!.podSubnet, plain!.serviceDomain],
+    ['10.96.0.0/12', '10.244.0.0/16', 'cluster.local'],
+  );
 });
 
 test('variables: ${VAR}, ${VAR:=default}, ${VAR:-default}; --var wins over the environment; unset without default is an error naming it', () => {
-  assert.deepEqual(substituteVariables('a=${A} b=${B:=two} c=${C:-three}', { A: 'one' }), { text: 'a=one b=two c=three', missing: [] });
-  assert.deepEqual(substituteVariables('${B:=two} ${C:-three}', { B: '', C: '' }), { text: 'two three', missing: [] }, 'empty falls back too');
+  assert.deepEqual(substituteVariables('a=${A} b=${B:=two} c=${C:-three}', { A: 'one' }), {
+    text: 'a=one b=two c=three',
+    missing: [],
+  });
+  assert.deepEqual(
+    substituteVariables('${B:=two} ${C:-three}', { B: '', C: '' }),
+    { text: 'two three', missing: [] },
+    'empty falls back too',
+  );
   assert.deepEqual(substituteVariables('${X}-${Y}-${X}', {}), { text: '--', missing: ['X', 'Y'] });
   assert.deepEqual(manifestVariables({ A: 'env', B: 'env' }, ['A=flag', 'C=x=y']), { A: 'flag', B: 'env', C: 'x=y' });
   assert.throws(() => manifestVariables({}, ['NOVALUE']), /--var NOVALUE: expected NAME=value/);
-  const models = loadManifests([{ file: 'q.yaml', text: quickstart }], { CLUSTER_NAME: 'prod', WORKER_MACHINE_COUNT: '5' });
+  const models = loadManifests([{ file: 'q.yaml', text: quickstart }], {
+    CLUSTER_NAME: 'prod',
+    WORKER_MACHINE_COUNT: '5',
+  });
   assert.equal(models[0]!.name, 'prod');
   assert.equal(models[0]!.machineDeployments[0]!.name, 'prod-md-0');
   assert.equal(models[0]!.machineDeployments[0]!.replicas, 5);
-  assert.throws(() => loadManifests([{ file: 'x.yaml', text: 'apiVersion: v1\nkind: ${KIND_OF_THING}\n' }], {}), (err: ManifestError) => {
-    assert.match(err.message, /x\.yaml \(document 1\): variable \$\{KIND_OF_THING\} is not set and has no default/);
-    assert.match(err.message, /--var KIND_OF_THING=value/);
-    return true;
-  });
+  assert.throws(
+    () => loadManifests([{ file: 'x.yaml', text: 'apiVersion: v1\nkind: ${KIND_OF_THING}\n' }], {}),
+    (err: ManifestError) => {
+      assert.match(err.message, /x\.yaml \(document 1\): variable \$\{KIND_OF_THING\} is not set and has no default/);
+      assert.match(err.message, /--var KIND_OF_THING=value/);
+      return true;
+    },
+  );
 });
 
-test('a KubeadmConfigTemplate with no spec is accepted, as Cluster API accepts it: its workers join with kubeadm\'s defaults', () => {
+test("a KubeadmConfigTemplate with no spec is accepted, as Cluster API accepts it: its workers join with kubeadm's defaults", () => {
   const docs = baseDocs();
   delete byKind(docs, 'KubeadmConfigTemplate').spec;
   const [model] = loadManifests([{ file: 'cluster.yaml', text: render(docs) }], {});
@@ -67,7 +93,12 @@ test('maxSurge and maxUnavailable that round to 0 and 0 are accepted, as Cluster
   const docs = baseDocs();
   byKind(docs, 'MachineDeployment').spec.rollout.strategy.rollingUpdate = { maxSurge: '0%', maxUnavailable: '10%' };
   const [model] = loadManifests([{ file: 'cluster.yaml', text: render(docs) }], {});
-  assert.deepEqual(model!.machineDeployments[0]!.strategy, { type: 'RollingUpdate', maxSurge: '0%', maxUnavailable: '10%', deletionOrder: 'Random' });
+  assert.deepEqual(model!.machineDeployments[0]!.strategy, {
+    type: 'RollingUpdate',
+    maxSurge: '0%',
+    maxUnavailable: '10%',
+    deletionOrder: 'Random',
+  });
 });
 
 interface Case {
@@ -82,96 +113,460 @@ interface Case {
 /** A standalone worker Machine of the quickstart cluster with its KubeadmConfig and LocalMachine; `patch` merges into the Machine. */
 function lone(d: Doc[], patch: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> } = {}): Doc[] {
   const spec = {
-    clusterName: 'quickstart', version: byKind(d, 'KubeadmControlPlane').spec.version,
+    clusterName: 'quickstart',
+    version: byKind(d, 'KubeadmControlPlane').spec.version,
     bootstrap: { configRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfig', name: 'lone' } },
     infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalMachine', name: 'lone' },
   };
   return [
-    { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name: 'lone', ...patch.metadata }, spec: { ...spec, ...patch.spec, bootstrap: { ...spec.bootstrap, ...(patch.spec?.bootstrap as object) } } },
+    {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Machine',
+      metadata: { name: 'lone', ...patch.metadata },
+      spec: { ...spec, ...patch.spec, bootstrap: { ...spec.bootstrap, ...(patch.spec?.bootstrap as object) } },
+    },
     { apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta2', kind: 'KubeadmConfig', metadata: { name: 'lone' } },
-    { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind: 'LocalMachine', metadata: { name: 'lone' }, spec: { bootDelaySeconds: 2 } },
+    {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+      kind: 'LocalMachine',
+      metadata: { name: 'lone' },
+      spec: { bootDelaySeconds: 2 },
+    },
   ];
 }
 
 /** A v1beta2 MachineHealthCheck of the quickstart cluster selecting `labels`. */
 const mhc = (labels: Record<string, string>, spec: Record<string, unknown> = {}) => ({
-  apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineHealthCheck', metadata: { name: 'quickstart-mhc' }, spec: { clusterName: 'quickstart', selector: { matchLabels: labels }, ...spec },
+  apiVersion: 'cluster.x-k8s.io/v1beta2',
+  kind: 'MachineHealthCheck',
+  metadata: { name: 'quickstart-mhc' },
+  spec: { clusterName: 'quickstart', selector: { matchLabels: labels }, ...spec },
 });
 
 const cases: Case[] = [
-  { name: 'unknown field in Cluster spec', mutate: (d) => { byKind(d, 'Cluster').spec.controlPlaneRefs = {}; }, path: 'spec.controlPlaneRefs', message: /unknown field 'controlPlaneRefs'/ },
-  { name: 'unknown top-level field', mutate: (d) => { byKind(d, 'MachineDeployment').specs = {}; }, path: 'specs', message: /unknown field 'specs'/ },
-  { name: 'replicas as a string', mutate: (d) => { byKind(d, 'MachineDeployment').spec.replicas = 'three'; }, path: 'spec.replicas', message: /expected number/ },
-  { name: 'negative MachineDeployment replicas', mutate: (d) => { byKind(d, 'MachineDeployment').spec.replicas = -1; }, path: 'spec.replicas', message: /replicas must be a whole number >= 0, got -1/ },
-  { name: 'even KCP replicas', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.replicas = 2; }, path: 'spec.replicas', message: /2 replicas cannot keep etcd quorum/ },
-  { name: 'KCP replicas 0', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.replicas = 0; }, path: 'spec.replicas', message: /replicas must be a whole number >= 1, got 0/ },
-  { name: 'maxSurge and maxUnavailable both 0', mutate: (d) => { byKind(d, 'MachineDeployment').spec.rollout.strategy.rollingUpdate = { maxSurge: 0, maxUnavailable: 0 }; }, path: 'spec.rollout.strategy.rollingUpdate', message: /both 0/ },
-  { name: 'v1beta1 maxSurge and maxUnavailable both 0', v1beta1: true, mutate: (d) => { byKind(d, 'MachineDeployment').spec.strategy.rollingUpdate = { maxSurge: 0, maxUnavailable: 0 }; }, path: 'spec.strategy.rollingUpdate', message: /both 0/ },
-  { name: 'malformed KCP version', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.version = '1.36'; }, path: 'spec.version', message: /must be a Kubernetes version like v1\.36\.3/ },
-  { name: 'malformed worker version', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.version = 'latest'; }, path: 'spec.template.spec.version', message: /must be a Kubernetes version/ },
-  { name: 'workers newer than the control plane', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.version = 'v1.35.4'; }, path: 'spec.template.spec.version', message: /newer than the control plane at v1\.35\.4/ },
-  { name: 'dangling controlPlaneRef', mutate: (d) => { byKind(d, 'Cluster').spec.controlPlaneRef.name = 'nope'; }, path: 'spec.controlPlaneRef.name', message: /KubeadmControlPlane default\/nope is not in the manifests/ },
-  { name: 'dangling infrastructureRef', mutate: (d) => { byKind(d, 'Cluster').spec.infrastructureRef.name = 'gone'; }, path: 'spec.infrastructureRef.name', message: /LocalCluster default\/gone is not in the manifests/ },
-  { name: 'dangling bootstrap configRef', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.bootstrap.configRef.name = 'missing'; }, path: 'spec.template.spec.bootstrap.configRef.name', message: /KubeadmConfigTemplate default\/missing is not in the manifests/ },
-  { name: 'dangling machine template', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.machineTemplate.spec.infrastructureRef.name = 'x'; }, path: 'spec.machineTemplate.spec.infrastructureRef.name', message: /LocalMachineTemplate default\/x is not in the manifests/ },
-  { name: 'v1beta1 dangling machine template', v1beta1: true, mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.machineTemplate.infrastructureRef.name = 'x'; }, path: 'spec.machineTemplate.infrastructureRef.name', message: /LocalMachineTemplate default\/x is not in the manifests/ },
-  { name: 'MachineDeployment of an unknown cluster', mutate: (d) => { byKind(d, 'MachineDeployment').spec.clusterName = 'elsewhere'; byKind(d, 'MachineDeployment').spec.template.spec.clusterName = 'elsewhere'; }, path: 'spec.clusterName', message: /Cluster default\/elsewhere is not in the manifests/ },
-  { name: 'unsupported provider kind', mutate: (d) => { byKind(d, 'LocalMachineTemplate', 1).kind = 'DockerMachineTemplate'; }, path: 'kind', message: /kind DockerMachineTemplate is not served by any installed provider/ },
-  { name: 'wrong kind in a reference', mutate: (d) => { byKind(d, 'Cluster').spec.infrastructureRef.kind = 'AWSCluster'; }, path: 'spec.infrastructureRef.kind', message: /AWSCluster cannot be used here/ },
-  { name: 'unknown core kind', mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'ClusterClass', metadata: { name: 'cc' } }], path: 'kind', message: /ClusterClass .* is not a kind capt manages/ },
-  { name: 'unsupported API version', mutate: (d) => { byKind(d, 'Cluster').apiVersion = 'cluster.x-k8s.io/v1alpha4'; }, path: 'apiVersion', message: /cluster\.x-k8s\.io\/v1alpha4 is not supported/ },
-  { name: 'kind in the wrong group', mutate: (d) => { byKind(d, 'KubeadmControlPlane').apiVersion = 'cluster.x-k8s.io/v1beta2'; }, path: 'apiVersion', message: /KubeadmControlPlane belongs to controlplane\.cluster\.x-k8s\.io/ },
-  { name: 'missing kind', mutate: (d) => { delete byKind(d, 'LocalCluster').kind; }, path: 'kind', message: /kind is missing/ },
-  { name: 'uppercase name', mutate: (d) => { byKind(d, 'LocalCluster').metadata.name = 'Quick_Start'; byKind(d, 'Cluster').spec.infrastructureRef.name = 'Quick_Start'; }, path: 'metadata.name', message: /lowercase DNS name/ },
-  { name: 'bad duration (v1beta1 style in v1beta2)', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.deletion.nodeDrainTimeoutSeconds = '5m'; }, path: 'spec.template.spec.deletion.nodeDrainTimeoutSeconds', message: /expected number/ },
-  { name: 'unknown strategy type', mutate: (d) => { byKind(d, 'MachineDeployment').spec.rollout.strategy.type = 'BlueGreen'; }, path: 'spec.rollout.strategy.type', message: /RollingUpdate|OnDelete/ },
-  { name: 'KCP maxSurge 2', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: 2 } } }; }, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: /maxSurge 2: KubeadmControlPlane supports maxSurge 0 or 1 only/ },
-  { name: 'KCP maxSurge as a percentage', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: '50%' } } }; }, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: /maxSurge 50%: KubeadmControlPlane supports maxSurge 0 or 1 only/ },
-  { name: 'KCP maxSurge 0 with 1 replica', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: 0 } } }; }, path: 'spec.rollout.strategy.rollingUpdate.maxSurge', message: /needs at least 3 replicas, not 1/ },
-  { name: 'v1beta1 KCP maxSurge 0 with 1 replica', v1beta1: true, mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rolloutStrategy = { rollingUpdate: { maxSurge: 0 } }; }, path: 'spec.rolloutStrategy.rollingUpdate.maxSurge', message: /needs at least 3 replicas, not 1/ },
-  { name: 'KCP certificatesExpiryDays not below the certificate validity', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { before: { certificatesExpiryDays: 400 } }; }, path: 'spec.rollout.before.certificatesExpiryDays', message: /certificatesExpiryDays 400 is not less than the 365-day validity/ },
-  { name: 'KCP certificatesExpiryDays below a week', mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rollout = { before: { certificatesExpiryDays: 5 } }; }, path: 'spec.rollout.before.certificatesExpiryDays', message: /certificatesExpiryDays 5 must be a whole number of at least 7 days/ },
-  { name: 'v1beta1 KCP certificatesExpiryDays', v1beta1: true, mutate: (d) => { byKind(d, 'KubeadmControlPlane').spec.rolloutBefore = { certificatesExpiryDays: 365 }; }, path: 'spec.rolloutBefore.certificatesExpiryDays', message: /certificatesExpiryDays 365 is not less than the 365-day validity/ },
-  { name: 'bad CIDR', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.pods.cidrBlocks = ['10.244.0.0']; }, path: 'spec.clusterNetwork.pods.cidrBlocks[0]', message: /must be an IPv4 CIDR/ },
-  { name: 'dual-stack services', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.services = { cidrBlocks: ['10.96.0.0/12', '10.97.0.0/16'] }; }, path: 'spec.clusterNetwork.services.cidrBlocks', message: /single-stack IPv4 clusters: give one CIDR block/ },
-  { name: 'apiServerPort other than 6443', mutate: (d) => { byKind(d, 'Cluster').spec.clusterNetwork.apiServerPort = 8443; }, path: 'spec.clusterNetwork.apiServerPort', message: /serve the apiserver on port 6443/ },
-  { name: 'relative file path', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.files = [{ path: 'etc/motd', content: 'hi' }]; }, path: 'spec.template.spec.files[0].path', message: /must be an absolute path/ },
-  { name: 'v1beta1 kubeletExtraArgs map in v1beta2', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.joinConfiguration.nodeRegistration.kubeletExtraArgs = { 'node-labels': 'a=b' }; }, path: 'spec.template.spec.joinConfiguration.nodeRegistration.kubeletExtraArgs', message: /expected array/ },
-  { name: 'bad taint effect', mutate: (d) => { byKind(d, 'KubeadmConfigTemplate').spec.template.spec.joinConfiguration.nodeRegistration.taints = [{ key: 'a', effect: 'Never' }]; }, path: 'spec.template.spec.joinConfiguration.nodeRegistration.taints[0].effect', message: /NoSchedule/ },
-  { name: 'unknown LocalMachineTemplate knob', mutate: (d) => { byKind(d, 'LocalMachineTemplate', 1).spec.template.spec.cpus = 4; }, path: 'spec.template.spec.cpus', message: /unknown field 'cpus'/ },
-  { name: 'duplicate object', mutate: (d) => [...d, byKind(d, 'LocalCluster')], message: /LocalCluster default\/quickstart appears twice/ },
-  { name: 'a failure domain the provider does not offer', mutate: (d) => { byKind(d, 'MachineDeployment').spec.template.spec.failureDomain = 'fd4'; }, path: 'spec.template.spec.failureDomain', message: /failure domain fd4 is not offered by provider local/ },
   {
-    name: 'a MachineHealthCheck spanning the control plane and a MachineDeployment', path: 'spec.selector.matchLabels', message: /selects the machines of KubeadmControlPlane quickstart-control-plane and MachineDeployment quickstart-md-0; capt counts maxUnhealthy per owner/,
+    name: 'unknown field in Cluster spec',
+    mutate: (d) => {
+      byKind(d, 'Cluster').spec.controlPlaneRefs = {};
+    },
+    path: 'spec.controlPlaneRefs',
+    message: /unknown field 'controlPlaneRefs'/,
+  },
+  {
+    name: 'unknown top-level field',
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').specs = {};
+    },
+    path: 'specs',
+    message: /unknown field 'specs'/,
+  },
+  {
+    name: 'replicas as a string',
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.replicas = 'three';
+    },
+    path: 'spec.replicas',
+    message: /expected number/,
+  },
+  {
+    name: 'negative MachineDeployment replicas',
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.replicas = -1;
+    },
+    path: 'spec.replicas',
+    message: /replicas must be a whole number >= 0, got -1/,
+  },
+  {
+    name: 'even KCP replicas',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.replicas = 2;
+    },
+    path: 'spec.replicas',
+    message: /2 replicas cannot keep etcd quorum/,
+  },
+  {
+    name: 'KCP replicas 0',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.replicas = 0;
+    },
+    path: 'spec.replicas',
+    message: /replicas must be a whole number >= 1, got 0/,
+  },
+  {
+    name: 'maxSurge and maxUnavailable both 0',
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.rollout.strategy.rollingUpdate = { maxSurge: 0, maxUnavailable: 0 };
+    },
+    path: 'spec.rollout.strategy.rollingUpdate',
+    message: /both 0/,
+  },
+  {
+    name: 'v1beta1 maxSurge and maxUnavailable both 0',
+    v1beta1: true,
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.strategy.rollingUpdate = { maxSurge: 0, maxUnavailable: 0 };
+    },
+    path: 'spec.strategy.rollingUpdate',
+    message: /both 0/,
+  },
+  {
+    name: 'malformed KCP version',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.version = '1.36';
+    },
+    path: 'spec.version',
+    message: /must be a Kubernetes version like v1\.36\.3/,
+  },
+  {
+    name: 'malformed worker version',
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.template.spec.version = 'latest';
+    },
+    path: 'spec.template.spec.version',
+    message: /must be a Kubernetes version/,
+  },
+  {
+    name: 'workers newer than the control plane',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.version = 'v1.35.4';
+    },
+    path: 'spec.template.spec.version',
+    message: /newer than the control plane at v1\.35\.4/,
+  },
+  {
+    name: 'dangling controlPlaneRef',
+    mutate: (d) => {
+      byKind(d, 'Cluster').spec.controlPlaneRef.name = 'nope';
+    },
+    path: 'spec.controlPlaneRef.name',
+    message: /KubeadmControlPlane default\/nope is not in the manifests/,
+  },
+  {
+    name: 'dangling infrastructureRef',
+    mutate: (d) => {
+      byKind(d, 'Cluster').spec.infrastructureRef.name = 'gone';
+    },
+    path: 'spec.infrastructureRef.name',
+    message: /LocalCluster default\/gone is not in the manifests/,
+  },
+  {
+    name: 'dangling bootstrap configRef',
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.template.spec.bootstrap.configRef.name = 'missing';
+    },
+    path: 'spec.template.spec.bootstrap.configRef.name',
+    message: /KubeadmConfigTemplate default\/missing is not in the manifests/,
+  },
+  {
+    name: 'dangling machine template',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.machineTemplate.spec.infrastructureRef.name = 'x';
+    },
+    path: 'spec.machineTemplate.spec.infrastructureRef.name',
+    message: /LocalMachineTemplate default\/x is not in the manifests/,
+  },
+  {
+    name: 'v1beta1 dangling machine template',
+    v1beta1: true,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.machineTemplate.infrastructureRef.name = 'x';
+    },
+    path: 'spec.machineTemplate.infrastructureRef.name',
+    message: /LocalMachineTemplate default\/x is not in the manifests/,
+  },
+  {
+    name: 'MachineDeployment of an unknown cluster',
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.clusterName = 'elsewhere';
+      byKind(d, 'MachineDeployment').spec.template.spec.clusterName = 'elsewhere';
+    },
+    path: 'spec.clusterName',
+    message: /Cluster default\/elsewhere is not in the manifests/,
+  },
+  {
+    name: 'unsupported provider kind',
+    mutate: (d) => {
+      byKind(d, 'LocalMachineTemplate', 1).kind = 'DockerMachineTemplate';
+    },
+    path: 'kind',
+    message: /kind DockerMachineTemplate is not served by any installed provider/,
+  },
+  {
+    name: 'wrong kind in a reference',
+    mutate: (d) => {
+      byKind(d, 'Cluster').spec.infrastructureRef.kind = 'AWSCluster';
+    },
+    path: 'spec.infrastructureRef.kind',
+    message: /AWSCluster cannot be used here/,
+  },
+  {
+    name: 'unknown core kind',
+    mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'ClusterClass', metadata: { name: 'cc' } }],
+    path: 'kind',
+    message: /ClusterClass .* is not a kind capt manages/,
+  },
+  {
+    name: 'unsupported API version',
+    mutate: (d) => {
+      byKind(d, 'Cluster').apiVersion = 'cluster.x-k8s.io/v1alpha4';
+    },
+    path: 'apiVersion',
+    message: /cluster\.x-k8s\.io\/v1alpha4 is not supported/,
+  },
+  {
+    name: 'kind in the wrong group',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').apiVersion = 'cluster.x-k8s.io/v1beta2';
+    },
+    path: 'apiVersion',
+    message: /KubeadmControlPlane belongs to controlplane\.cluster\.x-k8s\.io/,
+  },
+  {
+    name: 'missing kind',
+    mutate: (d) => {
+      delete byKind(d, 'LocalCluster').kind;
+    },
+    path: 'kind',
+    message: /kind is missing/,
+  },
+  {
+    name: 'uppercase name',
+    mutate: (d) => {
+      byKind(d, 'LocalCluster').metadata.name = 'Quick_Start';
+      byKind(d, 'Cluster').spec.infrastructureRef.name = 'Quick_Start';
+    },
+    path: 'metadata.name',
+    message: /lowercase DNS name/,
+  },
+  {
+    name: 'bad duration (v1beta1 style in v1beta2)',
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.template.spec.deletion.nodeDrainTimeoutSeconds = '5m';
+    },
+    path: 'spec.template.spec.deletion.nodeDrainTimeoutSeconds',
+    message: /expected number/,
+  },
+  {
+    name: 'unknown strategy type',
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.rollout.strategy.type = 'BlueGreen';
+    },
+    path: 'spec.rollout.strategy.type',
+    message: /RollingUpdate|OnDelete/,
+  },
+  {
+    name: 'KCP maxSurge 2',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: 2 } } };
+    },
+    path: 'spec.rollout.strategy.rollingUpdate.maxSurge',
+    message: /maxSurge 2: KubeadmControlPlane supports maxSurge 0 or 1 only/,
+  },
+  {
+    name: 'KCP maxSurge as a percentage',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: '50%' } } };
+    },
+    path: 'spec.rollout.strategy.rollingUpdate.maxSurge',
+    message: /maxSurge 50%: KubeadmControlPlane supports maxSurge 0 or 1 only/,
+  },
+  {
+    name: 'KCP maxSurge 0 with 1 replica',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.rollout = { strategy: { rollingUpdate: { maxSurge: 0 } } };
+    },
+    path: 'spec.rollout.strategy.rollingUpdate.maxSurge',
+    message: /needs at least 3 replicas, not 1/,
+  },
+  {
+    name: 'v1beta1 KCP maxSurge 0 with 1 replica',
+    v1beta1: true,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.rolloutStrategy = { rollingUpdate: { maxSurge: 0 } };
+    },
+    path: 'spec.rolloutStrategy.rollingUpdate.maxSurge',
+    message: /needs at least 3 replicas, not 1/,
+  },
+  {
+    name: 'KCP certificatesExpiryDays not below the certificate validity',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.rollout = { before: { certificatesExpiryDays: 400 } };
+    },
+    path: 'spec.rollout.before.certificatesExpiryDays',
+    message: /certificatesExpiryDays 400 is not less than the 365-day validity/,
+  },
+  {
+    name: 'KCP certificatesExpiryDays below a week',
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.rollout = { before: { certificatesExpiryDays: 5 } };
+    },
+    path: 'spec.rollout.before.certificatesExpiryDays',
+    message: /certificatesExpiryDays 5 must be a whole number of at least 7 days/,
+  },
+  {
+    name: 'v1beta1 KCP certificatesExpiryDays',
+    v1beta1: true,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.rolloutBefore = { certificatesExpiryDays: 365 };
+    },
+    path: 'spec.rolloutBefore.certificatesExpiryDays',
+    message: /certificatesExpiryDays 365 is not less than the 365-day validity/,
+  },
+  {
+    name: 'bad CIDR',
+    mutate: (d) => {
+      byKind(d, 'Cluster').spec.clusterNetwork.pods.cidrBlocks = ['10.244.0.0'];
+    },
+    path: 'spec.clusterNetwork.pods.cidrBlocks[0]',
+    message: /must be an IPv4 CIDR/,
+  },
+  {
+    name: 'dual-stack services',
+    mutate: (d) => {
+      byKind(d, 'Cluster').spec.clusterNetwork.services = { cidrBlocks: ['10.96.0.0/12', '10.97.0.0/16'] };
+    },
+    path: 'spec.clusterNetwork.services.cidrBlocks',
+    message: /single-stack IPv4 clusters: give one CIDR block/,
+  },
+  {
+    name: 'apiServerPort other than 6443',
+    mutate: (d) => {
+      byKind(d, 'Cluster').spec.clusterNetwork.apiServerPort = 8443;
+    },
+    path: 'spec.clusterNetwork.apiServerPort',
+    message: /serve the apiserver on port 6443/,
+  },
+  {
+    name: 'relative file path',
+    mutate: (d) => {
+      byKind(d, 'KubeadmConfigTemplate').spec.template.spec.files = [{ path: 'etc/motd', content: 'hi' }];
+    },
+    path: 'spec.template.spec.files[0].path',
+    message: /must be an absolute path/,
+  },
+  {
+    name: 'v1beta1 kubeletExtraArgs map in v1beta2',
+    mutate: (d) => {
+      byKind(d, 'KubeadmConfigTemplate').spec.template.spec.joinConfiguration.nodeRegistration.kubeletExtraArgs = {
+        'node-labels': 'a=b',
+      };
+    },
+    path: 'spec.template.spec.joinConfiguration.nodeRegistration.kubeletExtraArgs',
+    message: /expected array/,
+  },
+  {
+    name: 'bad taint effect',
+    mutate: (d) => {
+      byKind(d, 'KubeadmConfigTemplate').spec.template.spec.joinConfiguration.nodeRegistration.taints = [
+        { key: 'a', effect: 'Never' },
+      ];
+    },
+    path: 'spec.template.spec.joinConfiguration.nodeRegistration.taints[0].effect',
+    message: /NoSchedule/,
+  },
+  {
+    name: 'unknown LocalMachineTemplate knob',
+    mutate: (d) => {
+      byKind(d, 'LocalMachineTemplate', 1).spec.template.spec.cpus = 4;
+    },
+    path: 'spec.template.spec.cpus',
+    message: /unknown field 'cpus'/,
+  },
+  {
+    name: 'duplicate object',
+    mutate: (d) => [...d, byKind(d, 'LocalCluster')],
+    message: /LocalCluster default\/quickstart appears twice/,
+  },
+  {
+    name: 'a failure domain the provider does not offer',
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.template.spec.failureDomain = 'fd4';
+    },
+    path: 'spec.template.spec.failureDomain',
+    message: /failure domain fd4 is not offered by provider local/,
+  },
+  {
+    name: 'a MachineHealthCheck spanning the control plane and a MachineDeployment',
+    path: 'spec.selector.matchLabels',
+    message:
+      /selects the machines of KubeadmControlPlane quickstart-control-plane and MachineDeployment quickstart-md-0; capt counts maxUnhealthy per owner/,
     mutate: (d) => [...d, mhc({ 'cluster.x-k8s.io/cluster-name': 'quickstart' })],
   },
   {
-    name: 'a MachineHealthCheck on a healthy Node state', path: 'spec.checks.unhealthyNodeConditions[0].status', message: /Ready=True is the healthy state of that condition/,
-    mutate: (d) => [...d, mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }, { checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'True', timeoutSeconds: 60 }] } })],
+    name: 'a MachineHealthCheck on a healthy Node state',
+    path: 'spec.checks.unhealthyNodeConditions[0].status',
+    message: /Ready=True is the healthy state of that condition/,
+    mutate: (d) => [
+      ...d,
+      mhc(
+        { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' },
+        { checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'True', timeoutSeconds: 60 }] } },
+      ),
+    ],
   },
   {
-    name: 'v1beta1 MachineHealthCheck with a remediation template', v1beta1: true, path: 'spec.remediationTemplate', message: /external remediation \(a remediation template\) is not carried out by capt/,
-    mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineHealthCheck', metadata: { name: 'ext' }, spec: { clusterName: 'quickstart', selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' } }, remediationTemplate: { kind: 'X', name: 'y', apiVersion: 'z/v1' } } }],
+    name: 'v1beta1 MachineHealthCheck with a remediation template',
+    v1beta1: true,
+    path: 'spec.remediationTemplate',
+    message: /external remediation \(a remediation template\) is not carried out by capt/,
+    mutate: (d) => [
+      ...d,
+      {
+        apiVersion: 'cluster.x-k8s.io/v1beta1',
+        kind: 'MachineHealthCheck',
+        metadata: { name: 'ext' },
+        spec: {
+          clusterName: 'quickstart',
+          selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' } },
+          remediationTemplate: { kind: 'X', name: 'y', apiVersion: 'z/v1' },
+        },
+      },
+    ],
   },
   {
-    name: 'two MachineHealthChecks on one MachineDeployment', path: 'spec.selector.matchLabels', message: /already checked by MachineHealthCheck quickstart-mhc/,
-    mutate: (d) => [...d, mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }), { ...mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }), metadata: { name: 'second' } }],
+    name: 'two MachineHealthChecks on one MachineDeployment',
+    path: 'spec.selector.matchLabels',
+    message: /already checked by MachineHealthCheck quickstart-mhc/,
+    mutate: (d) => [
+      ...d,
+      mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }),
+      { ...mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }), metadata: { name: 'second' } },
+    ],
   },
   {
-    name: 'a control-plane Machine of its own', path: 'metadata.labels', message: /a control-plane Machine of its own is not carried out by capt/,
+    name: 'a control-plane Machine of its own',
+    path: 'metadata.labels',
+    message: /a control-plane Machine of its own is not carried out by capt/,
     mutate: (d) => [...d, ...lone(d, { metadata: { name: 'lone', labels: { 'cluster.x-k8s.io/control-plane': '' } } })],
   },
   {
-    name: 'a Machine with bootstrap data made elsewhere', path: 'spec.bootstrap.dataSecretName', message: /bootstrap data made elsewhere is not used by capt/,
+    name: 'a Machine with bootstrap data made elsewhere',
+    path: 'spec.bootstrap.dataSecretName',
+    message: /bootstrap data made elsewhere is not used by capt/,
     mutate: (d) => [...d, ...lone(d, { spec: { bootstrap: { dataSecretName: 'data' } } })],
   },
   {
-    name: 'a Machine adopting an existing machine', path: 'spec.providerID', message: /adopting an existing machine by providerID is not carried out/,
+    name: 'a Machine adopting an existing machine',
+    path: 'spec.providerID',
+    message: /adopting an existing machine by providerID is not carried out/,
     mutate: (d) => [...d, ...lone(d, { spec: { providerID: 'local://x' } })],
   },
   {
-    name: 'a Machine on a machine template', path: 'spec.infrastructureRef.kind', message: /LocalMachineTemplate cannot be used here/,
-    mutate: (d) => [...d, ...lone(d, { spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalMachineTemplate', name: 'quickstart-md-0' } } })],
+    name: 'a Machine on a machine template',
+    path: 'spec.infrastructureRef.kind',
+    message: /LocalMachineTemplate cannot be used here/,
+    mutate: (d) => [
+      ...d,
+      ...lone(d, {
+        spec: {
+          infrastructureRef: {
+            apiGroup: 'infrastructure.cluster.x-k8s.io',
+            kind: 'LocalMachineTemplate',
+            name: 'quickstart-md-0',
+          },
+        },
+      }),
+    ],
   },
   { name: 'not YAML', mutate: () => [], message: /not valid YAML/ },
 ];
@@ -181,21 +576,28 @@ for (const c of cases) {
     const docs = c.v1beta1 ? docsOf(v1beta1) : baseDocs();
     const changed = c.mutate(docs) ?? docs;
     const text = c.name === 'not YAML' ? 'apiVersion: [unclosed\n' : render(changed);
-    assert.throws(() => loadManifests([{ file: 'cluster.yaml', text }], {}), (err: unknown) => {
-      assert.ok(err instanceof ManifestError, `a ManifestError, got ${err}`);
-      const hit = err.problems.find((p) => c.message.test(p.message) && (c.path === undefined || p.path === c.path));
-      assert.ok(hit, `expected a problem at ${c.path} matching ${c.message}; got:\n${err.message}`);
-      assert.equal(hit.file, 'cluster.yaml');
-      assert.ok(Number.isInteger(hit.index));
-      assert.match(err.message, /cluster\.yaml \(document \d+\)/);
-      return true;
-    });
+    assert.throws(
+      () => loadManifests([{ file: 'cluster.yaml', text }], {}),
+      (err: unknown) => {
+        assert.ok(err instanceof ManifestError, `a ManifestError, got ${err}`);
+        const hit = err.problems.find((p) => c.message.test(p.message) && (c.path === undefined || p.path === c.path));
+        assert.ok(hit, `expected a problem at ${c.path} matching ${c.message}; got:\n${err.message}`);
+        assert.equal(hit.file, 'cluster.yaml');
+        assert.ok(Number.isInteger(hit.index));
+        assert.match(err.message, /cluster\.yaml \(document \d+\)/);
+        return true;
+      },
+    );
   });
 }
 
 // Cluster API's own e2e manifests (test/api/manifests/capi-*.yaml, origins in their first lines), with the
 // local provider's infrastructure kinds: what Cluster API accepts, capt accepts or refuses naming the field.
-const upstream = (release: 'v1.14' | 'v1.10', part: 'cluster-with-kcp' | 'md' | 'mhc', edit: (text: string) => string = (t) => t) => {
+const upstream = (
+  release: 'v1.14' | 'v1.10',
+  part: 'cluster-with-kcp' | 'md' | 'mhc',
+  edit: (text: string) => string = (t) => t,
+) => {
   const file = `capi-${release}-${part}.yaml`;
   return { file, text: edit(readFileSync(join(root, 'test/api/manifests', file), 'utf8')) };
 };
@@ -212,73 +614,206 @@ const problemsOf = (run: () => unknown) => {
 
 for (const release of ['v1.14', 'v1.10'] as const) {
   test(`Cluster API ${release} e2e cluster-with-kcp + md: only the failure domain fd4, which the local provider does not offer, is refused`, () => {
-    assert.deepEqual(problemsOf(() => loadManifests([upstream(release, 'cluster-with-kcp'), upstream(release, 'md')], {})), [{
-      file: `capi-${release}-md.yaml`, kind: 'MachineDeployment', name: 'capi-e2e-md-0', path: 'spec.template.spec.failureDomain', message: 'failure domain fd4 is not offered by provider local',
-    }]);
+    assert.deepEqual(
+      problemsOf(() => loadManifests([upstream(release, 'cluster-with-kcp'), upstream(release, 'md')], {})),
+      [
+        {
+          file: `capi-${release}-md.yaml`,
+          kind: 'MachineDeployment',
+          name: 'capi-e2e-md-0',
+          path: 'spec.template.spec.failureDomain',
+          message: 'failure domain fd4 is not offered by provider local',
+        },
+      ],
+    );
   });
 
   test(`Cluster API ${release} e2e MachineHealthCheck: with the md-remediation flavor's template label it checks that MachineDeployment; alone it selects nothing and is refused`, () => {
     // The md-remediation flavor labels the MachineDeployment's machines for its MachineHealthCheck, as upstream's kustomize patch does.
-    const labelled = (text: string) => withoutFailureDomain(text).replace('  template:\n    spec:\n      clusterName', '  template:\n    metadata:\n      labels:\n        e2e.remediation.label: ""\n    spec:\n      clusterName');
-    const [model] = loadManifests([upstream(release, 'cluster-with-kcp'), upstream(release, 'md', labelled), upstream(release, 'mhc')], {});
+    const labelled = (text: string) =>
+      withoutFailureDomain(text).replace(
+        '  template:\n    spec:\n      clusterName',
+        '  template:\n    metadata:\n      labels:\n        e2e.remediation.label: ""\n    spec:\n      clusterName',
+      );
+    const [model] = loadManifests(
+      [upstream(release, 'cluster-with-kcp'), upstream(release, 'md', labelled), upstream(release, 'mhc')],
+      {},
+    );
     assert.deepEqual(model!.machineDeployments[0]!.healthCheck, {
-      name: 'capi-e2e-mhc-0', unhealthyNodeConditions: [{ type: 'e2e.remediation.condition', status: 'False', timeoutSeconds: 10 }], nodeStartupTimeoutSeconds: 600, maxUnhealthy: '100%',
+      name: 'capi-e2e-mhc-0',
+      unhealthyNodeConditions: [{ type: 'e2e.remediation.condition', status: 'False', timeoutSeconds: 10 }],
+      nodeStartupTimeoutSeconds: 600,
+      maxUnhealthy: '100%',
     });
     assert.equal(model!.controlPlane.healthCheck, undefined);
-    const [problem] = problemsOf(() => loadManifests([upstream(release, 'cluster-with-kcp'), upstream(release, 'md', withoutFailureDomain), upstream(release, 'mhc')], {}));
-    assert.deepEqual([problem!.file, problem!.kind, problem!.path], [`capi-${release}-mhc.yaml`, 'MachineHealthCheck', 'spec.selector.matchLabels']);
+    const [problem] = problemsOf(() =>
+      loadManifests(
+        [
+          upstream(release, 'cluster-with-kcp'),
+          upstream(release, 'md', withoutFailureDomain),
+          upstream(release, 'mhc'),
+        ],
+        {},
+      ),
+    );
+    assert.deepEqual(
+      [problem!.file, problem!.kind, problem!.path],
+      [`capi-${release}-mhc.yaml`, 'MachineHealthCheck', 'spec.selector.matchLabels'],
+    );
     assert.match(problem!.message, /selects no machine of cluster capi-e2e/);
   });
 }
 
 test('Cluster API e2e cluster without the failure domain: accepted with upstream defaults, the same model from v1beta1 (v1.10) and v1beta2 (v1.14)', () => {
-  const load = (release: 'v1.14' | 'v1.10') => loadManifests([upstream(release, 'cluster-with-kcp'), upstream(release, 'md', withoutFailureDomain)], {});
+  const load = (release: 'v1.14' | 'v1.10') =>
+    loadManifests([upstream(release, 'cluster-with-kcp'), upstream(release, 'md', withoutFailureDomain)], {});
   const [model] = load('v1.14');
-  assert.deepEqual([model!.name, model!.labels, model!.serviceSubnet, model!.podSubnet, model!.serviceDomain, model!.paused], ['capi-e2e', { cni: 'capi-e2e-crs-0' }, '10.128.0.0/12', '192.168.0.0/16', 'cluster.local', false]);
+  assert.deepEqual(
+    [model!.name, model!.labels, model!.serviceSubnet, model!.podSubnet, model!.serviceDomain, model!.paused],
+    ['capi-e2e', { cni: 'capi-e2e-crs-0' }, '10.128.0.0/12', '192.168.0.0/16', 'cluster.local', false],
+  );
   const cp = model!.controlPlane;
   // The apiserver's certificate carries upstream's extra names and addresses (certSANs), as kubeadm's would.
-  const certSANs = { clusterConfiguration: { apiServer: { certSANs: ['localhost', '127.0.0.1', '0.0.0.0', 'host.docker.internal'] } } };
-  assert.deepEqual([cp.replicas, cp.version, cp.maxSurge, cp.kubeadmConfigSpec, cp.infrastructure], [3, 'v1.36.3', 1, certSANs, { kind: 'LocalMachineTemplate', name: 'capi-e2e-control-plane', spec: {} }]);
+  const certSANs = {
+    clusterConfiguration: { apiServer: { certSANs: ['localhost', '127.0.0.1', '0.0.0.0', 'host.docker.internal'] } },
+  };
+  assert.deepEqual(
+    [cp.replicas, cp.version, cp.maxSurge, cp.kubeadmConfigSpec, cp.infrastructure],
+    [3, 'v1.36.3', 1, certSANs, { kind: 'LocalMachineTemplate', name: 'capi-e2e-control-plane', spec: {} }],
+  );
   const md = model!.machineDeployments[0]!;
-  assert.deepEqual([md.replicas, md.strategy, md.minReadySeconds, md.revisionHistoryLimit, md.paused], [2, { type: 'RollingUpdate', maxSurge: 1, maxUnavailable: 0, deletionOrder: 'Random' }, 0, 10, false]);
-  assert.deepEqual(md.template.bootstrap, { kind: 'KubeadmConfigTemplate', name: 'capi-e2e-md-0', config: {} }, 'a KubeadmConfigTemplate with no spec: kubeadm\'s defaults');
+  assert.deepEqual(
+    [md.replicas, md.strategy, md.minReadySeconds, md.revisionHistoryLimit, md.paused],
+    [2, { type: 'RollingUpdate', maxSurge: 1, maxUnavailable: 0, deletionOrder: 'Random' }, 0, 10, false],
+  );
+  assert.deepEqual(
+    md.template.bootstrap,
+    { kind: 'KubeadmConfigTemplate', name: 'capi-e2e-md-0', config: {} },
+    "a KubeadmConfigTemplate with no spec: kubeadm's defaults",
+  );
   assert.deepEqual([md.template.labels, md.template.annotations, md.template.failureDomain], [{}, {}, undefined]);
   // v1beta1's empty nodeRegistration blocks are the only difference: they say nothing kubeadm would not default.
   const [older] = load('v1.10');
-  assert.deepEqual(older!.controlPlane.kubeadmConfigSpec, { ...certSANs, initConfiguration: { nodeRegistration: {} }, joinConfiguration: { nodeRegistration: {} } });
+  assert.deepEqual(older!.controlPlane.kubeadmConfigSpec, {
+    ...certSANs,
+    initConfiguration: { nodeRegistration: {} },
+    joinConfiguration: { nodeRegistration: {} },
+  });
   older!.controlPlane.kubeadmConfigSpec = certSANs;
   older!.machineDeployments[0]!.template.bootstrap.config = {};
   assert.deepEqual(older, model);
 });
 
-test('MachineHealthChecks reach the owner they select, in one shape from v1beta1 and v1beta2; the control plane\'s remediation strategy too', () => {
+test("MachineHealthChecks reach the owner they select, in one shape from v1beta1 and v1beta2; the control plane's remediation strategy too", () => {
   const v2 = baseDocs();
   byKind(v2, 'KubeadmControlPlane').spec.remediation = { maxRetry: 2, retryPeriodSeconds: 60 };
-  const [model] = loadManifests([{ file: 'c.yaml', text: render([...v2,
-    mhc({ 'cluster.x-k8s.io/control-plane-name': 'quickstart-control-plane' }, { checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 30 }] }, remediation: { triggerIf: { unhealthyInRange: '[1-2]' } } }),
-    { ...mhc({ 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' }, { checks: { nodeStartupTimeoutSeconds: 0 }, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } } }), metadata: { name: 'workers' } },
-  ]) }], {});
-  assert.deepEqual(model!.controlPlane.healthCheck, { name: 'quickstart-mhc', unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 30 }], nodeStartupTimeoutSeconds: 600, unhealthyRange: { min: 1, max: 2 } });
+  const [model] = loadManifests(
+    [
+      {
+        file: 'c.yaml',
+        text: render([
+          ...v2,
+          mhc(
+            { 'cluster.x-k8s.io/control-plane-name': 'quickstart-control-plane' },
+            {
+              checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 30 }] },
+              remediation: { triggerIf: { unhealthyInRange: '[1-2]' } },
+            },
+          ),
+          {
+            ...mhc(
+              { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' },
+              {
+                checks: { nodeStartupTimeoutSeconds: 0 },
+                remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } },
+              },
+            ),
+            metadata: { name: 'workers' },
+          },
+        ]),
+      },
+    ],
+    {},
+  );
+  assert.deepEqual(model!.controlPlane.healthCheck, {
+    name: 'quickstart-mhc',
+    unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 30 }],
+    nodeStartupTimeoutSeconds: 600,
+    unhealthyRange: { min: 1, max: 2 },
+  });
   assert.deepEqual(model!.controlPlane.remediation, { maxRetry: 2, retryPeriodSeconds: 60 });
-  assert.deepEqual(model!.machineDeployments[0]!.healthCheck, { name: 'workers', unhealthyNodeConditions: [], nodeStartupTimeoutSeconds: 0, maxUnhealthy: '40%' });
+  assert.deepEqual(model!.machineDeployments[0]!.healthCheck, {
+    name: 'workers',
+    unhealthyNodeConditions: [],
+    nodeStartupTimeoutSeconds: 0,
+    maxUnhealthy: '40%',
+  });
 
   const v1 = docsOf(v1beta1);
-  byKind(v1, 'KubeadmControlPlane').spec.remediationStrategy = { maxRetry: 1, retryPeriod: '30s', minHealthyPeriod: '2h' };
-  const [older] = loadManifests([{ file: 'c.yaml', text: render([...v1, {
-    apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineHealthCheck', metadata: { name: 'workers' },
-    spec: { clusterName: 'quickstart', maxUnhealthy: '40%', nodeStartupTimeout: '0s', selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' } } },
-  }]) }], {});
-  assert.deepEqual(older!.controlPlane.remediation, { maxRetry: 1, retryPeriodSeconds: 30, minHealthyPeriodSeconds: 7200 });
+  byKind(v1, 'KubeadmControlPlane').spec.remediationStrategy = {
+    maxRetry: 1,
+    retryPeriod: '30s',
+    minHealthyPeriod: '2h',
+  };
+  const [older] = loadManifests(
+    [
+      {
+        file: 'c.yaml',
+        text: render([
+          ...v1,
+          {
+            apiVersion: 'cluster.x-k8s.io/v1beta1',
+            kind: 'MachineHealthCheck',
+            metadata: { name: 'workers' },
+            spec: {
+              clusterName: 'quickstart',
+              maxUnhealthy: '40%',
+              nodeStartupTimeout: '0s',
+              selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' } },
+            },
+          },
+        ]),
+      },
+    ],
+    {},
+  );
+  assert.deepEqual(older!.controlPlane.remediation, {
+    maxRetry: 1,
+    retryPeriodSeconds: 30,
+    minHealthyPeriodSeconds: 7200,
+  });
   assert.deepEqual(older!.machineDeployments[0]!.healthCheck, model!.machineDeployments[0]!.healthCheck);
 });
 
 test('a Machine of its own joins the model with its KubeadmConfig and LocalMachine, its labels and timeouts', () => {
   const docs = baseDocs();
-  const [model] = loadManifests([{ file: 'c.yaml', text: render([...docs, ...lone(docs, { metadata: { name: 'lone', labels: { role: 'lone' } }, spec: { deletion: { nodeDrainTimeoutSeconds: 30 } } })]) }], {});
-  assert.deepEqual(model!.machines, [{
-    name: 'lone', template: {
-      clusterName: 'quickstart', version: model!.controlPlane.version, labels: { role: 'lone' }, annotations: {}, nodeDrainTimeoutSeconds: 30,
-      bootstrap: { kind: 'KubeadmConfig', name: 'lone', config: {} }, infrastructure: { kind: 'LocalMachine', name: 'lone', spec: { bootDelaySeconds: 2 } },
+  const [model] = loadManifests(
+    [
+      {
+        file: 'c.yaml',
+        text: render([
+          ...docs,
+          ...lone(docs, {
+            metadata: { name: 'lone', labels: { role: 'lone' } },
+            spec: { deletion: { nodeDrainTimeoutSeconds: 30 } },
+          }),
+        ]),
+      },
+    ],
+    {},
+  );
+  assert.deepEqual(model!.machines, [
+    {
+      name: 'lone',
+      template: {
+        clusterName: 'quickstart',
+        version: model!.controlPlane.version,
+        labels: { role: 'lone' },
+        annotations: {},
+        nodeDrainTimeoutSeconds: 30,
+        bootstrap: { kind: 'KubeadmConfig', name: 'lone', config: {} },
+        infrastructure: { kind: 'LocalMachine', name: 'lone', spec: { bootDelaySeconds: 2 } },
+      },
     },
-  }]);
+  ]);
 });

@@ -18,11 +18,20 @@ const firstLine = (text: string) => text.split('\n')[0]!;
 
 /** Runs `capt health cluster hc` until `done` holds for its answer; that answer. */
 const healthUntil = (what: string, done: (r: { code: number; stdout: string }) => boolean, timeoutMs = 90_000) =>
-  until(what, () => capt('health', 'cluster', 'hc'), { done, timeoutMs, intervalMs: 2000, describe: (r) => `exit ${r?.code}:\n${r?.stdout}${r?.stderr}` });
+  until(what, () => capt('health', 'cluster', 'hc'), {
+    done,
+    timeoutMs,
+    intervalMs: 2000,
+    describe: (r) => `exit ${r?.code}:\n${r?.stdout}${r?.stderr}`,
+  });
 
 test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system pod, the NotReady node and the stopped scheduler, then the stopped etcd member; 0 again once repaired', async () => {
   const text = readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8');
-  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'hc', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '1' });
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
+    CLUSTER_NAME: 'hc',
+    CONTROL_PLANE_MACHINE_COUNT: '1',
+    WORKER_MACHINE_COUNT: '1',
+  });
   await suite.client.apply([model!]);
   const ready = await suite.client.waitForCluster('default', 'hc', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
@@ -32,7 +41,12 @@ test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system p
 
   // Healthy: the first line says so, the JSON has every part, and the list of clusters agrees.
   const healthy = await healthUntil('a healthy report', (r) => r.code === 0);
-  assert.match(firstLine(healthy.stdout), new RegExp(`^cluster default/hc: healthy \\(2/2 Nodes Ready, etcd 1 member led by ${controlPlane}, 1 control-plane machine healthy\\)$`));
+  assert.match(
+    firstLine(healthy.stdout),
+    new RegExp(
+      `^cluster default/hc: healthy \\(2/2 Nodes Ready, etcd 1 member led by ${controlPlane}, 1 control-plane machine healthy\\)$`,
+    ),
+  );
   const json = await capt('health', 'cluster', 'hc', '-o', 'json');
   assert.equal(json.code, 0, json.stderr);
   const report = JSON.parse(json.stdout) as ClusterHealth;
@@ -41,8 +55,15 @@ test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system p
   assert.equal(report.etcd.membersMatchMachines, true);
   assert.ok(report.etcd.members[0]!.dbSizeBytes! > 0, 'etcd reports its DB size');
   assert.deepEqual([report.endpoint.readyz.ok, report.controlPlane.map((m) => m.machine)], [true, [controlPlane]]);
-  assert.deepEqual(report.nodes.allocated.map((a) => a.resource), ['cpu', 'memory', 'pods']);
-  assert.equal(report.nodes.allocated.find((a) => a.resource === 'pods')!.allocatable, 220, 'two simulated Nodes of 110 pods each');
+  assert.deepEqual(
+    report.nodes.allocated.map((a) => a.resource),
+    ['cpu', 'memory', 'pods'],
+  );
+  assert.equal(
+    report.nodes.allocated.find((a) => a.resource === 'pods')!.allocatable,
+    220,
+    'two simulated Nodes of 110 pods each',
+  );
   const all = await capt('health', 'clusters', '-A');
   assert.equal(all.code, 0, all.stderr);
   assert.match(all.stdout, /^NAMESPACE\s+NAME\s+HEALTH\s+NODES READY\s+PROBLEMS\ndefault\s+hc\s+Healthy\s+2\/2\s*$/m);
@@ -53,26 +74,47 @@ test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system p
   // A kube-system pod no Node can take is named with the scheduler's event.
   const workloads = new Workloads(await clusterKubeconfig(suite.client.client, 'default', 'hc'));
   // The controller-manager creates the namespace's default service account shortly after start; a pod needs it.
-  await until('the kube-system/default service account', () => workloads.core.readNamespacedServiceAccount({ namespace: 'kube-system', name: 'default' }), { timeoutMs: 60_000 });
-  await workloads.core.createNamespacedPod({ namespace: 'kube-system', body: {
-    metadata: { name: 'stuck' }, spec: { nodeSelector: { nowhere: 'true' }, containers: [{ name: 'a', image: 'registry.example/a:1' }] },
-  } });
+  await until(
+    'the kube-system/default service account',
+    () => workloads.core.readNamespacedServiceAccount({ namespace: 'kube-system', name: 'default' }),
+    { timeoutMs: 60_000 },
+  );
+  await workloads.core.createNamespacedPod({
+    namespace: 'kube-system',
+    body: {
+      metadata: { name: 'stuck' },
+      spec: { nodeSelector: { nowhere: 'true' }, containers: [{ name: 'a', image: 'registry.example/a:1' }] },
+    },
+  });
   const stuck = await healthUntil('the stuck pod with its event', (r) => /FailedScheduling/.test(r.stdout));
   assert.equal(stuck.code, 1);
-  assert.match(firstLine(stuck.stdout), /^cluster default\/hc: unhealthy: kube-system pod stuck is Pending: Unschedulable: 0\/2 nodes are available/);
+  assert.match(
+    firstLine(stuck.stdout),
+    /^cluster default\/hc: unhealthy: kube-system pod stuck is Pending: Unschedulable: 0\/2 nodes are available/,
+  );
   await workloads.core.deleteNamespacedPod({ namespace: 'kube-system', name: 'stuck', gracePeriodSeconds: 0 });
 
   // A worker's kubelet and the scheduler stopped: both named on the first line.
   await h.provider.breakMachine(ref(worker), 'kubelet');
   await h.provider.breakMachine(ref(controlPlane), 'kube-scheduler');
-  const broken = await healthUntil('the worker\'s Node NotReady', (r) => r.stdout.includes(`node ${worker} is NotReady`));
+  const broken = await healthUntil("the worker's Node NotReady", (r) =>
+    r.stdout.includes(`node ${worker} is NotReady`),
+  );
   console.log(`capt health cluster hc, a kubelet and the scheduler stopped:\n${broken.stdout}`);
   assert.equal(broken.code, 1);
-  assert.equal(firstLine(broken.stdout), `cluster default/hc: unhealthy: kube-scheduler on ${controlPlane}: connection refused (not running); `
-    + `node ${worker} is NotReady: Ready Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)`);
+  assert.equal(
+    firstLine(broken.stdout),
+    `cluster default/hc: unhealthy: kube-scheduler on ${controlPlane}: connection refused (not running); ` +
+      `node ${worker} is NotReady: Ready Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)`,
+  );
   const list = await capt('health', 'clusters');
   assert.equal(list.code, 1);
-  assert.match(list.stdout, new RegExp(`default\\s+hc\\s+Unhealthy\\s+1/2\\s+kube-scheduler on ${controlPlane}: connection refused \\(not running\\) \\(and 1 more\\)`));
+  assert.match(
+    list.stdout,
+    new RegExp(
+      `default\\s+hc\\s+Unhealthy\\s+1/2\\s+kube-scheduler on ${controlPlane}: connection refused \\(not running\\) \\(and 1 more\\)`,
+    ),
+  );
   await h.provider.repairMachine(ref(worker));
   await h.provider.repairMachine(ref(controlPlane));
   await healthUntil('healthy after the repair', (r) => r.code === 0);
@@ -82,7 +124,12 @@ test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system p
   const noEtcd = await capt('health', 'cluster', 'hc');
   console.log(`capt health cluster hc, etcd stopped:\n${noEtcd.stdout}`);
   assert.equal(noEtcd.code, 1);
-  assert.match(firstLine(noEtcd.stdout), new RegExp(`^cluster default/hc: unhealthy: etcd member ${controlPlane} is unhealthy: does not answer \\(.*ECONNREFUSED.*\\)`));
+  assert.match(
+    firstLine(noEtcd.stdout),
+    new RegExp(
+      `^cluster default/hc: unhealthy: etcd member ${controlPlane} is unhealthy: does not answer \\(.*ECONNREFUSED.*\\)`,
+    ),
+  );
   await h.provider.repairMachine(ref(controlPlane));
   const back = await healthUntil('healthy once etcd runs again', (r) => r.code === 0, 120_000);
   assert.match(firstLine(back.stdout), /^cluster default\/hc: healthy/);

@@ -33,17 +33,28 @@ async function checkAgainstCluster(before: ClusterView): Promise<string> {
   const tls = await clusterEtcdTLS(suite.client.client, 'default', 'up');
   let members: string[] = [];
   for (const m of before.controlPlane!.machines.filter((x) => x.address)) {
-    members = await listMembers(`https://${m.address}:2379`, tls).then((list) => list.map((x) => x.name), () => []);
+    members = await listMembers(`https://${m.address}:2379`, tls).then(
+      (list) => list.map((x) => x.name),
+      () => [],
+    );
     if (members.length) break;
   }
   const versions = new Map<string, string | Error>();
   for (const m of serving(before)) {
-    versions.set(m.name, await httpsGet(`https://${m.address}:6443/version`, { insecure: true }).then((r) => JSON.parse(r.body).gitVersion as string, (err: Error) => err));
+    versions.set(
+      m.name,
+      await httpsGet(`https://${m.address}:6443/version`, { insecure: true }).then(
+        (r) => JSON.parse(r.body).gitVersion as string,
+        (err: Error) => err,
+      ),
+    );
   }
   const after = await status();
   const known = new Set([...before.controlPlane!.machines, ...after.controlPlane!.machines].map((m) => m.name));
   const steady = serving(before).filter((m) => serving(after).some((a) => a.name === m.name));
-  const joining = [...before.controlPlane!.machines, ...after.controlPlane!.machines].some((m) => m.phase !== 'Running');
+  const joining = [...before.controlPlane!.machines, ...after.controlPlane!.machines].some(
+    (m) => m.phase !== 'Running',
+  );
   for (const member of members) {
     // A member added but not started yet has no name: only a machine still joining may have one.
     if (member === '') assert.ok(joining, 'an unstarted etcd member while no machine is joining');
@@ -53,7 +64,10 @@ async function checkAgainstCluster(before: ClusterView): Promise<string> {
     assert.ok(members.includes(m.name), `${m.name} serves and is an etcd member (${members.join(', ')})`);
     assert.equal(versions.get(m.name), m.version, `apiserver of ${m.name} runs ${m.version}`);
   }
-  return before.controlPlane!.machines.map((m) => m.name).sort().join(',');
+  return before
+    .controlPlane!.machines.map((m) => m.name)
+    .sort()
+    .join(',');
 }
 
 /**
@@ -72,14 +86,25 @@ async function rollTo(version: string, during?: () => Promise<void>): Promise<{ 
       await during!();
     }
     const cp = s.controlPlane!;
-    if (cp.machines.length === 3 && serving(s).length === 3 && cp.machines.every((m) => m.version === version) && cp.updatedReplicas === 3) return { final: s, steps: checked };
+    if (
+      cp.machines.length === 3 &&
+      serving(s).length === 3 &&
+      cp.machines.every((m) => m.version === version) &&
+      cp.updatedReplicas === 3
+    )
+      return { final: s, steps: checked };
   }
   throw new Error(`control plane did not reach ${version}; steps checked: ${checked.join(' | ')}`);
 }
 
 test(`control plane upgrade ${older} -> ${newer}: etcd members right after every step, endpoint answering, worker killed mid-way; undo; bad versions refused`, async () => {
   const text = readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8');
-  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'up', CONTROL_PLANE_MACHINE_COUNT: '3', WORKER_MACHINE_COUNT: '1', KUBERNETES_VERSION: older });
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
+    CLUSTER_NAME: 'up',
+    CONTROL_PLANE_MACHINE_COUNT: '3',
+    WORKER_MACHINE_COUNT: '1',
+    KUBERNETES_VERSION: older,
+  });
   await suite.client.apply([model!]);
   const ready = await suite.client.waitForCluster('default', 'up', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
@@ -90,7 +115,11 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
   // The probe stops whatever happens, so a failed step ends the test instead of leaving it polling.
   const { done, steps, availability } = await (async () => {
     try {
-      assert.deepEqual((await suite.client.apply([upgraded])).map((o) => o.outcome), ['unchanged', 'configured', 'unchanged'], 'only the control plane is configured');
+      assert.deepEqual(
+        (await suite.client.apply([upgraded])).map((o) => o.outcome),
+        ['unchanged', 'configured', 'unchanged'],
+        'only the control plane is configured',
+      );
       const rolled = await rollTo(newer, async () => {
         await h.killWorker();
         await sleep(1000);
@@ -103,24 +132,67 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
   })();
   // 3 machines replaced one at a time: each join leaves 4 machines for at least the 3 s the endpoint drains,
   // so the check runs at every one of them.
-  assert.equal(steps.filter((k) => k.split(',').length === 4).length, 3, `every join checked against the real cluster: ${steps.join(' | ')}`);
-  console.log(`upgrade: ${steps.length} steps checked against etcd and the apiservers; ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed, worst gap ${availability.worstGapMs} ms; failures: ${availability.reasons.join(' | ')}`);
-  assert.equal(availability.failures, 0, `no probe failed (${availability.failures} of ${availability.probes}: ${availability.reasons.join(' | ')})`);
-  assert.ok(availability.worstGapMs < 5000, `the endpoint never went 5 s without a successful answer (worst gap ${availability.worstGapMs} ms)`);
+  assert.equal(
+    steps.filter((k) => k.split(',').length === 4).length,
+    3,
+    `every join checked against the real cluster: ${steps.join(' | ')}`,
+  );
+  console.log(
+    `upgrade: ${steps.length} steps checked against etcd and the apiservers; ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed, worst gap ${availability.worstGapMs} ms; failures: ${availability.reasons.join(' | ')}`,
+  );
+  assert.equal(
+    availability.failures,
+    0,
+    `no probe failed (${availability.failures} of ${availability.probes}: ${availability.reasons.join(' | ')})`,
+  );
+  assert.ok(
+    availability.worstGapMs < 5000,
+    `the endpoint never went 5 s without a successful answer (worst gap ${availability.worstGapMs} ms)`,
+  );
   assert.equal(done.controlPlane!.machines.length, 3, 'exactly 3 machines at the end');
 
   const tooFar: ClusterModel = { ...upgraded, controlPlane: { ...upgraded.controlPlane, version: 'v1.38.0' } };
-  await assert.rejects(suite.client.apply([tooFar]), (err: Error) => err instanceof RejectedError && /cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0/.test(err.message));
-  await assert.rejects(suite.client.apply([model!]), (err: Error) => err instanceof RejectedError && new RegExp(`cannot update Kubernetes version from ${newer} to ${older}: downgrades are not supported`).test(err.message));
+  await assert.rejects(
+    suite.client.apply([tooFar]),
+    (err: Error) =>
+      err instanceof RejectedError && /cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0/.test(err.message),
+  );
+  await assert.rejects(
+    suite.client.apply([model!]),
+    (err: Error) =>
+      err instanceof RejectedError &&
+      new RegExp(`cannot update Kubernetes version from ${newer} to ${older}: downgrades are not supported`).test(
+        err.message,
+      ),
+  );
 
   const history = await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', 'up-control-plane');
-  assert.deepEqual(history.map((r) => [r.revision, r.version]), [[1, older], [2, newer]]);
-  await assert.rejects(suite.client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane', 7), (err: Error) => err instanceof RejectedError && /has no revision 7; revisions: 1, 2/.test(err.message));
+  assert.deepEqual(
+    history.map((r) => [r.revision, r.version]),
+    [
+      [1, older],
+      [2, newer],
+    ],
+  );
+  await assert.rejects(
+    suite.client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane', 7),
+    (err: Error) => err instanceof RejectedError && /has no revision 7; revisions: 1, 2/.test(err.message),
+  );
   const undo = await suite.client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane');
   assert.equal(undo.revision, 3);
   const { final: undone } = await rollTo(older);
   assert.ok(undone.controlPlane!.machines.every((m) => m.version === older));
-  assert.deepEqual((await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', 'up-control-plane')).map((r) => [r.revision, r.version]), [[2, newer], [3, older]], 'undo re-applies revision 1 as revision 3');
+  assert.deepEqual(
+    (await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', 'up-control-plane')).map((r) => [
+      r.revision,
+      r.version,
+    ]),
+    [
+      [2, newer],
+      [3, older],
+    ],
+    'undo re-applies revision 1 as revision 3',
+  );
 
   await suite.client.deleteCluster('default', 'up');
   await suite.client.waitForDeletion('default', 'up', () => undefined, 300_000);

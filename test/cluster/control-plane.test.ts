@@ -19,11 +19,24 @@ const suite = harnessWithClient();
 const h = suite.harness;
 
 const settled = (done: (s: ClusterView) => boolean, what: string, timeoutMs?: number) =>
-  until(what, () => suite.client.clusterStatus('default', 'ha'), { done, timeoutMs, intervalMs: 1000, describe: (last) => `${last?.step} / ${last?.controlPlane?.step}` });
+  until(what, () => suite.client.clusterStatus('default', 'ha'), {
+    done,
+    timeoutMs,
+    intervalMs: 1000,
+    describe: (last) => `${last?.step} / ${last?.controlPlane?.step}`,
+  });
 
 async function members(status: ClusterView): Promise<{ etcd: string[]; machines: string[] }> {
   const machines = status.controlPlane!.machines;
-  return { etcd: await etcdMemberNames(suite.client.client, 'default', 'ha', machines.map((m) => m.address)), machines: machines.map((m) => m.name).sort() };
+  return {
+    etcd: await etcdMemberNames(
+      suite.client.client,
+      'default',
+      'ha',
+      machines.map((m) => m.address),
+    ),
+    machines: machines.map((m) => m.name).sort(),
+  };
 }
 
 test('3 control-plane and 2 worker machines: 5 Ready nodes; a machine deleted directly leaves etcd and is replaced; scale 3 -> 1 -> 3 keeps etcd members equal to the machines; pause, restart, resume; delete leaves nothing', async () => {
@@ -35,17 +48,31 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; a machine deleted di
   // start would fail the cluster's workflow task, which the harness's history guard reports).
   const extra = { ...model!.machineDeployments[0]!, name: 'ha-md-extra', replicas: 0 };
   const outcomes = await suite.client.apply([{ ...model!, machineDeployments: [...model!.machineDeployments, extra] }]);
-  assert.deepEqual(outcomes.filter((o) => o.ref.includes('ha-md-extra')).map((o) => o.outcome), ['created']);
+  assert.deepEqual(
+    outcomes.filter((o) => o.ref.includes('ha-md-extra')).map((o) => o.outcome),
+    ['created'],
+  );
   const ready = await suite.client.waitForCluster('default', 'ha', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
-  assert.deepEqual(ready.machineDeployments.map((md) => `${md.name} ${md.readyReplicas}/${md.replicas}`).sort(), ['ha-md-0 2/2', 'ha-md-extra 0/0']);
+  assert.deepEqual(ready.machineDeployments.map((md) => `${md.name} ${md.readyReplicas}/${md.replicas}`).sort(), [
+    'ha-md-0 2/2',
+    'ha-md-extra 0/0',
+  ]);
   const runs: string[] = [];
-  for await (const wf of h.env.client.workflow.list({ query: `WorkflowId = "md/default/ha-md-extra"` })) runs.push(wf.runId);
+  for await (const wf of h.env.client.workflow.list({ query: `WorkflowId = "md/default/ha-md-extra"` }))
+    runs.push(wf.runId);
   assert.equal(runs.length, 1, 'one run of the MachineDeployment added while the control plane initialised');
   const kubeconfig = join(h.home, 'ha.kubeconfig');
   await writeFile(kubeconfig, await suite.client.kubeconfig('default', 'ha'), { mode: 0o600 });
-  const nodes = JSON.parse((await run(kubectlFor(ready.version), ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'])).stdout).items;
-  assert.equal(nodes.filter((n: { status: { conditions: { type: string; status: string }[] } }) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')).length, 5);
+  const nodes = JSON.parse(
+    (await run(kubectlFor(ready.version), ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'])).stdout,
+  ).items;
+  assert.equal(
+    nodes.filter((n: { status: { conditions: { type: string; status: string }[] } }) =>
+      n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
+    ).length,
+    5,
+  );
   let m = await members(ready);
   assert.deepEqual(m.etcd, m.machines, 'three etcd members, one per control-plane machine');
   assert.equal(m.etcd.length, 3);
@@ -54,13 +81,25 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; a machine deleted di
   // control plane has taken its etcd member out; then the control plane replaces it.
   const deleted = m.machines[1]!;
   await suite.client.deleteMachine('default', deleted);
-  const replaced = await settled((s) => s.controlPlane!.machines.length === 3 && !s.controlPlane!.machines.some((x) => x.name === deleted) && s.controlPlane!.readyReplicas === 3, 'the deleted control-plane machine replaced');
+  const replaced = await settled(
+    (s) =>
+      s.controlPlane!.machines.length === 3 &&
+      !s.controlPlane!.machines.some((x) => x.name === deleted) &&
+      s.controlPlane!.readyReplicas === 3,
+    'the deleted control-plane machine replaced',
+  );
   m = await members(replaced);
-  assert.deepEqual(m.etcd, m.machines, 'the deleted machine\'s etcd member is gone, the replacement\'s joined');
+  assert.deepEqual(m.etcd, m.machines, "the deleted machine's etcd member is gone, the replacement's joined");
 
-  await assert.rejects(suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 2), /2 replicas cannot keep etcd quorum/);
+  await assert.rejects(
+    suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 2),
+    /2 replicas cannot keep etcd quorum/,
+  );
   await suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 1);
-  const one = await settled((s) => s.controlPlane!.machines.length === 1 && s.controlPlane!.readyReplicas === 1, 'scale to 1');
+  const one = await settled(
+    (s) => s.controlPlane!.machines.length === 1 && s.controlPlane!.readyReplicas === 1,
+    'scale to 1',
+  );
   m = await members(one);
   assert.deepEqual(m.etcd, m.machines);
   assert.equal(m.etcd.length, 1);
@@ -70,41 +109,99 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; a machine deleted di
   const before = one.controlPlane!.machines[0]!.name;
   await suite.client.rolloutPause('kubeadmcontrolplane', 'default', kcp, true);
   // From the CLI, as an operator would: the restart is recorded as revision 2 (and, paused, waits).
-  const restart = await run(process.execPath, [join(root, 'dist/src/cli/main.js'), 'rollout', 'restart', `kubeadmcontrolplane/${kcp}`], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address } });
+  const restart = await run(
+    process.execPath,
+    [join(root, 'dist/src/cli/main.js'), 'rollout', 'restart', `kubeadmcontrolplane/${kcp}`],
+    { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address } },
+  );
   assert.equal(restart.stdout.trim(), `kubeadmcontrolplane/${kcp} restarted: revision 2`);
   await sleep(5000);
   const held = await suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
-  assert.deepEqual([held.paused, held.rolloutComplete, held.machines.map((x) => x.name)], [true, false, [before]], 'paused: the restart waits');
+  assert.deepEqual(
+    [held.paused, held.rolloutComplete, held.machines.map((x) => x.name)],
+    [true, false, [before]],
+    'paused: the restart waits',
+  );
   assert.equal(held.stepReason, 'Paused');
   await suite.client.rolloutPause('kubeadmcontrolplane', 'default', kcp, false);
-  const restarted = await settled((s) => s.controlPlane!.rolloutComplete && s.controlPlane!.machines.length === 1 && s.controlPlane!.machines[0]!.name !== before, 'the restart to replace the machine');
+  const restarted = await settled(
+    (s) =>
+      s.controlPlane!.rolloutComplete &&
+      s.controlPlane!.machines.length === 1 &&
+      s.controlPlane!.machines[0]!.name !== before,
+    'the restart to replace the machine',
+  );
   m = await members(restarted);
   assert.deepEqual(m.etcd, m.machines, 'the new machine is the only etcd member');
-  const cli = await run(process.execPath, [join(root, 'dist/src/cli/main.js'), 'rollout', 'status', `kubeadmcontrolplane/${kcp}`], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address } });
+  const cli = await run(
+    process.execPath,
+    [join(root, 'dist/src/cli/main.js'), 'rollout', 'status', `kubeadmcontrolplane/${kcp}`],
+    { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address } },
+  );
   assert.match(cli.stdout, /^kubeadmcontrolplane\/ha-control-plane successfully rolled out \(revision 2, v\S+\)/);
-  assert.deepEqual((await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', kcp)).map((r) => [r.revision, r.cause, r.change]), [[1, 'created', 'initial template'], [2, 'restart', 'same template (restart)']]);
+  assert.deepEqual(
+    (await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', kcp)).map((r) => [
+      r.revision,
+      r.cause,
+      r.change,
+    ]),
+    [
+      [1, 'created', 'initial template'],
+      [2, 'restart', 'same template (restart)'],
+    ],
+  );
 
   // certificatesExpiryDays: the apiserver certificates are read from the machines; a year ahead, they replace nothing.
-  await suite.client.apply([{ ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 300 } }]);
+  await suite.client.apply([
+    { ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 300 } },
+  ]);
   let certs = await suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
-  for (const deadline = Date.now() + 60_000; !certs.certificatesExpireAt && Date.now() < deadline; await sleep(500)) certs = await suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
-  const expiresInDays = (Date.parse(Object.values(certs.certificatesExpireAt ?? {})[0] ?? '') - Date.now()) / 86_400_000;
-  assert.ok(expiresInDays > 364 && expiresInDays <= 365, `the machine's apiserver certificate expires in ${expiresInDays.toFixed(2)} days`);
+  for (const deadline = Date.now() + 60_000; !certs.certificatesExpireAt && Date.now() < deadline; await sleep(500))
+    certs = await suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
+  const expiresInDays =
+    (Date.parse(Object.values(certs.certificatesExpireAt ?? {})[0] ?? '') - Date.now()) / 86_400_000;
+  assert.ok(
+    expiresInDays > 364 && expiresInDays <= 365,
+    `the machine's apiserver certificate expires in ${expiresInDays.toFixed(2)} days`,
+  );
   await sleep(3000);
   certs = await suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
-  assert.deepEqual([certs.revision, certs.machines.map((x) => x.name)], [2, [restarted.controlPlane!.machines[0]!.name]], 'no rollout');
-  await assert.rejects(suite.client.apply([{ ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 365 } }]), /certificatesExpiryDays 365 is not less than the 365-day validity/);
+  assert.deepEqual(
+    [certs.revision, certs.machines.map((x) => x.name)],
+    [2, [restarted.controlPlane!.machines[0]!.name]],
+    'no rollout',
+  );
+  await assert.rejects(
+    suite.client.apply([
+      { ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 365 } },
+    ]),
+    /certificatesExpiryDays 365 is not less than the 365-day validity/,
+  );
 
   // rolloutAfter: once it passes, the machine created before it is replaced.
   const rolloutAfter = new Date(Date.now() + 3000).toISOString();
-  await suite.client.apply([{ ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 300, rolloutAfter } }]);
-  const renewed = await settled((s) => s.controlPlane!.rolloutComplete && s.controlPlane!.machines.length === 1 && s.controlPlane!.machines[0]!.createdAt > rolloutAfter, 'the rolloutAfter replacement');
+  await suite.client.apply([
+    { ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 300, rolloutAfter } },
+  ]);
+  const renewed = await settled(
+    (s) =>
+      s.controlPlane!.rolloutComplete &&
+      s.controlPlane!.machines.length === 1 &&
+      s.controlPlane!.machines[0]!.createdAt > rolloutAfter,
+    'the rolloutAfter replacement',
+  );
   m = await members(renewed);
   assert.deepEqual(m.etcd, m.machines);
-  assert.equal((await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', kcp)).at(-1)!.cause, `rolloutAfter ${rolloutAfter}`);
+  assert.equal(
+    (await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', kcp)).at(-1)!.cause,
+    `rolloutAfter ${rolloutAfter}`,
+  );
 
   await suite.client.scale('kubeadmcontrolplane', 'default', 'ha-control-plane', 3);
-  const three = await settled((s) => s.controlPlane!.readyReplicas === 3 && s.controlPlane!.machines.length === 3, 'scale back to 3');
+  const three = await settled(
+    (s) => s.controlPlane!.readyReplicas === 3 && s.controlPlane!.machines.length === 3,
+    'scale back to 3',
+  );
   m = await members(three);
   assert.deepEqual(m.etcd, m.machines);
   assert.equal(m.etcd.length, 3);

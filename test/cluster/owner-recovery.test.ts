@@ -18,7 +18,11 @@ const h = suite.harness;
 
 async function createCluster(name: string): Promise<void> {
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
-  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: name, CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2' });
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
+    CLUSTER_NAME: name,
+    CONTROL_PLANE_MACHINE_COUNT: '1',
+    WORKER_MACHINE_COUNT: '2',
+  });
   await suite.client.apply([model!]);
   const ready = await suite.client.waitForCluster('default', name, () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
@@ -26,10 +30,14 @@ async function createCluster(name: string): Promise<void> {
 
 /** The MachineDeployment's machines as the provider holds them (directories) and as Temporal runs them (workflows). */
 async function machinesOf(cluster: string, md: string): Promise<{ provider: string[]; workflows: string[] }> {
-  const provider = (await readdir(machinesDir(clusterDir('default', cluster))).catch(() => [] as string[])).filter((d) => d.startsWith(`${md}-`)).sort();
+  const provider = (await readdir(machinesDir(clusterDir('default', cluster))).catch(() => [] as string[]))
+    .filter((d) => d.startsWith(`${md}-`))
+    .sort();
   const workflows: string[] = [];
   const query = `CaptKind = "Machine" AND CaptCluster = "${cluster}" AND ExecutionStatus = "Running"`;
-  for await (const wf of h.env.client.workflow.list({ query })) if (wf.workflowId.startsWith(`machine/default/${md}-`)) workflows.push(wf.workflowId.replace('machine/default/', ''));
+  for await (const wf of h.env.client.workflow.list({ query }))
+    if (wf.workflowId.startsWith(`machine/default/${md}-`))
+      workflows.push(wf.workflowId.replace('machine/default/', ''));
   return { provider, workflows: workflows.sort() };
 }
 
@@ -40,11 +48,23 @@ async function machinesOf(cluster: string, md: string): Promise<{ provider: stri
 async function settledAt(cluster: string, md: string, replicas: number, most = replicas): Promise<string[]> {
   const deadline = Date.now() + 300_000;
   for (;;) {
-    const [s, found] = await Promise.all([suite.client.ownerStatus('machinedeployment', 'default', md), machinesOf(cluster, md)]);
+    const [s, found] = await Promise.all([
+      suite.client.ownerStatus('machinedeployment', 'default', md),
+      machinesOf(cluster, md),
+    ]);
     assert.ok(found.provider.length <= most, `never more than ${most} provider machines: ${found.provider.join(', ')}`);
     const names = s.machines.map((m) => m.name).sort();
-    if (s.readyReplicas === replicas && names.length === replicas && found.provider.join() === names.join() && found.workflows.join() === names.join()) return names;
-    assert.ok(Date.now() < deadline, `${md} at ${replicas}: ${s.readyReplicas} ready, records ${names.join(', ')}, provider ${found.provider.join(', ')}, workflows ${found.workflows.join(', ')}; ${s.step}`);
+    if (
+      s.readyReplicas === replicas &&
+      names.length === replicas &&
+      found.provider.join() === names.join() &&
+      found.workflows.join() === names.join()
+    )
+      return names;
+    assert.ok(
+      Date.now() < deadline,
+      `${md} at ${replicas}: ${s.readyReplicas} ready, records ${names.join(', ')}, provider ${found.provider.join(', ')}, workflows ${found.workflows.join(', ')}; ${s.step}`,
+    );
     await sleep(1000);
   }
 }
@@ -57,7 +77,10 @@ async function assertNothingLeft(cluster: string, endpoint: string): Promise<voi
   const [host, port] = endpoint.split(':');
   assert.equal(await listening(host!, Number(port)), false, 'the endpoint port is closed');
   const running: string[] = [];
-  for await (const wf of h.env.client.workflow.list({ query: `CaptCluster = "${cluster}" AND ExecutionStatus = "Running"` })) running.push(wf.workflowId);
+  for await (const wf of h.env.client.workflow.list({
+    query: `CaptCluster = "${cluster}" AND ExecutionStatus = "Running"`,
+  }))
+    running.push(wf.workflowId);
   assert.deepEqual(running, [], 'no workflow of the cluster runs');
 }
 
@@ -66,7 +89,9 @@ async function clusterWithLostDeployment(cluster: string, md: string): Promise<{
   await createCluster(cluster);
   const before = await settledAt(cluster, md, 2);
   const { endpoint } = await suite.client.clusterSummary('default', cluster);
-  await h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', md)).terminate('test: an operator terminates the owner');
+  await h.env.client.workflow
+    .getHandle(machineDeploymentWorkflowId('default', md))
+    .terminate('test: an operator terminates the owner');
   return { before, endpoint };
 }
 
@@ -82,17 +107,29 @@ test('a terminated MachineDeployment workflow is rebuilt by capt repair cluster,
   });
 
   const dryRun = await suite.client.repairCluster('default', cluster, { dryRun: true });
-  assert.deepEqual(dryRun.owners.map((o) => `${o.kind}/${o.name} ${o.state} ${o.machines} ${o.action}`), [
-    'KubeadmControlPlane/lost-control-plane RUNNING 1 none', `MachineDeployment/${md} TERMINATED 2 would rebuild`,
-  ]);
+  assert.deepEqual(
+    dryRun.owners.map((o) => `${o.kind}/${o.name} ${o.state} ${o.machines} ${o.action}`),
+    ['KubeadmControlPlane/lost-control-plane RUNNING 1 none', `MachineDeployment/${md} TERMINATED 2 would rebuild`],
+  );
   assert.equal(dryRun.providerMachines, 3, 'the provider holds the 3 machines the workflows account for');
-  assert.equal((await h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', md)).describe()).status.name, 'TERMINATED', 'a dry run rebuilds nothing');
+  assert.equal(
+    (await h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', md)).describe()).status.name,
+    'TERMINATED',
+    'a dry run rebuilds nothing',
+  );
 
   const report = await suite.client.repairCluster('default', cluster);
-  assert.deepEqual(report.owners.map((o) => `${o.name} ${o.action}`), ['lost-control-plane none', `${md} rebuilt`]);
+  assert.deepEqual(
+    report.owners.map((o) => `${o.name} ${o.action}`),
+    ['lost-control-plane none', `${md} rebuilt`],
+  );
   const [adopted] = await suite.client.waitForAdoption(report, 120_000);
   assert.equal(adopted!.adoption!.adopted, 2);
-  assert.deepEqual(adopted!.machines.map((m) => m.name).sort(), before, 'the very machines it had: none created, none lost');
+  assert.deepEqual(
+    adopted!.machines.map((m) => m.name).sort(),
+    before,
+    'the very machines it had: none created, none lost',
+  );
   assert.deepEqual(await settledAt(cluster, md, 2), before, 'and nothing replaced them');
   for (const deadline = Date.now() + 60_000; ; await sleep(500)) {
     const { recoveries } = await suite.client.clusterSummary('default', cluster);
@@ -106,7 +143,11 @@ test('a terminated MachineDeployment workflow is rebuilt by capt repair cluster,
 
   await suite.client.scale('machinedeployment', 'default', md, 3);
   const three = await settledAt(cluster, md, 3);
-  assert.deepEqual(before.filter((n) => three.includes(n)), before, 'scale-up keeps the adopted machines');
+  assert.deepEqual(
+    before.filter((n) => three.includes(n)),
+    before,
+    'scale-up keeps the adopted machines',
+  );
   await suite.client.scale('machinedeployment', 'default', md, 1);
   await settledAt(cluster, md, 1, 3);
 
@@ -122,9 +163,14 @@ test('a cluster whose MachineDeployment workflow was terminated is deleted strai
 
   await suite.client.deleteCluster('default', cluster);
   await suite.client.waitForDeletion('default', cluster, () => undefined, 600_000);
-  const final = await h.env.client.workflow.getHandle(clusterWorkflowId('default', cluster)).result() as ClusterStatus;
+  const final = (await h.env.client.workflow
+    .getHandle(clusterWorkflowId('default', cluster))
+    .result()) as ClusterStatus;
   assert.equal(final.phase, 'Deleted');
-  assert.deepEqual(final.recoveries.map((r) => `${r.kind}/${r.name} ${r.adopted}`), [`MachineDeployment/${md} ${before.length}`]);
+  assert.deepEqual(
+    final.recoveries.map((r) => `${r.kind}/${r.name} ${r.adopted}`),
+    [`MachineDeployment/${md} ${before.length}`],
+  );
   assert.match(final.recoveries[0]!.cause, /TERMINATED; found by capt delete cluster/);
   assert.deepEqual(await machinesOf(cluster, md), { provider: [], workflows: [] });
   await assertNothingLeft(cluster, endpoint);
@@ -139,7 +185,11 @@ test('a terminated control-plane workflow is rebuilt when capt apply scales it: 
   await h.env.client.workflow.getHandle(`kcp/default/${cp}`).terminate('test: lost control plane');
 
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
-  const [three] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: cluster, CONTROL_PLANE_MACHINE_COUNT: '3', WORKER_MACHINE_COUNT: '2' });
+  const [three] = loadManifests([{ file: 'quickstart.yaml', text }], {
+    CLUSTER_NAME: cluster,
+    CONTROL_PLANE_MACHINE_COUNT: '3',
+    WORKER_MACHINE_COUNT: '2',
+  });
   await suite.client.apply([three!]);
   const deadline = Date.now() + 420_000;
   for (;;) {
@@ -148,11 +198,17 @@ test('a terminated control-plane workflow is rebuilt when capt apply scales it: 
     assert.ok(provider.length <= 3, `never more than 3 control-plane machines: ${provider.join(', ')}`);
     if (s.readyReplicas === 3 && s.machines.length === 3 && provider.length === 3) {
       assert.equal(s.adoption?.adopted, 1);
-      assert.ok(s.machines.some((m) => m.name === first[0]), 'the adopted machine stays');
+      assert.ok(
+        s.machines.some((m) => m.name === first[0]),
+        'the adopted machine stays',
+      );
       assert.ok(s.revision >= controlPlane!.revision, 'revisions are not numbered down');
       break;
     }
-    assert.ok(Date.now() < deadline, `control plane at 3: ${s.readyReplicas} ready, ${s.machines.length} records; ${s.step}`);
+    assert.ok(
+      Date.now() < deadline,
+      `control plane at 3: ${s.readyReplicas} ready, ${s.machines.length} records; ${s.step}`,
+    );
     await sleep(1000);
   }
   const { recoveries } = await suite.client.clusterSummary('default', cluster);

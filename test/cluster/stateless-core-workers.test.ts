@@ -54,15 +54,21 @@ async function assertSecretsBounded(): Promise<void> {
     const kind = run.workflowId.split('/')[0]!;
     if (kind === 'cluster' || kind === 'machine') found[kind] += tokens;
     const seen = `${run.workflowId} (run ${run.runId}): token ${tokens}, CA key ${caKeys}`;
-    if (kind === 'cluster') assert.ok(tokens <= 3 && caKeys <= 3, `created once, then carried by continue-as-new: ${seen}`);
-    else if (kind === 'machine') assert.ok(tokens <= 2 && caKeys <= (run.workflowId.includes('-md-') ? 0 : 2), `its user-data, rendered and handed to the provider: ${seen}`);
+    if (kind === 'cluster')
+      assert.ok(tokens <= 3 && caKeys <= 3, `created once, then carried by continue-as-new: ${seen}`);
+    else if (kind === 'machine')
+      assert.ok(
+        tokens <= 2 && caKeys <= (run.workflowId.includes('-md-') ? 0 : 2),
+        `its user-data, rendered and handed to the provider: ${seen}`,
+      );
     else assert.equal(tokens + caKeys, 0, seen);
   }
   // The search finds what is there: the histories read are the ones the secrets went through.
   assert.ok(found.cluster > 0 && found.machine > 0, `the token is where it travels: ${JSON.stringify(found)}`);
 }
 
-const providerMachines = async () => (await readdir(machinesDir(clusterDir('default', CLUSTER))).catch(() => [] as string[])).length;
+const providerMachines = async () =>
+  (await readdir(machinesDir(clusterDir('default', CLUSTER))).catch(() => [] as string[])).length;
 
 test('two core workers with separate CAPT_HOMEs and a provider worker serve one cluster: created on A, then with A gone B alone scales it (new machines bootstrap), issues a kubeconfig and deletes it; neither home holds anything', async () => {
   // The local provider's worker on the machines' host (the harness's home), and core worker A.
@@ -70,7 +76,11 @@ test('two core workers with separate CAPT_HOMEs and a provider worker serve one 
   const a = await coreWorker();
 
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
-  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: CLUSTER, CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '1' });
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
+    CLUSTER_NAME: CLUSTER,
+    CONTROL_PLANE_MACHINE_COUNT: '1',
+    WORKER_MACHINE_COUNT: '1',
+  });
   await suite.client.apply([model!]);
   const ready = await suite.client.waitForCluster('default', CLUSTER, () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
@@ -84,7 +94,11 @@ test('two core workers with separate CAPT_HOMEs and a provider worker serve one 
 
   // New machines need the bootstrap token (workers) and the admin kubeconfig (their Nodes): B reads both from the cluster workflow.
   await suite.client.scale('machinedeployment', 'default', MD, 3);
-  for (let s = await suite.client.ownerStatus('machinedeployment', 'default', MD); s.readyReplicas !== 3 || s.machines.length !== 3; s = await suite.client.ownerStatus('machinedeployment', 'default', MD)) {
+  for (
+    let s = await suite.client.ownerStatus('machinedeployment', 'default', MD);
+    s.readyReplicas !== 3 || s.machines.length !== 3;
+    s = await suite.client.ownerStatus('machinedeployment', 'default', MD)
+  ) {
     assert.equal(s.failedMachines, 0, `no machine fails: ${s.step}`);
     await sleep(1000);
   }
@@ -93,7 +107,9 @@ test('two core workers with separate CAPT_HOMEs and a provider worker serve one 
   const kube = new KubeClient(await suite.client.kubeconfig('default', CLUSTER));
   let readyNodes = 0;
   for (const deadline = Date.now() + 120_000; readyNodes !== 4 && Date.now() < deadline; await sleep(1000)) {
-    readyNodes = (await kube.listNodes()).filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    readyNodes = (await kube.listNodes()).filter((n) =>
+      n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    ).length;
   }
   assert.equal(readyNodes, 4, 'the kubeconfig B issued reaches four Ready Nodes');
   await assertSecretsBounded();
@@ -101,6 +117,10 @@ test('two core workers with separate CAPT_HOMEs and a provider worker serve one 
   await suite.client.deleteCluster('default', CLUSTER);
   await suite.client.waitForDeletion('default', CLUSTER, () => undefined, 300_000);
   assert.equal(existsSync(clusterDir('default', CLUSTER)), false, 'the provider host keeps nothing of the cluster');
-  assert.deepEqual(await processesMentioning([clusterDir('default', CLUSTER)]), [], 'no process of the cluster is left');
+  assert.deepEqual(
+    await processesMentioning([clusterDir('default', CLUSTER)]),
+    [],
+    'no process of the cluster is left',
+  );
   assert.deepEqual(await readdir(b.home), [], 'core worker B wrote nothing to its CAPT_HOME');
 });

@@ -27,31 +27,56 @@ const h = new MachineHarness('e2e-base');
 const capt = (...args: string[]) => captIn(h.home, ...args);
 
 /** The CLI with its own CAPT_HOME: `h.home` is the workers'; an empty one is a host that shares only Temporal with them. */
-const captIn = (home: string, ...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: home }, ...args);
+const captIn = (home: string, ...args: string[]) =>
+  runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: home }, ...args);
 
 before(() => h.start());
 after(() => h.stop());
 
 test('bad input exits 2 with the problem and its place, and submits nothing', async () => {
   const bad = join(h.home, 'bad.yaml');
-  await writeFile(bad, (await import('node:fs')).readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8').replace('replicas: ${CONTROL_PLANE_MACHINE_COUNT:=1}', 'replicas: 2'));
+  await writeFile(
+    bad,
+    (await import('node:fs'))
+      .readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8')
+      .replace('replicas: ${CONTROL_PLANE_MACHINE_COUNT:=1}', 'replicas: 2'),
+  );
   const r = await capt('apply', '-f', bad, '--var', 'CLUSTER_NAME=nope');
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /bad\.yaml \(document 3\) KubeadmControlPlane\/nope-control-plane at spec\.replicas: 2 replicas cannot keep etcd quorum/);
+  assert.match(
+    r.stderr,
+    /bad\.yaml \(document 3\) KubeadmControlPlane\/nope-control-plane at spec\.replicas: 2 replicas cannot keep etcd quorum/,
+  );
   const dryBad = await capt('apply', '--dry-run', '-f', bad, '--var', 'CLUSTER_NAME=nope');
   assert.equal(dryBad.code, 2, 'a dry run refuses bad input as apply does');
   assert.equal(dryBad.stderr, r.stderr);
   // A dry run of a new cluster says what would be created, and starts nothing (the list below stays empty).
-  const dry = await capt('apply', '--dry-run=server', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=nope');
+  const dry = await capt(
+    'apply',
+    '--dry-run=server',
+    '-f',
+    join(root, 'examples/quickstart.yaml'),
+    '--var',
+    'CLUSTER_NAME=nope',
+  );
   assert.equal(dry.code, 0, dry.stderr);
-  assert.equal(dry.stdout, [
-    'cluster.cluster.x-k8s.io/nope created (dry run)',
-    'kubeadmcontrolplane.controlplane.cluster.x-k8s.io/nope-control-plane created (dry run)', '  would add 1 machine',
-    'machinedeployment.cluster.x-k8s.io/nope-md-0 created (dry run)', '  would add 2 machines', '',
-  ].join('\n'));
+  assert.equal(
+    dry.stdout,
+    [
+      'cluster.cluster.x-k8s.io/nope created (dry run)',
+      'kubeadmcontrolplane.controlplane.cluster.x-k8s.io/nope-control-plane created (dry run)',
+      '  would add 1 machine',
+      'machinedeployment.cluster.x-k8s.io/nope-md-0 created (dry run)',
+      '  would add 2 machines',
+      '',
+    ].join('\n'),
+  );
   const client = await capt('apply', '--dry-run=client', '-f', join(root, 'examples/quickstart.yaml'));
   assert.equal(client.code, 2);
-  assert.match(client.stderr, /--dry-run=client: capt's dry run asks the running cluster .*use --dry-run or --dry-run=server/);
+  assert.match(
+    client.stderr,
+    /--dry-run=client: capt's dry run asks the running cluster .*use --dry-run or --dry-run=server/,
+  );
   const listed = await capt('get', 'clusters', '-A', '-o', 'json');
   assert.equal(listed.code, 0, listed.stderr);
   assert.deepEqual(JSON.parse(listed.stdout).items, [], 'nothing was submitted');
@@ -62,38 +87,115 @@ test('bad input exits 2 with the problem and its place, and submits nothing', as
 test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wait against the real stack', async () => {
   // A services CIDR and DNS domain of its own: both must reach the workload cluster.
   const network = ['--var', 'SERVICE_CIDR=10.100.0.0/16', '--var', 'SERVICE_DOMAIN=fleet.example'];
-  const applied = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=e2e', ...network, '--wait', '--timeout', '10m');
+  const applied = await capt(
+    'apply',
+    '-f',
+    join(root, 'examples/quickstart.yaml'),
+    '--var',
+    'CLUSTER_NAME=e2e',
+    ...network,
+    '--wait',
+    '--timeout',
+    '10m',
+  );
   assert.equal(applied.code, 0, applied.stderr);
   assert.match(applied.stdout, /cluster\.cluster\.x-k8s\.io\/e2e created/);
   assert.match(applied.stdout, /machinedeployment\.cluster\.x-k8s\.io\/e2e-md-0 created/);
   assert.match(applied.stdout, /cluster default\/e2e: Provisioned/);
 
-  const again = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=e2e', ...network);
+  const again = await capt(
+    'apply',
+    '-f',
+    join(root, 'examples/quickstart.yaml'),
+    '--var',
+    'CLUSTER_NAME=e2e',
+    ...network,
+  );
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, /cluster\.cluster\.x-k8s\.io\/e2e unchanged/);
   assert.match(again.stdout, /machinedeployment\.cluster\.x-k8s\.io\/e2e-md-0 unchanged/);
   // Only the MachineDeployment's maxSurge changes: only it is configured, as kubectl would say.
   const surge = join(h.home, 'surge.yaml');
-  await writeFile(surge, readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8').replace('maxSurge: 1', 'maxSurge: 2'));
+  await writeFile(
+    surge,
+    readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8').replace('maxSurge: 1', 'maxSurge: 2'),
+  );
   const surged = await capt('apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', ...network);
   assert.equal(surged.code, 0, surged.stderr);
-  assert.deepEqual(surged.stdout.trim().split('\n').filter((l) => / (created|configured|unchanged)$/.test(l)), [
-    'cluster.cluster.x-k8s.io/e2e unchanged', 'kubeadmcontrolplane.controlplane.cluster.x-k8s.io/e2e-control-plane unchanged', 'machinedeployment.cluster.x-k8s.io/e2e-md-0 configured',
-  ]);
-  const moved = await capt('apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'SERVICE_CIDR=10.200.0.0/16', '--var', 'SERVICE_DOMAIN=fleet.example');
+  assert.deepEqual(
+    surged.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => / (created|configured|unchanged)$/.test(l)),
+    [
+      'cluster.cluster.x-k8s.io/e2e unchanged',
+      'kubeadmcontrolplane.controlplane.cluster.x-k8s.io/e2e-control-plane unchanged',
+      'machinedeployment.cluster.x-k8s.io/e2e-md-0 configured',
+    ],
+  );
+  const moved = await capt(
+    'apply',
+    '-f',
+    surge,
+    '--var',
+    'CLUSTER_NAME=e2e',
+    '--var',
+    'SERVICE_CIDR=10.200.0.0/16',
+    '--var',
+    'SERVICE_DOMAIN=fleet.example',
+  );
   assert.equal(moved.code, 2, 'a network change is refused');
-  assert.match(moved.stderr, /Cluster default\/e2e at spec\.clusterNetwork\.services\.cidrBlocks: clusterNetwork cannot change on a running cluster \(serviceSubnet 10\.100\.0\.0\/16 -> 10\.200\.0\.0\/16\)/);
-  const movedDry = await capt('apply', '--dry-run', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'SERVICE_CIDR=10.200.0.0/16', '--var', 'SERVICE_DOMAIN=fleet.example');
-  assert.equal(movedDry.code, 2, 'a dry run refuses what the workflow\'s validator refuses');
+  assert.match(
+    moved.stderr,
+    /Cluster default\/e2e at spec\.clusterNetwork\.services\.cidrBlocks: clusterNetwork cannot change on a running cluster \(serviceSubnet 10\.100\.0\.0\/16 -> 10\.200\.0\.0\/16\)/,
+  );
+  const movedDry = await capt(
+    'apply',
+    '--dry-run',
+    '-f',
+    surge,
+    '--var',
+    'CLUSTER_NAME=e2e',
+    '--var',
+    'SERVICE_CIDR=10.200.0.0/16',
+    '--var',
+    'SERVICE_DOMAIN=fleet.example',
+  );
+  assert.equal(movedDry.code, 2, "a dry run refuses what the workflow's validator refuses");
   assert.equal(movedDry.stderr, moved.stderr);
   // On this host the loader refuses a version the provider cannot run; from a host without capt's tools (a
   // remote CLI) the manifests are valid on their own, and the cluster workflow's validator refuses the skipped minor version.
-  const unrunnable = await capt('apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'KUBERNETES_VERSION=v1.38.0', ...network);
+  const unrunnable = await capt(
+    'apply',
+    '-f',
+    surge,
+    '--var',
+    'CLUSTER_NAME=e2e',
+    '--var',
+    'KUBERNETES_VERSION=v1.38.0',
+    ...network,
+  );
   assert.equal(unrunnable.code, 2);
-  assert.match(unrunnable.stderr, /KubeadmControlPlane\/e2e-control-plane at spec\.version: Kubernetes v1\.38\.0 is not one the local provider can run/);
-  const skipped = await runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home, CAPT_TOOLS_DIR: join(h.home, 'no-tools') }, 'apply', '-f', surge, '--var', 'CLUSTER_NAME=e2e', '--var', 'KUBERNETES_VERSION=v1.38.0', ...network);
+  assert.match(
+    unrunnable.stderr,
+    /KubeadmControlPlane\/e2e-control-plane at spec\.version: Kubernetes v1\.38\.0 is not one the local provider can run/,
+  );
+  const skipped = await runCapt(
+    { TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home, CAPT_TOOLS_DIR: join(h.home, 'no-tools') },
+    'apply',
+    '-f',
+    surge,
+    '--var',
+    'CLUSTER_NAME=e2e',
+    '--var',
+    'KUBERNETES_VERSION=v1.38.0',
+    ...network,
+  );
   assert.equal(skipped.code, 2, 'a skipped minor version is refused');
-  assert.match(skipped.stderr, /KubeadmControlPlane default\/e2e-control-plane at spec\.version: cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0: change one minor version at a time; go to v1\.37\.x first/);
+  assert.match(
+    skipped.stderr,
+    /KubeadmControlPlane default\/e2e-control-plane at spec\.version: cannot update Kubernetes version from v1\.36\.3 to v1\.38\.0: change one minor version at a time; go to v1\.37\.x first/,
+  );
 
   const clusters = JSON.parse((await capt('get', 'clusters', '-o', 'json')).stdout).items;
   assert.equal(clusters.length, 1);
@@ -104,7 +206,9 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   const table = await capt('get', 'clusters');
   assert.match(table.stdout, /NAMESPACE\s+NAME\s+PHASE\s+VERSION\s+PROVIDER\s+CONTROL PLANE\s+WORKERS\s+AGE/);
   assert.match(table.stdout, /default\s+e2e\s+Provisioned\s+v1\.\d+\.\d+\s+local\s+1\/1\s+2\/2/);
-  const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.filter((m: { cluster: string }) => m.cluster === 'e2e');
+  const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.filter(
+    (m: { cluster: string }) => m.cluster === 'e2e',
+  );
   assert.equal(machines.length, 3);
 
   const described = await capt('describe', 'cluster', 'e2e');
@@ -116,7 +220,10 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   // Every owner workflow runs: a repair finds nothing to rebuild.
   const repair = await capt('repair', 'cluster', 'e2e', '--dry-run');
   assert.equal(repair.code, 0, repair.stderr);
-  assert.match(repair.stdout, /KubeadmControlPlane\/e2e-control-plane\s+kcp\/default\/e2e-control-plane\s+RUNNING\s+1\s+none/);
+  assert.match(
+    repair.stdout,
+    /KubeadmControlPlane\/e2e-control-plane\s+kcp\/default\/e2e-control-plane\s+RUNNING\s+1\s+none/,
+  );
   assert.match(repair.stdout, /MachineDeployment\/e2e-md-0\s+md\/default\/e2e-md-0\s+RUNNING\s+2\s+none/);
   assert.match(repair.stdout, /every owner workflow is running; nothing to repair/);
 
@@ -129,7 +236,10 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   const credentials = kubeconfigCredentials(kubeconfig.stdout);
   const history = await payloadText(h.env.client.workflow.getHandle('cluster/default/e2e'));
   assert.ok(history.includes(credentials.cert.trim()), 'the certificate was issued through the cluster workflow');
-  assert.ok(!history.includes(pemBody(credentials.key)), "the CLI's private key is not in the cluster workflow history");
+  assert.ok(
+    !history.includes(pemBody(credentials.key)),
+    "the CLI's private key is not in the cluster workflow history",
+  );
   assert.deepEqual(await readdir(elsewhere), [], 'the CLI read and wrote nothing on its host');
   const unknown = await captIn(elsewhere, 'kubeconfig', 'nope');
   assert.equal(unknown.code, 1);
@@ -143,35 +253,69 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.equal(versions.clientVersion.gitVersion, versions.serverVersion.gitVersion);
   const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items;
   assert.equal(nodes.length, 3);
-  assert.ok(nodes.every((n: { status: { conditions: { type: string; status: string }[] } }) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')), 'kubectl sees three Ready nodes');
-  const service = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'svc', 'kubernetes', '-o', 'json'])).stdout);
+  assert.ok(
+    nodes.every((n: { status: { conditions: { type: string; status: string }[] } }) =>
+      n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
+    ),
+    'kubectl sees three Ready nodes',
+  );
+  const service = JSON.parse(
+    (await run(kubectl, ['--kubeconfig', file, 'get', 'svc', 'kubernetes', '-o', 'json'])).stdout,
+  );
   assert.equal(service.spec.clusterIP, '10.100.0.1', 'the kubernetes Service has its IP from the services CIDR');
-  assert.match(await apiserverNames(kubeconfig.stdout), /DNS:kubernetes\.default\.svc\.fleet\.example\b/, 'the apiserver certificate names the Service in the cluster\'s DNS domain');
+  assert.match(
+    await apiserverNames(kubeconfig.stdout),
+    /DNS:kubernetes\.default\.svc\.fleet\.example\b/,
+    "the apiserver certificate names the Service in the cluster's DNS domain",
+  );
 
   const scaled = await capt('scale', 'machinedeployment', 'e2e-md-0', '--replicas', '1');
   assert.equal(scaled.code, 0, scaled.stderr);
   // Carried out, not only accepted: one worker leaves both capt's machines and the workload cluster's Nodes.
   for (const deadline = Date.now() + 180_000; ; await sleep(1000)) {
     const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.length;
-    const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items.length;
+    const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items
+      .length;
     if (machines === 2 && nodes === 2) break;
     assert.ok(Date.now() < deadline, `scale to 1 worker carried out: ${machines} machines, ${nodes} Nodes`);
   }
   const even = await capt('scale', 'kubeadmcontrolplane', 'e2e-control-plane', '--replicas', '2');
   assert.equal(even.code, 2);
   // The control plane's scale validator refuses through the very rule the manifest loader applies.
-  assert.ok(even.stderr.includes(formatSpecProblem(controlPlaneReplicasProblems(controlPlaneSubject('default', 'e2e-control-plane'), 2, 1)[0]!)), even.stderr);
+  assert.ok(
+    even.stderr.includes(
+      formatSpecProblem(controlPlaneReplicasProblems(controlPlaneSubject('default', 'e2e-control-plane'), 2, 1)[0]!),
+    ),
+    even.stderr,
+  );
 
   // A Machine of its own: the cluster runs it to a Node, and `capt delete machine` takes it away again.
   const lone = join(h.home, 'lone.yaml');
   await writeFile(lone, `${readFileSync(surge, 'utf8')}---\n${standaloneMachine('e2e', 'e2e-lone')}`);
-  const loneApplied = await capt('apply', '-f', lone, '--var', 'CLUSTER_NAME=e2e', '--var', 'WORKER_MACHINE_COUNT=1', ...network);
+  const loneApplied = await capt(
+    'apply',
+    '-f',
+    lone,
+    '--var',
+    'CLUSTER_NAME=e2e',
+    '--var',
+    'WORKER_MACHINE_COUNT=1',
+    ...network,
+  );
   assert.equal(loneApplied.code, 0, loneApplied.stderr);
   assert.match(loneApplied.stdout, /^machine\.cluster\.x-k8s\.io\/e2e-lone created$/m);
   for (const deadline = Date.now() + 180_000; ; await sleep(1000)) {
-    const machine = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.find((m: { name: string }) => m.name === 'e2e-lone');
+    const machine = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.find(
+      (m: { name: string }) => m.name === 'e2e-lone',
+    );
     const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items;
-    if (machine?.phase === 'Running' && nodes.some((n: { metadata: { annotations: Record<string, string> } }) => n.metadata.annotations['cluster.x-k8s.io/machine'] === 'e2e-lone')) {
+    if (
+      machine?.phase === 'Running' &&
+      nodes.some(
+        (n: { metadata: { annotations: Record<string, string> } }) =>
+          n.metadata.annotations['cluster.x-k8s.io/machine'] === 'e2e-lone',
+      )
+    ) {
       assert.equal(machine.labels.role, 'lone');
       break;
     }
@@ -180,7 +324,8 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.equal((await capt('delete', 'machine', 'e2e-lone')).code, 0);
   for (const deadline = Date.now() + 180_000; ; await sleep(1000)) {
     const [c] = JSON.parse((await capt('get', 'clusters', '-o', 'json')).stdout).items;
-    const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items.length;
+    const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items
+      .length;
     if (c.machines.length === 0 && nodes === 2) break;
     assert.ok(Date.now() < deadline, `the standalone machine deleted: ${c.machines.length} left, ${nodes} Nodes`);
   }
@@ -191,7 +336,11 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.match(deleted.stdout, /cluster\.cluster\.x-k8s\.io\/e2e deleted/);
   assert.equal(existsSync(clusterDir('default', 'e2e')), false, 'no directory left');
   assert.equal(await listening(endpoint[0], Number(endpoint[1])), false, 'the endpoint port is closed');
-  assert.deepEqual(await processesMentioning([`${clusterDir('default', 'e2e')} `, `${clusterDir('default', 'e2e')}/`]), [], 'no process left');
+  assert.deepEqual(
+    await processesMentioning([`${clusterDir('default', 'e2e')} `, `${clusterDir('default', 'e2e')}/`]),
+    [],
+    'no process left',
+  );
   const gone = await capt('describe', 'cluster', 'e2e');
   assert.equal(gone.code, 1, 'a deleted cluster is not found');
   assert.match(gone.stderr, /cluster default\/e2e not found: it was deleted/);
@@ -225,8 +374,14 @@ metadata:
 async function observed(cluster: string) {
   const json = async (...args: string[]) => JSON.parse((await capt(...args, '-o', 'json')).stdout).items;
   const [c] = (await json('get', 'clusters')).filter((x: { name: string }) => x.name === cluster);
-  const owners = [c.controlPlane, ...c.machineDeployments].map((o: { name: string; revision: number; observedGeneration: number; replicas: number }) => `${o.name} revision ${o.revision} observed ${o.observedGeneration} replicas ${o.replicas}`);
-  const machines = (await json('get', 'machines')).filter((m: { cluster: string }) => m.cluster === cluster).map((m: { name: string; version: string; phase: string }) => `${m.name} ${m.version} ${m.phase}`).sort() as string[];
+  const owners = [c.controlPlane, ...c.machineDeployments].map(
+    (o: { name: string; revision: number; observedGeneration: number; replicas: number }) =>
+      `${o.name} revision ${o.revision} observed ${o.observedGeneration} replicas ${o.replicas}`,
+  );
+  const machines = (await json('get', 'machines'))
+    .filter((m: { cluster: string }) => m.cluster === cluster)
+    .map((m: { name: string; version: string; phase: string }) => `${m.name} ${m.version} ${m.phase}`)
+    .sort() as string[];
   let workflows = 0;
   for await (const _ of h.env.client.workflow.list({ query: `CaptCluster = "${cluster}"` })) workflows++;
   return { generation: c.generation, observedGeneration: c.observedGeneration, owners, machines, workflows };
@@ -246,14 +401,23 @@ async function apiserverNames(kubeconfig: string): Promise<string> {
 
 test('apply --wait of a version change returns once the control plane and every worker run it; rollout status shows the workers held for the control plane, and --watch follows them to the new revision', async () => {
   const quickstart = join(root, 'examples/quickstart.yaml');
-  const vars = (version: string) => ['--var', 'CLUSTER_NAME=up', '--var', `KUBERNETES_VERSION=${version}`, '--var', 'WORKER_MACHINE_COUNT=1'];
+  const vars = (version: string) => [
+    '--var',
+    'CLUSTER_NAME=up',
+    '--var',
+    `KUBERNETES_VERSION=${version}`,
+    '--var',
+    'WORKER_MACHINE_COUNT=1',
+  ];
   const [older, newer] = ['v1.35.4', 'v1.36.3'];
   const created = await capt('apply', '-f', quickstart, ...vars(older), '--wait', '--timeout', '10m');
   assert.equal(created.code, 0, created.stderr);
   const file = join(h.home, 'up.kubeconfig');
   await writeFile(file, (await capt('kubeconfig', 'up')).stdout, { mode: 0o600 });
   const kube = new KubeClient(readFileSync(file, 'utf8'));
-  const serverVersion = async () => JSON.parse((await run(kubectlFor(newer), ['--kubeconfig', file, 'version', '-o', 'json'])).stdout).serverVersion.gitVersion as string;
+  const serverVersion = async () =>
+    JSON.parse((await run(kubectlFor(newer), ['--kubeconfig', file, 'version', '-o', 'json'])).stdout).serverVersion
+      .gitVersion as string;
   assert.equal(await serverVersion(), older);
 
   // The dry run names the machines the upgrade will replace, and changes nothing.
@@ -261,26 +425,52 @@ test('apply --wait of a version change returns once the control plane and every 
   const machineNames = before.machines.map((m) => m.split(' ')[0]!);
   const dry = await capt('apply', '--dry-run', '-f', quickstart, ...vars(newer));
   assert.equal(dry.code, 0, dry.stderr);
-  assert.equal(dry.stdout, [
-    'cluster.cluster.x-k8s.io/up unchanged (dry run)',
-    'kubeadmcontrolplane.controlplane.cluster.x-k8s.io/up-control-plane configured (dry run)', `  would replace 1 machine: ${machineNames.find((n) => n.startsWith('up-control-plane-'))}`,
-    'machinedeployment.cluster.x-k8s.io/up-md-0 configured (dry run)', `  would replace 1 machine once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith('up-md-0-'))}`, '',
-  ].join('\n'));
-  assert.deepEqual(await observed('up'), before, 'the dry run changed nothing: same machines, generations, revisions and workflows');
+  assert.equal(
+    dry.stdout,
+    [
+      'cluster.cluster.x-k8s.io/up unchanged (dry run)',
+      'kubeadmcontrolplane.controlplane.cluster.x-k8s.io/up-control-plane configured (dry run)',
+      `  would replace 1 machine: ${machineNames.find((n) => n.startsWith('up-control-plane-'))}`,
+      'machinedeployment.cluster.x-k8s.io/up-md-0 configured (dry run)',
+      `  would replace 1 machine once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith('up-md-0-'))}`,
+      '',
+    ].join('\n'),
+  );
+  assert.deepEqual(
+    await observed('up'),
+    before,
+    'the dry run changed nothing: same machines, generations, revisions and workflows',
+  );
   assert.equal(await serverVersion(), older);
 
   const upgrading = capt('apply', '-f', quickstart, ...vars(newer), '--wait', '--timeout', '10m');
   // While the control plane upgrades, the workers' new version is held, and the rollout says so.
   for (const deadline = Date.now() + 60_000; ; await sleep(500)) {
     const r = await capt('rollout', 'status', 'machinedeployment/up-md-0');
-    if (new RegExp(`waiting for rollout to finish[^\\n]*\\n[^]*pending: ${newer} waits until the control plane runs ${newer}`).test(r.stdout)) break;
+    if (
+      new RegExp(
+        `waiting for rollout to finish[^\\n]*\\n[^]*pending: ${newer} waits until the control plane runs ${newer}`,
+      ).test(r.stdout)
+    )
+      break;
     assert.ok(Date.now() < deadline, `the held worker upgrade shows as pending: ${r.stdout}`);
   }
   const watched = await capt('rollout', 'status', 'machinedeployment/up-md-0', '--watch', '--timeout', '10m');
   assert.equal(watched.code, 0, watched.stderr);
-  assert.match(watched.stdout.trim().split('\n').filter((l) => /rolled out|waiting/.test(l)).at(-1)!, new RegExp(`successfully rolled out \\(revision 2, ${newer}\\)`));
+  assert.match(
+    watched.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => /rolled out|waiting/.test(l))
+      .at(-1)!,
+    new RegExp(`successfully rolled out \\(revision 2, ${newer}\\)`),
+  );
   const workers = (await kube.listNodes()).filter((n) => n.metadata!.name!.startsWith('up-md-0-'));
-  assert.deepEqual(workers.map((n) => n.status!.nodeInfo!.kubeletVersion), [newer], '--watch returned with the worker on the new version');
+  assert.deepEqual(
+    workers.map((n) => n.status!.nodeInfo!.kubeletVersion),
+    [newer],
+    '--watch returned with the worker on the new version',
+  );
 
   const upgraded = await upgrading;
   assert.equal(upgraded.code, 0, upgraded.stderr);
@@ -288,8 +478,16 @@ test('apply --wait of a version change returns once the control plane and every 
   assert.equal(await serverVersion(), newer);
   const nodes = await kube.listNodes();
   assert.equal(nodes.length, 2, nodes.map((n) => n.metadata!.name).join(', '));
-  assert.deepEqual(nodes.map((n) => n.status!.nodeInfo!.kubeletVersion), [newer, newer]);
-  const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.filter((m: { cluster: string }) => m.cluster === 'up');
-  assert.deepEqual(machines.map((m: { version: string; phase: string }) => `${m.version} ${m.phase}`), [`${newer} Running`, `${newer} Running`]);
+  assert.deepEqual(
+    nodes.map((n) => n.status!.nodeInfo!.kubeletVersion),
+    [newer, newer],
+  );
+  const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.filter(
+    (m: { cluster: string }) => m.cluster === 'up',
+  );
+  assert.deepEqual(
+    machines.map((m: { version: string; phase: string }) => `${m.version} ${m.phase}`),
+    [`${newer} Running`, `${newer} Running`],
+  );
   assert.equal((await capt('delete', 'cluster', 'up', '--wait', '--timeout', '5m')).code, 0);
 });

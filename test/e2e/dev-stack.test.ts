@@ -34,7 +34,10 @@ before(async () => {
   process.env.CAPT_HOME = home;
   // The production topology's server takes ports up to 32767 only.
   env = {
-    CAPT_HOME: home, CAPT_DEV_PORT: String(await freePortBetween(10_000, maxServicePort)), CAPT_DEV_UI_PORT: String(await freePort()), CAPT_DEV_CODEC_PORT: String(await freePort()),
+    CAPT_HOME: home,
+    CAPT_DEV_PORT: String(await freePortBetween(10_000, maxServicePort)),
+    CAPT_DEV_UI_PORT: String(await freePort()),
+    CAPT_DEV_CODEC_PORT: String(await freePort()),
   };
   // A new user's host: no key anywhere, so `capt dev start` makes one.
   delete process.env[codecKeysEnv];
@@ -49,10 +52,19 @@ after(async () => {
 /** The Web UI's settings name the codec server, and the codec server answers the UI's preflight. */
 async function assertUiUsesCodecServer(): Promise<void> {
   const codec = `http://127.0.0.1:${env.CAPT_DEV_CODEC_PORT}`;
-  const settings = (await (await fetch(`http://127.0.0.1:${env.CAPT_DEV_UI_PORT}/api/v1/settings`)).json()) as { Codec: { Endpoint: string } };
+  const settings = (await (await fetch(`http://127.0.0.1:${env.CAPT_DEV_UI_PORT}/api/v1/settings`)).json()) as {
+    Codec: { Endpoint: string };
+  };
   assert.equal(settings.Codec.Endpoint, codec);
   const origin = `http://localhost:${env.CAPT_DEV_UI_PORT}`;
-  const preflight = await fetch(`${codec}/decode`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' } });
+  const preflight = await fetch(`${codec}/decode`, {
+    method: 'OPTIONS',
+    headers: {
+      origin,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type,x-namespace',
+    },
+  });
   assert.equal(preflight.status, 204);
   assert.equal(preflight.headers.get('access-control-allow-origin'), origin);
 }
@@ -70,7 +82,10 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI, t
   assert.match(status.stdout, /Temporal: running \(pid \d+, sqlite\)/);
   assert.match(status.stdout, /worker:\s+running \(pid \d+\)/);
   assert.match(status.stdout, new RegExp(`database: ${home}/dev/temporal\\.db`));
-  assert.match(status.stdout, new RegExp(`codec:\\s+running \\(pid \\d+\\) at http://127\\.0\\.0\\.1:${env.CAPT_DEV_CODEC_PORT}`));
+  assert.match(
+    status.stdout,
+    new RegExp(`codec:\\s+running \\(pid \\d+\\) at http://127\\.0\\.0\\.1:${env.CAPT_DEV_CODEC_PORT}`),
+  );
   const again = await capt('dev', 'start');
   assert.equal(again.code, 0, 'start is idempotent');
   assert.equal((await processesMentioning([`${home}/dev/temporal.db`])).length, 1, 'one dev server, not two');
@@ -78,14 +93,22 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI, t
 
   const versions = JSON.parse((await capt('versions', '-o', 'json')).stdout);
   assert.deepEqual(versions.providers.local.kubernetesVersions, availableKubernetesVersions());
-  assert.deepEqual(Object.keys(versions.providers.local.kubectl), availableKubernetesVersions(), 'a kubectl for each version');
+  assert.deepEqual(
+    Object.keys(versions.providers.local.kubectl),
+    availableKubernetesVersions(),
+    'a kubectl for each version',
+  );
   assert.match(versions.capt, /^\d+\.\d+\.\d+$/);
 
   const stopped = await capt('dev', 'stop');
   assert.equal(stopped.code, 0);
   assert.deepEqual(await processesMentioning([home]), [], 'nothing of the stack keeps running');
   assert.equal(await listening('127.0.0.1', Number(env.CAPT_DEV_PORT)), false);
-  assert.equal(await listening('127.0.0.1', Number(env.CAPT_DEV_CODEC_PORT)), false, 'the codec server\'s port is closed');
+  assert.equal(
+    await listening('127.0.0.1', Number(env.CAPT_DEV_CODEC_PORT)),
+    false,
+    "the codec server's port is closed",
+  );
   assert.match((await capt('dev', 'status')).stdout, /Temporal: stopped/);
 });
 
@@ -95,8 +118,15 @@ test('capt dev start --persistence postgres runs the production topology and a w
   assert.equal(started.code, 0, started.stderr);
   assert.match(started.stdout, /creating Temporal's databases/);
   const dataHome = postgresDataHome();
-  assert.ok(!dataHome.startsWith(tmpdir()), `the database survives a reboot: ${dataHome} is not in the temporary directory`);
-  assert.ok(started.stdout.includes(`database: PostgreSQL 127.0.0.1:`) && started.stdout.includes(`data in ${join(dataHome, 'data')}`), started.stdout);
+  assert.ok(
+    !dataHome.startsWith(tmpdir()),
+    `the database survives a reboot: ${dataHome} is not in the temporary directory`,
+  );
+  assert.ok(
+    started.stdout.includes(`database: PostgreSQL 127.0.0.1:`) &&
+      started.stdout.includes(`data in ${join(dataHome, 'data')}`),
+    started.stdout,
+  );
   assert.equal((await stat(dataHome)).mode & 0o777, 0o700, 'readable by its owner only');
   const status = await capt('dev', 'status');
   assert.match(status.stdout, /Temporal: running \(pid \d+, postgres\)/);
@@ -112,12 +142,30 @@ test('capt dev start --persistence postgres runs the production topology and a w
   assert.doesNotMatch(again.stdout, /starting/);
 
   // A cluster made before the whole topology stops is managed after it starts again.
-  const applied = await capt('apply', '-f', join(root, 'examples/quickstart.yaml'), '--var', 'CLUSTER_NAME=kept', '--var', 'WORKER_MACHINE_COUNT=0', '--wait', '--timeout', '5m');
+  const applied = await capt(
+    'apply',
+    '-f',
+    join(root, 'examples/quickstart.yaml'),
+    '--var',
+    'CLUSTER_NAME=kept',
+    '--var',
+    'WORKER_MACHINE_COUNT=0',
+    '--wait',
+    '--timeout',
+    '5m',
+  );
   assert.equal(applied.code, 0, applied.stderr);
-  const { postgres } = JSON.parse(await readFile(join(home, 'dev/topology.json'), 'utf8')) as { postgres: { home: string; port: number } };
+  const { postgres } = JSON.parse(await readFile(join(home, 'dev/topology.json'), 'utf8')) as {
+    postgres: { home: string; port: number };
+  };
   assert.equal((await capt('dev', 'stop')).code, 0);
-  assert.deepEqual(await processesMentioning([join(home, 'dev'), postgres.home]), [], 'nothing of the topology keeps running (the cluster made before keeps its machines, as a stopped management plane does)');
-  for (const port of [env.CAPT_DEV_PORT, env.CAPT_DEV_UI_PORT, env.CAPT_DEV_CODEC_PORT, postgres.port]) assert.equal(await listening('127.0.0.1', Number(port)), false, `port ${port} closed`);
+  assert.deepEqual(
+    await processesMentioning([join(home, 'dev'), postgres.home]),
+    [],
+    'nothing of the topology keeps running (the cluster made before keeps its machines, as a stopped management plane does)',
+  );
+  for (const port of [env.CAPT_DEV_PORT, env.CAPT_DEV_UI_PORT, env.CAPT_DEV_CODEC_PORT, postgres.port])
+    assert.equal(await listening('127.0.0.1', Number(port)), false, `port ${port} closed`);
 
   const restarted = await capt('dev', 'start', '--persistence', 'postgres');
   assert.equal(restarted.code, 0, restarted.stderr);
@@ -129,5 +177,8 @@ test('capt dev start --persistence postgres runs the production topology and a w
   assert.equal(deleted.code, 0, deleted.stderr);
   assert.equal((await capt('dev', 'stop')).code, 0);
   const bad = await capt('dev', 'start', '--persistence', 'mysql');
-  assert.deepEqual([bad.code, bad.stderr.trim()], [2, 'error: --persistence mysql: choose sqlite (the Temporal dev server) or postgres (the production topology)']);
+  assert.deepEqual(
+    [bad.code, bad.stderr.trim()],
+    [2, 'error: --persistence mysql: choose sqlite (the Temporal dev server) or postgres (the production topology)'],
+  );
 });

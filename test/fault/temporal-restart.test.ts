@@ -21,7 +21,10 @@ import { PostgresTemporal, startRestartableTemporal, type RestartableTemporal } 
 // asked for, and the control-plane endpoint answers throughout the upgrade.
 let temporal: RestartableTemporal;
 // The worker logs at info, so the secret scan at the end reads what an operator's log would hold.
-const suite = harnessWithClient({ temporal: async () => (temporal = await startRestartableTemporal()).env, logLevel: 'info' });
+const suite = harnessWithClient({
+  temporal: async () => (temporal = await startRestartableTemporal()).env,
+  logLevel: 'info',
+});
 const h = suite.harness;
 const CLUSTER = 'rs';
 const MD = `${CLUSTER}-md-0`;
@@ -43,7 +46,9 @@ async function restartDatabase(database: PostgresTemporal, when: string): Promis
   await sleep(downMs);
   const started = Date.now();
   await database.startServer();
-  restarts.push(`${when} (PostgreSQL): down ${downMs / 1000} s, back in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  restarts.push(
+    `${when} (PostgreSQL): down ${downMs / 1000} s, back in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 }
 
 /**
@@ -57,27 +62,57 @@ async function upgradeControlPlaneWithServerKill(model: ClusterModel, endpoint: 
   let final: ClusterView;
   try {
     await suite.client.apply([{ ...model, controlPlane: { ...model.controlPlane, version: newer } }]);
-    await untilCluster((s) => s.controlPlane!.machines.some((m) => m.version === newer && m.phase !== 'Running'), 'the new control-plane machine on its way');
+    await untilCluster(
+      (s) => s.controlPlane!.machines.some((m) => m.version === newer && m.phase !== 'Running'),
+      'the new control-plane machine on its way',
+    );
     await restartServer('control-plane upgrade, new machine provisioning');
-    final = await untilCluster((s) => {
-      const cp = s.controlPlane!;
-      return cp.machines.length === 1 && cp.machines[0]!.version === newer && cp.machines[0]!.phase === 'Running' && cp.updatedReplicas === 1 && s.pending.length === 0;
-    }, `the control plane on ${newer}`, 600_000);
+    final = await untilCluster(
+      (s) => {
+        const cp = s.controlPlane!;
+        return (
+          cp.machines.length === 1 &&
+          cp.machines[0]!.version === newer &&
+          cp.machines[0]!.phase === 'Running' &&
+          cp.updatedReplicas === 1 &&
+          s.pending.length === 0
+        );
+      },
+      `the control plane on ${newer}`,
+      600_000,
+    );
   } finally {
     availability = await probe.stop();
   }
-  console.log(`control-plane upgrade ${older} -> ${newer} with a server kill: ${((Date.now() - started) / 1000).toFixed(1)} s; ${availability.probes} readyz probes, ${availability.failures} failed, worst gap ${availability.worstGapMs} ms`);
-  assert.equal(availability.failures, 0, `no readyz probe through the endpoint failed (${availability.failures} of ${availability.probes}: ${availability.reasons.join(' | ')})`);
+  console.log(
+    `control-plane upgrade ${older} -> ${newer} with a server kill: ${((Date.now() - started) / 1000).toFixed(1)} s; ${availability.probes} readyz probes, ${availability.failures} failed, worst gap ${availability.worstGapMs} ms`,
+  );
+  assert.equal(
+    availability.failures,
+    0,
+    `no readyz probe through the endpoint failed (${availability.failures} of ${availability.probes}: ${availability.reasons.join(' | ')})`,
+  );
   return final.controlPlane!.machines[0]!.name;
 }
 
 /** Polls the cluster's status until `done` holds of it; a read during the server's restart fails and is retried. */
 const untilCluster = (done: (s: ClusterView) => boolean, what: string, timeoutMs?: number) =>
-  until(what, () => suite.client.clusterStatus('default', CLUSTER), { done, timeoutMs, intervalMs: 200, describe: (last) => `${last?.step}` });
+  until(what, () => suite.client.clusterStatus('default', CLUSTER), {
+    done,
+    timeoutMs,
+    intervalMs: 200,
+    describe: (last) => `${last?.step}`,
+  });
 
 const [older, newer] = availableKubernetesVersions().slice(-2) as [string, string];
-const clusterModel = () => quickstartModel(CLUSTER, { CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2', KUBERNETES_VERSION: older }, 4);
-const assertMachines = (kube: KubeClient, count: number, what: string) => assertAgreement(h.env.client, kube, 'default', CLUSTER, count, what);
+const clusterModel = () =>
+  quickstartModel(
+    CLUSTER,
+    { CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2', KUBERNETES_VERSION: older },
+    4,
+  );
+const assertMachines = (kube: KubeClient, count: number, what: string) =>
+  assertAgreement(h.env.client, kube, 'default', CLUSTER, count, what);
 
 test('the Temporal server SIGKILLed mid-create (control plane, then workers), mid-rollout and mid-upgrade: each completes with the machines asked for, none twice, the endpoint always answering, none left after delete', async () => {
   const created = Date.now();
@@ -85,7 +120,10 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
   await suite.client.apply([model]);
   await untilCluster((s) => (s.controlPlane?.machines.length ?? 0) >= 1, 'the control-plane machine');
   await restartServer('create, control-plane machine provisioning');
-  await untilCluster((s) => s.machineDeployments.some((md) => md.machines.length >= 1 && md.readyReplicas < 2), 'the workers being created');
+  await untilCluster(
+    (s) => s.machineDeployments.some((md) => md.machines.length >= 1 && md.readyReplicas < 2),
+    'the workers being created',
+  );
   await restartServer('create, workers provisioning');
   const ready = await suite.client.waitForCluster('default', CLUSTER, () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
@@ -107,7 +145,15 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
   const database = temporal instanceof PostgresTemporal ? temporal : undefined;
   let databaseKilled = false;
   let md = await suite.client.ownerStatus('machinedeployment', 'default', MD);
-  for (const deadline = Date.now() + 420_000; !(md.rolloutComplete && md.revision > revision && md.machines.every((m) => m.phase === 'Running' && !before.includes(m.name))); await sleep(200)) {
+  for (
+    const deadline = Date.now() + 420_000;
+    !(
+      md.rolloutComplete &&
+      md.revision > revision &&
+      md.machines.every((m) => m.phase === 'Running' && !before.includes(m.name))
+    );
+    await sleep(200)
+  ) {
     if (Date.now() > deadline) assert.fail(`the rollout did not complete: ${md.step}`);
     md = await suite.client.ownerStatus('machinedeployment', 'default', MD).catch(() => md);
     const machines = JSON.stringify(md.machines.map((m) => [m.name, m.phase, m.deleting]));
@@ -125,9 +171,15 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
   }
   assert.ok(killed, 'the server was killed while a new worker was provisioning');
   if (database) assert.ok(databaseKilled, 'PostgreSQL was killed while the second new worker was provisioning');
-  console.log(`rollout of 2 with a server kill: ${((Date.now() - rollout) / 1000).toFixed(1)} s; longest pause between two changes of its machines: ${(longestPauseMs / 1000).toFixed(1)} s`);
+  console.log(
+    `rollout of 2 with a server kill: ${((Date.now() - rollout) / 1000).toFixed(1)} s; longest pause between two changes of its machines: ${(longestPauseMs / 1000).toFixed(1)} s`,
+  );
   const after = await assertMachines(kube, 3, 'after the rollout');
-  assert.deepEqual(after.filter((name) => before.includes(name)), before.filter((name) => !name.startsWith(MD)), 'every worker replaced, the control plane kept');
+  assert.deepEqual(
+    after.filter((name) => before.includes(name)),
+    before.filter((name) => !name.startsWith(MD)),
+    'every worker replaced, the control plane kept',
+  );
 
   const upgraded = await upgradeControlPlaneWithServerKill(model, ready.endpoint);
   await assertMachines(kube, 3, 'after the upgrade');
@@ -139,9 +191,16 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
   // Everything Temporal kept of create, rollout, upgrade and delete, read without the codec, and the worker's log.
   const clusterHandle = h.env.client.workflow.getHandle(clusterWorkflowId('default', CLUSTER));
   const stored = await storedHistories(h.env.client, h.env.address);
-  await assertNoSecrets(stored.text, `${stored.runs} workflow histories read with the temporal CLI`, secrets, clusterHandle);
-  await assertNoSecrets(h.worker!.output(), 'the worker\'s log', secrets, clusterHandle);
-  console.log(`secret scan: ${stored.runs} histories (${(stored.text.length / 1024).toFixed(0)} KiB) and ${(h.worker!.output().length / 1024).toFixed(0)} KiB of worker log, no secret in plaintext`);
+  await assertNoSecrets(
+    stored.text,
+    `${stored.runs} workflow histories read with the temporal CLI`,
+    secrets,
+    clusterHandle,
+  );
+  await assertNoSecrets(h.worker!.output(), "the worker's log", secrets, clusterHandle);
+  console.log(
+    `secret scan: ${stored.runs} histories (${(stored.text.length / 1024).toFixed(0)} KiB) and ${(h.worker!.output().length / 1024).toFixed(0)} KiB of worker log, no secret in plaintext`,
+  );
   await assertClusterGone(h.env.client, 'default', CLUSTER);
   for (const line of restarts) console.log(`restart during ${line}`);
 });

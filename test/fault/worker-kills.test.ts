@@ -17,7 +17,10 @@ import type { WorkerProcess } from '../fixtures/worker-process';
 // the machines' host. Workers and the Temporal server are SIGKILLed at random instants while capt works;
 // every operation still ends with exactly the machines asked for, and nothing is left behind.
 let temporal: RestartableTemporal;
-const suite = harnessWithClient({ temporal: async () => (temporal = await startRestartableTemporal()).env, worker: false });
+const suite = harnessWithClient({
+  temporal: async () => (temporal = await startRestartableTemporal()).env,
+  worker: false,
+});
 const h = suite.harness;
 const [older, newer] = availableKubernetesVersions().slice(-2) as [string, string];
 
@@ -84,7 +87,14 @@ function killAtRandom(targets: readonly Target[], gapMs: [number, number], limit
       count++;
     }
   })();
-  return { stop: async () => { stopping = true; await done; return count; }, done };
+  return {
+    stop: async () => {
+      stopping = true;
+      await done;
+      return count;
+    },
+    done,
+  };
 }
 
 /** The three workers, started by the first test: the harness's own before() hook has made its home by then. */
@@ -106,35 +116,62 @@ async function retrying<T>(call: () => Promise<T>, what: string): Promise<T> {
     try {
       return await call();
     } catch (err) {
-      if (attempt >= 60 || err instanceof RejectedError || err instanceof NotFoundError) throw new Error(`${what}: ${(err as Error).message}`, { cause: err });
+      if (attempt >= 60 || err instanceof RejectedError || err instanceof NotFoundError)
+        throw new Error(`${what}: ${(err as Error).message}`, { cause: err });
       await sleep(1000);
     }
   }
 }
 
-interface Desired { controlPlane: number; workers: number; version: string; workerVersion: string }
+interface Desired {
+  controlPlane: number;
+  workers: number;
+  version: string;
+  workerVersion: string;
+}
 
 /** The cluster as asked: every machine Running at its version, the counts, nothing pending or rolling. */
 function matches(s: ClusterView, want: Desired): boolean {
   const cp = s.controlPlane;
   const md = s.machineDeployments[0];
-  return s.phase === 'Provisioned' && s.pending.length === 0 && !!cp && !!md
-    && cp.machines.length === want.controlPlane && cp.machines.every((m) => m.phase === 'Running' && m.version === want.version)
-    && md.machines.length === want.workers && md.machines.every((m) => m.phase === 'Running' && m.version === want.workerVersion && !m.deleting)
-    && md.rolloutComplete;
+  return (
+    s.phase === 'Provisioned' &&
+    s.pending.length === 0 &&
+    !!cp &&
+    !!md &&
+    cp.machines.length === want.controlPlane &&
+    cp.machines.every((m) => m.phase === 'Running' && m.version === want.version) &&
+    md.machines.length === want.workers &&
+    md.machines.every((m) => m.phase === 'Running' && m.version === want.workerVersion && !m.deleting) &&
+    md.rolloutComplete
+  );
 }
 
-async function waitMatches(cluster: string, want: Desired, extra: (s: ClusterView) => boolean = () => true): Promise<ClusterView> {
+async function waitMatches(
+  cluster: string,
+  want: Desired,
+  extra: (s: ClusterView) => boolean = () => true,
+): Promise<ClusterView> {
   let last: ClusterView | undefined;
   for (const deadline = Date.now() + 420_000; Date.now() < deadline; await sleep(500)) {
     last = await suite.client.clusterStatus('default', cluster).catch(() => last);
     if (last && matches(last, want) && extra(last)) return last;
   }
-  throw new Error(`${cluster} never matched ${JSON.stringify(want)}: ${last?.step}; ${last ? failedMachines(last) : ''}`);
+  throw new Error(
+    `${cluster} never matched ${JSON.stringify(want)}: ${last?.step}; ${last ? failedMachines(last) : ''}`,
+  );
 }
 
 const modelOf = (cluster: string, want: Desired, bootDelaySeconds = 1): ClusterModel => {
-  const model = quickstartModel(cluster, { CONTROL_PLANE_MACHINE_COUNT: String(want.controlPlane), WORKER_MACHINE_COUNT: String(want.workers), KUBERNETES_VERSION: want.version }, bootDelaySeconds);
+  const model = quickstartModel(
+    cluster,
+    {
+      CONTROL_PLANE_MACHINE_COUNT: String(want.controlPlane),
+      WORKER_MACHINE_COUNT: String(want.workers),
+      KUBERNETES_VERSION: want.version,
+    },
+    bootDelaySeconds,
+  );
   const md = model.machineDeployments[0]!;
   return { ...model, machineDeployments: [{ ...md, template: { ...md.template, version: want.workerVersion } }] };
 };
@@ -172,13 +209,20 @@ test('a core worker SIGKILLed five times at random instants during a rollout: th
     const machines = JSON.stringify(md.machines.map((m) => [m.name, m.phase, m.deleting]));
     if (machines !== lastMachines) [lastMachines, lastChange] = [machines, Date.now()];
     longestPauseMs = Math.max(longestPauseMs, Date.now() - lastChange);
-    if (md.revision > revision && matches(s, want) && md.machines.every((m) => !before.includes(m.name))) completedAt = Date.now();
+    if (md.revision > revision && matches(s, want) && md.machines.every((m) => !before.includes(m.name)))
+      completedAt = Date.now();
   }
   const killed = await killer.stop();
-  console.log(`rollout of 4 with ${killed} core-worker kills: ${((completedAt - rollout) / 1000).toFixed(1)} s; longest pause between two changes of its machines: ${(longestPauseMs / 1000).toFixed(1)} s`);
+  console.log(
+    `rollout of 4 with ${killed} core-worker kills: ${((completedAt - rollout) / 1000).toFixed(1)} s; longest pause between two changes of its machines: ${(longestPauseMs / 1000).toFixed(1)} s`,
+  );
   assert.equal(killed, 5, 'five kills landed before the rollout completed');
   const afterRollout = await assertMachines(h.env.client, kube, 'default', 'wk', 5, 'after the rollout');
-  assert.equal(afterRollout.filter((name) => before.includes(name) && name.startsWith('wk-md-0')).length, 0, 'every worker replaced');
+  assert.equal(
+    afterRollout.filter((name) => before.includes(name) && name.startsWith('wk-md-0')).length,
+    0,
+    'every worker replaced',
+  );
 
   await deleteCluster('wk');
   await assertGone('wk');
@@ -190,24 +234,83 @@ test('chaos: ten operations (create, scale, rollout, upgrade, delete) while work
   const c1: Desired = { controlPlane: 1, workers: 2, version: older, workerVersion: older };
   const c2: Desired = { controlPlane: 1, workers: 1, version: newer, workerVersion: newer };
   const operations: [string, () => Promise<unknown>][] = [
-    ['create c1', async () => { await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'apply c1'); await waitMatches('c1', c1); }],
-    ['create c2', async () => { await retrying(() => suite.client.apply([modelOf('c2', c2)]), 'apply c2'); await waitMatches('c2', c2); }],
-    ['scale c1 to 4', async () => { c1.workers = 4; await retrying(() => suite.client.scale('machinedeployment', 'default', 'c1-md-0', 4), 'scale c1'); await waitMatches('c1', c1); }],
-    ['rollout restart c1', async () => {
-      const { revision } = await retrying(() => suite.client.ownerStatus('machinedeployment', 'default', 'c1-md-0'), 'c1 revision');
-      await retrying(() => suite.client.rolloutRestart('machinedeployment', 'default', 'c1-md-0'), 'restart c1');
-      await waitMatches('c1', c1, (s) => s.machineDeployments[0]!.revision > revision);
-    }],
-    ['upgrade c1 control plane', async () => { c1.version = newer; await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'upgrade c1'); await waitMatches('c1', c1); }],
-    ['scale c2 to 3', async () => { c2.workers = 3; await retrying(() => suite.client.scale('machinedeployment', 'default', 'c2-md-0', 3), 'scale c2'); await waitMatches('c2', c2); }],
-    ['rollout restart c2', async () => {
-      const { revision } = await retrying(() => suite.client.ownerStatus('machinedeployment', 'default', 'c2-md-0'), 'c2 revision');
-      await retrying(() => suite.client.rolloutRestart('machinedeployment', 'default', 'c2-md-0'), 'restart c2');
-      await waitMatches('c2', c2, (s) => s.machineDeployments[0]!.revision > revision);
-    }],
-    ['scale c1 to 1', async () => { c1.workers = 1; await retrying(() => suite.client.scale('machinedeployment', 'default', 'c1-md-0', 1), 'scale c1'); await waitMatches('c1', c1); }],
+    [
+      'create c1',
+      async () => {
+        await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'apply c1');
+        await waitMatches('c1', c1);
+      },
+    ],
+    [
+      'create c2',
+      async () => {
+        await retrying(() => suite.client.apply([modelOf('c2', c2)]), 'apply c2');
+        await waitMatches('c2', c2);
+      },
+    ],
+    [
+      'scale c1 to 4',
+      async () => {
+        c1.workers = 4;
+        await retrying(() => suite.client.scale('machinedeployment', 'default', 'c1-md-0', 4), 'scale c1');
+        await waitMatches('c1', c1);
+      },
+    ],
+    [
+      'rollout restart c1',
+      async () => {
+        const { revision } = await retrying(
+          () => suite.client.ownerStatus('machinedeployment', 'default', 'c1-md-0'),
+          'c1 revision',
+        );
+        await retrying(() => suite.client.rolloutRestart('machinedeployment', 'default', 'c1-md-0'), 'restart c1');
+        await waitMatches('c1', c1, (s) => s.machineDeployments[0]!.revision > revision);
+      },
+    ],
+    [
+      'upgrade c1 control plane',
+      async () => {
+        c1.version = newer;
+        await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'upgrade c1');
+        await waitMatches('c1', c1);
+      },
+    ],
+    [
+      'scale c2 to 3',
+      async () => {
+        c2.workers = 3;
+        await retrying(() => suite.client.scale('machinedeployment', 'default', 'c2-md-0', 3), 'scale c2');
+        await waitMatches('c2', c2);
+      },
+    ],
+    [
+      'rollout restart c2',
+      async () => {
+        const { revision } = await retrying(
+          () => suite.client.ownerStatus('machinedeployment', 'default', 'c2-md-0'),
+          'c2 revision',
+        );
+        await retrying(() => suite.client.rolloutRestart('machinedeployment', 'default', 'c2-md-0'), 'restart c2');
+        await waitMatches('c2', c2, (s) => s.machineDeployments[0]!.revision > revision);
+      },
+    ],
+    [
+      'scale c1 to 1',
+      async () => {
+        c1.workers = 1;
+        await retrying(() => suite.client.scale('machinedeployment', 'default', 'c1-md-0', 1), 'scale c1');
+        await waitMatches('c1', c1);
+      },
+    ],
     ['delete c2', () => deleteCluster('c2')],
-    ['upgrade c1 workers', async () => { c1.workerVersion = newer; await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'upgrade c1 workers'); await waitMatches('c1', c1); }],
+    [
+      'upgrade c1 workers',
+      async () => {
+        c1.workerVersion = newer;
+        await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'upgrade c1 workers');
+        await waitMatches('c1', c1);
+      },
+    ],
   ];
   try {
     for (const [name, operation] of operations) {

@@ -34,8 +34,16 @@ async function kubectlJson(...args: string[]) {
 async function readyNodes(): Promise<{ name: string; providerID: string; version: string }[]> {
   const list = await kubectlJson('get', 'nodes');
   return list.items
-    .filter((n: { status: { conditions?: { type: string; status: string }[] } }) => n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-    .map((n: { metadata: { name: string }; spec: { providerID: string }; status: { nodeInfo: { kubeletVersion: string } } }) => ({ name: n.metadata.name, providerID: n.spec.providerID, version: n.status.nodeInfo.kubeletVersion }));
+    .filter((n: { status: { conditions?: { type: string; status: string }[] } }) =>
+      n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    )
+    .map(
+      (n: {
+        metadata: { name: string };
+        spec: { providerID: string };
+        status: { nodeInfo: { kubeletVersion: string } };
+      }) => ({ name: n.metadata.name, providerID: n.spec.providerID, version: n.status.nodeInfo.kubeletVersion }),
+    );
 }
 
 before(async () => {
@@ -53,7 +61,11 @@ after(async () => {
 });
 
 test('one control-plane and two worker machines: kubectl shows three Ready nodes whose providerIDs match the machines', async () => {
-  const machines = [await driver.machine('alpha-cp-0', 'init', { clusterConfiguration: { apiServer: { certSANs: ['api.capt.example', '10.1.2.3'] } } })];
+  const machines = [
+    await driver.machine('alpha-cp-0', 'init', {
+      clusterConfiguration: { apiServer: { certSANs: ['api.capt.example', '10.1.2.3'] } },
+    }),
+  ];
   assert.deepEqual(await driver.bootstrapResult('alpha-cp-0'), { state: 'succeeded' });
   // ClusterConfiguration apiServer.certSANs reach the apiserver's certificate, as kubeadm puts them there.
   const sans = await new Promise<string>((resolve, reject) => {
@@ -66,32 +78,60 @@ test('one control-plane and two worker machines: kubectl shows three Ready nodes
   assert.match(sans, /DNS:api\.capt\.example/);
   assert.match(sans, /IP Address:10\.1\.2\.3/);
   machines.push(await driver.machine('alpha-md-0', 'join'), await driver.machine('alpha-md-1', 'join'));
-  for (const name of ['alpha-md-0', 'alpha-md-1']) assert.deepEqual(await driver.bootstrapResult(name), { state: 'succeeded' });
+  for (const name of ['alpha-md-0', 'alpha-md-1'])
+    assert.deepEqual(await driver.bootstrapResult(name), { state: 'succeeded' });
   const nodes = await until('three Ready nodes', async () => {
     const ready = await readyNodes();
     return ready.length === 3 ? ready : undefined;
   });
   assert.deepEqual(nodes.map((n) => n.providerID).sort(), machines.map((m) => m.providerID).sort());
-  assert.ok(nodes.every((n) => n.version === version), `every kubelet reports ${version}`);
+  assert.ok(
+    nodes.every((n) => n.version === version),
+    `every kubelet reports ${version}`,
+  );
   // Idempotent create: asking again returns the same machine, boots nothing again and starts no process.
   const mdir = machineDir(clusterDir('default', 'alpha'), 'alpha-md-0');
   const processesBefore = (await processesMentioning([mdir])).map((p) => p.pid).sort();
   const again = await driver.machine('alpha-md-0', 'join');
-  assert.deepEqual([again.providerID, again.addresses, again.createdAt], [machines[1]!.providerID, machines[1]!.addresses, machines[1]!.createdAt]);
-  assert.deepEqual((await processesMentioning([mdir])).map((p) => p.pid).sort(), processesBefore, 'no second set of processes');
+  assert.deepEqual(
+    [again.providerID, again.addresses, again.createdAt],
+    [machines[1]!.providerID, machines[1]!.addresses, machines[1]!.createdAt],
+  );
+  assert.deepEqual(
+    (await processesMentioning([mdir])).map((p) => p.pid).sort(),
+    processesBefore,
+    'no second set of processes',
+  );
   const boots = (await readFile(join(machineRoot(mdir), 'var/log/capt-boots.log'), 'utf8')).trim().split('\n');
   assert.equal(boots.length, 1, `cloud-init ran once: ${boots.join(', ')}`);
 });
 
 test('a worker join checks the cluster CA: a configuration pinning another CA, or an endpoint the pinned CA did not sign, is refused', async () => {
-  const metadata = JSON.stringify({ name: 'alpha-md-x', ip: '127.0.0.1', providerID: 'local://x', kubernetesVersion: version });
-  const config = (pins: string[]) => [
-    'apiVersion: kubeadm.k8s.io/v1beta3', 'kind: JoinConfiguration', 'discovery:', '  bootstrapToken:',
-    `    apiServerEndpoint: ${driver.endpoint}`, `    token: ${driver.secrets.bootstrapToken}`, `    caCertHashes: ${JSON.stringify(pins)}`,
-  ].join('\n');
+  const metadata = JSON.stringify({
+    name: 'alpha-md-x',
+    ip: '127.0.0.1',
+    providerID: 'local://x',
+    kubernetesVersion: version,
+  });
+  const config = (pins: string[]) =>
+    [
+      'apiVersion: kubeadm.k8s.io/v1beta3',
+      'kind: JoinConfiguration',
+      'discovery:',
+      '  bootstrapToken:',
+      `    apiServerEndpoint: ${driver.endpoint}`,
+      `    token: ${driver.secrets.bootstrapToken}`,
+      `    caCertHashes: ${JSON.stringify(pins)}`,
+    ].join('\n');
   const stranger = await createCertificateAuthority('another-cluster');
-  await assert.rejects(joinWorker(config([caCertHash(stranger.cert)]), metadata, driver.secrets.ca.cert), /caCertHashes does not pin this cluster's CA \(sha256:[0-9a-f]{64}\)/);
-  await assert.rejects(joinWorker(config([caCertHash(stranger.cert)]), metadata, stranger.cert), /did not present a certificate of the pinned cluster CA/);
+  await assert.rejects(
+    joinWorker(config([caCertHash(stranger.cert)]), metadata, driver.secrets.ca.cert),
+    /caCertHashes does not pin this cluster's CA \(sha256:[0-9a-f]{64}\)/,
+  );
+  await assert.rejects(
+    joinWorker(config([caCertHash(stranger.cert)]), metadata, stranger.cert),
+    /did not present a certificate of the pinned cluster CA/,
+  );
   const joined = await joinWorker(config([caCertHash(driver.secrets.ca.cert)]), metadata, driver.secrets.ca.cert);
   assert.equal(joined.nodeName, 'alpha-md-x', 'the right pin and CA join');
 });
@@ -104,13 +144,23 @@ test('a second control-plane machine joins etcd; once its member is removed (the
   const members = await listMembers(`https://${first}:2379`, tls);
   assert.deepEqual(members.map((m) => m.name).sort(), ['alpha-cp-0', 'alpha-cp-1']);
   const ip = joined.addresses[0]!;
-  assert.ok((await processesMentioning([`--bind-address=${ip} `])).length >= 3, 'the joined machine runs its own apiserver, controller-manager and scheduler');
+  assert.ok(
+    (await processesMentioning([`--bind-address=${ip} `])).length >= 3,
+    'the joined machine runs its own apiserver, controller-manager and scheduler',
+  );
 
   // The provider deletes machines, not etcd members: as the control plane workflow does first, the test removes it.
   // etcd refuses removals until the new member has been connected for a few seconds ("unhealthy cluster").
-  await until('etcd to accept the member removal', () => removeMember(`https://${first}:2379`, members.find((m) => m.name === 'alpha-cp-1')!.id, tls).then(() => true), { timeoutMs: 60_000 });
+  await until(
+    'etcd to accept the member removal',
+    () => removeMember(`https://${first}:2379`, members.find((m) => m.name === 'alpha-cp-1')!.id, tls).then(() => true),
+    { timeoutMs: 60_000 },
+  );
   await provider.deleteMachine(driver.ref('alpha-cp-1'));
-  assert.deepEqual((await listMembers(`https://${first}:2379`, tls)).map((m) => m.name), ['alpha-cp-0']);
+  assert.deepEqual(
+    (await listMembers(`https://${first}:2379`, tls)).map((m) => m.name),
+    ['alpha-cp-0'],
+  );
   assert.deepEqual(await processesMentioning([`${ip}:`, `=${ip} `]), [], 'no process of the deleted machine remains');
   assert.equal(await listening(ip, 6443), false);
   assert.equal(existsSync(machineDir(clusterDir('default', 'alpha'), 'alpha-cp-1')), false);
@@ -119,7 +169,9 @@ test('a second control-plane machine joins etcd; once its member is removed (the
 });
 
 test('a failing preKubeadmCommand leaves no sentinel, and the check reports the command and its output', async () => {
-  await driver.machine('alpha-bad', 'join', { preKubeadmCommands: ['echo preparing', 'echo "disk /dev/sdz not found" >&2; exit 3', 'echo never runs'] });
+  await driver.machine('alpha-bad', 'join', {
+    preKubeadmCommands: ['echo preparing', 'echo "disk /dev/sdz not found" >&2; exit 3', 'echo never runs'],
+  });
   const result = await driver.bootstrapResult('alpha-bad');
   assert.equal(result.state, 'failed');
   assert.ok(result.state === 'failed');
@@ -137,18 +189,27 @@ test('failBootstrap fails the bootstrap and an unknown Kubernetes version is ref
   assert.equal(result.state, 'failed');
   await provider.deleteMachine(driver.ref('alpha-knob'));
   await assert.rejects(driver.machine('alpha-old', 'join', {}, {}, 'v1.20.0'), (err: Error) => {
-    assert.match(err.message, /Kubernetes v1\.20\.0 is not available on the local provider: it can run v1\.\d+\.\d+, v1\.\d+\.\d+/);
+    assert.match(
+      err.message,
+      /Kubernetes v1\.20\.0 is not available on the local provider: it can run v1\.\d+\.\d+, v1\.\d+\.\d+/,
+    );
     return true;
   });
   assert.equal(await provider.describeMachine(driver.ref('alpha-old')), undefined, 'nothing was created');
 });
 
-test('runcmd is confined: writes to the host /etc and /root land inside the machine, /dev/shm is its own, /usr is read-only, the cluster\'s kubeconfig hidden', async () => {
+test("runcmd is confined: writes to the host /etc and /root land inside the machine, /dev/shm is its own, /usr is read-only, the cluster's kubeconfig hidden", async () => {
   const marker = `capt-escape-${process.pid}`;
   const kubeconfig = clusterKubeconfigPath(clusterDir('default', 'alpha'));
   assert.ok(existsSync(kubeconfig), 'the host holds the kubeconfig the machine must not see');
   await driver.machine('alpha-jail', 'join', {
-    preKubeadmCommands: [`echo pwned > /etc/${marker}`, `echo shared > /dev/shm/${marker}`, `if echo x > /usr/${marker}; then exit 10; fi`, `echo mine > /root/${marker}`, `test ! -e ${kubeconfig}`],
+    preKubeadmCommands: [
+      `echo pwned > /etc/${marker}`,
+      `echo shared > /dev/shm/${marker}`,
+      `if echo x > /usr/${marker}; then exit 10; fi`,
+      `echo mine > /root/${marker}`,
+      `test ! -e ${kubeconfig}`,
+    ],
   });
   assert.deepEqual(await driver.bootstrapResult('alpha-jail'), { state: 'succeeded' });
   assert.equal(existsSync(`/etc/${marker}`), false, 'the host /etc is untouched');
@@ -157,10 +218,10 @@ test('runcmd is confined: writes to the host /etc and /root land inside the mach
   assert.equal(existsSync(`/root/${marker}`), false);
   const root = machineRoot(machineDir(clusterDir('default', 'alpha'), 'alpha-jail'));
   assert.equal(await readFile(join(root, 'etc', marker), 'utf8'), 'pwned\n', 'the write landed in the machine');
-  assert.equal(await readFile(join(root, 'root', marker), 'utf8'), 'mine\n', 'the machine\'s /root is its own');
+  assert.equal(await readFile(join(root, 'root', marker), 'utf8'), 'mine\n', "the machine's /root is its own");
 });
 
-test('names from a workflow\'s input are checked where they become paths: \'..\' and the like are refused, non-retryably, and nothing outside CAPT_HOME is touched', async () => {
+test("names from a workflow's input are checked where they become paths: '..' and the like are refused, non-retryably, and nothing outside CAPT_HOME is touched", async () => {
   const outside = join(home, '..', `capt-outside-${process.pid}`);
   await mkdir(join(outside, 'machines'), { recursive: true });
   const refusal = (err: ApplicationFailure) => {
@@ -171,7 +232,10 @@ test('names from a workflow\'s input are checked where they become paths: \'..\'
   };
   await assert.rejects(provider.deleteCluster('..', '..'), refusal);
   await assert.rejects(provider.deleteCluster('default', `../../${basename(outside)}`), refusal);
-  await assert.rejects(provider.deleteMachine({ namespace: 'default', cluster: 'alpha', name: '../../../..' }), refusal);
+  await assert.rejects(
+    provider.deleteMachine({ namespace: 'default', cluster: 'alpha', name: '../../../..' }),
+    refusal,
+  );
   await assert.rejects(driver.machine('a/../../b', 'join'), refusal);
   assert.ok(existsSync(join(outside, 'machines')), 'the folder outside is still there');
   assert.ok(existsSync(clusterDir('default', 'alpha')), 'the cluster is still there');
@@ -180,7 +244,9 @@ test('names from a workflow\'s input are checked where they become paths: \'..\'
 
 test('deleting the cluster leaves no process, port or directory behind', async () => {
   const infra = (await provider.describeCluster('default', 'alpha'))!;
-  const ips = await Promise.all(['alpha-cp-0', 'alpha-md-0'].map(async (m) => (await provider.describeMachine(driver.ref(m)))!.addresses[0]!));
+  const ips = await Promise.all(
+    ['alpha-cp-0', 'alpha-md-0'].map(async (m) => (await provider.describeMachine(driver.ref(m)))!.addresses[0]!),
+  );
   assert.ok((await processesMentioning([home])).length > 0, 'the cluster had processes');
   await provider.deleteCluster('default', 'alpha');
   assert.deepEqual(await processesMentioning([home, ...ips.flatMap((ip) => [`${ip}:`, `=${ip} `])]), []);

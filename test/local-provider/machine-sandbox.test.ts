@@ -4,7 +4,14 @@ import { readFile, readdir, rm, rmdir, stat, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { clusterDir, machineDir, machineRecordPath, machineRoot, machinesDir, type LocalMachineRecord } from '../../providers/local/layout';
+import {
+  clusterDir,
+  machineDir,
+  machineRecordPath,
+  machineRoot,
+  machinesDir,
+  type LocalMachineRecord,
+} from '../../providers/local/layout';
 import { machineHostId } from '../../providers/local/machine-sandbox';
 import { runCapt } from '../fixtures/capt-cli';
 import { processesMentioning } from '../fixtures/leaks';
@@ -21,13 +28,23 @@ const root = join(__dirname, '../../..');
 const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
 const cluster = 'jail';
 const marker = `capt-escape-${process.pid}`;
-const hostMarkers = [`/${marker}`, `/usr/${marker}`, `/etc/${marker}`, `/sys/fs/cgroup/${marker}`, `/sys/fs/cgroup/pids/${marker}`];
+const hostMarkers = [
+  `/${marker}`,
+  `/usr/${marker}`,
+  `/etc/${marker}`,
+  `/sys/fs/cgroup/${marker}`,
+  `/sys/fs/cgroup/pids/${marker}`,
+];
 /** A secret of the host's, in capt's home, that the machine must not read. */
 let secretFile: string;
 
 /** The first block device of the host, which no machine may read. */
 function hostBlockDevice(): string {
-  const names = readFileSync('/proc/partitions', 'utf8').trim().split('\n').slice(2).map((l) => l.trim().split(/\s+/)[3]!);
+  const names = readFileSync('/proc/partitions', 'utf8')
+    .trim()
+    .split('\n')
+    .slice(2)
+    .map((l) => l.trim().split(/\s+/)[3]!);
   const device = names.map((n) => `/dev/${n}`).find((d) => existsSync(d));
   assert.ok(device, 'the host has a block device to try');
   return device;
@@ -51,7 +68,8 @@ function attempts(): Record<string, string> {
     'usr-marker': `touch /usr/${marker}`,
     nsenter: `nsenter -t 1 -a -- touch /${marker}`,
     // The host's own settings (not the ones a user or PID namespace has of its own), each written back with its value.
-    'proc-sys': 'for f in kernel/core_pattern kernel/hostname vm/swappiness fs/file-max net/ipv4/ip_forward; do v=$(cat /proc/sys/$f) && echo "$v" > /proc/sys/$f && exit 0; done; exit 1',
+    'proc-sys':
+      'for f in kernel/core_pattern kernel/hostname vm/swappiness fs/file-max net/ipv4/ip_forward; do v=$(cat /proc/sys/$f) && echo "$v" > /proc/sys/$f && exit 0; done; exit 1',
     sys: 'find /sys -maxdepth 4 -type f -writable 2>/dev/null | grep -q .',
     cgroup: `mkdir /sys/fs/cgroup/${marker} || mkdir /sys/fs/cgroup/pids/${marker}`,
     'raw-disk': `head -c 512 ${hostBlockDevice()} | wc -c | grep -q 512`,
@@ -73,11 +91,16 @@ async function processesOf(ids: number[]): Promise<number[]> {
 }
 
 function manifest(): string {
-  const commands = Object.entries(attempts()).map(([name, attempt]) => `if ( ${attempt} ) >/dev/null 2>&1; then echo "ESCAPED ${name}"; else echo "held ${name}"; fi >> /run/escapes`);
+  const commands = Object.entries(attempts()).map(
+    ([name, attempt]) =>
+      `if ( ${attempt} ) >/dev/null 2>&1; then echo "ESCAPED ${name}"; else echo "held ${name}"; fi >> /run/escapes`,
+  );
   const pre = `preKubeadmCommands: ${JSON.stringify([...commands, `touch /etc/${marker}`])}\n`;
   const text = readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
   // Both the control plane's kubeadmConfigSpec and the workers' KubeadmConfigTemplate get the attempts; /etc is the machine's overlay, so its marker must stay off the host.
-  const withPre = text.replace('  kubeadmConfigSpec:\n', `  kubeadmConfigSpec:\n    ${pre}`).replace(/(kind: KubeadmConfigTemplate[^]*?\n {4}spec:\n)/, `$1      ${pre}`);
+  const withPre = text
+    .replace('  kubeadmConfigSpec:\n', `  kubeadmConfigSpec:\n    ${pre}`)
+    .replace(/(kind: KubeadmConfigTemplate[^]*?\n {4}spec:\n)/, `$1      ${pre}`);
   assert.notEqual(withPre.split('preKubeadmCommands').length, 2, 'both the control plane and the workers try');
   return withPre;
 }
@@ -90,13 +113,25 @@ before(async () => {
 after(async () => {
   await h.stop();
   // Should an escape have worked, the host keeps nothing of it.
-  for (const path of hostMarkers) await rm(path, { recursive: true, force: true }).catch(() => rmdir(path).catch(() => undefined));
+  for (const path of hostMarkers)
+    await rm(path, { recursive: true, force: true }).catch(() => rmdir(path).catch(() => undefined));
 });
 
-test('bootstrap commands cannot read the host\'s secrets, write its files or reach its processes, and the cluster still becomes Available', async () => {
+test("bootstrap commands cannot read the host's secrets, write its files or reach its processes, and the cluster still becomes Available", async () => {
   const file = join(h.home, 'jail.yaml');
   await writeFile(file, manifest());
-  const applied = await capt('apply', '-f', file, '--var', `CLUSTER_NAME=${cluster}`, '--var', 'WORKER_MACHINE_COUNT=1', '--wait', '--timeout', '8m');
+  const applied = await capt(
+    'apply',
+    '-f',
+    file,
+    '--var',
+    `CLUSTER_NAME=${cluster}`,
+    '--var',
+    'WORKER_MACHINE_COUNT=1',
+    '--wait',
+    '--timeout',
+    '8m',
+  );
   assert.equal(applied.code, 0, applied.stderr);
 
   const cdir = clusterDir('default', cluster);
@@ -107,14 +142,18 @@ test('bootstrap commands cannot read the host\'s secrets, write its files or rea
   for (const machine of machines) {
     const mdir = machineDir(cdir, machine);
     const log = (await readFile(join(machineRoot(mdir), 'run/escapes'), 'utf8')).trim().split('\n');
-    assert.deepEqual(log.filter((l) => l.startsWith('ESCAPED')), [], `${machine}: every escape is held`);
+    assert.deepEqual(
+      log.filter((l) => l.startsWith('ESCAPED')),
+      [],
+      `${machine}: every escape is held`,
+    );
     assert.deepEqual(log.map((l) => l.split(' ')[1]).sort(), [...names].sort(), `${machine}: every attempt ran`);
     // The machine's root is an unprivileged id of its own on the host, not the host's root.
     const record = JSON.parse(await readFile(machineRecordPath(mdir), 'utf8')) as LocalMachineRecord;
     hostIds.push(machineHostId(record.ip));
     assert.equal((await stat(join(machineRoot(mdir), 'run/escapes'))).uid, hostIds.at(-1));
   }
-  assert.ok((await processesOf(hostIds)).length > 0, 'the control plane\'s processes run as its machine\'s own id');
+  assert.ok((await processesOf(hostIds)).length > 0, "the control plane's processes run as its machine's own id");
   for (const path of hostMarkers) {
     assert.equal(existsSync(path), false, `${path} was not created on the host`);
   }
@@ -122,5 +161,5 @@ test('bootstrap commands cannot read the host\'s secrets, write its files or rea
   const deleted = await capt('delete', 'cluster', cluster, '--wait');
   assert.equal(deleted.code, 0, deleted.stderr);
   assert.deepEqual(await processesMentioning([cdir]), [], 'no process of the cluster remains');
-  assert.deepEqual(await processesOf(hostIds), [], 'no process runs as a deleted machine\'s id');
+  assert.deepEqual(await processesOf(hostIds), [], "no process runs as a deleted machine's id");
 });

@@ -21,12 +21,20 @@ const podSubnet = '10.128.0.0/14';
 /** Whether an IPv4 CIDR lies inside 10.128.0.0/14. */
 const inPodSubnet = (cidr: string) => /^10\.(128|129|130|131)\.\d+\.0\/24$/.test(cidr);
 
-const providerMachines = async () => (await readdir(machinesDir(clusterDir('default', 'big'))).catch(() => [] as string[])).filter((d) => d.startsWith(`${MD}-`)).length;
+const providerMachines = async () =>
+  (await readdir(machinesDir(clusterDir('default', 'big'))).catch(() => [] as string[])).filter((d) =>
+    d.startsWith(`${MD}-`),
+  ).length;
 
 test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while busy; no history or payload outgrows Temporal's warnings`, async () => {
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
   // The quickstart's pod network (a /16, 256 node ranges of /24) cannot hold 300 nodes: this cluster asks for a /14.
-  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'big', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2', POD_CIDR: podSubnet });
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
+    CLUSTER_NAME: 'big',
+    CONTROL_PLANE_MACHINE_COUNT: '1',
+    WORKER_MACHINE_COUNT: '2',
+    POD_CIDR: podSubnet,
+  });
   assert.equal(model!.podSubnet, podSubnet);
   await suite.client.apply([model!]);
   const ready = await suite.client.waitForCluster('default', 'big', () => undefined, 600_000);
@@ -39,34 +47,56 @@ test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while 
   const busyRuns = new Set<string>();
   let peak = 0;
   for (;;) {
-    const [s, description, dirs] = await Promise.all([suite.client.ownerStatus('machinedeployment', 'default', MD), handle.describe(), providerMachines()]);
+    const [s, description, dirs] = await Promise.all([
+      suite.client.ownerStatus('machinedeployment', 'default', MD),
+      handle.describe(),
+      providerMachines(),
+    ]);
     peak = Math.max(peak, dirs);
     if (s.readyReplicas === target && s.machines.length === target) break;
     busyRuns.add(description.runId);
     assert.equal(s.failedMachines, 0, `no machine fails: ${s.step}`);
-    assert.ok(Date.now() - started < 1_200_000, `scale-up to ${target} within 20 min: ${s.readyReplicas} ready; ${s.step}`);
+    assert.ok(
+      Date.now() - started < 1_200_000,
+      `scale-up to ${target} within 20 min: ${s.readyReplicas} ready; ${s.step}`,
+    );
     await sleep(1000);
   }
   const seconds = (Date.now() - started) / 1000;
   const figures = await measureHistories(h.env.client);
-  console.log(`scale-up to ${target}: ${seconds.toFixed(0)} s (${(target / seconds).toFixed(1)} machines/s); ${busyRuns.size} MachineDeployment runs while busy; at most ${peak} provider machines; largest history ${figures.maxHistoryBytes} bytes / ${figures.maxHistoryEvents} events (${figures.largest}); largest payload ${figures.maxPayloadBytes} bytes`);
-  assert.ok(busyRuns.size >= Math.ceil(target / startsPerRun), `continue-as-new during the scale-up: runs seen ${busyRuns.size}`);
+  console.log(
+    `scale-up to ${target}: ${seconds.toFixed(0)} s (${(target / seconds).toFixed(1)} machines/s); ${busyRuns.size} MachineDeployment runs while busy; at most ${peak} provider machines; largest history ${figures.maxHistoryBytes} bytes / ${figures.maxHistoryEvents} events (${figures.largest}); largest payload ${figures.maxPayloadBytes} bytes`,
+  );
+  assert.ok(
+    busyRuns.size >= Math.ceil(target / startsPerRun),
+    `continue-as-new during the scale-up: runs seen ${busyRuns.size}`,
+  );
   assert.ok(peak <= target, `never more machines than asked for: ${peak}`);
   assert.equal(await providerMachines(), target, 'exactly one provider machine per replica');
   const running = await suite.client.listMachines('default');
-  assert.equal(running.filter((m) => m.cluster === 'big' && m.name.startsWith(`${MD}-`)).length, target, 'one machine workflow per replica');
+  assert.equal(
+    running.filter((m) => m.cluster === 'big' && m.name.startsWith(`${MD}-`)).length,
+    target,
+    'one machine workflow per replica',
+  );
   // Cluster.spec.clusterNetwork reached kubeadm: the controller-manager hands out node ranges from it.
   const kube = new KubeClient(await suite.client.kubeconfig('default', 'big'));
   let outside: string[] = [];
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(2000)) {
     const nodes = await kube.listNodes();
-    outside = nodes.filter((n) => !inPodSubnet(n.spec?.podCIDR ?? '')).map((n) => `${n.metadata!.name}: ${n.spec?.podCIDR ?? 'none'}`);
+    outside = nodes
+      .filter((n) => !inPodSubnet(n.spec?.podCIDR ?? ''))
+      .map((n) => `${n.metadata!.name}: ${n.spec?.podCIDR ?? 'none'}`);
     if (nodes.length === target + 1 && !outside.length) break;
   }
   assert.deepEqual(outside.slice(0, 5), [], `every Node's podCIDR lies in ${podSubnet}`);
 
   await suite.client.scale('machinedeployment', 'default', MD, 2);
-  for (let s = await suite.client.ownerStatus('machinedeployment', 'default', MD); s.machines.length !== 2 || s.readyReplicas !== 2; s = await suite.client.ownerStatus('machinedeployment', 'default', MD)) {
+  for (
+    let s = await suite.client.ownerStatus('machinedeployment', 'default', MD);
+    s.machines.length !== 2 || s.readyReplicas !== 2;
+    s = await suite.client.ownerStatus('machinedeployment', 'default', MD)
+  ) {
     assert.ok(Date.now() - started < 1_800_000, `scale-down to 2: ${s.machines.length} machines; ${s.step}`);
     await sleep(1000);
   }

@@ -4,7 +4,14 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterDir, machineDir, machineHostDir, machineRoot, machinesDir, sandboxProcess } from '../../providers/local/layout';
+import {
+  clusterDir,
+  machineDir,
+  machineHostDir,
+  machineRoot,
+  machinesDir,
+  sandboxProcess,
+} from '../../providers/local/layout';
 import { deleteMachineUpdate } from '../../src/contract/machine-messages';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { Workloads } from '../fixtures/workloads';
@@ -17,12 +24,14 @@ after(() => h.stop());
 
 test('SIGKILL of the worker mid-provision and again mid-drain: a new worker finishes, one machine existed, nothing leaked', async () => {
   const w = new Workloads(h.driver.kubeconfig());
-  const handle = await h.startMachine(h.spec('du-w', { infrastructure: { kind: 'LocalMachineTemplate', spec: { bootDelaySeconds: 6 } } }));
+  const handle = await h.startMachine(
+    h.spec('du-w', { infrastructure: { kind: 'LocalMachineTemplate', spec: { bootDelaySeconds: 6 } } }),
+  );
   await h.waitFor(handle, (s) => s.stepReason === 'WaitingForBootstrap', 'the bootstrap wait');
   const mdir = machineDir(clusterDir('default', 'du'), 'du-w');
   // While it boots the machine has processes of its own (its sandboxed cloud-init, a process group); when it is deleted, none may remain.
   const bootPid = await runningPid(machineHostDir(mdir), sandboxProcess);
-  assert.ok(bootPid, 'the booting machine\'s sandbox runs');
+  assert.ok(bootPid, "the booting machine's sandbox runs");
   assert.ok((await processGroup(bootPid)).length > 0, 'its process group is seen');
   await h.killWorker();
   await sleep(1000);
@@ -31,13 +40,21 @@ test('SIGKILL of the worker mid-provision and again mid-drain: a new worker fini
   const boots = (await readFile(join(machineRoot(mdir), 'var/log/capt-boots.log'), 'utf8')).trim().split('\n');
   assert.equal(boots.length, 1, 'the machine booted exactly once');
   const { readdir } = await import('node:fs/promises');
-  assert.deepEqual((await readdir(machinesDir(clusterDir('default', 'du')))).filter((m) => m.startsWith('du-w')), ['du-w'], 'exactly one machine exists');
+  assert.deepEqual(
+    (await readdir(machinesDir(clusterDir('default', 'du')))).filter((m) => m.startsWith('du-w')),
+    ['du-w'],
+    'exactly one machine exists',
+  );
 
   await w.deployment('default', 'held', 1);
   for (let i = 0; i < 200 && (await w.runningOn('default', 'held'))[running.nodeRef!] !== 1; i++) await sleep(300);
   await w.budget('default', 'held-pdb', 'held', 1);
   await handle.executeUpdate(deleteMachineUpdate, { args: [{}] });
-  await h.waitFor(handle, (s) => /held-pdb/.test(s.conditions.find((c) => c.type === 'Deleting')?.message ?? ''), 'the drain blocked by held-pdb');
+  await h.waitFor(
+    handle,
+    (s) => /held-pdb/.test(s.conditions.find((c) => c.type === 'Deleting')?.message ?? ''),
+    'the drain blocked by held-pdb',
+  );
   await h.killWorker();
   await sleep(1000);
   await h.startWorker();
@@ -45,11 +62,16 @@ test('SIGKILL of the worker mid-provision and again mid-drain: a new worker fini
   const final = await handle.result();
   assert.equal(final.phase, 'Deleted');
   assert.equal(existsSync(mdir), false, 'the machine directory is gone');
-  assert.deepEqual(await processGroup(bootPid), [], 'no process of the machine\'s boot remains');
+  assert.deepEqual(await processGroup(bootPid), [], "no process of the machine's boot remains");
   // A worker's only long-lived part is its simulated kubelet in the cluster agent: were it still running, it would register the Node again.
   assert.equal(await h.kube.getNode(running.nodeRef!), undefined);
   await sleep(3000);
   assert.equal(await h.kube.getNode(running.nodeRef!), undefined, 'the Node stays gone: its kubelet stopped');
-  const attempts = (await handle.fetchHistory()).events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt!);
-  assert.ok(attempts.some((a) => a > 1), 'at least one activity was retried after a kill');
+  const attempts = (await handle.fetchHistory())
+    .events!.filter((e) => e.activityTaskStartedEventAttributes)
+    .map((e) => e.activityTaskStartedEventAttributes!.attempt!);
+  assert.ok(
+    attempts.some((a) => a > 1),
+    'at least one activity was retried after a kill',
+  );
 });

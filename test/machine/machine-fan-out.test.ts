@@ -14,31 +14,55 @@ before(async () => {
 after(() => env?.teardown());
 
 const spec = (name: string): MachineSpec => ({
-  namespace: 'default', name, cluster: 'fan', provider: 'local', role: 'worker', version: 'v1.36.3',
+  namespace: 'default',
+  name,
+  cluster: 'fan',
+  provider: 'local',
+  role: 'worker',
+  version: 'v1.36.3',
   bootstrap: { role: 'join', config: {}, controlPlaneEndpoint: '127.0.0.1:6443' },
-  infrastructure: { kind: 'LocalMachineTemplate', spec: {} }, labels: {}, annotations: {},
+  infrastructure: { kind: 'LocalMachineTemplate', spec: {} },
+  labels: {},
+  annotations: {},
 });
 const machines = (names: string[]) => names.map((name) => ({ spec: spec(name), summary: `Machine ${name}` }));
 
-test('machine fan-out: a retried start neither loses nor duplicates a machine, another owner\'s name is refused, deletion requests skip machines already gone', async () => {
+test("machine fan-out: a retried start neither loses nor duplicates a machine, another owner's name is refused, deletion requests skip machines already gone", async () => {
   const activity = new MockActivityEnvironment({}, { client: env.client });
   const names = Array.from({ length: 120 }, (_, i) => `fan-${String(i).padStart(3, '0')}`);
   assert.deepEqual(await activity.run(startMachineWorkflows, { batch: 'b-1', machines: machines(names) }), []);
   // The same batch again, as a retry after a lost completion: every machine is recognised as its own.
   assert.deepEqual(await activity.run(startMachineWorkflows, { batch: 'b-1', machines: machines(names) }), []);
   // Another batch asking for a name that is taken is told so, and starts nothing.
-  assert.deepEqual(await activity.run(startMachineWorkflows, { batch: 'b-2', machines: machines(['fan-007', 'fan-new']) }), ['fan-007']);
+  assert.deepEqual(
+    await activity.run(startMachineWorkflows, { batch: 'b-2', machines: machines(['fan-007', 'fan-new']) }),
+    ['fan-007'],
+  );
 
   const running = [];
-  for await (const wf of env.client.workflow.list({ query: 'WorkflowId STARTS_WITH "machine/default/fan-"' })) running.push(wf.workflowId);
+  for await (const wf of env.client.workflow.list({ query: 'WorkflowId STARTS_WITH "machine/default/fan-"' }))
+    running.push(wf.workflowId);
   assert.equal(running.length, 121, 'one workflow per name, none twice');
   const first = await env.client.workflow.getHandle(machineWorkflowId('default', 'fan-000')).describe();
   assert.equal(first.memo?.batch, 'b-1');
   assert.equal(first.searchAttributes.CaptPhase?.[0], 'Provisioning');
 
-  await env.client.workflow.getHandle(machineWorkflowId('default', 'fan-001')).terminate('gone before its deletion was asked for');
-  await activity.run(requestMachineDeletions, { namespace: 'default', names: ['fan-000', 'fan-001', 'fan-never'], clusterDeleting: false });
+  await env.client.workflow
+    .getHandle(machineWorkflowId('default', 'fan-001'))
+    .terminate('gone before its deletion was asked for');
+  await activity.run(requestMachineDeletions, {
+    namespace: 'default',
+    names: ['fan-000', 'fan-001', 'fan-never'],
+    clusterDeleting: false,
+  });
   const history = await env.client.workflow.getHandle(machineWorkflowId('default', 'fan-000')).fetchHistory();
-  assert.ok(history.events!.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'requestMachineDeletion'), 'the deletion request reached fan-000');
-  for (const id of [...running]) await env.client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+  assert.ok(
+    history.events!.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'requestMachineDeletion'),
+    'the deletion request reached fan-000',
+  );
+  for (const id of [...running])
+    await env.client.workflow
+      .getHandle(id)
+      .terminate('test over')
+      .catch(() => undefined);
 });

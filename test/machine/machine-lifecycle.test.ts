@@ -11,7 +11,10 @@ before(() => h.start());
 after(() => h.stop());
 
 test('create -> Running: nodeRef set, labels synced, uninitialized taint removed; delete -> Deleted, in under 150 history events', async () => {
-  const spec = h.spec('lc-w-0', { labels: { 'node.cluster.x-k8s.io/pool': 'blue', 'app.example.com/ignored': 'x' }, annotations: { 'example.com/owner': 'team-a' } });
+  const spec = h.spec('lc-w-0', {
+    labels: { 'node.cluster.x-k8s.io/pool': 'blue', 'app.example.com/ignored': 'x' },
+    annotations: { 'example.com/owner': 'team-a' },
+  });
   const handle = await h.startMachine(spec);
   const running = await h.waitFor(handle, (s) => s.phase === 'Running', 'Running');
   assert.ok(running.nodeRef, 'nodeRef is set');
@@ -20,10 +23,18 @@ test('create -> Running: nodeRef set, labels synced, uninitialized taint removed
 
   const node = (await h.kube.getNode(running.nodeRef!))!;
   assert.equal(node.spec?.providerID, running.providerID);
-  assert.equal(node.metadata?.labels?.['node.cluster.x-k8s.io/pool'], 'blue', 'labels in the node.cluster.x-k8s.io domain are synced');
+  assert.equal(
+    node.metadata?.labels?.['node.cluster.x-k8s.io/pool'],
+    'blue',
+    'labels in the node.cluster.x-k8s.io domain are synced',
+  );
   assert.equal(node.metadata?.labels?.['app.example.com/ignored'], undefined, 'other labels are not');
   assert.equal(node.metadata?.annotations?.['example.com/owner'], 'team-a');
-  assert.deepEqual((node.spec?.taints ?? []).filter((t) => t.key === 'node.cluster.x-k8s.io/uninitialized'), [], 'uninitialized taint removed');
+  assert.deepEqual(
+    (node.spec?.taints ?? []).filter((t) => t.key === 'node.cluster.x-k8s.io/uninitialized'),
+    [],
+    'uninitialized taint removed',
+  );
 
   const description = await handle.describe();
   assert.equal(description.searchAttributes.CaptPhase?.[0], 'Running');
@@ -35,7 +46,11 @@ test('create -> Running: nodeRef set, labels synced, uninitialized taint removed
   const final = await handle.result();
   assert.equal(final.phase, 'Deleted');
   assert.equal(await h.kube.getNode(running.nodeRef!), undefined, 'the Node is deleted');
-  assert.equal(existsSync(machineDir(clusterDir('default', 'lc'), 'lc-w-0')), false, 'the machine is gone from the provider');
+  assert.equal(
+    existsSync(machineDir(clusterDir('default', 'lc'), 'lc-w-0')),
+    false,
+    'the machine is gone from the provider',
+  );
   const events = (await handle.fetchHistory()).events!.length;
   console.log(`history events for create + delete: ${events}`);
   assert.ok(events < 150, `history has ${events} events`);
@@ -43,7 +58,15 @@ test('create -> Running: nodeRef set, labels synced, uninitialized taint removed
 
 test('a failing bootstrap ends in Failed with BootstrapFailed and the command output, in bounded time', async () => {
   const started = Date.now();
-  const handle = await h.startMachine(h.spec('lc-bad', { bootstrap: { role: 'join', controlPlaneEndpoint: h.driver.endpoint, config: { preKubeadmCommands: ['echo "mirror unreachable" >&2; exit 42'] } } }));
+  const handle = await h.startMachine(
+    h.spec('lc-bad', {
+      bootstrap: {
+        role: 'join',
+        controlPlaneEndpoint: h.driver.endpoint,
+        config: { preKubeadmCommands: ['echo "mirror unreachable" >&2; exit 42'] },
+      },
+    }),
+  );
   const failed = await h.waitFor(handle, (s) => s.phase === 'Failed', 'Failed', 60_000);
   const exec = failed.conditions.find((c) => c.type === 'BootstrapExecSucceeded')!;
   assert.equal(exec.status, 'False');
@@ -62,7 +85,10 @@ test('an unsupported Kubernetes version fails the machine with the versions the 
   const failed = await h.waitFor(handle, (s) => s.phase === 'Failed', 'Failed', 60_000);
   const infra = failed.conditions.find((c) => c.type === 'InfrastructureReady')!;
   assert.equal(infra.reason, 'UnsupportedVersion');
-  assert.match(infra.message!, /v1\.19\.0 is not available on the local provider: it can run v1\.\d+\.\d+, v1\.\d+\.\d+/);
+  assert.match(
+    infra.message!,
+    /v1\.19\.0 is not available on the local provider: it can run v1\.\d+\.\d+, v1\.\d+\.\d+/,
+  );
   await handle.executeUpdate(deleteMachineUpdate, { args: [{}] });
   await handle.result();
 });
@@ -72,9 +98,17 @@ test('labels change in place and reach the Node; a version change is refused wit
   const running = await h.waitFor(handle, (s) => s.phase === 'Running', 'Running');
   await handle.executeUpdate(changeMachineUpdate, { args: [{ labels: { 'node-role.kubernetes.io/worker': '' } }] });
   // Step back at Running means the sync activity's completion is in history, so nothing more is due.
-  await h.waitFor(handle, (s) => s.stepReason === 'Running' && s.labels['node-role.kubernetes.io/worker'] === '', 'label applied and synced');
+  await h.waitFor(
+    handle,
+    (s) => s.stepReason === 'Running' && s.labels['node-role.kubernetes.io/worker'] === '',
+    'label applied and synced',
+  );
   const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && (await h.kube.getNode(running.nodeRef!))?.metadata?.labels?.['node-role.kubernetes.io/worker'] === undefined) await new Promise((r) => setTimeout(r, 300));
+  while (
+    Date.now() < deadline &&
+    (await h.kube.getNode(running.nodeRef!))?.metadata?.labels?.['node-role.kubernetes.io/worker'] === undefined
+  )
+    await new Promise((r) => setTimeout(r, 300));
   assert.equal((await h.kube.getNode(running.nodeRef!))?.metadata?.labels?.['node-role.kubernetes.io/worker'], '');
   const before = (await handle.fetchHistory()).events!.length;
   const rejection = (pattern: RegExp) => (err: Error) => {
@@ -82,8 +116,16 @@ test('labels change in place and reach the Node; a version change is refused wit
     assert.match((err.cause as ApplicationFailure).message, pattern);
     return true;
   };
-  await assert.rejects(handle.executeUpdate(changeMachineUpdate, { args: [{ version: 'v1.30.0' }] }), rejection(/version cannot change on an existing Machine; change the owning MachineDeployment or control plane instead/));
-  await assert.rejects(handle.executeUpdate(changeMachineUpdate, { args: [{ nodeDrainTimeoutSeconds: -5 }] }), rejection(/nodeDrainTimeoutSeconds must be a number of seconds >= 0/));
+  await assert.rejects(
+    handle.executeUpdate(changeMachineUpdate, { args: [{ version: 'v1.30.0' }] }),
+    rejection(
+      /version cannot change on an existing Machine; change the owning MachineDeployment or control plane instead/,
+    ),
+  );
+  await assert.rejects(
+    handle.executeUpdate(changeMachineUpdate, { args: [{ nodeDrainTimeoutSeconds: -5 }] }),
+    rejection(/nodeDrainTimeoutSeconds must be a number of seconds >= 0/),
+  );
   assert.equal((await h.waitFor(handle, () => true, 'status')).version, h.version, 'the version is unchanged');
   assert.ok((await handle.fetchHistory()).events!.length <= before + 1, 'rejected updates write nothing to history');
   await handle.executeUpdate(deleteMachineUpdate, { args: [{}] });

@@ -13,7 +13,10 @@ const kubeconfigKey = /(client-key-data:\s*)[A-Za-z0-9+/=]+/g;
 const base64Text = /^[A-Za-z0-9+/]{40,}={0,2}$/;
 
 function redactText(text: string): string {
-  return text.replace(pemPrivateKey, redactedPem).replace(bootstrapToken, dummyBootstrapToken).replace(kubeconfigKey, '$1UkVEQUNURUQ=');
+  return text
+    .replace(pemPrivateKey, redactedPem)
+    .replace(bootstrapToken, dummyBootstrapToken)
+    .replace(kubeconfigKey, '$1UkVEQUNURUQ=');
 }
 
 function redactString(value: string): string {
@@ -30,7 +33,8 @@ function redactString(value: string): string {
 export function redactSecrets(value: unknown): unknown {
   if (typeof value === 'string') return redactString(value);
   if (Array.isArray(value)) return value.map(redactSecrets);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactSecrets(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactSecrets(v)]));
   return value;
 }
 
@@ -61,7 +65,8 @@ export function secretsLeft(value: unknown): string[] {
   const text = readableText(value).join('\n');
   const found: string[] = [];
   if (/PRIVATE KEY/.test(text)) found.push('a PEM private key');
-  if ([...text.matchAll(bootstrapToken)].some(([token]) => token !== dummyBootstrapToken)) found.push('a bootstrap token');
+  if ([...text.matchAll(bootstrapToken)].some(([token]) => token !== dummyBootstrapToken))
+    found.push('a bootstrap token');
   if (/client-key-data:\s*(?!UkVEQUNURUQ=)[A-Za-z0-9+/]/.test(text)) found.push('kubeconfig client key data');
   return found;
 }

@@ -17,7 +17,8 @@ const jsonForm = { longs: String, enums: String, bytes: String };
  * JSON of `temporal workflow show -o json`: the SDK's historyToJSON/historyFromJSON throw "type must be a
  * Type" here, its protojson and @temporalio/proto each loading a protobufjs copy of their own.
  */
-export const historyToPlainJson = (history: temporal.api.history.v1.IHistory): object => History.toObject(History.fromObject(history), jsonForm);
+export const historyToPlainJson = (history: temporal.api.history.v1.IHistory): object =>
+  History.toObject(History.fromObject(history), jsonForm);
 export const historyFromPlainJson = (json: object): temporal.api.history.v1.History => History.fromObject(json);
 
 /** One captured run: its history (see historyToPlainJson), decoded and redacted. */
@@ -42,5 +43,8 @@ export function readReplayHistories(dir = historiesDir): { file: string; fixture
       else if (entry.name.endsWith('.json.gz')) files.push(join(d, entry.name));
     }
   })(dir);
-  return files.map((path) => ({ file: relative(dir, path), fixture: JSON.parse(gunzipSync(readFileSync(path)).toString('utf8')) as ReplayHistoryFile }));
+  return files.map((path) => ({
+    file: relative(dir, path),
+    fixture: JSON.parse(gunzipSync(readFileSync(path)).toString('utf8')) as ReplayHistoryFile,
+  }));
 }

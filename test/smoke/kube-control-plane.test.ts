@@ -18,9 +18,14 @@ for (const version of availableKubernetesVersions()) {
     let pids: number[];
     try {
       await writeFile(join(dir, 'kubeconfig'), cp.kubeconfig, { mode: 0o600 });
-      const kubectl = (...args: string[]) => run(kubectlFor(version), ['--kubeconfig', join(dir, 'kubeconfig'), ...args]);
+      const kubectl = (...args: string[]) =>
+        run(kubectlFor(version), ['--kubeconfig', join(dir, 'kubeconfig'), ...args]);
       const { stdout } = await kubectl('version', '-o', 'json');
-      assert.equal(JSON.parse(stdout).serverVersion.gitVersion, version, 'the apiserver reports the version it was built as');
+      assert.equal(
+        JSON.parse(stdout).serverVersion.gitVersion,
+        version,
+        'the apiserver reports the version it was built as',
+      );
       assert.equal(JSON.parse(stdout).clientVersion.gitVersion, version, 'so does its kubectl');
       const namespaces = await kubectl('get', 'namespaces', '-o', 'name');
       assert.match(namespaces.stdout, /namespace\/kube-system/);
@@ -48,7 +53,9 @@ test('kube-controller-manager is real: it creates the default ServiceAccount of 
   const deadline = Date.now() + 60_000;
   let names: string[] = [];
   while (Date.now() < deadline) {
-    names = (await core.listNamespacedServiceAccount({ namespace: 'controller-check' })).items.map((sa) => sa.metadata!.name!);
+    names = (await core.listNamespacedServiceAccount({ namespace: 'controller-check' })).items.map(
+      (sa) => sa.metadata!.name!,
+    );
     if (names.includes('default')) break;
     await new Promise((r) => setTimeout(r, 250));
   }

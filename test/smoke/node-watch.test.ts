@@ -38,18 +38,40 @@ test('one Node watch per cluster wakes the waiter of a Node when it changes, and
     await registered;
     assert.equal(watch.node('test://a')?.metadata?.name, 'a');
     const ready = watch.changeOf('test://a', 3_600_000);
-    await client.patchNodeStatus('a', { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: new Date().toISOString(), lastTransitionTime: new Date().toISOString() }] } });
+    await client.patchNodeStatus('a', {
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'KubeletReady',
+            lastHeartbeatTime: new Date().toISOString(),
+            lastTransitionTime: new Date().toISOString(),
+          },
+        ],
+      },
+    });
     await ready;
     assert.equal(watch.node('test://a')?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
 
     // The apiserver restarts (as its static pod would): the watch breaks, and picks up what changed meanwhile.
-    const apiserver = (await processesMentioning([kube.root])).filter((p) => /kube-apiserver /.test(p.cmdline) && !p.cmdline.startsWith('/bin/sh'));
+    const apiserver = (await processesMentioning([kube.root])).filter(
+      (p) => /kube-apiserver /.test(p.cmdline) && !p.cmdline.startsWith('/bin/sh'),
+    );
     assert.equal(apiserver.length, 1, 'one kube-apiserver process');
     process.kill(apiserver[0]!.pid, 'SIGKILL');
-    await until('the apiserver back to register Node b', () => client.registerNode(node('b')).then(() => true), { timeoutMs: 90_000 });
-    await until('the watch to see Node b after the restart', () => watch.node('test://b'), { timeoutMs: 90_000, intervalMs: 100 });
+    await until('the apiserver back to register Node b', () => client.registerNode(node('b')).then(() => true), {
+      timeoutMs: 90_000,
+    });
+    await until('the watch to see Node b after the restart', () => watch.node('test://b'), {
+      timeoutMs: 90_000,
+      intervalMs: 100,
+    });
     await client.deleteNode('a');
-    await until('the watch to see Node a deleted', () => !watch.node('test://a'), { timeoutMs: 90_000, intervalMs: 100 });
+    await until('the watch to see Node a deleted', () => !watch.node('test://a'), {
+      timeoutMs: 90_000,
+      intervalMs: 100,
+    });
   } finally {
     release();
   }

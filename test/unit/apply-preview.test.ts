@@ -13,27 +13,58 @@ import { machineSetHash, machineTemplateHash } from '../../workflows/machine-dep
 import { newRecord } from '../../workflows/shared/machine-pool';
 
 const quickstart = readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8');
-const load = (vars: Record<string, string> = {}) => loadManifests([{ file: 'quickstart.yaml', text: quickstart }], { CLUSTER_NAME: 'q', KUBERNETES_VERSION: 'v1.35.4', ...vars })[0]!;
+const load = (vars: Record<string, string> = {}) =>
+  loadManifests([{ file: 'quickstart.yaml', text: quickstart }], {
+    CLUSTER_NAME: 'q',
+    KUBERNETES_VERSION: 'v1.35.4',
+    ...vars,
+  })[0]!;
 const now = Date.parse('2026-06-01T12:00:00Z');
 
 /** A Running machine created from `hash` at `createdAt`, long enough ago to be available. */
-const machine = (name: string, hash: string, createdAt = '2026-06-01T10:00:00.000Z', extra: Partial<MachineRecord> = {}): MachineRecord => ({
-  ...newRecord(name, hash, 'v1.35.4', createdAt), phase: MachinePhase.Running, runningSince: createdAt, ...extra,
+const machine = (
+  name: string,
+  hash: string,
+  createdAt = '2026-06-01T10:00:00.000Z',
+  extra: Partial<MachineRecord> = {},
+): MachineRecord => ({
+  ...newRecord(name, hash, 'v1.35.4', createdAt),
+  phase: MachinePhase.Running,
+  runningSince: createdAt,
+  ...extra,
 });
 
 /** The owners of `model` as its workflows run it: every machine on the current template (restarted at `restartedAt`, if given). */
-function runningOf(model: ClusterModel, workers: MachineRecord[] | undefined = undefined, restartedAt?: string): RunningOwners {
+function runningOf(
+  model: ClusterModel,
+  workers: MachineRecord[] | undefined = undefined,
+  restartedAt?: string,
+): RunningOwners {
   const md = model.machineDeployments[0]!;
   const mdHash = machineSetHash(md.template, restartedAt);
-  const owner = (replicas: number, machines: MachineRecord[]): RunningOwner => ({ replicas, paused: false, machines, restartedAt });
+  const owner = (replicas: number, machines: MachineRecord[]): RunningOwner => ({
+    replicas,
+    paused: false,
+    machines,
+    restartedAt,
+  });
   return {
-    controlPlane: owner(model.controlPlane.replicas, [machine('q-control-plane-aaaaa', controlPlaneMachineHash(model.controlPlane, restartedAt))]),
-    machineDeployments: { [md.name]: owner(md.replicas, workers ?? [machine('q-md-0-x-ccccc', mdHash), machine('q-md-0-x-bbbbb', mdHash)]) },
+    controlPlane: owner(model.controlPlane.replicas, [
+      machine('q-control-plane-aaaaa', controlPlaneMachineHash(model.controlPlane, restartedAt)),
+    ]),
+    machineDeployments: {
+      [md.name]: owner(md.replicas, workers ?? [machine('q-md-0-x-ccccc', mdHash), machine('q-md-0-x-bbbbb', mdHash)]),
+    },
   };
 }
 
 const preview = (previous: ClusterModel, next: ClusterModel, running = runningOf(previous)) => {
-  const templates = { controlPlane: templateHash(previous.controlPlane), machineDeployments: { [previous.machineDeployments[0]!.name]: machineTemplateHash(previous.machineDeployments[0]!.template) } };
+  const templates = {
+    controlPlane: templateHash(previous.controlPlane),
+    machineDeployments: {
+      [previous.machineDeployments[0]!.name]: machineTemplateHash(previous.machineDeployments[0]!.template),
+    },
+  };
   return previewApply(previous, next, diffClusterModels(previous, next, templates), running, now);
 };
 
@@ -41,8 +72,17 @@ test('dry run: a version change replaces every control-plane machine and, once t
   const base = load();
   const p = preview(base, load({ KUBERNETES_VERSION: 'v1.36.3' }));
   assert.deepEqual(p.controlPlane, { replaced: ['q-control-plane-aaaaa'], added: 0, removed: 0 });
-  assert.deepEqual(p.machineDeployments['q-md-0'], { replaced: ['q-md-0-x-ccccc', 'q-md-0-x-bbbbb'], replacedWhen: 'once the control plane runs v1.36.3', added: 0, removed: 0 });
-  assert.deepEqual(preview(base, load()).machineDeployments['q-md-0'], { replaced: [], added: 0, removed: 0 }, 'nothing changes: nothing replaced');
+  assert.deepEqual(p.machineDeployments['q-md-0'], {
+    replaced: ['q-md-0-x-ccccc', 'q-md-0-x-bbbbb'],
+    replacedWhen: 'once the control plane runs v1.36.3',
+    added: 0,
+    removed: 0,
+  });
+  assert.deepEqual(
+    preview(base, load()).machineDeployments['q-md-0'],
+    { replaced: [], added: 0, removed: 0 },
+    'nothing changes: nothing replaced',
+  );
 });
 
 test('dry run: labels and maxSurge change in place; a machine already on another template is replaced by any template change', () => {
@@ -55,16 +95,23 @@ test('dry run: labels and maxSurge change in place; a machine already on another
   paused.machineDeployments[0]!.paused = true;
   paused.machineDeployments[0]!.template.version = 'v1.36.3';
   paused.controlPlane.version = 'v1.36.3';
-  assert.equal(preview(base, paused).machineDeployments['q-md-0']!.replacedWhen, 'after `capt rollout resume`', 'a paused deployment replaces them only after resume');
+  assert.equal(
+    preview(base, paused).machineDeployments['q-md-0']!.replacedWhen,
+    'after `capt rollout resume`',
+    'a paused deployment replaces them only after resume',
+  );
 });
 
-test('dry run: a restart\'s revision keeps its time, so a label change after it replaces nothing and a version change replaces all', () => {
+test("dry run: a restart's revision keeps its time, so a label change after it replaces nothing and a version change replaces all", () => {
   const base = load();
   const restarted = runningOf(base, undefined, '2026-05-01T00:00:00.000Z');
   const labelled = structuredClone(base);
   labelled.machineDeployments[0]!.template.labels = { tier: 'gold' };
   assert.deepEqual(preview(base, labelled, restarted).machineDeployments['q-md-0']!.replaced, []);
-  assert.equal(preview(base, load({ KUBERNETES_VERSION: 'v1.36.3' }), restarted).machineDeployments['q-md-0']!.replaced.length, 2);
+  assert.equal(
+    preview(base, load({ KUBERNETES_VERSION: 'v1.36.3' }), restarted).machineDeployments['q-md-0']!.replaced.length,
+    2,
+  );
 });
 
 test('dry run: rolloutAfter replaces the machines once it has passed, and none while it is ahead', () => {
@@ -85,8 +132,14 @@ test('dry run: certificatesExpiryDays replaces the control-plane machines whose 
   const hash = controlPlaneMachineHash(base.controlPlane, undefined);
   const running = runningOf(base);
   running.controlPlane = {
-    replicas: 3, paused: false, machines: ['a', 'b', 'c'].map((n) => machine(`q-control-plane-${n}`, hash)),
-    certificatesExpireAt: { 'q-control-plane-a': '2026-06-20T00:00:00Z', 'q-control-plane-b': '2027-05-01T00:00:00Z', 'q-control-plane-c': '2027-05-01T00:00:00Z' },
+    replicas: 3,
+    paused: false,
+    machines: ['a', 'b', 'c'].map((n) => machine(`q-control-plane-${n}`, hash)),
+    certificatesExpireAt: {
+      'q-control-plane-a': '2026-06-20T00:00:00Z',
+      'q-control-plane-b': '2027-05-01T00:00:00Z',
+      'q-control-plane-c': '2027-05-01T00:00:00Z',
+    },
   };
   const next = structuredClone(base);
   next.controlPlane.certificatesExpiryDays = 30;
@@ -96,15 +149,38 @@ test('dry run: certificatesExpiryDays replaces the control-plane machines whose 
 test('dry run: scaling adds a count; a settled deployment names the machines it removes (marked, then by name), a rolling one only counts them', () => {
   const base = load({ WORKER_MACHINE_COUNT: '3' });
   const hash = machineSetHash(base.machineDeployments[0]!.template, undefined);
-  const workers = [machine('q-md-0-x-aaaaa', hash), machine('q-md-0-x-bbbbb', hash), machine('q-md-0-x-ccccc', hash, undefined, { marked: true })];
-  assert.deepEqual(preview(base, load({ WORKER_MACHINE_COUNT: '1' }), runningOf(base, workers)).machineDeployments['q-md-0'], {
-    replaced: [], added: 0, removed: ['q-md-0-x-ccccc', 'q-md-0-x-aaaaa'],
-  });
-  assert.equal(preview(base, load({ WORKER_MACHINE_COUNT: '5' }), runningOf(base, workers)).machineDeployments['q-md-0']!.added, 2);
+  const workers = [
+    machine('q-md-0-x-aaaaa', hash),
+    machine('q-md-0-x-bbbbb', hash),
+    machine('q-md-0-x-ccccc', hash, undefined, { marked: true }),
+  ];
+  assert.deepEqual(
+    preview(base, load({ WORKER_MACHINE_COUNT: '1' }), runningOf(base, workers)).machineDeployments['q-md-0'],
+    {
+      replaced: [],
+      added: 0,
+      removed: ['q-md-0-x-ccccc', 'q-md-0-x-aaaaa'],
+    },
+  );
+  assert.equal(
+    preview(base, load({ WORKER_MACHINE_COUNT: '5' }), runningOf(base, workers)).machineDeployments['q-md-0']!.added,
+    2,
+  );
   const rolling = [...workers.slice(0, 2), machine('q-md-0-y-ddddd', 'an-older-template')];
-  assert.equal(preview(base, load({ WORKER_MACHINE_COUNT: '1' }), runningOf(base, rolling)).machineDeployments['q-md-0']!.removed, 2, 'during a rollout, only how many');
-  const cp = preview(load({ CONTROL_PLANE_MACHINE_COUNT: '3' }), load({ CONTROL_PLANE_MACHINE_COUNT: '1' }), { ...runningOf(base), controlPlane: { replicas: 3, paused: false, machines: [] } });
-  assert.equal(cp.controlPlane.removed, 2, 'the control plane picks each leaving machine by its health at that step: only how many');
+  assert.equal(
+    preview(base, load({ WORKER_MACHINE_COUNT: '1' }), runningOf(base, rolling)).machineDeployments['q-md-0']!.removed,
+    2,
+    'during a rollout, only how many',
+  );
+  const cp = preview(load({ CONTROL_PLANE_MACHINE_COUNT: '3' }), load({ CONTROL_PLANE_MACHINE_COUNT: '1' }), {
+    ...runningOf(base),
+    controlPlane: { replicas: 3, paused: false, machines: [] },
+  });
+  assert.equal(
+    cp.controlPlane.removed,
+    2,
+    'the control plane picks each leaving machine by its health at that step: only how many',
+  );
 });
 
 test('dry run: a new cluster creates every replica; a MachineDeployment the manifest drops goes with all its machines', () => {
@@ -112,5 +188,9 @@ test('dry run: a new cluster creates every replica; a MachineDeployment the mani
   const created = previewApply(undefined, base, creationDiff(base), { machineDeployments: {} }, now);
   assert.deepEqual([created.controlPlane.added, created.machineDeployments['q-md-0']!.added], [1, 2]);
   const dropped = preview(base, { ...base, machineDeployments: [] });
-  assert.deepEqual(dropped.removed['q-md-0'], { replaced: [], added: 0, removed: ['q-md-0-x-ccccc', 'q-md-0-x-bbbbb'] });
+  assert.deepEqual(dropped.removed['q-md-0'], {
+    replaced: [],
+    added: 0,
+    removed: ['q-md-0-x-ccccc', 'q-md-0-x-bbbbb'],
+  });
 });

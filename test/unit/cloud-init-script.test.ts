@@ -27,7 +27,9 @@ runcmd:
 
 /** The report a step leaves when it fails: its rendered prefix completed as the script completes it. */
 function failureReports(script: string): unknown[] {
-  return [...script.matchAll(/^step ('(?:[^']|'\\'')*')/gm)].map((m) => JSON.parse(execFileSync('/bin/sh', ['-c', `printf '%s' ${m[1]}`]).toString() + ',"exitCode":3}'));
+  return [...script.matchAll(/^step ('(?:[^']|'\\'')*')/gm)].map((m) =>
+    JSON.parse(execFileSync('/bin/sh', ['-c', `printf '%s' ${m[1]}`]).toString() + ',"exitCode":3}'),
+  );
 }
 
 test('shellQuote stands for its string exactly in /bin/sh', () => {
@@ -46,7 +48,12 @@ test('the script is valid sh, writes each file from base64 and reports each step
     { state: 'failed', command: 'write_files /etc/motd', exitCode: 3 },
     { state: 'failed', command: `echo 'single' "double" $HOME \\back`, exitCode: 3 },
     { state: 'failed', command: `'touch' '/tmp/it'\\''s here'`, exitCode: 3 },
-    { state: 'failed', command: 'kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml && echo success > /run/cluster-api/bootstrap-success.complete', exitCode: 3 },
+    {
+      state: 'failed',
+      command:
+        'kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml && echo success > /run/cluster-api/bootstrap-success.complete',
+      exitCode: 3,
+    },
   ]);
 });
 
@@ -55,8 +62,13 @@ test('failBootstrap, unparsable user-data and unsupported encodings fail their s
   assert.match(failed, /^sleep 2$/m);
   assert.deepEqual(failureReports(failed), [{ state: 'failed', command: '(boot)', exitCode: 3 }]);
   assert.match(failed, /fail 'LocalMachineTemplate spec.failBootstrap is set/);
-  assert.deepEqual(failureReports(renderCloudInitScript('- not\n- a mapping\n', knobs)), [{ state: 'failed', command: '(cloud-init)', exitCode: 3 }]);
-  const gzip = renderCloudInitScript('#cloud-config\nwrite_files:\n- path: /x\n  encoding: gzip\n  content: abc\n', knobs);
+  assert.deepEqual(failureReports(renderCloudInitScript('- not\n- a mapping\n', knobs)), [
+    { state: 'failed', command: '(cloud-init)', exitCode: 3 },
+  ]);
+  const gzip = renderCloudInitScript(
+    '#cloud-config\nwrite_files:\n- path: /x\n  encoding: gzip\n  content: abc\n',
+    knobs,
+  );
   assert.deepEqual(failureReports(gzip), [{ state: 'failed', command: 'write_files /x', exitCode: 3 }]);
   assert.match(gzip, /encoding '\\''gzip'\\'' is not supported/);
 });
@@ -67,14 +79,24 @@ test('write_files creates a file in its final mode or narrower: a key is never r
   const writeFileFn = script.slice(start, script.indexOf('\n}\n', start) + 3);
   const dir = await mkdtemp(join(tmpdir(), 'capt-write-file-'));
   // The content's producer reports the file's mode while write_file is writing it.
-  const modeWhileWriting = (path: string, mode: string) => spawnSync('/bin/sh', ['-c', `${writeFileFn}\n(sleep 0.2; stat -c %a ${shellQuote(path)} >&2; echo aGkK) | write_file ${shellQuote(path)} ${shellQuote(mode)} replace`]).stderr.toString().trim();
+  const modeWhileWriting = (path: string, mode: string) =>
+    spawnSync('/bin/sh', [
+      '-c',
+      `${writeFileFn}\n(sleep 0.2; stat -c %a ${shellQuote(path)} >&2; echo aGkK) | write_file ${shellQuote(path)} ${shellQuote(mode)} replace`,
+    ])
+      .stderr.toString()
+      .trim();
   const modeOf = async (path: string) => ((await stat(path)).mode & 0o777).toString(8);
   try {
     const key = join(dir, 'pki/ca.key');
     assert.equal(modeWhileWriting(key, '0600'), '600', 'a new key is 0600 while written');
     assert.equal(await modeOf(key), '600');
     await writeFile(key, 'old', { mode: 0o644 });
-    assert.equal(modeWhileWriting(key, '0600'), '600', 'replacing a world-readable file does not write the key into it');
+    assert.equal(
+      modeWhileWriting(key, '0600'),
+      '600',
+      'replacing a world-readable file does not write the key into it',
+    );
     assert.equal(await modeOf(key), '600');
     assert.equal(await readFile(key, 'utf8'), 'hi\n');
     const plain = join(dir, 'plain');

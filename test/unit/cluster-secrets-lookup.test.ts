@@ -45,15 +45,26 @@ test('the answer of a cluster being deleted is not kept', async () => {
 
 test('a cluster workflow that is missing, fails to answer or has no secrets yet: a retryable ClusterSecretsUnavailable, not kept', async () => {
   const failures: Record<string, () => Promise<ClusterSecretsAnswer | undefined>> = {
-    'cluster/default/gone': () => Promise.reject(new WorkflowNotFoundError('not found', 'cluster/default/gone', undefined)),
+    'cluster/default/gone': () =>
+      Promise.reject(new WorkflowNotFoundError('not found', 'cluster/default/gone', undefined)),
     'cluster/default/silent': () => Promise.reject(new Error('query timed out')),
     'cluster/default/new': async () => undefined,
   };
   const { asked, env } = answering((id) => failures[id]!());
-  for (const [cluster, why] of [['gone', /does not exist/], ['silent', /did not answer \(query timed out\)/], ['new', /has no secrets yet/]] as const) {
+  for (const [cluster, why] of [
+    ['gone', /does not exist/],
+    ['silent', /did not answer \(query timed out\)/],
+    ['new', /has no secrets yet/],
+  ] as const) {
     for (let i = 0; i < 2; i++) {
-      await assert.rejects(lookup(env, cluster), (err: unknown) =>
-        err instanceof ApplicationFailure && err.type === ErrorType.ClusterSecretsUnavailable && !err.nonRetryable && why.test(err.message));
+      await assert.rejects(
+        lookup(env, cluster),
+        (err: unknown) =>
+          err instanceof ApplicationFailure &&
+          err.type === ErrorType.ClusterSecretsUnavailable &&
+          !err.nonRetryable &&
+          why.test(err.message),
+      );
     }
   }
   assert.equal(asked.length, 6, 'every failed lookup asks again');

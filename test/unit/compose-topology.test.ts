@@ -9,9 +9,12 @@ import { temporalDatabases } from '../../src/dev/temporal-schema';
 // docker-compose.yml is only validated on this machine (no Docker engine): these keep it the same
 // topology as `capt dev start --persistence postgres` as either side changes.
 const root = join(__dirname, '../../..');
-const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { image?: string; command?: string[] }> };
+const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as {
+  services: Record<string, { image?: string; command?: string[] }>;
+};
 const setup = readFileSync(join(root, 'tools/setup.sh'), 'utf8');
-const pinned = (name: string) => /^\S+=v(\S+)$/m.exec(setup.split('\n').find((line) => line.startsWith(`${name}=`)) ?? '')?.[1];
+const pinned = (name: string) =>
+  /^\S+=v(\S+)$/m.exec(setup.split('\n').find((line) => line.startsWith(`${name}=`)) ?? '')?.[1];
 
 test('the compose file runs the server, schema tool and Web UI versions setup builds', () => {
   const server = pinned('temporal_server_version');
@@ -25,8 +28,13 @@ test('the compose file runs the server, schema tool and Web UI versions setup bu
 
 test('the compose file makes the same databases with the same embedded schemas, and registers every capt search attribute', () => {
   const schema = compose.services.schema!.command!.join(' ');
-  for (const { database, schema: name } of temporalDatabases) assert.ok(schema.includes(`${database}:${name}`), `${database} with ${name}`);
-  for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema --schema-name']) assert.ok(schema.includes(step), step);
+  for (const { database, schema: name } of temporalDatabases)
+    assert.ok(schema.includes(`${database}:${name}`), `${database} with ${name}`);
+  for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema --schema-name'])
+    assert.ok(schema.includes(step), step);
   const registered = /for name in ([^;]+); do/.exec(compose.services.namespace!.command!.join(' '))?.[1]?.split(/\s+/);
-  assert.deepEqual(registered, captSearchAttributes.map((key) => key.name));
+  assert.deepEqual(
+    registered,
+    captSearchAttributes.map((key) => key.name),
+  );
 });

@@ -5,7 +5,10 @@ import type { MachineRecord } from '../../src/contract/owner';
 import { newRecord } from '../../workflows/shared/machine-pool';
 import { expiringMachines } from '../../workflows/control-plane/certificate-rotation';
 
-const machine = (name: string, createdAt: string, templateHash: string, marked = false): MachineRecord => ({ ...newRecord(name, templateHash, 'v1.36.3', createdAt), marked });
+const machine = (name: string, createdAt: string, templateHash: string, marked = false): MachineRecord => ({
+  ...newRecord(name, templateHash, 'v1.36.3', createdAt),
+  marked,
+});
 
 const old = (m: MachineRecord) => m.templateHash !== 'new';
 
@@ -15,14 +18,25 @@ test('control-plane scale-down order: outdated+annotated, annotated, outdated+un
   const c = machine('c', '3', 'new');
   const marked = machine('d', '4', 'new', true);
   assert.equal(scaleDownVictim([a, b, c, marked], old).name, 'd', 'the annotation wins over age');
-  assert.equal(scaleDownVictim([a, b, c], old, ['b']).name, 'b', 'an outdated machine with unhealthy components before an older healthy one');
+  assert.equal(
+    scaleDownVictim([a, b, c], old, ['b']).name,
+    'b',
+    'an outdated machine with unhealthy components before an older healthy one',
+  );
   assert.equal(scaleDownVictim([a, b, c], old, ['c']).name, 'a', 'unhealthy but current: outdated ones still go first');
   assert.equal(scaleDownVictim([a, b, c], old).name, 'a', 'the oldest outdated');
-  assert.equal(scaleDownVictim([machine('x', '2', 'new'), machine('y', '1', 'new')], old).name, 'y', 'all current: the oldest');
+  assert.equal(
+    scaleDownVictim([machine('x', '2', 'new'), machine('y', '1', 'new')], old).name,
+    'y',
+    'all current: the oldest',
+  );
 });
 
 test('a preflight problem of the machine about to leave does not hold the scale-down back; others do', () => {
-  const problems = [{ machine: 'b', message: 'kube-scheduler on b is not healthy' }, { message: 'no etcd member answered' }];
+  const problems = [
+    { machine: 'b', message: 'kube-scheduler on b is not healthy' },
+    { message: 'no etcd member answered' },
+  ];
   assert.deepEqual(blockingProblems(problems, 'b'), [{ message: 'no etcd member answered' }]);
   assert.deepEqual(blockingProblems(problems.slice(0, 1), 'b'), []);
   assert.equal(blockingProblems(problems.slice(0, 1)).length, 1, 'a scale-up is held by every problem');

@@ -6,7 +6,9 @@ import { createCertificateAuthority, issueCertificate } from '../../src/pki/cert
 import { httpsGet } from '../../src/util/https-probe';
 
 /** A real TLS server that answers `answered(n)` requests on each connection and resets the connection on the next. */
-async function serverResetting(answered: (nth: number) => boolean): Promise<{ url: string; requests: () => number; connections: () => number; close: () => Promise<void> }> {
+async function serverResetting(
+  answered: (nth: number) => boolean,
+): Promise<{ url: string; requests: () => number; connections: () => number; close: () => Promise<void> }> {
   const ca = await createCertificateAuthority('probe-test');
   const pair = await issueCertificate(ca, { commonName: 'probe-test', ipAddresses: ['127.0.0.1'], usage: 'server' });
   const seen = new WeakMap<Socket, number>();
@@ -23,8 +25,14 @@ async function serverResetting(answered: (nth: number) => boolean): Promise<{ ur
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `https://127.0.0.1:${port}/readyz`, requests: () => requests, connections: () => connections,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    url: `https://127.0.0.1:${port}/readyz`,
+    requests: () => requests,
+    connections: () => connections,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -41,7 +49,10 @@ test('httpsGet: a kept-alive connection reset as the request goes out is retried
   }
   const broken = await serverResetting(() => false);
   try {
-    await assert.rejects(httpsGet(broken.url, { insecure: true }), (err: NodeJS.ErrnoException) => err.code === 'ECONNRESET');
+    await assert.rejects(
+      httpsGet(broken.url, { insecure: true }),
+      (err: NodeJS.ErrnoException) => err.code === 'ECONNRESET',
+    );
     assert.equal(broken.requests(), 1, 'a reset on a new connection is not retried: it is a failure to report');
   } finally {
     await broken.close();

@@ -23,7 +23,7 @@ before(async () => {
 });
 after(() => rm(dir, { recursive: true, force: true }));
 
-test('a machine\'s own regular file is read, its last bytes only when it is big', async () => {
+test("a machine's own regular file is read, its last bytes only when it is big", async () => {
   assert.deepEqual(await readMachineJson(join(dir, 'report.json'), machineId), { state: 'failed', command: 'x' });
   const tail = await readMachineFile(join(dir, 'big.log'), machineId, 100);
   assert.equal(tail?.length, 100);
@@ -33,7 +33,11 @@ test('a machine\'s own regular file is read, its last bytes only when it is big'
 
 test('a symlink, a file the machine does not own, a folder, a FIFO and a missing file read as absent, at once', async () => {
   assert.equal(await readMachineFile(join(dir, 'link.json'), machineId, 100), undefined, 'never through a symlink');
-  assert.equal(await readMachineFile(join(dir, 'host-secret'), machineId, 100), undefined, 'a host file the machine does not own');
+  assert.equal(
+    await readMachineFile(join(dir, 'host-secret'), machineId, 100),
+    undefined,
+    'a host file the machine does not own',
+  );
   assert.equal(await readMachineFile(join(dir, 'folder'), machineId, 100), undefined);
   assert.equal(await readMachineFile(join(dir, 'fifo'), machineId, 100), undefined, 'a FIFO does not block the read');
   assert.equal(await readMachineFile(join(dir, 'missing'), machineId, 100), undefined);

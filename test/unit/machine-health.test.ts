@@ -7,17 +7,37 @@ import { evaluateHealth } from '../../workflows/shared/machine-health';
 
 const t0 = Date.parse('2026-11-22T12:00:00Z');
 const at = (s: number) => new Date(t0 + s * 1000).toISOString();
-const check: HealthCheckSpec = { name: 'mhc', unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 40 }, { type: 'Ready', status: 'False', timeoutSeconds: 40 }], nodeStartupTimeoutSeconds: 600 };
+const check: HealthCheckSpec = {
+  name: 'mhc',
+  unhealthyNodeConditions: [
+    { type: 'Ready', status: 'Unknown', timeoutSeconds: 40 },
+    { type: 'Ready', status: 'False', timeoutSeconds: 40 },
+  ],
+  nodeStartupTimeoutSeconds: 600,
+};
 const running = (name: string, extra: Partial<MachineRecord> = {}): MachineRecord => ({
-  name, templateHash: 'h', version: 'v1.35.4', createdAt: at(-1000), phase: MachinePhase.Running, deleting: false, marked: false, sequence: 1, ...extra,
+  name,
+  templateHash: 'h',
+  version: 'v1.35.4',
+  createdAt: at(-1000),
+  phase: MachinePhase.Running,
+  deleting: false,
+  marked: false,
+  sequence: 1,
+  ...extra,
 });
-const notReady = (since: number, status: 'Unknown' | 'False' = 'Unknown') => ({ conditions: [{ type: 'Ready', status, since: at(since) }] });
+const notReady = (since: number, status: 'Unknown' | 'False' = 'Unknown') => ({
+  conditions: [{ type: 'Ready', status, since: at(since) }],
+});
 
 test('a Node condition counts once it has held for its timeout; until then the machine is neither healthy nor unhealthy', () => {
   const early = evaluateHealth(check, [running('a', { node: notReady(-30) }), running('b')], t0);
   assert.deepEqual([early.healthy, early.unhealthy.length, early.nextAtMs], [1, 0, t0 + 10_000]);
   const late = evaluateHealth(check, [running('a', { node: notReady(-50) }), running('b')], t0);
-  assert.deepEqual(late.unhealthy.map((u) => [u.machine, u.reason, u.message, u.since]), [['a', 'UnhealthyNode', 'Ready=Unknown for 50s (timeout 40s)', at(-50)]]);
+  assert.deepEqual(
+    late.unhealthy.map((u) => [u.machine, u.reason, u.message, u.since]),
+    [['a', 'UnhealthyNode', 'Ready=Unknown for 50s (timeout 40s)', at(-50)]],
+  );
   assert.deepEqual([late.allowed, late.remediable.map((u) => u.machine)], [true, ['a']]);
 });
 
@@ -25,10 +45,21 @@ test('maxUnhealthy 40% of three: one unhealthy is remediated, two are not, and t
   const mhc = { ...check, maxUnhealthy: '40%' };
   const one = evaluateHealth(mhc, [running('a', { node: notReady(-60) }), running('b'), running('c')], t0);
   assert.equal(one.allowed, true);
-  const two = evaluateHealth(mhc, [running('a', { node: notReady(-60) }), running('b', { node: notReady(-60, 'False') }), running('c')], t0);
+  const two = evaluateHealth(
+    mhc,
+    [running('a', { node: notReady(-60) }), running('b', { node: notReady(-60, 'False') }), running('c')],
+    t0,
+  );
   assert.equal(two.allowed, false);
   assert.match(two.message, /2 of 3 machines are not healthy, beyond maxUnhealthy 40%/);
-  assert.equal(evaluateHealth({ ...check, maxUnhealthy: 1 }, [running('a', { node: notReady(-60) }), running('b', { node: notReady(-60) }), running('c')], t0).allowed, false);
+  assert.equal(
+    evaluateHealth(
+      { ...check, maxUnhealthy: 1 },
+      [running('a', { node: notReady(-60) }), running('b', { node: notReady(-60) }), running('c')],
+      t0,
+    ).allowed,
+    false,
+  );
 });
 
 test('unhealthyRange allows remediation only within its bounds', () => {
@@ -38,16 +69,36 @@ test('unhealthyRange allows remediation only within its bounds', () => {
 });
 
 test('no Node within nodeStartupTimeout, a deleted Node, the remediate annotation and a failed machine are unhealthy; skip-remediation is never remediated', () => {
-  const provisioning = (name: string, created: number): MachineRecord => ({ ...running(name), phase: MachinePhase.Provisioning, createdAt: at(created) });
-  const v = evaluateHealth(check, [
-    provisioning('slow', -601), provisioning('young', -10), running('gone', { node: { conditions: [], gone: true } }),
-    running('marked', { remediate: true }), running('failed', { phase: MachinePhase.Failed, blocker: 'bootstrap failed' }), running('skip', { node: notReady(-60), skipRemediation: true }),
-    running('leaving', { node: notReady(-60), deleting: true }),
-  ], t0);
+  const provisioning = (name: string, created: number): MachineRecord => ({
+    ...running(name),
+    phase: MachinePhase.Provisioning,
+    createdAt: at(created),
+  });
+  const v = evaluateHealth(
+    check,
+    [
+      provisioning('slow', -601),
+      provisioning('young', -10),
+      running('gone', { node: { conditions: [], gone: true } }),
+      running('marked', { remediate: true }),
+      running('failed', { phase: MachinePhase.Failed, blocker: 'bootstrap failed' }),
+      running('skip', { node: notReady(-60), skipRemediation: true }),
+      running('leaving', { node: notReady(-60), deleting: true }),
+    ],
+    t0,
+  );
   assert.deepEqual(Object.fromEntries(v.unhealthy.map((u) => [u.machine, u.reason])), {
-    slow: 'NodeStartupTimeout', gone: 'NodeNotFound', marked: 'HasRemediateAnnotation', failed: 'MachineHasFailure', skip: 'UnhealthyNode',
+    slow: 'NodeStartupTimeout',
+    gone: 'NodeNotFound',
+    marked: 'HasRemediateAnnotation',
+    failed: 'MachineHasFailure',
+    skip: 'UnhealthyNode',
   });
   assert.deepEqual(v.remediable.map((u) => u.machine).sort(), ['failed', 'gone', 'marked', 'slow']);
   assert.deepEqual([v.expected, v.healthy, v.nextAtMs], [6, 0, Date.parse(at(590))]);
-  assert.equal(evaluateHealth({ ...check, nodeStartupTimeoutSeconds: 0 }, [provisioning('slow', -6000)], t0).unhealthy.length, 0, 'timeout 0 turns the startup check off');
+  assert.equal(
+    evaluateHealth({ ...check, nodeStartupTimeoutSeconds: 0 }, [provisioning('slow', -6000)], t0).unhealthy.length,
+    0,
+    'timeout 0 turns the startup check off',
+  );
 });

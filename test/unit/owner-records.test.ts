@@ -11,51 +11,129 @@ import { summaryKey } from '../../workflows/shared/owner-summary';
 import { someNames } from '../../workflows/shared/some-names';
 
 const status = (phase: MachinePhase, extra: Partial<MachineStatus> = {}): MachineStatus => ({
-  namespace: 'default', name: 'web-abc12', cluster: 'prod', phase, version: 'v1.36.3', addresses: ['127.1.0.9'], createdAt: '2026-11-22T10:00:00.000Z',
-  conditions: [], step: 'working', stepReason: 'Running', labels: {}, annotations: {}, sequence: 0, ...extra,
+  namespace: 'default',
+  name: 'web-abc12',
+  cluster: 'prod',
+  phase,
+  version: 'v1.36.3',
+  addresses: ['127.1.0.9'],
+  createdAt: '2026-11-22T10:00:00.000Z',
+  conditions: [],
+  step: 'working',
+  stepReason: 'Running',
+  labels: {},
+  annotations: {},
+  sequence: 0,
+  ...extra,
 });
 
 test('a machine reports to its owner only when a planning field changes: not for each phase before Running', () => {
-  assert.equal(reportKey(status(MachinePhase.Pending)), reportKey(status(MachinePhase.Provisioned)), 'Pending and Provisioned read the same to the owner');
+  assert.equal(
+    reportKey(status(MachinePhase.Pending)),
+    reportKey(status(MachinePhase.Provisioned)),
+    'Pending and Provisioned read the same to the owner',
+  );
   assert.notEqual(reportKey(status(MachinePhase.Provisioned)), reportKey(status(MachinePhase.Running)));
-  assert.notEqual(reportKey(status(MachinePhase.Running)), reportKey(status(MachinePhase.Running, { annotations: { 'cluster.x-k8s.io/delete-machine': '' } })), 'the delete mark is reported');
-  assert.equal(reportKey(status(MachinePhase.Running)), reportKey(status(MachinePhase.Running, { step: 'another step', labels: { a: 'b' } })), 'steps and labels are not');
-  assert.equal(machineReport(status(MachinePhase.Provisioning), 1).address, undefined, 'the address travels once the machine runs');
+  assert.notEqual(
+    reportKey(status(MachinePhase.Running)),
+    reportKey(status(MachinePhase.Running, { annotations: { 'cluster.x-k8s.io/delete-machine': '' } })),
+    'the delete mark is reported',
+  );
+  assert.equal(
+    reportKey(status(MachinePhase.Running)),
+    reportKey(status(MachinePhase.Running, { step: 'another step', labels: { a: 'b' } })),
+    'steps and labels are not',
+  );
+  assert.equal(
+    machineReport(status(MachinePhase.Provisioning), 1).address,
+    undefined,
+    'the address travels once the machine runs',
+  );
   assert.equal(machineReport(status(MachinePhase.Running), 1).address, '127.1.0.9');
 });
 
 test('a blocker is one short line, whatever the drain said', () => {
   const long = `draining node web-abc12: ${'pod shop/api-1 blocked by disruption budget api-pdb; '.repeat(20)}`;
-  const deleting = status(MachinePhase.Deleting, { conditions: [{ type: 'Deleting', status: 'True', reason: 'Draining', message: long }] });
+  const deleting = status(MachinePhase.Deleting, {
+    conditions: [{ type: 'Deleting', status: 'True', reason: 'Draining', message: long }],
+  });
   const blocker = machineReport(deleting, 3, true).blocker!;
   assert.ok(blocker.length <= 200 && blocker.startsWith('draining node web-abc12: pod shop/api-1'), blocker);
-  assert.equal(machineReport(deleting, 3, false).blocker, undefined, 'a deletion passing its gates is no news to the owner');
-  assert.equal(reportKey(deleting), reportKey(status(MachinePhase.Deleting, { conditions: [{ type: 'Deleting', status: 'True', reason: 'DeletingNode', message: 'deleting node' }] })));
+  assert.equal(
+    machineReport(deleting, 3, false).blocker,
+    undefined,
+    'a deletion passing its gates is no news to the owner',
+  );
+  assert.equal(
+    reportKey(deleting),
+    reportKey(
+      status(MachinePhase.Deleting, {
+        conditions: [{ type: 'Deleting', status: 'True', reason: 'DeletingNode', message: 'deleting node' }],
+      }),
+    ),
+  );
 });
 
 test('owner records: the newest report wins, Running starts the ready clock once, Deleted removes the record', () => {
   let records = [newRecord('web-abc12', 'h1', 'v1.36.3', '2026-11-22T10:00:00.000Z')];
-  records = recordMachineReport(records, { name: 'web-abc12', phase: MachinePhase.Running, address: '127.1.0.9', marked: false, sequence: 2 }, 't1');
-  records = recordMachineReport(records, { name: 'web-abc12', phase: MachinePhase.Provisioning, marked: false, sequence: 1 }, 't2');
-  assert.deepEqual([records[0]!.phase, records[0]!.runningSince, records[0]!.address], [MachinePhase.Running, 't1', '127.1.0.9'], 'an older report arriving late changes nothing');
-  records = recordMachineReport(records, { name: 'web-abc12', phase: MachinePhase.Running, marked: true, sequence: 3 }, 't3');
+  records = recordMachineReport(
+    records,
+    { name: 'web-abc12', phase: MachinePhase.Running, address: '127.1.0.9', marked: false, sequence: 2 },
+    't1',
+  );
+  records = recordMachineReport(
+    records,
+    { name: 'web-abc12', phase: MachinePhase.Provisioning, marked: false, sequence: 1 },
+    't2',
+  );
+  assert.deepEqual(
+    [records[0]!.phase, records[0]!.runningSince, records[0]!.address],
+    [MachinePhase.Running, 't1', '127.1.0.9'],
+    'an older report arriving late changes nothing',
+  );
+  records = recordMachineReport(
+    records,
+    { name: 'web-abc12', phase: MachinePhase.Running, marked: true, sequence: 3 },
+    't3',
+  );
   assert.deepEqual([records[0]!.runningSince, records[0]!.marked], ['t1', true]);
-  records = recordMachineReport(records, { name: 'web-abc12', phase: MachinePhase.Deleting, marked: true, blocker: 'draining', sequence: 4 }, 't4');
-  assert.deepEqual([records[0]!.deleting, records[0]!.runningSince, records[0]!.blocker], [true, undefined, 'draining']);
-  assert.deepEqual(recordMachineReport(records, { name: 'web-abc12', phase: MachinePhase.Deleted, marked: true, sequence: 5 }, 't5'), []);
+  records = recordMachineReport(
+    records,
+    { name: 'web-abc12', phase: MachinePhase.Deleting, marked: true, blocker: 'draining', sequence: 4 },
+    't4',
+  );
+  assert.deepEqual(
+    [records[0]!.deleting, records[0]!.runningSince, records[0]!.blocker],
+    [true, undefined, 'draining'],
+  );
+  assert.deepEqual(
+    recordMachineReport(records, { name: 'web-abc12', phase: MachinePhase.Deleted, marked: true, sequence: 5 }, 't5'),
+    [],
+  );
 });
 
 test('1000 compact records stay far below Temporal payload limits', () => {
   const records = Array.from({ length: 1000 }, (_, i) => ({
-    ...newRecord(`quickstart-md-0-5d8f9c7b1a-${String(i).padStart(5, 'x')}`, '5d8f9c7b1a', 'v1.36.3', '2026-11-22T10:00:00.000Z'),
-    phase: MachinePhase.Running, address: `127.1.${i >> 8}.${i & 255}`, runningSince: '2026-11-22T10:01:00.000Z', sequence: 3,
+    ...newRecord(
+      `quickstart-md-0-5d8f9c7b1a-${String(i).padStart(5, 'x')}`,
+      '5d8f9c7b1a',
+      'v1.36.3',
+      '2026-11-22T10:00:00.000Z',
+    ),
+    phase: MachinePhase.Running,
+    address: `127.1.${i >> 8}.${i & 255}`,
+    runningSince: '2026-11-22T10:01:00.000Z',
+    sequence: 3,
   }));
   const bytes = Buffer.byteLength(JSON.stringify(records));
   assert.ok(bytes < 300 * 1024, `${bytes} bytes for 1000 records`);
 });
 
 test('an in-place template change replaces the old template keys and keeps the machine own keys', () => {
-  const spec = { labels: { tier: 'old', 'operator/own': 'x' }, annotations: { 'a/old': '1', 'cluster.x-k8s.io/delete-machine': '' } };
+  const spec = {
+    labels: { tier: 'old', 'operator/own': 'x' },
+    annotations: { 'a/old': '1', 'cluster.x-k8s.io/delete-machine': '' },
+  };
   const change = mergeTemplateChange(spec as never, {
     previous: { labels: { tier: 'old' }, annotations: { 'a/old': '1' } },
     next: { labels: { tier: 'new' }, annotations: {}, nodeDrainTimeoutSeconds: 30 },
@@ -66,7 +144,23 @@ test('an in-place template change replaces the old template keys and keeps the m
 });
 
 test('an owner summary changes with what the cluster plans with, not with each machine that becomes ready', () => {
-  const owner = { kind: 'MachineDeployment', namespace: 'default', name: 'md', version: 'v1.36.3', revision: 1, templateHash: 'h', replicas: 1000, initialized: true, ready: false, available: false, failedMachines: 0, deleted: false, sequence: 1, readyReplicas: 10, step: 'creating' } as OwnerStatus;
+  const owner = {
+    kind: 'MachineDeployment',
+    namespace: 'default',
+    name: 'md',
+    version: 'v1.36.3',
+    revision: 1,
+    templateHash: 'h',
+    replicas: 1000,
+    initialized: true,
+    ready: false,
+    available: false,
+    failedMachines: 0,
+    deleted: false,
+    sequence: 1,
+    readyReplicas: 10,
+    step: 'creating',
+  } as OwnerStatus;
   assert.equal(summaryKey(owner), summaryKey({ ...owner, readyReplicas: 500, step: 'waiting', sequence: 7 }));
   assert.notEqual(summaryKey(owner), summaryKey({ ...owner, ready: true }));
   assert.notEqual(summaryKey(owner), summaryKey({ ...owner, failedMachines: 1 }));
@@ -78,9 +172,17 @@ test('steps name a few machines and count the rest', () => {
 });
 
 test('a deletion is held on hooks, a blocked drain and volumes; not while it passes the other gates', () => {
-  const at = (gate: string, blocked: string[] = []) => deletionHeld({ deletion: { gate, drain: { evicted: 0, remaining: 1, blocked, warnings: [] } } } as never);
+  const at = (gate: string, blocked: string[] = []) =>
+    deletionHeld({ deletion: { gate, drain: { evicted: 0, remaining: 1, blocked, warnings: [] } } } as never);
   assert.deepEqual(
-    [at('WaitingForPreDrainHook'), at('Draining'), at('Draining', ['pod a/b blocked by budget c']), at('WaitingForVolumeDetach'), at('DeletingInfrastructure'), at('DeletingNode')],
+    [
+      at('WaitingForPreDrainHook'),
+      at('Draining'),
+      at('Draining', ['pod a/b blocked by budget c']),
+      at('WaitingForVolumeDetach'),
+      at('DeletingInfrastructure'),
+      at('DeletingNode'),
+    ],
     [true, false, true, true, false, false],
   );
   assert.equal(deletionHeld({} as never), false);
@@ -90,6 +192,10 @@ test('a machine its owner just started tells it nothing new: the owner assumes P
   assert.equal(startedByOwnerKey('web-abc12'), reportKey(status(MachinePhase.Pending)));
   assert.equal(startedByOwnerKey('web-abc12'), reportKey(status(MachinePhase.Provisioned)));
   assert.notEqual(startedByOwnerKey('web-abc12'), reportKey(status(MachinePhase.Running)));
-  assert.notEqual(startedByOwnerKey('web-abc12'), reportKey(status(MachinePhase.Pending, { annotations: { 'cluster.x-k8s.io/delete-machine': '' } })), 'a delete mark at birth is news');
+  assert.notEqual(
+    startedByOwnerKey('web-abc12'),
+    reportKey(status(MachinePhase.Pending, { annotations: { 'cluster.x-k8s.io/delete-machine': '' } })),
+    'a delete mark at birth is news',
+  );
   assert.equal(machineWorkflow.name, machineWorkflowType);
 });

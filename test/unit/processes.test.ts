@@ -13,11 +13,17 @@ test('startDetached: a script done before it is looked at succeeds, a daemon is 
   const dir = await mkdtemp(join(tmpdir(), 'capt-processes-'));
   try {
     // Many at once, as a scale-up boots machines: some finish before their start time can be read.
-    const quick = Array.from({ length: 20 }, (_, i) => startDetached({ name: `quick-${i}`, command: '/bin/true', args: [], stateDir: dir }));
+    const quick = Array.from({ length: 20 }, (_, i) =>
+      startDetached({ name: `quick-${i}`, command: '/bin/true', args: [], stateDir: dir }),
+    );
     assert.equal((await Promise.all(quick)).length, 20);
     const pid = await startDetached({ name: 'daemon', command: '/bin/sleep', args: ['60'], stateDir: dir });
     assert.equal(await runningPid(dir, 'daemon'), pid);
-    assert.equal(await startDetached({ name: 'daemon', command: '/bin/sleep', args: ['60'], stateDir: dir }), pid, 'get-or-start: no second process');
+    assert.equal(
+      await startDetached({ name: 'daemon', command: '/bin/sleep', args: ['60'], stateDir: dir }),
+      pid,
+      'get-or-start: no second process',
+    );
     await stopProcess(dir, 'daemon');
     assert.equal(await runningPid(dir, 'daemon'), undefined);
   } finally {
@@ -28,17 +34,29 @@ test('startDetached: a script done before it is looked at succeeds, a daemon is 
 test('startDetached goes through the launcher: a command that cannot start fails, output reaches the log, and the caller still exits when done', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'capt-processes-'));
   try {
-    await assert.rejects(startDetached({ name: 'missing', command: join(dir, 'no-such-command'), args: [], stateDir: dir }), /ENOENT/);
+    await assert.rejects(
+      startDetached({ name: 'missing', command: join(dir, 'no-such-command'), args: [], stateDir: dir }),
+      /ENOENT/,
+    );
     // A CLI that started a daemon exits by itself: the launcher holds it only while a start is pending.
     const script = `require(${JSON.stringify(join(__dirname, '../../src/util/processes.js'))}).startDetached({ name: 'd', command: '/bin/sh', args: ['-c', 'echo hello; exec sleep 30'], stateDir: ${JSON.stringify(dir)} }).then((pid) => console.log(pid, process.pid))`;
     const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { timeout: 20_000 });
     const [pid, parent] = stdout.trim().split(' ').map(Number);
     assert.equal(await runningPid(dir, 'd'), pid, 'the daemon outlives the process that started it');
     // The launcher belongs to the process that forked it, and goes with it.
-    for (const deadline = Date.now() + 5000; (await processesMentioning([`process-launcher-main.js ${parent}`])).length; await sleep(100)) {
+    for (
+      const deadline = Date.now() + 5000;
+      (await processesMentioning([`process-launcher-main.js ${parent}`])).length;
+      await sleep(100)
+    ) {
       assert.ok(Date.now() < deadline, 'the launcher exits with its parent');
     }
-    for (const deadline = Date.now() + 5000; !/hello/.test(await readFile(join(dir, 'd.log'), 'utf8')); await sleep(100)) assert.ok(Date.now() < deadline, 'output reaches the log');
+    for (
+      const deadline = Date.now() + 5000;
+      !/hello/.test(await readFile(join(dir, 'd.log'), 'utf8'));
+      await sleep(100)
+    )
+      assert.ok(Date.now() < deadline, 'output reaches the log');
     await stopProcess(dir, 'd');
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -54,7 +72,13 @@ test('holdProcess stops a restart-looped command and keeps it stopped until rele
     for (const deadline = Date.now() + 10_000; !(await ok()); await sleep(100)) assert.ok(Date.now() < deadline, what);
   };
   try {
-    const loop = await startDetached({ name: 'component', command: 'tail', args: ['-f', '/dev/null', marker], stateDir: dir, restartAfterSeconds: 1 });
+    const loop = await startDetached({
+      name: 'component',
+      command: 'tail',
+      args: ['-f', '/dev/null', marker],
+      stateDir: dir,
+      restartAfterSeconds: 1,
+    });
     await until('the command runs', async () => (await commands()).length === 1);
     await holdProcess(dir, 'component', 1000);
     assert.deepEqual(await commands(), [], 'the command is stopped');

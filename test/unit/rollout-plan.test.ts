@@ -7,76 +7,188 @@ import { msUntilRolloutAfter, rolloutAfterDue } from '../../workflows/shared/rol
 import { newRecord } from '../../workflows/shared/machine-pool';
 
 type Strategy = Parameters<typeof planRollout>[0]['strategy'];
-const rolling = (maxSurge: number | string, maxUnavailable: number | string): Strategy => ({ type: 'RollingUpdate', maxSurge, maxUnavailable, deletionOrder: 'Oldest' });
+const rolling = (maxSurge: number | string, maxUnavailable: number | string): Strategy => ({
+  type: 'RollingUpdate',
+  maxSurge,
+  maxUnavailable,
+  deletionOrder: 'Oldest',
+});
 
 /**
  * Drives the plan as the workflow does, against a simulated pool: created machines become available
  * `readyAfter` ticks later, deleted ones disappear one tick later. Checks the bounds at every tick.
  */
-function simulate(replicas: number, strategy: Strategy, start: PlanMachine[], opts: { readyAfter?: number; scaleAt?: [number, number] } = {}) {
+function simulate(
+  replicas: number,
+  strategy: Strategy,
+  start: PlanMachine[],
+  opts: { readyAfter?: number; scaleAt?: [number, number] } = {},
+) {
   let machines = start.map((m) => ({ ...m, age: 99 }));
   let serial = 0;
   let want = replicas;
   const { maxSurge, maxUnavailable } = rolloutBounds(strategy, replicas);
   for (let tick = 0; tick < 200; tick++) {
     if (opts.scaleAt && tick === opts.scaleAt[0]) want = opts.scaleAt[1];
-    machines = machines.filter((m) => !m.deleting).map((m) => ({ ...m, age: m.age + 1, running: m.age + 1 >= (opts.readyAfter ?? 2), available: m.age + 1 >= (opts.readyAfter ?? 2) }));
-    const plan = planRollout({ replicas: want, strategy, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines });
+    machines = machines
+      .filter((m) => !m.deleting)
+      .map((m) => ({
+        ...m,
+        age: m.age + 1,
+        running: m.age + 1 >= (opts.readyAfter ?? 2),
+        available: m.age + 1 >= (opts.readyAfter ?? 2),
+      }));
+    const plan = planRollout({
+      replicas: want,
+      strategy,
+      currentSet: 'new',
+      setsNewestFirst: ['new', 'old'],
+      machines,
+    });
     for (const name of plan.remove) machines.find((m) => m.name === name)!.deleting = true;
-    for (let i = 0; i < (plan.create?.count ?? 0); i++) machines.push({ name: `n${serial++}`, set: 'new', createdAt: String(tick).padStart(4, '0'), deleting: false, running: false, available: false, marked: false, age: 0 });
+    for (let i = 0; i < (plan.create?.count ?? 0); i++)
+      machines.push({
+        name: `n${serial++}`,
+        set: 'new',
+        createdAt: String(tick).padStart(4, '0'),
+        deleting: false,
+        running: false,
+        available: false,
+        marked: false,
+        age: 0,
+      });
     if (want === replicas) {
-      assert.ok(machines.length <= replicas + maxSurge, `tick ${tick}: ${machines.length} machines > ${replicas} + maxSurge ${maxSurge}`);
+      assert.ok(
+        machines.length <= replicas + maxSurge,
+        `tick ${tick}: ${machines.length} machines > ${replicas} + maxSurge ${maxSurge}`,
+      );
       const available = machines.filter((m) => !m.deleting && m.available).length;
-      assert.ok(available >= replicas - maxUnavailable, `tick ${tick}: ${available} available < ${replicas} - maxUnavailable ${maxUnavailable}`);
+      assert.ok(
+        available >= replicas - maxUnavailable,
+        `tick ${tick}: ${available} available < ${replicas} - maxUnavailable ${maxUnavailable}`,
+      );
     }
     if (plan.complete) return { ticks: tick, machines };
   }
   throw new Error('the rollout never completed');
 }
 
-const oldMachines = (n: number): PlanMachine[] => Array.from({ length: n }, (_, i) => ({ name: `o${i}`, set: 'old', createdAt: `000${i}`, deleting: false, running: true, available: true, marked: false }));
+const oldMachines = (n: number): PlanMachine[] =>
+  Array.from({ length: n }, (_, i) => ({
+    name: `o${i}`,
+    set: 'old',
+    createdAt: `000${i}`,
+    deleting: false,
+    running: true,
+    available: true,
+    marked: false,
+  }));
 
-for (const [surge, unavailable] of [[1, 0], [0, 1], [0, 2], [2, 0], [2, 2], ['25%', '25%'], ['100%', 0], [0, '100%'], ['0%', '10%']] as const) {
+for (const [surge, unavailable] of [
+  [1, 0],
+  [0, 1],
+  [0, 2],
+  [2, 0],
+  [2, 2],
+  ['25%', '25%'],
+  ['100%', 0],
+  [0, '100%'],
+  ['0%', '10%'],
+] as const) {
   test(`rolling 5 machines with maxSurge ${surge}, maxUnavailable ${unavailable} keeps both bounds and ends with 5 new machines`, () => {
     const { machines } = simulate(5, rolling(surge, unavailable), oldMachines(5));
-    assert.deepEqual(machines.filter((m) => !m.deleting).map((m) => m.set), Array(5).fill('new'));
+    assert.deepEqual(
+      machines.filter((m) => !m.deleting).map((m) => m.set),
+      Array(5).fill('new'),
+    );
   });
 }
 
 test('percentages: surge rounds up, unavailable rounds down', () => {
   assert.deepEqual(rolloutBounds(rolling('25%', '25%'), 5), { maxSurge: 2, maxUnavailable: 1 });
   assert.deepEqual(rolloutBounds(rolling('10%', '10%'), 5), { maxSurge: 1, maxUnavailable: 0 });
-  assert.deepEqual(rolloutBounds(rolling('0%', '10%'), 5), { maxSurge: 0, maxUnavailable: 1 }, 'both rounding to 0: maxUnavailable 1, as Cluster API');
+  assert.deepEqual(
+    rolloutBounds(rolling('0%', '10%'), 5),
+    { maxSurge: 0, maxUnavailable: 1 },
+    'both rounding to 0: maxUnavailable 1, as Cluster API',
+  );
 });
 
 test('a scale-down in the middle of a rollout ends with the new count, all new', () => {
   const { machines } = simulate(5, rolling(1, 0), oldMachines(5), { scaleAt: [3, 2] });
-  assert.deepEqual(machines.filter((m) => !m.deleting).map((m) => m.set), ['new', 'new']);
+  assert.deepEqual(
+    machines.filter((m) => !m.deleting).map((m) => m.set),
+    ['new', 'new'],
+  );
 });
 
 test('paused: no machine is replaced, a scale-up adds machines of the running template', () => {
-  const plan = planRollout({ replicas: 6, strategy: rolling(1, 0), paused: { surplus: 0 }, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: oldMachines(5) });
+  const plan = planRollout({
+    replicas: 6,
+    strategy: rolling(1, 0),
+    paused: { surplus: 0 },
+    currentSet: 'new',
+    setsNewestFirst: ['new', 'old'],
+    machines: oldMachines(5),
+  });
   assert.deepEqual(plan, { create: { set: 'old', count: 1 }, remove: [], complete: false });
-  const idle = planRollout({ replicas: 5, strategy: rolling(1, 0), paused: { surplus: 0 }, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: oldMachines(5) });
-  assert.deepEqual([idle.create, idle.remove, idle.waiting], [undefined, [], 'paused: scaling applies, the rollout waits for resume']);
+  const idle = planRollout({
+    replicas: 5,
+    strategy: rolling(1, 0),
+    paused: { surplus: 0 },
+    currentSet: 'new',
+    setsNewestFirst: ['new', 'old'],
+    machines: oldMachines(5),
+  });
+  assert.deepEqual(
+    [idle.create, idle.remove, idle.waiting],
+    [undefined, [], 'paused: scaling applies, the rollout waits for resume'],
+  );
   const surged = [...oldMachines(5), { ...oldMachines(1)[0]!, name: 'n0', set: 'new' }];
-  const held = planRollout({ replicas: 5, strategy: rolling(1, 0), paused: { surplus: 1 }, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: surged });
-  assert.deepEqual([held.create, held.remove], [undefined, []], 'the surge machine there at the pause stays, nothing is removed');
+  const held = planRollout({
+    replicas: 5,
+    strategy: rolling(1, 0),
+    paused: { surplus: 1 },
+    currentSet: 'new',
+    setsNewestFirst: ['new', 'old'],
+    machines: surged,
+  });
+  assert.deepEqual(
+    [held.create, held.remove],
+    [undefined, []],
+    'the surge machine there at the pause stays, nothing is removed',
+  );
 });
 
 test('OnDelete: nothing is removed; a deleted machine comes back on the new template', () => {
   const onDelete: Strategy = { type: 'OnDelete', maxSurge: 1, maxUnavailable: 0, deletionOrder: 'Random' };
-  const idle = planRollout({ replicas: 5, strategy: onDelete, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines: oldMachines(5) });
+  const idle = planRollout({
+    replicas: 5,
+    strategy: onDelete,
+    currentSet: 'new',
+    setsNewestFirst: ['new', 'old'],
+    machines: oldMachines(5),
+  });
   assert.deepEqual([idle.create, idle.remove], [undefined, []]);
   const machines = oldMachines(5).map((m, i) => (i === 2 ? { ...m, deleting: true } : m));
-  assert.deepEqual(planRollout({ replicas: 5, strategy: onDelete, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines }).create, { set: 'new', count: 1 });
+  assert.deepEqual(
+    planRollout({ replicas: 5, strategy: onDelete, currentSet: 'new', setsNewestFirst: ['new', 'old'], machines })
+      .create,
+    { set: 'new', count: 1 },
+  );
 });
 
 test('machines annotated for deletion go first, then unhealthy ones, then by deletion order', () => {
   const machines = oldMachines(4).map((m) => ({ ...m, set: 'new' }));
   machines[3] = { ...machines[3]!, marked: true };
   machines[1] = { ...machines[1]!, running: false, available: false };
-  const plan = planRollout({ replicas: 2, strategy: { ...rolling(1, 0), deletionOrder: 'Newest' }, currentSet: 'new', setsNewestFirst: ['new'], machines });
+  const plan = planRollout({
+    replicas: 2,
+    strategy: { ...rolling(1, 0), deletionOrder: 'Newest' },
+    currentSet: 'new',
+    setsNewestFirst: ['new'],
+    machines,
+  });
   assert.deepEqual(plan.remove, ['o3', 'o1']);
 });
 
@@ -85,11 +197,25 @@ test('revisions: the number only grows, a returning template moves to the new nu
   let history: Revision[] = [];
   history = recordRevision(history, rev('a', 'v1.35.4'), 10);
   history = recordRevision(history, rev('b', 'v1.36.3'), 10);
-  assert.equal(recordRevision(history, rev('b', 'v1.36.3'), 10), history, 'the current template again is no new revision');
+  assert.equal(
+    recordRevision(history, rev('b', 'v1.36.3'), 10),
+    history,
+    'the current template again is no new revision',
+  );
   history = recordRevision(history, rev('a', 'v1.35.4'), 10);
-  assert.deepEqual(history.map((r) => [r.revision, r.hash, r.change]), [[2, 'b', 'version v1.35.4 -> v1.36.3'], [3, 'a', 'version v1.36.3 -> v1.35.4']]);
+  assert.deepEqual(
+    history.map((r) => [r.revision, r.hash, r.change]),
+    [
+      [2, 'b', 'version v1.35.4 -> v1.36.3'],
+      [3, 'a', 'version v1.36.3 -> v1.35.4'],
+    ],
+  );
   history = recordRevision(history, rev('c', 'v1.36.3'), 0, (r) => r.hash === 'b');
-  assert.deepEqual(history.map((r) => r.revision), [2, 4], 'limit 0 keeps only the current revision and the kept one');
+  assert.deepEqual(
+    history.map((r) => r.revision),
+    [2, 4],
+    'limit 0 keeps only the current revision and the kept one',
+  );
 });
 
 test('rolloutAfter: due once it has passed and a machine predates it, never again after its restart; a timer until then', () => {
@@ -98,7 +224,11 @@ test('rolloutAfter: due once it has passed and a machine predates it, never agai
   const now = Date.parse('2026-07-01T00:00:00.000Z');
   assert.equal(rolloutAfterDue(after, undefined, [machine], now), true);
   assert.equal(rolloutAfterDue(after, after, [machine], now), false, 'the restart for it happened');
-  assert.equal(rolloutAfterDue(after, undefined, [{ ...machine, createdAt: '2026-06-15T00:00:00.000Z' }], now), false, 'every machine is newer');
+  assert.equal(
+    rolloutAfterDue(after, undefined, [{ ...machine, createdAt: '2026-06-15T00:00:00.000Z' }], now),
+    false,
+    'every machine is newer',
+  );
   assert.equal(rolloutAfterDue(after, undefined, [machine], Date.parse('2026-05-01T00:00:00.000Z')), false, 'not yet');
   assert.equal(msUntilRolloutAfter(after, Date.parse(after) - 1000), 1050);
   assert.equal(msUntilRolloutAfter(after, now), undefined);

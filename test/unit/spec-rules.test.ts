@@ -9,7 +9,12 @@ import type { MachineSpec } from '../../src/contract/machine';
 import { clusterChangeProblems, clusterProblems } from '../../src/spec-rules/cluster-rules';
 import { newerMinor, versionChangeProblems } from '../../src/spec-rules/kubernetes-version';
 import { machineChangeProblems } from '../../src/spec-rules/machine-rules';
-import { controlPlaneProblems, controlPlaneReplicasProblems, controlPlaneSubject, machineDeploymentProblems } from '../../src/spec-rules/owner-rules';
+import {
+  controlPlaneProblems,
+  controlPlaneReplicasProblems,
+  controlPlaneSubject,
+  machineDeploymentProblems,
+} from '../../src/spec-rules/owner-rules';
 import { formatSpecProblem, type SpecProblem } from '../../src/spec-rules/spec-problem';
 import { refuseProblems } from '../../workflows/shared/spec-refusal';
 
@@ -34,67 +39,181 @@ test('control plane: replicas whole, >= 1 and odd; maxSurge 0 or 1, and 0 only w
   assert.deepEqual(problems({ replicas: 0 }), [`${at} spec.replicas: replicas must be a whole number >= 1, got 0`]);
   assert.deepEqual(problems({ replicas: 1.5 }), [`${at} spec.replicas: replicas must be a whole number >= 1, got 1.5`]);
   assert.deepEqual(problems({ replicas: 4 }), [`${at} spec.replicas: 4 replicas cannot keep etcd quorum`]);
-  assert.deepEqual(problems({ maxSurge: 2 }), [`${at} spec.rollout.strategy.rollingUpdate.maxSurge: maxSurge 2: KubeadmControlPlane supports maxSurge 0 or 1 only`]);
-  assert.deepEqual(problems({ maxSurge: 0 }), [`${at} spec.rollout.strategy.rollingUpdate.maxSurge: maxSurge 0 (delete before create) needs at least 3 replicas, not 1`]);
+  assert.deepEqual(problems({ maxSurge: 2 }), [
+    `${at} spec.rollout.strategy.rollingUpdate.maxSurge: maxSurge 2: KubeadmControlPlane supports maxSurge 0 or 1 only`,
+  ]);
+  assert.deepEqual(problems({ maxSurge: 0 }), [
+    `${at} spec.rollout.strategy.rollingUpdate.maxSurge: maxSurge 0 (delete before create) needs at least 3 replicas, not 1`,
+  ]);
   assert.deepEqual(problems({ maxSurge: 0, replicas: 3 }), []);
-  assert.deepEqual(problems({ certificatesExpiryDays: 6 }), [`${at} spec.rollout.before.certificatesExpiryDays: certificatesExpiryDays 6 must be a whole number of at least 7 days`]);
-  assert.match(problems({ certificatesExpiryDays: 365 })[0]!, /certificatesExpiryDays 365 is not less than the 365-day validity of machine certificates/);
+  assert.deepEqual(problems({ certificatesExpiryDays: 6 }), [
+    `${at} spec.rollout.before.certificatesExpiryDays: certificatesExpiryDays 6 must be a whole number of at least 7 days`,
+  ]);
+  assert.match(
+    problems({ certificatesExpiryDays: 365 })[0]!,
+    /certificatesExpiryDays 365 is not less than the 365-day validity of machine certificates/,
+  );
   assert.deepEqual(problems({ certificatesExpiryDays: 364 }), []);
-  assert.deepEqual(problems({ nodeDrainTimeoutSeconds: -1 }), [`${at} spec.machineTemplate.spec.deletion.nodeDrainTimeoutSeconds: nodeDrainTimeoutSeconds must be a number of seconds >= 0 (0 means no limit), got -1`]);
+  assert.deepEqual(problems({ nodeDrainTimeoutSeconds: -1 }), [
+    `${at} spec.machineTemplate.spec.deletion.nodeDrainTimeoutSeconds: nodeDrainTimeoutSeconds must be a number of seconds >= 0 (0 means no limit), got -1`,
+  ]);
 });
 
-test('MachineDeployment: replicas whole and >= 0; maxSurge and maxUnavailable not both the number 0 (as Cluster API\'s webhook)', () => {
+test("MachineDeployment: replicas whole and >= 0; maxSurge and maxUnavailable not both the number 0 (as Cluster API's webhook)", () => {
   const md = cluster().machineDeployments[0]!;
   const problems = (change: Partial<typeof md>) => where(machineDeploymentProblems('default', { ...md, ...change }));
-  const rolling = (maxSurge: number | string, maxUnavailable: number | string, type: 'RollingUpdate' | 'OnDelete' = 'RollingUpdate') => ({ strategy: { ...md.strategy, type, maxSurge, maxUnavailable } });
-  assert.deepEqual(problems({ replicas: -1 }), ['MachineDeployment quickstart-md-0 spec.replicas: replicas must be a whole number >= 0, got -1']);
+  const rolling = (
+    maxSurge: number | string,
+    maxUnavailable: number | string,
+    type: 'RollingUpdate' | 'OnDelete' = 'RollingUpdate',
+  ) => ({ strategy: { ...md.strategy, type, maxSurge, maxUnavailable } });
+  assert.deepEqual(problems({ replicas: -1 }), [
+    'MachineDeployment quickstart-md-0 spec.replicas: replicas must be a whole number >= 0, got -1',
+  ]);
   assert.deepEqual(problems({ replicas: 0 }), []);
-  assert.deepEqual(problems(rolling(0, 0)), ['MachineDeployment quickstart-md-0 spec.rollout.strategy.rollingUpdate: maxSurge and maxUnavailable are both 0, so a rollout could never progress']);
+  assert.deepEqual(problems(rolling(0, 0)), [
+    'MachineDeployment quickstart-md-0 spec.rollout.strategy.rollingUpdate: maxSurge and maxUnavailable are both 0, so a rollout could never progress',
+  ]);
   assert.deepEqual(problems(rolling('0%', '0%')), [], 'percentages are resolved against replicas, as Cluster API does');
   assert.deepEqual(problems(rolling(0, 0, 'OnDelete')), [], 'OnDelete does not use them');
 });
 
 test('cluster: a failure domain the provider does not offer, and workers newer than the control plane, are refused', () => {
-  const problems = clusterProblems(cluster((m) => {
-    m.machineDeployments[0]!.template.failureDomain = 'fd4';
-    m.machineDeployments[0]!.template.version = 'v1.37.0';
-  }));
-  assert.deepEqual(problems.map((p) => [p.path, p.message, p.hint, p.type]), [
-    ['spec.template.spec.failureDomain', 'failure domain fd4 is not offered by provider local', 'provider local has no failure domains; remove the field', 'InvalidSpec'],
-    ['spec.template.spec.version', 'workers at v1.37.0 would be newer than the control plane at v1.36.3', 'upgrade the control plane first; kubelets may not be newer than the apiserver', 'UnsupportedVersion'],
-  ]);
-  assert.deepEqual(clusterProblems(cluster((m) => { m.machineDeployments[0]!.template.version = 'v1.35.4'; })), [], 'older workers are fine');
+  const problems = clusterProblems(
+    cluster((m) => {
+      m.machineDeployments[0]!.template.failureDomain = 'fd4';
+      m.machineDeployments[0]!.template.version = 'v1.37.0';
+    }),
+  );
+  assert.deepEqual(
+    problems.map((p) => [p.path, p.message, p.hint, p.type]),
+    [
+      [
+        'spec.template.spec.failureDomain',
+        'failure domain fd4 is not offered by provider local',
+        'provider local has no failure domains; remove the field',
+        'InvalidSpec',
+      ],
+      [
+        'spec.template.spec.version',
+        'workers at v1.37.0 would be newer than the control plane at v1.36.3',
+        'upgrade the control plane first; kubelets may not be newer than the apiserver',
+        'UnsupportedVersion',
+      ],
+    ],
+  );
+  assert.deepEqual(
+    clusterProblems(
+      cluster((m) => {
+        m.machineDeployments[0]!.template.version = 'v1.35.4';
+      }),
+    ),
+    [],
+    'older workers are fine',
+  );
   assert.equal(newerMinor('v2.0.0', 'v1.36.3'), true, 'a major version counts');
   assert.equal(newerMinor('v1.36.9', 'v1.36.3'), false, 'a patch does not');
 });
 
 test('a running cluster: provider, control plane and network stay; the version moves one minor at a time from what runs; the new state keeps every rule', () => {
   const current = cluster();
-  const paths = (next: ClusterModel, running?: string) => clusterChangeProblems(current, next, running).map((p) => `${p.kind} ${p.path}: ${p.message}`);
-  assert.deepEqual(paths(cluster((m) => { m.provider = 'aws'; })), ['Cluster spec.infrastructureRef.kind: the provider cannot change (local -> aws)']);
-  assert.deepEqual(paths(cluster((m) => { m.controlPlane.name = 'other'; })), ['Cluster spec.controlPlaneRef.name: the control plane cannot be replaced (quickstart-control-plane -> other)']);
-  assert.deepEqual(paths(cluster((m) => { m.serviceSubnet = '10.200.0.0/16'; m.serviceDomain = 'fleet.example'; })), [
-    'Cluster spec.clusterNetwork.services.cidrBlocks: clusterNetwork cannot change on a running cluster (serviceSubnet 10.96.0.0/12 -> 10.200.0.0/16)',
-    'Cluster spec.clusterNetwork.serviceDomain: clusterNetwork cannot change on a running cluster (serviceDomain cluster.local -> fleet.example)',
-  ]);
-  assert.deepEqual(paths(cluster((m) => { m.controlPlane.version = 'v1.38.0'; })), ['KubeadmControlPlane spec.version: cannot update Kubernetes version from v1.36.3 to v1.38.0: change one minor version at a time']);
-  assert.deepEqual(paths(cluster((m) => { m.controlPlane.version = 'v1.37.0'; })), []);
-  assert.deepEqual(paths(cluster((m) => { m.controlPlane.version = 'v1.37.0'; }), 'v1.35.4'), ['KubeadmControlPlane spec.version: cannot update Kubernetes version from v1.35.4 to v1.37.0: change one minor version at a time'], 'after an undo, the running version counts');
-  assert.deepEqual(paths(cluster((m) => { m.controlPlane.replicas = 2; })), ['KubeadmControlPlane spec.replicas: 2 replicas cannot keep etcd quorum'], 'the rules of a new cluster hold too');
+  const paths = (next: ClusterModel, running?: string) =>
+    clusterChangeProblems(current, next, running).map((p) => `${p.kind} ${p.path}: ${p.message}`);
+  assert.deepEqual(
+    paths(
+      cluster((m) => {
+        m.provider = 'aws';
+      }),
+    ),
+    ['Cluster spec.infrastructureRef.kind: the provider cannot change (local -> aws)'],
+  );
+  assert.deepEqual(
+    paths(
+      cluster((m) => {
+        m.controlPlane.name = 'other';
+      }),
+    ),
+    ['Cluster spec.controlPlaneRef.name: the control plane cannot be replaced (quickstart-control-plane -> other)'],
+  );
+  assert.deepEqual(
+    paths(
+      cluster((m) => {
+        m.serviceSubnet = '10.200.0.0/16';
+        m.serviceDomain = 'fleet.example';
+      }),
+    ),
+    [
+      'Cluster spec.clusterNetwork.services.cidrBlocks: clusterNetwork cannot change on a running cluster (serviceSubnet 10.96.0.0/12 -> 10.200.0.0/16)',
+      'Cluster spec.clusterNetwork.serviceDomain: clusterNetwork cannot change on a running cluster (serviceDomain cluster.local -> fleet.example)',
+    ],
+  );
+  assert.deepEqual(
+    paths(
+      cluster((m) => {
+        m.controlPlane.version = 'v1.38.0';
+      }),
+    ),
+    [
+      'KubeadmControlPlane spec.version: cannot update Kubernetes version from v1.36.3 to v1.38.0: change one minor version at a time',
+    ],
+  );
+  assert.deepEqual(
+    paths(
+      cluster((m) => {
+        m.controlPlane.version = 'v1.37.0';
+      }),
+    ),
+    [],
+  );
+  assert.deepEqual(
+    paths(
+      cluster((m) => {
+        m.controlPlane.version = 'v1.37.0';
+      }),
+      'v1.35.4',
+    ),
+    [
+      'KubeadmControlPlane spec.version: cannot update Kubernetes version from v1.35.4 to v1.37.0: change one minor version at a time',
+    ],
+    'after an undo, the running version counts',
+  );
+  assert.deepEqual(
+    paths(
+      cluster((m) => {
+        m.controlPlane.replicas = 2;
+      }),
+    ),
+    ['KubeadmControlPlane spec.replicas: 2 replicas cannot keep etcd quorum'],
+    'the rules of a new cluster hold too',
+  );
 });
 
 test('version policy: no downgrade but by undo (one minor back), no major change, one minor step', () => {
   const subject = controlPlaneSubject('default', 'cp');
-  const why = (from: string, to: string, undo = false) => versionChangeProblems(subject, 'spec.version', from, to, { undo }).map((p) => `${p.message}; ${p.hint}`);
+  const why = (from: string, to: string, undo = false) =>
+    versionChangeProblems(subject, 'spec.version', from, to, { undo }).map((p) => `${p.message}; ${p.hint}`);
   assert.deepEqual(why('v1.36.3', 'v1.36.3'), []);
-  assert.deepEqual(why('v1.36.3', 'v1.35.4'), ['cannot update Kubernetes version from v1.36.3 to v1.35.4: downgrades are not supported; `capt rollout undo` returns to an earlier revision']);
+  assert.deepEqual(why('v1.36.3', 'v1.35.4'), [
+    'cannot update Kubernetes version from v1.36.3 to v1.35.4: downgrades are not supported; `capt rollout undo` returns to an earlier revision',
+  ]);
   assert.deepEqual(why('v1.36.3', 'v1.35.4', true), []);
-  assert.deepEqual(why('v1.36.3', 'v1.34.0', true), ['cannot update Kubernetes version from v1.36.3 to v1.34.0: change one minor version at a time; go to v1.35.x first']);
-  assert.deepEqual(why('v1.36.3', 'v2.0.0'), ['cannot update Kubernetes version from v1.36.3 to v2.0.0: the major version cannot change; stay on v1.x; a new major version needs a new cluster']);
+  assert.deepEqual(why('v1.36.3', 'v1.34.0', true), [
+    'cannot update Kubernetes version from v1.36.3 to v1.34.0: change one minor version at a time; go to v1.35.x first',
+  ]);
+  assert.deepEqual(why('v1.36.3', 'v2.0.0'), [
+    'cannot update Kubernetes version from v1.36.3 to v2.0.0: the major version cannot change; stay on v1.x; a new major version needs a new cluster',
+  ]);
 });
 
 test('a running Machine changes labels, annotations and timeouts in place, nothing else', () => {
-  const spec = { namespace: 'default', name: 'm-1', version: 'v1.36.3', failureDomain: undefined, labels: {}, annotations: {} } as unknown as MachineSpec;
+  const spec = {
+    namespace: 'default',
+    name: 'm-1',
+    version: 'v1.36.3',
+    failureDomain: undefined,
+    labels: {},
+    annotations: {},
+  } as unknown as MachineSpec;
   assert.deepEqual(machineChangeProblems(spec, { labels: { a: 'b' }, nodeDrainTimeoutSeconds: 0 }), []);
   assert.deepEqual(machineChangeProblems(spec, { version: 'v1.36.3' }), [], 'the same value is no change');
   assert.deepEqual(where(machineChangeProblems(spec, { version: 'v1.37.0', nodeDeletionTimeoutSeconds: -5 })), [
@@ -105,7 +224,10 @@ test('a running Machine changes labels, annotations and timeouts in place, nothi
 
 test('a workflow validator refuses with every problem, one a line, located and with its fix, typed after the first', () => {
   const even = controlPlaneReplicasProblems(controlPlaneSubject('default', 'cp'), 2, 1);
-  assert.equal(formatSpecProblem(even[0]!), 'KubeadmControlPlane default/cp at spec.replicas: 2 replicas cannot keep etcd quorum; stacked etcd needs an odd count: use 1, 3 or 5');
+  assert.equal(
+    formatSpecProblem(even[0]!),
+    'KubeadmControlPlane default/cp at spec.replicas: 2 replicas cannot keep etcd quorum; stacked etcd needs an odd count: use 1, 3 or 5',
+  );
   assert.doesNotThrow(() => refuseProblems([]));
   const refusal = (problems: SpecProblem[]) => {
     try {
@@ -117,7 +239,10 @@ test('a workflow validator refuses with every problem, one a line, located and w
   };
   const invalid = refusal(even);
   assert.ok(invalid instanceof ApplicationFailure);
-  assert.deepEqual([invalid.type, invalid.nonRetryable, invalid.message], ['InvalidSpec', true, formatSpecProblem(even[0]!)]);
+  assert.deepEqual(
+    [invalid.type, invalid.nonRetryable, invalid.message],
+    ['InvalidSpec', true, formatSpecProblem(even[0]!)],
+  );
   const skipped = versionChangeProblems(controlPlaneSubject('default', 'cp'), 'spec.version', 'v1.35.4', 'v1.37.0');
   const both = refusal([...skipped, ...even]);
   assert.equal(both.type, 'UnsupportedVersion');

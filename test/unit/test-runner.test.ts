@@ -8,7 +8,10 @@ import { test } from 'node:test';
 const runner = join(__dirname, '../../../tools/run-tests.js');
 
 /** Runs tools/run-tests.js over test files written for the occasion; returns its exit code and closing line. */
-function runOver(files: Record<string, string>, env: Record<string, string> = {}): { code: number | null; last: string; output: string } {
+function runOver(
+  files: Record<string, string>,
+  env: Record<string, string> = {},
+): { code: number | null; last: string; output: string } {
   const dir = mkdtempSync(join(tmpdir(), 'capt-runner-'));
   try {
     for (const [name, body] of Object.entries(files)) {
@@ -17,7 +20,10 @@ function runOver(files: Record<string, string>, env: Record<string, string> = {}
     }
     // Without NODE_TEST_CONTEXT: the runner's files must report as under CI, not to this test process.
     const { NODE_TEST_CONTEXT: _context, ...outer } = process.env;
-    const r = spawnSync(process.execPath, [runner], { env: { ...outer, CAPT_TEST_ROOT: dir, CAPT_TEST_LANES: '1', ...env }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [runner], {
+      env: { ...outer, CAPT_TEST_ROOT: dir, CAPT_TEST_LANES: '1', ...env },
+      encoding: 'utf8',
+    });
     const lines = r.stdout.trim().split('\n');
     return { code: r.status, last: lines.at(-1)!, output: r.stdout };
   } finally {
@@ -26,16 +32,21 @@ function runOver(files: Record<string, string>, env: Record<string, string> = {}
 }
 
 test('the runner counts a test that timed out (cancelled) as failed, and its closing line agrees with its exit code', () => {
-  const r = runOver({ 'a.test.js': `test('ok', () => {});\ntest('slow', { timeout: 50 }, () => new Promise((r) => setTimeout(r, 2000)));` });
+  const r = runOver({
+    'a.test.js': `test('ok', () => {});\ntest('slow', { timeout: 50 }, () => new Promise((r) => setTimeout(r, 2000)));`,
+  });
   assert.equal(r.last, '1 passed, 1 failed');
   assert.equal(r.code, 1);
 });
 
 test('a file that hangs is stopped after its timeout and named as failed; a passing file is not', () => {
-  const r = runOver({
-    'hang.test.js': `test('hangs', () => new Promise(() => setInterval(() => {}, 1000)));`,
-    'fine.test.js': `test('fine', () => {});`,
-  }, { CAPT_TEST_FILE_TIMEOUT_MINUTES: '0.03' });
+  const r = runOver(
+    {
+      'hang.test.js': `test('hangs', () => new Promise(() => setInterval(() => {}, 1000)));`,
+      'fine.test.js': `test('fine', () => {});`,
+    },
+    { CAPT_TEST_FILE_TIMEOUT_MINUTES: '0.03' },
+  );
   assert.equal(r.code, 1);
   assert.match(r.output, /# failed file hang\.test\.js: stopped after 0\.03 min/);
   assert.match(r.last, /^1 passed, [1-9]\d* failed$/);

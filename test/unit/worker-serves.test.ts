@@ -10,6 +10,9 @@ test('a worker serves everything by default, or what --serve names', () => {
 });
 
 test('--serve refuses what no worker serves, naming what it can', () => {
-  assert.throws(() => workerServes('core,aws'), /'aws' is not something a worker serves; name core and\/or providers \(local\)/);
+  assert.throws(
+    () => workerServes('core,aws'),
+    /'aws' is not something a worker serves; name core and\/or providers \(local\)/,
+  );
   assert.throws(() => workerServes(','), /nothing is not something a worker serves/);
 });

@@ -24,17 +24,22 @@ async function otherBuild(name: string): Promise<{ path: string; buildId: string
   return { path, buildId: buildIdOf(code) };
 }
 
-test('a new build of `capt worker` joins without taking over; capt dev\'s worker (CAPT_WORKER_MAKE_CURRENT) becomes current and takes over the runs of the build before it', async () => {
+test("a new build of `capt worker` joins without taking over; capt dev's worker (CAPT_WORKER_MAKE_CURRENT) becomes current and takes over the runs of the build before it", async () => {
   const a = buildIdOf(await readFile(h.bundlePath, 'utf8'));
   const handle = await h.env.client.workflow.start(clusterSecretsStandIn, {
-    taskQueue: coreTaskQueue, workflowId: 'cluster/default/takeover', args: [{ endpoint: '127.0.0.1:6443', secrets: {} as never }],
+    taskQueue: coreTaskQueue,
+    workflowId: 'cluster/default/takeover',
+    args: [{ endpoint: '127.0.0.1:6443', secrets: {} as never }],
   });
   assert.equal((await handle.query(clusterSecretsQuery))?.endpoint, '127.0.0.1:6443');
 
   const b = await otherBuild('b');
   const plain = await h.spawnWorker({ bundlePath: b.path });
   others.push(plain);
-  assert.match(plain.output(), new RegExp(`capt worker ready: build ${b.buildId} \\(not current: new workflows run on ${a};`));
+  assert.match(
+    plain.output(),
+    new RegExp(`capt worker ready: build ${b.buildId} \\(not current: new workflows run on ${a};`),
+  );
   assert.equal((await describeCaptDeployment(h.env.client.workflowService, 'default'))?.current, a);
   await plain.stop();
 
@@ -45,7 +50,11 @@ test('a new build of `capt worker` joins without taking over; capt dev\'s worker
   assert.match(others.at(-1)!.output(), new RegExp(`capt worker ready: build ${c.buildId} \\(the current build\\)`));
   assert.equal((await describeCaptDeployment(h.env.client.workflowService, 'default'))?.current, c.buildId);
   const { raw } = await handle.describe();
-  assert.equal(raw.workflowExecutionInfo?.versioningInfo?.versioningOverride?.autoUpgrade, true, 'the run of build A follows the current build');
+  assert.equal(
+    raw.workflowExecutionInfo?.versioningInfo?.versioningOverride?.autoUpgrade,
+    true,
+    'the run of build A follows the current build',
+  );
   // Only a worker of C is left to answer. A query sent within 10 s of A's last poll can still be handed to
   // A's sticky queue and time out there, which the server then stops doing: ask again as `capt` would.
   assert.equal((await queryWithRetry(handle, clusterSecretsQuery))?.endpoint, '127.0.0.1:6443');

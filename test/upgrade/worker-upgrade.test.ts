@@ -10,7 +10,12 @@ import { failedMachines } from '../../src/client/capt-client';
 import { describeCaptDeployment } from '../../src/client/worker-deployment';
 import { upgradeWorkers, workerBuilds } from '../../src/client/worker-upgrade';
 import type { OwnerStatus } from '../../src/contract/owner';
-import { clusterWorkflowId, controlPlaneWorkflowId, machineDeploymentWorkflowId, machineWorkflowId } from '../../src/contract/workflow-ids';
+import {
+  clusterWorkflowId,
+  controlPlaneWorkflowId,
+  machineDeploymentWorkflowId,
+  machineWorkflowId,
+} from '../../src/contract/workflow-ids';
 import { availableKubernetesVersions } from '../../src/tools';
 import { buildIdOf } from '../../src/worker/workflow-build';
 import { harnessWithClient } from '../fixtures/machine-harness';
@@ -29,8 +34,12 @@ let buildB: WorkerProcess | undefined;
 after(() => buildB?.stop());
 
 async function capt(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return run(process.execPath, [join(root, 'dist/src/cli/main.js'), ...args], { env: { ...process.env, TEMPORAL_ADDRESS: h.env.address } })
-    .then((r) => ({ code: 0, ...r }), (e: { code: number; stdout: string; stderr: string }) => e);
+  return run(process.execPath, [join(root, 'dist/src/cli/main.js'), ...args], {
+    env: { ...process.env, TEMPORAL_ADDRESS: h.env.address },
+  }).then(
+    (r) => ({ code: 0, ...r }),
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
 }
 
 /** Build B: build A's bundle with two texts changed, one a machine's and one a MachineDeployment's, so each run shows which code ran it. */
@@ -55,7 +64,8 @@ async function buildOf(workflowId: string, runId?: string): Promise<string | und
 /** Every run of a workflow, oldest first, with its status and build. */
 async function runsOf(workflowId: string): Promise<{ status: string; build?: string }[]> {
   const runs: { runId: string; status: string; start: number }[] = [];
-  for await (const w of h.env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push({ runId: w.runId, status: w.status.name, start: w.startTime.getTime() });
+  for await (const w of h.env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+    runs.push({ runId: w.runId, status: w.status.name, start: w.startTime.getTime() });
   runs.sort((a, b) => a.start - b.start);
   return Promise.all(runs.map(async (r) => ({ status: r.status, build: await buildOf(workflowId, r.runId) })));
 }
@@ -68,19 +78,35 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
   await writeFile(bundleB, changedBundle(codeA));
   const [a, b] = [buildIdOf(codeA), buildIdOf(await readFile(bundleB, 'utf8'))];
   assert.notEqual(a, b);
-  assert.match(h.worker!.output(), new RegExp(`capt worker ready: build ${a} \\(the current build\\)`), 'the first worker made its own build current');
+  assert.match(
+    h.worker!.output(),
+    new RegExp(`capt worker ready: build ${a} \\(the current build\\)`),
+    'the first worker made its own build current',
+  );
 
   const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
-  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], { CLUSTER_NAME: 'up', CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2', KUBERNETES_VERSION: newer }) as [ClusterModel];
+  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
+    CLUSTER_NAME: 'up',
+    CONTROL_PLANE_MACHINE_COUNT: '1',
+    WORKER_MACHINE_COUNT: '2',
+    KUBERNETES_VERSION: newer,
+  }) as [ClusterModel];
   const md = model.machineDeployments[0]!;
-  await suite.client.apply([{ ...model, machineDeployments: [{ ...md, template: { ...md.template, version: older } }] }]);
+  await suite.client.apply([
+    { ...model, machineDeployments: [{ ...md, template: { ...md.template, version: older } }] },
+  ]);
   const ready = await suite.client.waitForCluster('default', 'up', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
   const oldMachines = (await status()).machines.map((m) => m.name);
 
   // Build B's workers join the deployment without taking anything over; a ramp of 0% routes nothing to them.
   buildB = await h.spawnWorker({ bundlePath: bundleB });
-  assert.match(buildB.output(), new RegExp(`build ${b} \\(not current: new workflows run on ${a}; \`capt upgrade workers ${b}\` makes it current\\)`));
+  assert.match(
+    buildB.output(),
+    new RegExp(
+      `build ${b} \\(not current: new workflows run on ${a}; \`capt upgrade workers ${b}\` makes it current\\)`,
+    ),
+  );
   const ramp = await capt('upgrade', 'workers', b, '--ramp', '0');
   assert.equal(ramp.code, 0, ramp.stderr);
   assert.match(ramp.stdout, new RegExp(`build ${b} is ramping: 0%`));
@@ -88,9 +114,17 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
 
   // The rollout starts on A; B becomes current once its first new machine exists. New workers boot for 20 s,
   // so the rollout has not moved on to its next machine before the upgrade is done.
-  const slowBoot = { ...md.template, infrastructure: { ...md.template.infrastructure, spec: { ...md.template.infrastructure.spec, bootDelaySeconds: 20 } } };
+  const slowBoot = {
+    ...md.template,
+    infrastructure: {
+      ...md.template.infrastructure,
+      spec: { ...md.template.infrastructure.spec, bootDelaySeconds: 20 },
+    },
+  };
   await suite.client.apply([{ ...model, machineDeployments: [{ ...md, template: slowBoot }] }]);
-  const firstNew = await until('the rollout\'s first new machine', status, { done: (s) => s.machines.some((m) => !oldMachines.includes(m.name)) });
+  const firstNew = await until("the rollout's first new machine", status, {
+    done: (s) => s.machines.some((m) => !oldMachines.includes(m.name)),
+  });
   const startedOnA = firstNew.machines.filter((m) => !oldMachines.includes(m.name)).map((m) => m.name);
   const upgrade = await capt('upgrade', 'workers', b);
   assert.equal(upgrade.code, 0, upgrade.stderr);
@@ -106,44 +140,78 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
     done: (s: OwnerStatus) => {
       bounds.most = Math.max(bounds.most, s.machines.length);
       bounds.leastAvailable = Math.min(bounds.leastAvailable, s.availableReplicas);
-      return !!s.rolloutComplete && s.machines.length === 2 && s.machines.every((m) => m.version === newer && m.phase === 'Running');
+      return (
+        !!s.rolloutComplete &&
+        s.machines.length === 2 &&
+        s.machines.every((m) => m.version === newer && m.phase === 'Running')
+      );
     },
     timeoutMs: 420_000,
   });
-  assert.ok(bounds.most <= 3 && bounds.leastAvailable >= 2, `never more than 2 + maxSurge 1 machines, never fewer than 2 - maxUnavailable 0 available: ${JSON.stringify(bounds)}`);
+  assert.ok(
+    bounds.most <= 3 && bounds.leastAvailable >= 2,
+    `never more than 2 + maxSurge 1 machines, never fewer than 2 - maxUnavailable 0 available: ${JSON.stringify(bounds)}`,
+  );
   assert.match(done.step, /machines running on build B/);
   const deployment = await describeCaptDeployment(h.env.client.workflowService, 'default');
   assert.equal(deployment?.current, b);
   assert.equal(deployment?.ramping, undefined, 'B was ramping: making it current ends the ramp');
 
   // Machines started on A finished their work on A: the ones the rollout replaced were deleted there, the first new one runs there.
-  for (const name of oldMachines) assert.deepEqual(await runsOf(machineWorkflowId('default', name)), [{ status: 'COMPLETED', build: a }], `${name} was deleted on A`);
-  for (const name of startedOnA) assert.equal(await buildOf(machineWorkflowId('default', name)), a, `${name} started on A`);
+  for (const name of oldMachines)
+    assert.deepEqual(
+      await runsOf(machineWorkflowId('default', name)),
+      [{ status: 'COMPLETED', build: a }],
+      `${name} was deleted on A`,
+    );
+  for (const name of startedOnA)
+    assert.equal(await buildOf(machineWorkflowId('default', name)), a, `${name} started on A`);
   const startedOnB = done.machines.map((m) => m.name).filter((n) => !duringUpgrade.includes(n));
   assert.ok(startedOnB.length > 0, 'the rollout created a machine after the upgrade');
-  for (const name of startedOnB) assert.equal(await buildOf(machineWorkflowId('default', name)), b, `${name} started on B`);
+  for (const name of startedOnB)
+    assert.equal(await buildOf(machineWorkflowId('default', name)), b, `${name} started on B`);
   // Each new machine runs the code of the build it started on.
   const onA: string[] = [];
   for (const name of done.machines.map((m) => m.name)) {
     const build = await buildOf(machineWorkflowId('default', name));
     if (build === a) onA.push(name);
-    assert.equal((await suite.client.machineStatuses('default', [name]))[0]?.step, build === a ? 'running' : 'running on build B', `${name} on ${build}`);
+    assert.equal(
+      (await suite.client.machineStatuses('default', [name]))[0]?.step,
+      build === a ? 'running' : 'running on build B',
+      `${name} on ${build}`,
+    );
   }
 
   // The owners moved at the continue-as-new the upgrade's message set off: the first run on A, the running one on B.
-  for (const id of [machineDeploymentWorkflowId('default', MD), controlPlaneWorkflowId('default', 'up-control-plane'), clusterWorkflowId('default', 'up')]) {
-    const runs = await until(`${id} to run on ${b}`, () => runsOf(id), { done: (r) => r.at(-1)?.build === b, timeoutMs: 60_000 });
+  for (const id of [
+    machineDeploymentWorkflowId('default', MD),
+    controlPlaneWorkflowId('default', 'up-control-plane'),
+    clusterWorkflowId('default', 'up'),
+  ]) {
+    const runs = await until(`${id} to run on ${b}`, () => runsOf(id), {
+      done: (r) => r.at(-1)?.build === b,
+      timeoutMs: 60_000,
+    });
     assert.deepEqual([runs[0]!.build, runs.at(-1)!.status], [a, 'RUNNING'], id);
-    assert.ok(runs.slice(0, -1).every((r) => r.status === 'CONTINUED_AS_NEW'), `${id}: ${JSON.stringify(runs)}`);
+    assert.ok(
+      runs.slice(0, -1).every((r) => r.status === 'CONTINUED_AS_NEW'),
+      `${id}: ${JSON.stringify(runs)}`,
+    );
   }
 
   // What still runs on A: the machines started there (the control plane's and the rollout's first), nothing else.
-  const builds = await until(`only machines left on ${a}`, () => workerBuilds(h.env.client), { done: (w) => w.builds.find((x) => x.buildId === a)?.running === onA.length + 1, timeoutMs: 60_000 });
+  const builds = await until(`only machines left on ${a}`, () => workerBuilds(h.env.client), {
+    done: (w) => w.builds.find((x) => x.buildId === a)?.running === onA.length + 1,
+    timeoutMs: 60_000,
+  });
   assert.deepEqual(builds.builds.find((x) => x.buildId === a)?.byKind, { Machine: onA.length + 1 });
   console.log((await capt('worker', 'status')).stdout);
 
   // Bad input: a build no worker polls, a ramp out of range; the routing stays as it was.
-  await assert.rejects(upgradeWorkers(h.env.client, { buildId: 'no-such-build', waitMs: 1000 }), /no capt worker of build no-such-build has polled Temporal \(builds known: .*\); start `capt worker` of that build first/);
+  await assert.rejects(
+    upgradeWorkers(h.env.client, { buildId: 'no-such-build', waitMs: 1000 }),
+    /no capt worker of build no-such-build has polled Temporal \(builds known: .*\); start `capt worker` of that build first/,
+  );
   const badRamp = await capt('upgrade', 'workers', a, '--ramp', '150');
   assert.deepEqual([badRamp.code, badRamp.stderr.trim()], [2, 'error: --ramp 150: a percentage from 0 to 100']);
   assert.equal((await describeCaptDeployment(h.env.client.workflowService, 'default'))?.current, b);

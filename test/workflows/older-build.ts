@@ -14,8 +14,19 @@ export const unknownSignalsQuery = defineQuery<{ unknownSignals?: UnknownSignal[
 export async function olderBuildMachineWorkflow(name: string): Promise<void> {
   const kept: UnknownSignal[] = [];
   const status: MachineStatus = {
-    namespace: 'default', name, cluster: 'older', phase: MachinePhase.Running, version: 'v1.36.3', addresses: [], createdAt: new Date().toISOString(),
-    conditions: [], step: 'running', stepReason: 'Running', labels: {}, annotations: {}, sequence: 0,
+    namespace: 'default',
+    name,
+    cluster: 'older',
+    phase: MachinePhase.Running,
+    version: 'v1.36.3',
+    addresses: [],
+    createdAt: new Date().toISOString(),
+    conditions: [],
+    step: 'running',
+    stepReason: 'Running',
+    labels: {},
+    annotations: {},
+    sequence: 0,
   };
   setHandler(machineStatusQuery, () => status);
   setHandler(unknownSignalsQuery, () => unknownSignalsField(kept));

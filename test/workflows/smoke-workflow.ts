@@ -27,7 +27,13 @@ export interface SmokeResult {
 /** Creates a Namespace and a ConfigMap in a real apiserver and reads them back. */
 export async function smokeWorkflow(input: SmokeInput): Promise<SmokeResult> {
   const namespaceUid = await ensureNamespace(input.kubeconfig, input.namespace);
-  const { resumedFrom } = await writeConfigMapSlowly(input.kubeconfig, input.namespace, input.configMap, input.entries, input.pauseMs);
+  const { resumedFrom } = await writeConfigMapSlowly(
+    input.kubeconfig,
+    input.namespace,
+    input.configMap,
+    input.entries,
+    input.pauseMs,
+  );
   const data = await readConfigMap(input.kubeconfig, input.namespace, input.configMap);
   return { namespaceUid, data, resumedFrom };
 }

@@ -45,16 +45,34 @@ const names = (machines: { name: string }[]) => machines.map((m) => m.name);
 
 /** Machines a scale would add (positive) or remove: only a sent scale or a new owner changes the count. */
 const replicaChange = (replicas: number, change: OwnerChange, running: RunningOwner | undefined) =>
-  (change.scale || change.outcome === 'created' ? replicas - (running?.replicas ?? 0) : 0);
+  change.scale || change.outcome === 'created' ? replicas - (running?.replicas ?? 0) : 0;
 
 /** The control plane: outdated machines by its own rule; a scale-down picks each machine when it goes (health decides), so only a count. */
-export function controlPlanePreview(next: ControlPlaneModel, change: OwnerChange, running: RunningOwner | undefined, nowMs: number): OwnerPreview {
+export function controlPlanePreview(
+  next: ControlPlaneModel,
+  change: OwnerChange,
+  running: RunningOwner | undefined,
+  nowMs: number,
+): OwnerPreview {
   const machines = running?.machines ?? [];
-  const hash = controlPlaneMachineHash(next, restartedAtAfter(next.rolloutAfter, running?.restartedAt, machines, nowMs));
-  const outdated = outdatedControlPlaneMachine(hash, running?.certificatesExpireAt ?? {}, next.certificatesExpiryDays, nowMs);
+  const hash = controlPlaneMachineHash(
+    next,
+    restartedAtAfter(next.rolloutAfter, running?.restartedAt, machines, nowMs),
+  );
+  const outdated = outdatedControlPlaneMachine(
+    hash,
+    running?.certificatesExpireAt ?? {},
+    next.certificatesExpiryDays,
+    nowMs,
+  );
   const replaced = change.spec ? names(machines.filter((m) => !m.deleting && outdated(m))) : [];
   const delta = replicaChange(next.replicas, change, running);
-  return { replaced, ...(running?.paused && replaced.length ? { replacedWhen: 'after `capt rollout resume`' } : {}), added: Math.max(0, delta), removed: Math.max(0, -delta) };
+  return {
+    replaced,
+    ...(running?.paused && replaced.length ? { replacedWhen: 'after `capt rollout resume`' } : {}),
+    added: Math.max(0, delta),
+    removed: Math.max(0, -delta),
+  };
 }
 
 /**
@@ -63,34 +81,77 @@ export function controlPlanePreview(next: ControlPlaneModel, change: OwnerChange
  * the pick is fixed); during a rollout the plan decides step by step, so only a count.
  */
 export function machineDeploymentPreview(
-  before: MachineDeploymentModel | undefined, next: MachineDeploymentModel, change: OwnerChange, running: RunningOwner | undefined, nowMs: number,
+  before: MachineDeploymentModel | undefined,
+  next: MachineDeploymentModel,
+  change: OwnerChange,
+  running: RunningOwner | undefined,
+  nowMs: number,
 ): OwnerPreview {
   const machines = planMachines(running?.machines ?? [], next.minReadySeconds, nowMs);
-  const currentSet = machineSetHash(next.template, restartedAtAfter(next.rolloutAfter, running?.restartedAt, running?.machines ?? [], nowMs));
+  const currentSet = machineSetHash(
+    next.template,
+    restartedAtAfter(next.rolloutAfter, running?.restartedAt, running?.machines ?? [], nowMs),
+  );
   const { current, old } = byTemplate(machines, currentSet);
   const replaced = change.spec ? names(old) : [];
   // As the workflow: the manifest's paused wins only when it changed; otherwise `rollout pause/resume` stands.
   const paused = before && next.paused !== before.paused ? next.paused : (running?.paused ?? next.paused);
   const newVersion = !!before && before.template.version !== next.template.version;
-  const replacedWhen = paused ? 'after `capt rollout resume`' : next.strategy.type === 'OnDelete' ? 'as each is deleted (OnDelete)' : newVersion ? `once the control plane runs ${next.template.version}` : undefined;
+  const replacedWhen = paused
+    ? 'after `capt rollout resume`'
+    : next.strategy.type === 'OnDelete'
+      ? 'as each is deleted (OnDelete)'
+      : newVersion
+        ? `once the control plane runs ${next.template.version}`
+        : undefined;
   const delta = replicaChange(next.replicas, change, running);
   const settled = old.length === 0 && current.length === machines.length && machines.length === running?.replicas;
-  const removed = delta < 0 && settled && !change.spec
-    ? planRollout({ replicas: next.replicas, strategy: next.strategy, paused: paused ? { surplus: 0 } : undefined, currentSet, setsNewestFirst: [currentSet], machines }).remove
-    : Math.max(0, -delta);
+  const removed =
+    delta < 0 && settled && !change.spec
+      ? planRollout({
+          replicas: next.replicas,
+          strategy: next.strategy,
+          paused: paused ? { surplus: 0 } : undefined,
+          currentSet,
+          setsNewestFirst: [currentSet],
+          machines,
+        }).remove
+      : Math.max(0, -delta);
   return { replaced, ...(replacedWhen && replaced.length ? { replacedWhen } : {}), added: Math.max(0, delta), removed };
 }
 
 /** What applying `next` over `previous` (diffed as `diff`) would do to each owner's machines, given what runs now. */
-export function previewApply(previous: ClusterModel | undefined, next: ClusterModel, diff: ClusterDiff, running: RunningOwners, nowMs: number): ClusterPreview {
+export function previewApply(
+  previous: ClusterModel | undefined,
+  next: ClusterModel,
+  diff: ClusterDiff,
+  running: RunningOwners,
+  nowMs: number,
+): ClusterPreview {
   const before = (name: string) => previous?.machineDeployments.find((m) => m.name === name);
   return {
     controlPlane: controlPlanePreview(next.controlPlane, diff.controlPlane, running.controlPlane, nowMs),
-    machineDeployments: Object.fromEntries(diff.machineDeployments.map((change) => [
-      change.name, machineDeploymentPreview(before(change.name), next.machineDeployments.find((m) => m.name === change.name)!, change, running.machineDeployments[change.name], nowMs),
-    ])),
-    removed: Object.fromEntries(diff.removed.map((name) => [
-      name, { replaced: [], added: 0, removed: names((running.machineDeployments[name]?.machines ?? []).filter((m) => !m.deleting)) },
-    ])),
+    machineDeployments: Object.fromEntries(
+      diff.machineDeployments.map((change) => [
+        change.name,
+        machineDeploymentPreview(
+          before(change.name),
+          next.machineDeployments.find((m) => m.name === change.name)!,
+          change,
+          running.machineDeployments[change.name],
+          nowMs,
+        ),
+      ]),
+    ),
+    removed: Object.fromEntries(
+      diff.removed.map((name) => [
+        name,
+        {
+          replaced: [],
+          added: 0,
+          removed: names((running.machineDeployments[name]?.machines ?? []).filter((m) => !m.deleting)),
+        },
+      ]),
+    ),
   };
 }

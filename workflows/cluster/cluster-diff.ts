@@ -30,9 +30,15 @@ export interface ClusterDiff {
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-function ownerChange<T extends { name: string; replicas: number }>(previous: T | undefined, next: T, hashOf: (x: T) => string, running: string | undefined): OwnerChange {
+function ownerChange<T extends { name: string; replicas: number }>(
+  previous: T | undefined,
+  next: T,
+  hashOf: (x: T) => string,
+  running: string | undefined,
+): OwnerChange {
   if (!previous) return { name: next.name, outcome: 'created', spec: false, scale: false };
-  const spec = !same({ ...previous, replicas: 0 }, { ...next, replicas: 0 }) || hashOf(next) !== (running ?? hashOf(previous));
+  const spec =
+    !same({ ...previous, replicas: 0 }, { ...next, replicas: 0 }) || hashOf(next) !== (running ?? hashOf(previous));
   const scale = previous.replicas !== next.replicas;
   return { name: next.name, outcome: spec || scale ? 'configured' : 'unchanged', spec, scale };
 }
@@ -47,10 +53,17 @@ export function diffClusterModels(previous: ClusterModel, next: ClusterModel, ru
   return {
     cluster: same(previousCluster, nextCluster) ? 'unchanged' : 'configured',
     controlPlane: ownerChange(previous.controlPlane, next.controlPlane, templateHash, running.controlPlane),
-    machineDeployments: next.machineDeployments.map((md) => ownerChange(
-      previous.machineDeployments.find((m) => m.name === md.name), md, (x) => machineTemplateHash(x.template), running.machineDeployments[md.name],
-    )),
-    removed: previous.machineDeployments.filter((m) => !next.machineDeployments.some((n) => n.name === m.name)).map((m) => m.name),
+    machineDeployments: next.machineDeployments.map((md) =>
+      ownerChange(
+        previous.machineDeployments.find((m) => m.name === md.name),
+        md,
+        (x) => machineTemplateHash(x.template),
+        running.machineDeployments[md.name],
+      ),
+    ),
+    removed: previous.machineDeployments
+      .filter((m) => !next.machineDeployments.some((n) => n.name === m.name))
+      .map((m) => m.name),
     machines: after.map((m) => {
       const was = before.find((b) => b.name === m.name);
       return { name: m.name, outcome: !was ? 'created' : same(was, m) ? 'unchanged' : 'configured' };
@@ -63,7 +76,11 @@ export function diffClusterModels(previous: ClusterModel, next: ClusterModel, ru
 export function creationDiff(next: ClusterModel): ClusterDiff {
   const created = (name: string): OwnerChange => ({ name, outcome: 'created', spec: false, scale: false });
   return {
-    cluster: 'created', controlPlane: created(next.controlPlane.name), machineDeployments: next.machineDeployments.map((md) => created(md.name)), removed: [],
-    machines: (next.machines ?? []).map((m) => ({ name: m.name, outcome: 'created' })), removedMachines: [],
+    cluster: 'created',
+    controlPlane: created(next.controlPlane.name),
+    machineDeployments: next.machineDeployments.map((md) => created(md.name)),
+    removed: [],
+    machines: (next.machines ?? []).map((m) => ({ name: m.name, outcome: 'created' })),
+    removedMachines: [],
   };
 }

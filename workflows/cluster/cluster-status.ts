@@ -41,11 +41,14 @@ export interface ClusterState {
 export const ownerKey = (kind: PendingChange['kind'], name: string) => `${kind}/${name}`;
 
 /** The generation that last changed an owner (1: as created). */
-export const changedGeneration = (state: ClusterState, kind: PendingChange['kind'], name: string) => state.changedAt?.[ownerKey(kind, name)] ?? 1;
+export const changedGeneration = (state: ClusterState, kind: PendingChange['kind'], name: string) =>
+  state.changedAt?.[ownerKey(kind, name)] ?? 1;
 
 /** The control plane's summary, and a MachineDeployment's. */
-export const controlPlaneOf = (state: ClusterState) => state.children[ownerKey('KubeadmControlPlane', state.model.controlPlane.name)];
-export const machineDeploymentOf = (state: ClusterState, name: string) => state.children[ownerKey('MachineDeployment', name)];
+export const controlPlaneOf = (state: ClusterState) =>
+  state.children[ownerKey('KubeadmControlPlane', state.model.controlPlane.name)];
+export const machineDeploymentOf = (state: ClusterState, name: string) =>
+  state.children[ownerKey('MachineDeployment', name)];
 
 /**
  * The owners an applied change has not yet been carried out by: held for the control plane, not
@@ -54,7 +57,13 @@ export const machineDeploymentOf = (state: ClusterState, name: string) => state.
 function pendingChanges(state: ClusterState): PendingChange[] {
   const pending = ownerChanges(state);
   // Paused, whatever an owner would do next waits for the unpause first.
-  return state.model.paused ? pending.map((p) => ({ ...p, reason: 'ClusterPaused', message: 'the cluster is paused; nothing is carried out until it is unpaused' })) : pending;
+  return state.model.paused
+    ? pending.map((p) => ({
+        ...p,
+        reason: 'ClusterPaused',
+        message: 'the cluster is paused; nothing is carried out until it is unpaused',
+      }))
+    : pending;
 }
 
 function ownerChanges(state: ClusterState): PendingChange[] {
@@ -69,10 +78,36 @@ function ownerChanges(state: ClusterState): PendingChange[] {
     const workflow = ownerWorkflowId(kind, state.facts.namespace, name);
     if (state.held?.includes(name)) {
       const version = state.model.machineDeployments.find((m) => m.name === name)?.template.version;
-      return [{ kind, name, generation, reason: 'HeldForControlPlane', message: `${version} waits until the control plane runs ${cpVersion} (kubelets may not be newer than the apiserver)` }];
+      return [
+        {
+          kind,
+          name,
+          generation,
+          reason: 'HeldForControlPlane',
+          message: `${version} waits until the control plane runs ${cpVersion} (kubelets may not be newer than the apiserver)`,
+        },
+      ];
     }
-    if (!summary || summary.observedGeneration < generation) return [{ kind, name, generation, reason: 'NotReceived', message: `generation ${generation} has not reached workflow ${workflow} yet` }];
-    if (!summary.rolloutComplete || !summary.ready) return [{ kind, name, generation, reason: 'RollingOut', message: `rolling out ${summary.version} (revision ${summary.revision}); see workflow ${workflow}` }];
+    if (!summary || summary.observedGeneration < generation)
+      return [
+        {
+          kind,
+          name,
+          generation,
+          reason: 'NotReceived',
+          message: `generation ${generation} has not reached workflow ${workflow} yet`,
+        },
+      ];
+    if (!summary.rolloutComplete || !summary.ready)
+      return [
+        {
+          kind,
+          name,
+          generation,
+          reason: 'RollingOut',
+          message: `rolling out ${summary.version} (revision ${summary.revision}); see workflow ${workflow}`,
+        },
+      ];
     return [];
   });
 }
@@ -83,31 +118,72 @@ const cond = (type: string, ok: boolean, reason: string, message?: string): Cond
 /** The one place a cluster's status is computed. */
 export function clusterStatus(state: ClusterState): ClusterStatus {
   const cp = controlPlaneOf(state);
-  const mds = state.model.machineDeployments.map((md) => machineDeploymentOf(state, md.name)).filter((s): s is OwnerSummary => !!s);
+  const mds = state.model.machineDeployments
+    .map((md) => machineDeploymentOf(state, md.name))
+    .filter((s): s is OwnerSummary => !!s);
   // The details are each owner's own (its status query and UI page): the cluster names which one to look at.
-  const notReady = (s: OwnerSummary) => `${s.kind} ${s.name} is not ready (see workflow ${ownerWorkflowId(s.kind, s.namespace, s.name)})`;
-  const standaloneReady = (state.model.machines ?? []).every((m) => state.machines?.some((r) => r.name === m.name && isRunning(r)));
-  const workersReady = state.model.machineDeployments.every((md) => !!machineDeploymentOf(state, md.name)?.ready) && standaloneReady;
+  const notReady = (s: OwnerSummary) =>
+    `${s.kind} ${s.name} is not ready (see workflow ${ownerWorkflowId(s.kind, s.namespace, s.name)})`;
+  const standaloneReady = (state.model.machines ?? []).every((m) =>
+    state.machines?.some((r) => r.name === m.name && isRunning(r)),
+  );
+  const workersReady =
+    state.model.machineDeployments.every((md) => !!machineDeploymentOf(state, md.name)?.ready) && standaloneReady;
   const conditions = [
     cond('InfrastructureReady', state.infrastructureReady, 'WaitingForInfrastructure'),
     cond('ControlPlaneInitialized', !!cp?.initialized, 'WaitingForControlPlane', cp && notReady(cp)),
     cond('ControlPlaneAvailable', !!cp?.available, 'ControlPlaneNotAvailable', cp && notReady(cp)),
-    cond('WorkersAvailable', workersReady, 'WorkersNotAvailable', mds.filter((s) => !s.ready).map(notReady).join('; ') || undefined),
+    cond(
+      'WorkersAvailable',
+      workersReady,
+      'WorkersNotAvailable',
+      mds
+        .filter((s) => !s.ready)
+        .map(notReady)
+        .join('; ') || undefined,
+    ),
   ];
   const available = conditions.every((c) => c.status === 'True');
   conditions.unshift(cond('Available', available, conditions.find((c) => c.status !== 'True')?.type ?? '', state.step));
-  if (state.model.paused) conditions.push({ type: 'Paused', status: 'True', reason: 'Paused', message: 'Cluster spec.paused or cluster.x-k8s.io/paused: nothing is carried out until unpaused' });
+  if (state.model.paused)
+    conditions.push({
+      type: 'Paused',
+      status: 'True',
+      reason: 'Paused',
+      message: 'Cluster spec.paused or cluster.x-k8s.io/paused: nothing is carried out until unpaused',
+    });
   const failed = [cp, ...mds].some((s) => (s?.failedMachines ?? 0) > 0);
   const generation = state.generation ?? 1;
   const pending = state.deleting ? [] : pendingChanges(state);
   // The newest generation every change up to which has reached its owner.
   const unobserved = pending.filter(waitingToStart).map((p) => p.generation - 1);
   return {
-    namespace: state.facts.namespace, name: state.facts.name, provider: state.facts.provider,
-    phase: state.deleted ? 'Deleted' : state.deleting ? 'Deleting' : failed ? 'Failed' : available ? 'Provisioned' : 'Provisioning',
-    version: state.model.controlPlane.version, endpoint: state.facts.endpoint, createdAt: state.createdAt,
-    controlPlane: cp, machineDeployments: mds, machines: state.machines ?? [], conditions, step: state.step, stepReason: state.stepReason ?? 'Starting', paused: state.model.paused,
-    generation, observedGeneration: Math.min(generation, ...unobserved), pending, recoveries: recoveriesOf(state),
+    namespace: state.facts.namespace,
+    name: state.facts.name,
+    provider: state.facts.provider,
+    phase: state.deleted
+      ? 'Deleted'
+      : state.deleting
+        ? 'Deleting'
+        : failed
+          ? 'Failed'
+          : available
+            ? 'Provisioned'
+            : 'Provisioning',
+    version: state.model.controlPlane.version,
+    endpoint: state.facts.endpoint,
+    createdAt: state.createdAt,
+    controlPlane: cp,
+    machineDeployments: mds,
+    machines: state.machines ?? [],
+    conditions,
+    step: state.step,
+    stepReason: state.stepReason ?? 'Starting',
+    paused: state.model.paused,
+    generation,
+    observedGeneration: Math.min(generation, ...unobserved),
+    pending,
+    recoveries: recoveriesOf(state),
     ...unknownSignalsField(state.unknownSignals),
   };
 }

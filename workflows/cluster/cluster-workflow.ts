@@ -1,16 +1,44 @@
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, isCancellation, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setCurrentDetails,
-  setHandler, startChild, upsertSearchAttributes, workflowInfo,
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterStepReason } from '../../src/contract/steps';
 import type { ClusterStatus, RunningTemplates } from '../../src/contract/cluster';
-import { controlPlaneWorkflowId as kcpWorkflowId, machineDeploymentWorkflowId as mdWorkflowId, machineWorkflowId } from '../../src/contract/workflow-ids';
+import {
+  controlPlaneWorkflowId as kcpWorkflowId,
+  machineDeploymentWorkflowId as mdWorkflowId,
+  machineWorkflowId,
+} from '../../src/contract/workflow-ids';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import type { ClusterModel, MachineDeploymentModel, StandaloneMachineModel } from '../../src/api/model';
 import {
-  appliedModelQuery, applyClusterUpdate, childChangedSignal, clusterPausedSignal, clusterSecretsQuery, clusterStatusQuery, controlPlaneSpecSignal, deleteClusterUpdate, deleteOwnerSignal, issueKubeconfigUpdate, machineDeploymentSpecSignal, machineReportSignal,
-  repairClusterUpdate, scaleSignal,
+  appliedModelQuery,
+  applyClusterUpdate,
+  childChangedSignal,
+  clusterPausedSignal,
+  clusterSecretsQuery,
+  clusterStatusQuery,
+  controlPlaneSpecSignal,
+  deleteClusterUpdate,
+  deleteOwnerSignal,
+  issueKubeconfigUpdate,
+  machineDeploymentSpecSignal,
+  machineReportSignal,
+  repairClusterUpdate,
+  scaleSignal,
 } from '../../src/contract/cluster-messages';
 import { captAttributes } from '../../src/contract/search-attributes';
 import { providerTaskQueue } from '../../src/contract/task-queues';
@@ -24,7 +52,14 @@ import { workerMachineSpec } from '../shared/worker-machine-spec';
 import { machineTemplateHash } from '../machine-deployment/machine-sets';
 import { machineTemplateChangedSignal } from '../../src/contract/machine-messages';
 import { MachinePhase } from '../../src/contract/machine';
-import { changedGeneration, clusterStatus, controlPlaneOf, machineDeploymentOf, ownerKey, type ClusterState } from './cluster-status';
+import {
+  changedGeneration,
+  clusterStatus,
+  controlPlaneOf,
+  machineDeploymentOf,
+  ownerKey,
+  type ClusterState,
+} from './cluster-status';
 import { waitingToStart } from '../../src/contract/cluster';
 import { adminClientCredentials, type ClusterSecrets } from '../../src/contract/cluster-secrets';
 import type { OwnerRebuild } from '../shared/owner-adoption';
@@ -58,9 +93,27 @@ export interface ClusterInput {
 export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatus> {
   const model = input.model;
   const state: ClusterState = input.state ?? {
-    facts: { namespace: model.namespace, name: model.name, provider: model.provider, endpoint: '', serviceSubnet: model.serviceSubnet, podSubnet: model.podSubnet, serviceDomain: model.serviceDomain },
-    model, infrastructureReady: false, children: {}, workersStarted: false, deleting: false, deleted: false, createdAt: new Date().toISOString(), step: 'starting',
-    generation: 1, changedAt: {}, held: [], started: [],
+    facts: {
+      namespace: model.namespace,
+      name: model.name,
+      provider: model.provider,
+      endpoint: '',
+      serviceSubnet: model.serviceSubnet,
+      podSubnet: model.podSubnet,
+      serviceDomain: model.serviceDomain,
+    },
+    model,
+    infrastructureReady: false,
+    children: {},
+    workersStarted: false,
+    deleting: false,
+    deleted: false,
+    createdAt: new Date().toISOString(),
+    step: 'starting',
+    generation: 1,
+    changedAt: {},
+    held: [],
+    started: [],
   };
   // A run continued from before generations were kept: what it started is every MachineDeployment, once workers started.
   state.generation ??= 1;
@@ -69,27 +122,58 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   state.started ??= state.workersStarted ? state.model.machineDeployments.map((m) => m.name) : [];
   const { changedAt, held, started } = state;
   const { facts } = state;
-  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
-  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const core = proxyActivities<typeof coreActivities>({
+    startToCloseTimeout: '2m',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
+  const provider = proxyActivities<ProviderActivities>({
+    taskQueue: providerTaskQueue(facts.provider),
+    startToCloseTimeout: '5m',
+    heartbeatTimeout: '20s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
   // Long-lived: each attempt returns after nodeHealthAttemptSeconds; a lost worker is noticed within the heartbeat timeout.
-  const watcher = proxyActivities<typeof coreActivities>({ startToCloseTimeout: `${nodeHealthAttemptSeconds + 60}s`, heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const watcher = proxyActivities<typeof coreActivities>({
+    startToCloseTimeout: `${nodeHealthAttemptSeconds + 60}s`,
+    heartbeatTimeout: '30s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
   const self = workflowInfo().workflowId;
   // The first result recorded wins; a later run gets them from its input. Only the clusterSecrets query answers them.
   let secrets = input.secrets;
-  setHandler(clusterSecretsQuery, () => (secrets ? { endpoint: facts.endpoint, deleting: state.deleting, secrets } : undefined));
+  setHandler(clusterSecretsQuery, () =>
+    secrets ? { endpoint: facts.endpoint, deleting: state.deleting, secrets } : undefined,
+  );
 
   let publishedPhase = '';
   const refresh = () => {
     const status = clusterStatus(state);
     const blocked = status.conditions.find((c) => c.status !== 'True' && c.type !== 'Available');
-    const waiting = status.pending.filter(waitingToStart).map((p) => `\n\n${p.kind} ${p.name} pending (${p.reason}): ${p.message}`).join('');
-    const rebuilt = status.recoveries.map((r) => `\n\n${r.kind} ${r.name} lost and rebuilt at ${r.at} (${r.cause}): ${r.adopted === undefined ? 'adopting its machines' : `adopted ${r.adopted} machines`}`).join('');
-    setCurrentDetails(`**${status.phase}** (generation ${status.generation}, observed ${status.observedGeneration}): ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}${waiting}${rebuilt}${unknownSignalsDetails(state.unknownSignals)}`);
+    const waiting = status.pending
+      .filter(waitingToStart)
+      .map((p) => `\n\n${p.kind} ${p.name} pending (${p.reason}): ${p.message}`)
+      .join('');
+    const rebuilt = status.recoveries
+      .map(
+        (r) =>
+          `\n\n${r.kind} ${r.name} lost and rebuilt at ${r.at} (${r.cause}): ${r.adopted === undefined ? 'adopting its machines' : `adopted ${r.adopted} machines`}`,
+      )
+      .join('');
+    setCurrentDetails(
+      `**${status.phase}** (generation ${status.generation}, observed ${status.observedGeneration}): ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}${waiting}${rebuilt}${unknownSignalsDetails(state.unknownSignals)}`,
+    );
     if (status.phase !== publishedPhase) {
       publishedPhase = status.phase;
-      upsertSearchAttributes(captAttributes({
-        kind: 'Cluster', namespace: facts.namespace, cluster: facts.name, phase: status.phase, version: state.model.controlPlane.version, provider: facts.provider,
-      }));
+      upsertSearchAttributes(
+        captAttributes({
+          kind: 'Cluster',
+          namespace: facts.namespace,
+          cluster: facts.name,
+          phase: status.phase,
+          version: state.model.controlPlane.version,
+          provider: facts.provider,
+        }),
+      );
     }
     return status;
   };
@@ -103,7 +187,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   // The cluster owns its standalone Machines: their reports keep its records, and a deleted one leaves the desired state too.
   setHandler(machineReportSignal, (report) => {
     state.machines = recordMachineReport(state.machines ?? [], report, new Date().toISOString());
-    if (report.phase === MachinePhase.Deleted) state.model = { ...state.model, machines: (state.model.machines ?? []).filter((m) => m.name !== report.name) };
+    if (report.phase === MachinePhase.Deleted)
+      state.model = { ...state.model, machines: (state.model.machines ?? []).filter((m) => m.name !== report.name) };
     refresh();
   });
   setHandler(childChangedSignal, (status) => {
@@ -123,16 +208,33 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       const certified = await core.certifyClusterAdmin(facts.namespace, facts.name, publicKey).catch((err: unknown) => {
         throw err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;
       });
-      return { clusterName: facts.name, user: `${facts.name}-admin`, server: `https://${facts.endpoint}`, ...certified };
+      return {
+        clusterName: facts.name,
+        user: `${facts.name}-admin`,
+        server: `https://${facts.endpoint}`,
+        ...certified,
+      };
     },
     {
       validator: ({ publicKey }) => {
         const refuse = (message: string) => {
-          throw ApplicationFailure.create({ message: `Cluster ${facts.namespace}/${facts.name}: ${message}`, type: 'NotAvailable', nonRetryable: true });
+          throw ApplicationFailure.create({
+            message: `Cluster ${facts.namespace}/${facts.name}: ${message}`,
+            type: 'NotAvailable',
+            nonRetryable: true,
+          });
         };
         if (state.deleting) refuse('is being deleted; it has no kubeconfig to give');
-        if (!state.infrastructureReady) refuse(`has no certificate authority yet (${state.step}); ask again once \`capt get clusters\` shows it Provisioning`);
-        if (typeof publicKey !== 'string' || !publicKey.startsWith('-----BEGIN PUBLIC KEY-----') || publicKey.length > 2048) refuse('a kubeconfig request carries one PEM public key (SPKI, at most 2 KiB)');
+        if (!state.infrastructureReady)
+          refuse(
+            `has no certificate authority yet (${state.step}); ask again once \`capt get clusters\` shows it Provisioning`,
+          );
+        if (
+          typeof publicKey !== 'string' ||
+          !publicKey.startsWith('-----BEGIN PUBLIC KEY-----') ||
+          publicKey.length > 2048
+        )
+          refuse('a kubeconfig request carries one PEM public key (SPKI, at most 2 KiB)');
       },
     },
   );
@@ -141,25 +243,37 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   const startMachineDeployment = async (name: string, rebuild?: OwnerRebuild, pruned?: MachineDeploymentModel) => {
     const applied = pruned ?? state.model.machineDeployments.find((m) => m.name === name)!;
     const generation = changedGeneration(state, 'MachineDeployment', name);
-    const spec = rebuild ? { ...applied, replicas: rebuiltReplicas(applied.replicas, generation, rebuild.previous) } : applied;
+    const spec = rebuild
+      ? { ...applied, replicas: rebuiltReplicas(applied.replicas, generation, rebuild.previous) }
+      : applied;
     if (!rebuild) started.push(name);
     await startChild(machineDeploymentWorkflow, {
-      workflowId: mdWorkflowId(facts.namespace, name), args: [{ cluster: facts, spec, owner: self, generation, clusterPaused: state.model.paused, rebuild }],
-      parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `MachineDeployment ${facts.namespace}/${name} of cluster ${facts.name}${rebuild ? ' (rebuilt)' : ''}`,
+      workflowId: mdWorkflowId(facts.namespace, name),
+      args: [{ cluster: facts, spec, owner: self, generation, clusterPaused: state.model.paused, rebuild }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      staticSummary: `MachineDeployment ${facts.namespace}/${name} of cluster ${facts.name}${rebuild ? ' (rebuilt)' : ''}`,
     });
   };
   const startControlPlane = async (rebuild?: OwnerRebuild) => {
     const applied = state.model.controlPlane;
     const generation = changedGeneration(state, 'KubeadmControlPlane', applied.name);
-    const spec = rebuild ? { ...applied, replicas: rebuiltReplicas(applied.replicas, generation, rebuild.previous) } : applied;
+    const spec = rebuild
+      ? { ...applied, replicas: rebuiltReplicas(applied.replicas, generation, rebuild.previous) }
+      : applied;
     await startChild(controlPlaneWorkflow, {
-      workflowId: kcpWorkflowId(facts.namespace, applied.name), args: [{ cluster: facts, spec, owner: self, generation, clusterPaused: state.model.paused, rebuild }],
-      parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `KubeadmControlPlane ${facts.namespace}/${applied.name} of cluster ${facts.name}${rebuild ? ' (rebuilt)' : ''}`,
+      workflowId: kcpWorkflowId(facts.namespace, applied.name),
+      args: [{ cluster: facts, spec, owner: self, generation, clusterPaused: state.model.paused, rebuild }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      staticSummary: `KubeadmControlPlane ${facts.namespace}/${applied.name} of cluster ${facts.name}${rebuild ? ' (rebuilt)' : ''}`,
     });
   };
   const supervision = ownerSupervision({
-    state, refresh,
-    start: (owner, rebuild, pruned) => (owner.kind === 'MachineDeployment' ? startMachineDeployment(owner.name, rebuild, pruned) : startControlPlane(rebuild)),
+    state,
+    refresh,
+    start: (owner, rebuild, pruned) =>
+      owner.kind === 'MachineDeployment'
+        ? startMachineDeployment(owner.name, rebuild, pruned)
+        : startControlPlane(rebuild),
   });
   const controlPlaneRef = (): OwnerRef => ({ kind: 'KubeadmControlPlane', name: state.model.controlPlane.name });
   const machineDeploymentRef = (name: string): OwnerRef => ({ kind: 'MachineDeployment', name });
@@ -169,9 +283,12 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     ...started.filter((name) => !machineDeploymentOf(state, name)?.deleted).map(machineDeploymentRef),
   ];
   setHandler(repairClusterUpdate, ({ dryRun }) => supervision.repair(wantedOwners(), dryRun));
-  const standaloneSpec = (m: StandaloneMachineModel) => workerMachineSpec(facts, m.name, m.template, {
-    labels: { ...m.template.labels, 'cluster.x-k8s.io/cluster-name': facts.name }, annotations: m.template.annotations, owner: self,
-  });
+  const standaloneSpec = (m: StandaloneMachineModel) =>
+    workerMachineSpec(facts, m.name, m.template, {
+      labels: { ...m.template.labels, 'cluster.x-k8s.io/cluster-name': facts.name },
+      annotations: m.template.annotations,
+      owner: self,
+    });
   /** Standalone Machines of the model not started yet: started now, as an owner starts its machines. */
   const startStandaloneMachines = async () => {
     const records = (state.machines ??= []);
@@ -179,27 +296,48 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     if (!toStart.length) return;
     const now = new Date().toISOString();
     records.push(...toStart.map((m) => newRecord(m.name, machineTemplateHash(m.template), m.template.version, now)));
-    const refused = await startPoolMachines(toStart.map((m) => ({ spec: standaloneSpec(m), summary: `Machine ${m.name} of cluster ${facts.name}` })));
+    const refused = await startPoolMachines(
+      toStart.map((m) => ({ spec: standaloneSpec(m), summary: `Machine ${m.name} of cluster ${facts.name}` })),
+    );
     if (!refused.length) return;
     // A machine of that name existed before (its workflow ID is taken): it is dropped from the desired state, and the step says why.
     state.machines = state.machines!.filter((r) => !refused.includes(r.name));
     state.model = { ...state.model, machines: (state.model.machines ?? []).filter((m) => !refused.includes(m.name)) };
-    setStep(state.stepReason ?? 'Reconciled', `Machine ${refused.join(', ')} not started: a machine of that name existed before; apply it under a new name`);
+    setStep(
+      state.stepReason ?? 'Reconciled',
+      `Machine ${refused.join(', ')} not started: a machine of that name existed before; apply it under a new name`,
+    );
   };
   const dropName = (list: string[], name: string) => list.includes(name) && list.splice(list.indexOf(name), 1);
   const notStarted = () => state.model.machineDeployments.filter((m) => !started.includes(m.name)).map((m) => m.name);
   /** The control plane runs the applied version on every machine: held worker versions may go. */
   const controlPlaneUpgraded = () => {
     const cp = controlPlaneOf(state);
-    return !!cp && cp.version === state.model.controlPlane.version && cp.rolloutComplete && cp.observedGeneration >= changedGeneration(state, 'KubeadmControlPlane', cp.name);
+    return (
+      !!cp &&
+      cp.version === state.model.controlPlane.version &&
+      cp.rolloutComplete &&
+      cp.observedGeneration >= changedGeneration(state, 'KubeadmControlPlane', cp.name)
+    );
   };
   const sendMachineDeploymentSpec = (name: string, cause: string) => {
     const spec = state.model.machineDeployments.find((m) => m.name === name)!;
-    return supervision.tell(machineDeploymentRef(name), (md) => md.signal(machineDeploymentSpecSignal, { spec, cause, generation: changedGeneration(state, 'MachineDeployment', name) }), cause);
+    return supervision.tell(
+      machineDeploymentRef(name),
+      (md) =>
+        md.signal(machineDeploymentSpecSignal, {
+          spec,
+          cause,
+          generation: changedGeneration(state, 'MachineDeployment', name),
+        }),
+      cause,
+    );
   };
   const runningTemplates = (model: ClusterModel): RunningTemplates => ({
     controlPlane: controlPlaneOf(state)?.templateHash,
-    machineDeployments: Object.fromEntries(model.machineDeployments.map((m) => [m.name, machineDeploymentOf(state, m.name)?.templateHash])),
+    machineDeployments: Object.fromEntries(
+      model.machineDeployments.map((m) => [m.name, machineDeploymentOf(state, m.name)?.templateHash]),
+    ),
   });
   setHandler(appliedModelQuery, () => ({ model: state.model, running: runningTemplates(state.model) }));
   setHandler(
@@ -209,20 +347,37 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       const diff = diffClusterModels(previous, next, runningTemplates(previous));
       state.model = next;
       if (next.paused !== previous.paused) {
-        const owners = [kcpWorkflowId(facts.namespace, next.controlPlane.name), ...started.map((name) => mdWorkflowId(facts.namespace, name))];
+        const owners = [
+          kcpWorkflowId(facts.namespace, next.controlPlane.name),
+          ...started.map((name) => mdWorkflowId(facts.namespace, name)),
+        ];
         // An owner not started yet starts with the model's paused; only running ones are told.
-        if (state.infrastructureReady) for (const id of owners) await getExternalWorkflowHandle(id).signal(clusterPausedSignal, { paused: next.paused }).catch(() => undefined);
+        if (state.infrastructureReady)
+          for (const id of owners)
+            await getExternalWorkflowHandle(id)
+              .signal(clusterPausedSignal, { paused: next.paused })
+              .catch(() => undefined);
       }
-      const changes = [diff.controlPlane, ...diff.machineDeployments].some((c) => c.outcome !== 'unchanged') || diff.removed.length > 0 || diff.cluster !== 'unchanged';
+      const changes =
+        [diff.controlPlane, ...diff.machineDeployments].some((c) => c.outcome !== 'unchanged') ||
+        diff.removed.length > 0 ||
+        diff.cluster !== 'unchanged';
       if (!changes) return refresh();
       const generation = ++state.generation!;
-      if (diff.controlPlane.outcome !== 'unchanged') changedAt[ownerKey('KubeadmControlPlane', next.controlPlane.name)] = generation;
+      if (diff.controlPlane.outcome !== 'unchanged')
+        changedAt[ownerKey('KubeadmControlPlane', next.controlPlane.name)] = generation;
       // A control plane rebuilt here starts from the spec just applied: no message is needed after that.
       if (diff.controlPlane.spec || diff.controlPlane.scale) {
-        await supervision.tell(controlPlaneRef(), async (kcp) => {
-          if (diff.controlPlane.spec) await kcp.signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply', generation });
-          if (diff.controlPlane.scale) await kcp.signal(scaleSignal, { replicas: next.controlPlane.replicas, generation });
-        }, 'capt apply');
+        await supervision.tell(
+          controlPlaneRef(),
+          async (kcp) => {
+            if (diff.controlPlane.spec)
+              await kcp.signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply', generation });
+            if (diff.controlPlane.scale)
+              await kcp.signal(scaleSignal, { replicas: next.controlPlane.replicas, generation });
+          },
+          'capt apply',
+        );
       }
       for (const change of diff.machineDeployments) {
         if (change.outcome === 'unchanged') continue;
@@ -231,7 +386,12 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
         if (change.outcome === 'created' || !started.includes(change.name)) continue;
         const md = next.machineDeployments.find((m) => m.name === change.name)!;
         const before = previous.machineDeployments.find((m) => m.name === change.name)!;
-        if (change.scale) await supervision.tell(machineDeploymentRef(md.name), (h) => h.signal(scaleSignal, { replicas: md.replicas, generation }), 'capt apply');
+        if (change.scale)
+          await supervision.tell(
+            machineDeploymentRef(md.name),
+            (h) => h.signal(scaleSignal, { replicas: md.replicas, generation }),
+            'capt apply',
+          );
         if (!change.spec) continue;
         // As Cluster API's topology controller does: workers take a new version only after the control plane runs it.
         const newVersion = md.template.version !== before.template.version;
@@ -245,10 +405,18 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
         const was = previous.machines!.find((m) => m.name === change.name)!;
         const now = next.machines!.find((m) => m.name === change.name)!;
         const [before, after] = [standaloneSpec(was), standaloneSpec(now)];
-        await getExternalWorkflowHandle(machineWorkflowId(facts.namespace, change.name)).signal(machineTemplateChangedSignal, {
-          previous: { labels: before.labels, annotations: before.annotations },
-          next: { labels: after.labels, annotations: after.annotations, nodeDrainTimeoutSeconds: after.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: after.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: after.nodeDeletionTimeoutSeconds },
-        }).catch(() => undefined);
+        await getExternalWorkflowHandle(machineWorkflowId(facts.namespace, change.name))
+          .signal(machineTemplateChangedSignal, {
+            previous: { labels: before.labels, annotations: before.annotations },
+            next: {
+              labels: after.labels,
+              annotations: after.annotations,
+              nodeDrainTimeoutSeconds: after.nodeDrainTimeoutSeconds,
+              nodeVolumeDetachTimeoutSeconds: after.nodeVolumeDetachTimeoutSeconds,
+              nodeDeletionTimeoutSeconds: after.nodeDeletionTimeoutSeconds,
+            },
+          })
+          .catch(() => undefined);
       }
       if (diff.removedMachines.length) await deletePoolMachines(facts.namespace, diff.removedMachines, false);
       for (const name of diff.removed) {
@@ -256,7 +424,12 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
         dropName(started, name);
         const deleting = { clusterDeleting: false };
         const spec = previous.machineDeployments.find((m) => m.name === name)!;
-        await supervision.tell(machineDeploymentRef(name), (h) => h.signal(deleteOwnerSignal, deleting), 'capt apply (pruned)', { deleting, spec });
+        await supervision.tell(
+          machineDeploymentRef(name),
+          (h) => h.signal(deleteOwnerSignal, deleting),
+          'capt apply (pruned)',
+          { deleting, spec },
+        );
       }
       return refresh();
     },
@@ -268,7 +441,10 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   async function whilePaused(also: () => boolean = () => false): Promise<void> {
     if (!state.model.paused) return;
     const [reason, step] = [state.stepReason ?? 'Starting', state.step];
-    setStep('Paused', `paused (Cluster spec.paused or cluster.x-k8s.io/paused); nothing is carried out until unpaused. Next: ${step}`);
+    setStep(
+      'Paused',
+      `paused (Cluster spec.paused or cluster.x-k8s.io/paused); nothing is carried out until unpaused. Next: ${step}`,
+    );
     await condition(() => !state.model.paused || also());
     setStep(reason, step);
   }
@@ -281,7 +457,11 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
         secrets = await core.createClusterSecrets();
       }
       setStep('CreatingInfrastructure', `creating ${state.model.infrastructure.kind} on provider ${facts.provider}`);
-      const infra = await provider.createClusterInfrastructure({ namespace: facts.namespace, name: facts.name, adminCredentials: adminClientCredentials(secrets) });
+      const infra = await provider.createClusterInfrastructure({
+        namespace: facts.namespace,
+        name: facts.name,
+        adminCredentials: adminClientCredentials(secrets),
+      });
       facts.endpoint = `${infra.endpoint.host}:${infra.endpoint.port}`;
       state.infrastructureReady = true;
       setStep('StartingControlPlane', `starting control plane ${state.model.controlPlane.name}`);
@@ -303,15 +483,29 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     // As Cluster API: a paused cluster's deletion waits for the unpause too.
     await whilePaused();
     if (state.machines?.length) {
-      setStep('DeletingMachines', `deleting ${state.machines.length} standalone machines (no drain while the cluster is deleted)`);
-      await deletePoolMachines(facts.namespace, state.machines.map((m) => m.name), true);
+      setStep(
+        'DeletingMachines',
+        `deleting ${state.machines.length} standalone machines (no drain while the cluster is deleted)`,
+      );
+      await deletePoolMachines(
+        facts.namespace,
+        state.machines.map((m) => m.name),
+        true,
+      );
       await condition(() => !state.machines?.length);
     }
     if (state.workersStarted) {
-      setStep('DeletingMachineDeployments', 'deleting MachineDeployments (machines skip drain while the cluster is deleted)');
-      const deleting = state.model.machineDeployments.filter((md) => !machineDeploymentOf(state, md.name)?.deleted).map((md) => machineDeploymentRef(md.name));
+      setStep(
+        'DeletingMachineDeployments',
+        'deleting MachineDeployments (machines skip drain while the cluster is deleted)',
+      );
+      const deleting = state.model.machineDeployments
+        .filter((md) => !machineDeploymentOf(state, md.name)?.deleted)
+        .map((md) => machineDeploymentRef(md.name));
       for (const md of deleting) await deleteOwner(md);
-      await supervisedDeletion(deleting, () => state.model.machineDeployments.every((md) => machineDeploymentOf(state, md.name)?.deleted ?? true));
+      await supervisedDeletion(deleting, () =>
+        state.model.machineDeployments.every((md) => machineDeploymentOf(state, md.name)?.deleted ?? true),
+      );
     }
     if (state.infrastructureReady) {
       setStep('DeletingControlPlane', `deleting control plane ${state.model.controlPlane.name}`);
@@ -337,7 +531,11 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   async function supervisedDeletion(owners: OwnerRef[], done: () => boolean): Promise<void> {
     while (!(await condition(done, ownerCheckInterval))) {
       const deleted = (o: OwnerRef) => state.children[ownerKey(o.kind, o.name)]?.deleted;
-      await supervision.rebuildLost(owners.filter((o) => !deleted(o)), 'capt delete cluster (waiting for it)', { deleting: { clusterDeleting: true } });
+      await supervision.rebuildLost(
+        owners.filter((o) => !deleted(o)),
+        'capt delete cluster (waiting for it)',
+        { deleting: { clusterDeleting: true } },
+      );
     }
   }
 
@@ -349,28 +547,50 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     await watchingNodeHealth;
   };
 
-  recordUnknownSignals(state.unknownSignals ??= [], refresh);
+  recordUnknownSignals((state.unknownSignals ??= []), refresh);
   refresh();
   if (!state.deleting) await create();
   if (!state.deleting) {
-    watchingNodeHealth = nodeHealth.run(async () => {
-      for (;;) await watcher.watchNodeHealth({ namespace: facts.namespace, cluster: facts.name, runForSeconds: nodeHealthAttemptSeconds });
-    }).catch((err: unknown) => {
-      if (!isCancellation(err)) throw err;
-    });
+    watchingNodeHealth = nodeHealth
+      .run(async () => {
+        for (;;)
+          await watcher.watchNodeHealth({
+            namespace: facts.namespace,
+            cluster: facts.name,
+            runForSeconds: nodeHealthAttemptSeconds,
+          });
+      })
+      .catch((err: unknown) => {
+        if (!isCancellation(err)) throw err;
+      });
   }
   while (!state.deleting) {
     const releasable = () => held.length > 0 && controlPlaneUpgraded();
     await whilePaused(() => state.deleting || ownerContinueAsNewDue());
-    const standaloneToStart = () => (state.model.machines ?? []).some((m) => !state.machines?.some((r) => r.name === m.name));
-    const moved = await condition(() => state.deleting || state.model.paused || notStarted().length > 0 || standaloneToStart() || releasable() || ownerContinueAsNewDue(), idleOwnerCheckInterval);
+    const standaloneToStart = () =>
+      (state.model.machines ?? []).some((m) => !state.machines?.some((r) => r.name === m.name));
+    const moved = await condition(
+      () =>
+        state.deleting ||
+        state.model.paused ||
+        notStarted().length > 0 ||
+        standaloneToStart() ||
+        releasable() ||
+        ownerContinueAsNewDue(),
+      idleOwnerCheckInterval,
+    );
     if (state.deleting) break;
     // Idle, the cluster still looks after its owners: one terminated meanwhile is rebuilt without waiting for an operator.
-    if (!moved && !state.model.paused) await supervision.rebuildLost(wantedOwners(), `the cluster's check every ${idleOwnerCheckInterval}`);
+    if (!moved && !state.model.paused)
+      await supervision.rebuildLost(wantedOwners(), `the cluster's check every ${idleOwnerCheckInterval}`);
     for (const name of state.model.paused ? [] : notStarted()) await startMachineDeployment(name);
     if (!state.model.paused) await startStandaloneMachines();
     if (!state.model.paused && releasable()) {
-      for (const name of held.splice(0)) await sendMachineDeploymentSpec(name, `capt apply (held until the control plane ran ${state.model.controlPlane.version})`);
+      for (const name of held.splice(0))
+        await sendMachineDeploymentSpec(
+          name,
+          `capt apply (held until the control plane ran ${state.model.controlPlane.version})`,
+        );
       refresh();
     }
     if (ownerContinueAsNewDue()) {

@@ -33,23 +33,47 @@ export function ownerSupervision(o: {
 }) {
   const { state } = o;
   const { namespace, name: cluster } = state.facts;
-  const checks = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '10m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
-  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(state.facts.provider), startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const checks = proxyActivities<typeof coreActivities>({
+    startToCloseTimeout: '10m',
+    heartbeatTimeout: '30s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
+  const provider = proxyActivities<ProviderActivities>({
+    taskQueue: providerTaskQueue(state.facts.provider),
+    startToCloseTimeout: '1m',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
   const workflowId = (owner: OwnerRef) => ownerWorkflowId(owner.kind, namespace, owner.name);
 
-  async function rebuild(owner: OwnerRef, cause: string, opts: { deleting?: { clusterDeleting: boolean }; spec?: MachineDeploymentModel } = {}): Promise<void> {
+  async function rebuild(
+    owner: OwnerRef,
+    cause: string,
+    opts: { deleting?: { clusterDeleting: boolean }; spec?: MachineDeploymentModel } = {},
+  ): Promise<void> {
     const previous = state.children[ownerKey(owner.kind, owner.name)];
-    state.recoveries = [...(state.recoveries ?? []), { kind: owner.kind, name: owner.name, cause, at: new Date().toISOString() }].slice(-recoveriesKept);
+    state.recoveries = [
+      ...(state.recoveries ?? []),
+      { kind: owner.kind, name: owner.name, cause, at: new Date().toISOString() },
+    ].slice(-recoveriesKept);
     o.refresh();
-    await o.start(owner, { cause, ...(previous ? { previous } : {}), ...(opts.deleting ? { deleting: opts.deleting } : {}) }, opts.spec);
+    await o.start(
+      owner,
+      { cause, ...(previous ? { previous } : {}), ...(opts.deleting ? { deleting: opts.deleting } : {}) },
+      opts.spec,
+    );
   }
 
   /** Rebuilds the owners among `owners` whose workflow does not run; returns how many. */
-  async function rebuildLost(owners: OwnerRef[], foundBy: string, opts: { deleting?: { clusterDeleting: boolean }; spec?: MachineDeploymentModel } = {}): Promise<number> {
+  async function rebuildLost(
+    owners: OwnerRef[],
+    foundBy: string,
+    opts: { deleting?: { clusterDeleting: boolean }; spec?: MachineDeploymentModel } = {},
+  ): Promise<number> {
     if (!owners.length) return 0;
     const states = await checks.workflowStates({ workflowIds: owners.map(workflowId) });
     const lost = owners.filter((owner) => states[workflowId(owner)] !== 'RUNNING');
-    for (const owner of lost) await rebuild(owner, `workflow ${workflowId(owner)} ${states[workflowId(owner)]}; found by ${foundBy}`, opts);
+    for (const owner of lost)
+      await rebuild(owner, `workflow ${workflowId(owner)} ${states[workflowId(owner)]}; found by ${foundBy}`, opts);
     return lost.length;
   }
 
@@ -60,7 +84,12 @@ export function ownerSupervision(o: {
      * Sends a message to an owner. When that fails because the owner's workflow is lost, the owner is
      * rebuilt instead: from the cluster's spec, which holds what the message carried.
      */
-    async tell(owner: OwnerRef, send: (handle: ExternalWorkflowHandle) => Promise<void>, foundBy: string, opts: { deleting?: { clusterDeleting: boolean }; spec?: MachineDeploymentModel } = {}): Promise<void> {
+    async tell(
+      owner: OwnerRef,
+      send: (handle: ExternalWorkflowHandle) => Promise<void>,
+      foundBy: string,
+      opts: { deleting?: { clusterDeleting: boolean }; spec?: MachineDeploymentModel } = {},
+    ): Promise<void> {
       try {
         await send(getExternalWorkflowHandle(workflowId(owner)));
       } catch (err) {
@@ -81,14 +110,27 @@ export function ownerSupervision(o: {
       const checked: OwnerCheck[] = owners.map((owner) => {
         const found = states[workflowId(owner)]!;
         const action = found === 'RUNNING' ? 'none' : dryRun ? 'would rebuild' : 'rebuilt';
-        return { ...owner, workflowId: workflowId(owner), state: found, machines: machines[`${owner.kind}/${owner.name}`] ?? 0, action };
+        return {
+          ...owner,
+          workflowId: workflowId(owner),
+          state: found,
+          machines: machines[`${owner.kind}/${owner.name}`] ?? 0,
+          action,
+        };
       });
       // A cluster being deleted rebuilds its owners to delete their machines.
       const deleting = state.deleting ? { clusterDeleting: true } : undefined;
       for (const c of checked.filter((c) => c.action === 'rebuilt')) {
         await rebuild(c, `workflow ${c.workflowId} ${c.state}; found by capt repair cluster`, { deleting });
       }
-      return { namespace, cluster, dryRun, owners: checked, standaloneMachines: machines.Cluster ?? 0, providerMachines };
+      return {
+        namespace,
+        cluster,
+        dryRun,
+        owners: checked,
+        standaloneMachines: machines.Cluster ?? 0,
+        providerMachines,
+      };
     },
   };
 }

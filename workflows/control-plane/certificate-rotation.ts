@@ -5,5 +5,7 @@
 export function expiringMachines(expiry: Record<string, string>, days: number | undefined, nowMs: number): string[] {
   if (!days) return [];
   const limit = nowMs + days * 86_400_000;
-  return Object.entries(expiry).filter(([, at]) => Date.parse(at) < limit).map(([name]) => name);
+  return Object.entries(expiry)
+    .filter(([, at]) => Date.parse(at) < limit)
+    .map(([name]) => name);
 }

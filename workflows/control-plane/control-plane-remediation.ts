@@ -6,7 +6,9 @@ import type { HealthVerdict } from '../shared/machine-health';
 
 /** Cluster API's defaults for what remediationStrategy leaves out. */
 const defaults = { retryPeriodSeconds: 0, minHealthyPeriodSeconds: 3600 };
-export const remediationStrategy = (spec: { remediation?: RemediationStrategy }): Required<Omit<RemediationStrategy, 'maxRetry'>> & RemediationStrategy => ({ ...defaults, ...spec.remediation });
+export const remediationStrategy = (spec: {
+  remediation?: RemediationStrategy;
+}): Required<Omit<RemediationStrategy, 'maxRetry'>> & RemediationStrategy => ({ ...defaults, ...spec.remediation });
 
 /** The control plane's last remediation, kept in its state: the row of retries it may start. */
 export interface LastRemediation {
@@ -18,9 +20,7 @@ export interface LastRemediation {
 }
 
 export type RemediationDecision =
-  | { remediate: UnhealthyMachine; retries: number }
-  | { blocked: string }
-  | { waitUntilMs: number; why: string };
+  { remediate: UnhealthyMachine; retries: number } | { blocked: string } | { waitUntilMs: number; why: string };
 
 const quorum = (members: number) => Math.floor(members / 2) + 1;
 
@@ -30,25 +30,48 @@ const quorum = (members: number) => Math.floor(members / 2) + 1;
  * members left would lack a healthy quorum, and within remediationStrategy. Undefined: nothing to do now.
  */
 export function controlPlaneRemediation(
-  verdict: HealthVerdict, machines: MachineRecord[], strategy: ReturnType<typeof remediationStrategy>, last: LastRemediation | undefined, nowMs: number,
+  verdict: HealthVerdict,
+  machines: MachineRecord[],
+  strategy: ReturnType<typeof remediationStrategy>,
+  last: LastRemediation | undefined,
+  nowMs: number,
 ): RemediationDecision | undefined {
   if (!verdict.allowed || !verdict.remediable.length) return undefined;
   const live = machines.filter((m) => !m.deleting);
-  if (machines.some((m) => m.deleting) || live.some((m) => m.phase !== MachinePhase.Running && m.phase !== MachinePhase.Failed)) return undefined;
+  if (
+    machines.some((m) => m.deleting) ||
+    live.some((m) => m.phase !== MachinePhase.Running && m.phase !== MachinePhase.Failed)
+  )
+    return undefined;
   const victim = verdict.remediable[0]!;
-  if (live.length <= 1) return { blocked: `${victim.machine} is unhealthy (${victim.message}) but is the only control-plane machine: removing it would leave etcd with no member; scale the control plane up, or repair the machine` };
+  if (live.length <= 1)
+    return {
+      blocked: `${victim.machine} is unhealthy (${victim.message}) but is the only control-plane machine: removing it would leave etcd with no member; scale the control plane up, or repair the machine`,
+    };
   const healthyOthers = live.filter((m) => m.name !== victim.machine && isRunning(m)).length;
   if (healthyOthers < quorum(live.length - 1)) {
-    return { blocked: `${victim.machine} is unhealthy (${victim.message}) but removing it would leave ${healthyOthers} healthy of ${live.length - 1} etcd members, below quorum; repair the other machines first` };
+    return {
+      blocked: `${victim.machine} is unhealthy (${victim.message}) but removing it would leave ${healthyOthers} healthy of ${live.length - 1} etcd members, below quorum; repair the other machines first`,
+    };
   }
   const record = live.find((m) => m.name === victim.machine);
-  const inRow = !!last && last.replacement === victim.machine && !!record && Date.parse(record.createdAt) + strategy.minHealthyPeriodSeconds * 1000 > nowMs;
+  const inRow =
+    !!last &&
+    last.replacement === victim.machine &&
+    !!record &&
+    Date.parse(record.createdAt) + strategy.minHealthyPeriodSeconds * 1000 > nowMs;
   if (!inRow) return { remediate: victim, retries: 0 };
   const retries = last.retries + 1;
   if (strategy.maxRetry !== undefined && retries > strategy.maxRetry) {
-    return { blocked: `${victim.machine} replaces ${last.machine}, remediated ${last.retries + 1} times in a row; maxRetry ${strategy.maxRetry} reached, so it stays for an operator to look at` };
+    return {
+      blocked: `${victim.machine} replaces ${last.machine}, remediated ${last.retries + 1} times in a row; maxRetry ${strategy.maxRetry} reached, so it stays for an operator to look at`,
+    };
   }
   const earliest = Date.parse(last.at) + strategy.retryPeriodSeconds * 1000;
-  if (nowMs < earliest) return { waitUntilMs: earliest, why: `remediating ${victim.machine} again after retryPeriod ${strategy.retryPeriodSeconds}s` };
+  if (nowMs < earliest)
+    return {
+      waitUntilMs: earliest,
+      why: `remediating ${victim.machine} again after retryPeriod ${strategy.retryPeriodSeconds}s`,
+    };
   return { remediate: victim, retries };
 }

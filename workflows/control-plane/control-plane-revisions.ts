@@ -4,7 +4,9 @@ import { revisionHash, specHash } from '../shared/spec-hash';
 import { expiringMachines } from './certificate-rotation';
 
 /** One revision of the control plane's machine template, for rollout history and undo. */
-export type ControlPlaneRevision = Revision<Pick<ControlPlaneModel, 'version' | 'kubeadmConfigSpec' | 'infrastructure'>>;
+export type ControlPlaneRevision = Revision<
+  Pick<ControlPlaneModel, 'version' | 'kubeadmConfigSpec' | 'infrastructure'>
+>;
 
 /** How many earlier revisions the control plane keeps besides the current one. */
 export const controlPlaneRevisionHistoryLimit = 10;
@@ -17,13 +19,19 @@ export function templateOf(spec: ControlPlaneModel): ControlPlaneRevision['templ
 export const templateHash = (spec: ControlPlaneModel) => specHash(templateOf(spec));
 
 /** The hash machines are compared by: the template's, and the current revision's restart time when there was one. */
-export const controlPlaneMachineHash = (spec: ControlPlaneModel, restartedAt: string | undefined) => revisionHash(templateOf(spec), restartedAt);
+export const controlPlaneMachineHash = (spec: ControlPlaneModel, restartedAt: string | undefined) =>
+  revisionHash(templateOf(spec), restartedAt);
 
 /**
  * The machines a control-plane rollout replaces: another template than `hash`, or an apiserver
  * certificate expiring within certificatesExpiryDays (Cluster API's rolloutBefore).
  */
-export function outdatedControlPlaneMachine(hash: string, certificateExpiry: Record<string, string>, certificatesExpiryDays: number | undefined, nowMs: number): (m: MachineRecord) => boolean {
+export function outdatedControlPlaneMachine(
+  hash: string,
+  certificateExpiry: Record<string, string>,
+  certificatesExpiryDays: number | undefined,
+  nowMs: number,
+): (m: MachineRecord) => boolean {
   const expiring = expiringMachines(certificateExpiry, certificatesExpiryDays, nowMs);
   return (m) => m.templateHash !== hash || expiring.includes(m.name);
 }

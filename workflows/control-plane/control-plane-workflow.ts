@@ -8,7 +8,12 @@ import { controlPlaneMachineLabels } from '../../src/contract/machine-labels';
 import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
 import { isRunning } from '../shared/machine-pool';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
-import { evaluateHealth, healthCheckStatus, remediationAllowedCondition, withRemediations } from '../shared/machine-health';
+import {
+  evaluateHealth,
+  healthCheckStatus,
+  remediationAllowedCondition,
+  withRemediations,
+} from '../shared/machine-health';
 import { controlPlaneRemediation, remediationStrategy, type LastRemediation } from './control-plane-remediation';
 import type { UnhealthyMachine } from '../../src/contract/health-check';
 import { controlPlaneSpecSignal } from '../../src/contract/cluster-messages';
@@ -17,7 +22,12 @@ import { recordUnknownSignals, unknownSignalsField } from '../shared/unknown-sig
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { revisionHash } from '../shared/spec-hash';
 import {
-  controlPlaneMachineHash, controlPlaneRevisionHistoryLimit, outdatedControlPlaneMachine, templateHash, templateOf, type ControlPlaneRevision,
+  controlPlaneMachineHash,
+  controlPlaneRevisionHistoryLimit,
+  outdatedControlPlaneMachine,
+  templateHash,
+  templateOf,
+  type ControlPlaneRevision,
 } from './control-plane-revisions';
 import { controlPlaneReplicasProblems, controlPlaneSubject } from '../../src/spec-rules/owner-rules';
 import { versionChangeProblems } from '../../src/spec-rules/kubernetes-version';
@@ -64,26 +74,55 @@ export interface PreflightRecord {
 }
 
 /** The hash machines are compared by: the template's, and the last restart's time when there was one. */
-export const machineHash = (state: ControlPlaneState) => controlPlaneMachineHash(state.spec, state.revisions?.at(-1)?.restartedAt);
+export const machineHash = (state: ControlPlaneState) =>
+  controlPlaneMachineHash(state.spec, state.revisions?.at(-1)?.restartedAt);
 
 export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState): OwnerStatus {
   const ready = state.machines.filter(isRunning).length;
   const hash = machineHash(state);
   const updated = state.machines.filter((m) => isRunning(m) && m.templateHash === hash).length;
   const available = state.initialized && ready > 0;
-  const checked = state.spec.healthCheck && healthCheckStatus(state.spec.healthCheck, state.machines, state.remediations, Date.now());
-  const health = checked && state.remediationBlocked ? { ...checked, remediationAllowed: false, message: state.remediationBlocked } : checked;
+  const checked =
+    state.spec.healthCheck && healthCheckStatus(state.spec.healthCheck, state.machines, state.remediations, Date.now());
+  const health =
+    checked && state.remediationBlocked
+      ? { ...checked, remediationAllowed: false, message: state.remediationBlocked }
+      : checked;
   return {
-    kind: 'KubeadmControlPlane', namespace: facts.namespace, name: state.spec.name, cluster: facts.name, version: state.spec.version, replicas: state.spec.replicas,
-    readyReplicas: ready, availableReplicas: ready, updatedReplicas: updated, paused: !!state.paused,
+    kind: 'KubeadmControlPlane',
+    namespace: facts.namespace,
+    name: state.spec.name,
+    cluster: facts.name,
+    version: state.spec.version,
+    replicas: state.spec.replicas,
+    readyReplicas: ready,
+    availableReplicas: ready,
+    updatedReplicas: updated,
+    paused: !!state.paused,
     rolloutComplete: updated === state.spec.replicas && state.machines.length === state.spec.replicas,
-    observedGeneration: state.observedGeneration ?? 1, revision: state.revisions?.at(-1)?.revision ?? 1, templateHash: templateHash(state.spec), initialized: state.initialized, deleted: !!state.deleting && state.machines.length === 0, step: state.step, stepReason: state.stepReason ?? 'Starting',
+    observedGeneration: state.observedGeneration ?? 1,
+    revision: state.revisions?.at(-1)?.revision ?? 1,
+    templateHash: templateHash(state.spec),
+    initialized: state.initialized,
+    deleted: !!state.deleting && state.machines.length === 0,
+    step: state.step,
+    stepReason: state.stepReason ?? 'Starting',
     ready: ready === state.spec.replicas && state.machines.length === state.spec.replicas,
     available,
     failedMachines: state.machines.filter((m) => m.phase === MachinePhase.Failed).length,
     conditions: [
-      { type: 'Available', status: available ? 'True' : 'False', ...(available ? {} : { reason: 'WaitingForMachines', message: state.step }) },
-      { type: 'MachinesReady', status: ready === state.spec.replicas ? 'True' : 'False', ...(ready === state.spec.replicas ? {} : { reason: 'Scaling', message: `${ready}/${state.spec.replicas} machines running` }) },
+      {
+        type: 'Available',
+        status: available ? 'True' : 'False',
+        ...(available ? {} : { reason: 'WaitingForMachines', message: state.step }),
+      },
+      {
+        type: 'MachinesReady',
+        status: ready === state.spec.replicas ? 'True' : 'False',
+        ...(ready === state.spec.replicas
+          ? {}
+          : { reason: 'Scaling', message: `${ready}/${state.spec.replicas} machines running` }),
+      },
       ...(health ? [remediationAllowedCondition(health)] : []),
     ],
     ...(health ? { healthCheck: health } : {}),
@@ -100,10 +139,22 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
  * Which machine leaves first, as Cluster API picks: outdated with the delete-machine annotation, any with
  * it, outdated with unhealthy components (from the last preflight), outdated, then all; the oldest among them.
  */
-export function scaleDownVictim(machines: MachineRecord[], outdated: (m: MachineRecord) => boolean, unhealthy: string[] = []): MachineRecord {
-  const live = machines.filter((m) => !m.deleting).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
+export function scaleDownVictim(
+  machines: MachineRecord[],
+  outdated: (m: MachineRecord) => boolean,
+  unhealthy: string[] = [],
+): MachineRecord {
+  const live = machines
+    .filter((m) => !m.deleting)
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
   const marked = (m: MachineRecord) => m.marked;
-  return live.find((m) => outdated(m) && marked(m)) ?? live.find(marked) ?? live.find((m) => outdated(m) && unhealthy.includes(m.name)) ?? live.find(outdated) ?? live[0]!;
+  return (
+    live.find((m) => outdated(m) && marked(m)) ??
+    live.find(marked) ??
+    live.find((m) => outdated(m) && unhealthy.includes(m.name)) ??
+    live.find(outdated) ??
+    live[0]!
+  );
 }
 
 /** The problems that hold a step back: all of them, except those of the machine about to leave (as Cluster API excludes it). */
@@ -119,20 +170,42 @@ export function blockingProblems(problems: PreflightProblem[], leaving?: string)
 export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<OwnerStatus> {
   const facts = input.cluster;
   const state: ControlPlaneState = input.state ?? {
-    spec: input.spec, machines: [], initialized: input.rebuild?.previous?.initialized ?? false, step: 'starting', observedGeneration: input.generation ?? 1, clusterPaused: input.clusterPaused,
+    spec: input.spec,
+    machines: [],
+    initialized: input.rebuild?.previous?.initialized ?? false,
+    step: 'starting',
+    observedGeneration: input.generation ?? 1,
+    clusterPaused: input.clusterPaused,
     ...(input.rebuild ? rebuiltOwnerState(input.rebuild, new Date().toISOString()) : {}),
   };
   // Every activity here takes seconds; a short timeout lets a worker that died mid-step be replaced quickly.
-  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '45s', retry: { initialInterval: '2s', maximumInterval: '30s' } });
-  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(facts.provider), startToCloseTimeout: '45s', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const core = proxyActivities<typeof coreActivities>({
+    startToCloseTimeout: '45s',
+    retry: { initialInterval: '2s', maximumInterval: '30s' },
+  });
+  const provider = proxyActivities<ProviderActivities>({
+    taskQueue: providerTaskQueue(facts.provider),
+    startToCloseTimeout: '45s',
+    heartbeatTimeout: '20s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
   const self = workflowInfo().workflowId;
 
   const record = (cause: string, restartedAt: string | undefined) => {
     const template = templateOf(state.spec);
     const hash = revisionHash(template, restartedAt);
-    state.revisions = recordRevision<ControlPlaneRevision, ControlPlaneRevision['template']>(state.revisions ?? [], {
-      hash, version: state.spec.version, cause, at: new Date().toISOString(), template, restartedAt,
-    }, controlPlaneRevisionHistoryLimit);
+    state.revisions = recordRevision<ControlPlaneRevision, ControlPlaneRevision['template']>(
+      state.revisions ?? [],
+      {
+        hash,
+        version: state.spec.version,
+        cause,
+        at: new Date().toISOString(),
+        template,
+        restartedAt,
+      },
+      controlPlaneRevisionHistoryLimit,
+    );
   };
   if (!state.revisions) {
     record(input.rebuild ? `rebuilt (${input.rebuild.cause})` : 'created', undefined);
@@ -140,17 +213,42 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     state.revisions![0]!.revision = input.rebuild?.previous?.revision ?? 1;
   }
   /** A new template from the cluster (apply), an undo or a restart: a new revision, rolled out machine by machine. */
-  const changeTemplate = (template: ControlPlaneRevision['template'], cause: string, restartedAt: string | undefined) => {
+  const changeTemplate = (
+    template: ControlPlaneRevision['template'],
+    cause: string,
+    restartedAt: string | undefined,
+  ) => {
     state.spec = { ...state.spec, ...template };
     record(cause, restartedAt);
   };
   const subject = controlPlaneSubject(facts.namespace, state.spec.name);
-  const { refresh, observe, setStep, deleteAllAndFinish, checkpoint, whileClusterPaused, startMachines, deleteMachines, newNames, changes, adopt } = ownerRuntime({
-    kind: 'KubeadmControlPlane', facts, owner: input.owner, state, status: () => controlPlaneStatus(facts, state),
-    validateReplicas: (replicas) => refuseProblems(controlPlaneReplicasProblems(subject, replicas, state.spec.maxSurge)),
+  const {
+    refresh,
+    observe,
+    setStep,
+    deleteAllAndFinish,
+    checkpoint,
+    whileClusterPaused,
+    startMachines,
+    deleteMachines,
+    newNames,
+    changes,
+    adopt,
+  } = ownerRuntime({
+    kind: 'KubeadmControlPlane',
+    facts,
+    owner: input.owner,
+    state,
+    status: () => controlPlaneStatus(facts, state),
+    validateReplicas: (replicas) =>
+      refuseProblems(controlPlaneReplicasProblems(subject, replicas, state.spec.maxSurge)),
     revisions: () => state.revisions ?? [],
-    reapply: (target, cause, restartedAt) => changeTemplate((target as ControlPlaneRevision).template, cause, restartedAt),
-    validateUndo: (target) => refuseProblems(versionChangeProblems(subject, 'spec.version', state.spec.version, target.template.version, { undo: true })),
+    reapply: (target, cause, restartedAt) =>
+      changeTemplate((target as ControlPlaneRevision).template, cause, restartedAt),
+    validateUndo: (target) =>
+      refuseProblems(
+        versionChangeProblems(subject, 'spec.version', state.spec.version, target.template.version, { undo: true }),
+      ),
     continueAsNew: () => continueAsNewOnTargetBuild<typeof controlPlaneWorkflow>({ ...input, state }),
   });
   setHandler(controlPlaneSpecSignal, ({ spec, cause, generation }) => {
@@ -160,31 +258,57 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     record(cause, state.revisions?.at(-1)?.restartedAt);
     refresh();
   });
-  recordUnknownSignals(state.unknownSignals ??= [], refresh);
+  recordUnknownSignals((state.unknownSignals ??= []), refresh);
 
   const machineSpec = (name: string, init: boolean): MachineSpec => ({
-    namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'control-plane', version: state.spec.version,
+    namespace: facts.namespace,
+    name,
+    cluster: facts.name,
+    provider: facts.provider,
+    role: 'control-plane',
+    version: state.spec.version,
     bootstrap: {
-      role: init ? 'init' : 'join-control-plane', config: state.spec.kubeadmConfigSpec, controlPlaneEndpoint: facts.endpoint,
-      serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, serviceDomain: facts.serviceDomain,
+      role: init ? 'init' : 'join-control-plane',
+      config: state.spec.kubeadmConfigSpec,
+      controlPlaneEndpoint: facts.endpoint,
+      serviceSubnet: facts.serviceSubnet,
+      podSubnet: facts.podSubnet,
+      serviceDomain: facts.serviceDomain,
     },
     infrastructure: { kind: state.spec.infrastructure.kind, spec: state.spec.infrastructure.spec },
     labels: controlPlaneMachineLabels(facts.name, state.spec.name),
     annotations: { [controlPlaneCleanupHook]: '' },
-    nodeDrainTimeoutSeconds: state.spec.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: state.spec.nodeVolumeDetachTimeoutSeconds,
-    nodeDeletionTimeoutSeconds: state.spec.nodeDeletionTimeoutSeconds, owner: self,
+    nodeDrainTimeoutSeconds: state.spec.nodeDrainTimeoutSeconds,
+    nodeVolumeDetachTimeoutSeconds: state.spec.nodeVolumeDetachTimeoutSeconds,
+    nodeDeletionTimeoutSeconds: state.spec.nodeDeletionTimeoutSeconds,
+    owner: self,
   });
 
   async function scaleUp(): Promise<void> {
     const init = !state.initialized && state.machines.length === 0;
     const [name] = newNames(state.spec.name, 1) as [string];
-    setStep('CreatingMachines', `creating control-plane machine ${name} (${init ? 'kubeadm init' : 'kubeadm join --control-plane'})`);
+    setStep(
+      'CreatingMachines',
+      `creating control-plane machine ${name} (${init ? 'kubeadm init' : 'kubeadm join --control-plane'})`,
+    );
     if (state.lastRemediation && !state.lastRemediation.replacement) state.lastRemediation.replacement = name;
-    await startMachines([{ spec: machineSpec(name, init), templateHash: machineHash(state), summary: `Control-plane machine ${name} of cluster ${facts.name}` }]);
+    await startMachines([
+      {
+        spec: machineSpec(name, init),
+        templateHash: machineHash(state),
+        summary: `Control-plane machine ${name} of cluster ${facts.name}`,
+      },
+    ]);
     const machine = () => state.machines.find((m) => m.name === name);
-    await condition(() => !machine() || isRunning(machine()!) || machine()!.phase === MachinePhase.Failed || !!state.deleting);
+    await condition(
+      () => !machine() || isRunning(machine()!) || machine()!.phase === MachinePhase.Failed || !!state.deleting,
+    );
     const created = machine();
-    if (created?.phase === MachinePhase.Failed) setStep('MachineFailed', `control-plane machine ${name} failed: ${created.blocker ?? 'see the machine'}; waiting for it to be deleted`);
+    if (created?.phase === MachinePhase.Failed)
+      setStep(
+        'MachineFailed',
+        `control-plane machine ${name} failed: ${created.blocker ?? 'see the machine'}; waiting for it to be deleted`,
+      );
     if (created && isRunning(created)) state.initialized = true;
   }
 
@@ -205,7 +329,13 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     await sleep('3s');
     if (address) {
       setStep('RemovingEtcdMember', `removing etcd member ${victim.name} (leadership moves first if it leads)`);
-      await core.removeEtcdMember({ namespace: facts.namespace, cluster: facts.name, addresses, memberName: victim.name, memberAddress: address });
+      await core.removeEtcdMember({
+        namespace: facts.namespace,
+        cluster: facts.name,
+        addresses,
+        memberName: victim.name,
+        memberAddress: address,
+      });
     }
     (state.cleaned ??= []).push(victim.name);
     setStep('DeletingMachines', `deleting control-plane machine ${victim.name}`);
@@ -226,12 +356,22 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const machines = state.machines.filter((m) => !m.deleting && m.address);
     if (!state.initialized || machines.length === 0) return { victim: pick([]) };
     const result = await core.controlPlanePreflight({
-      namespace: facts.namespace, cluster: facts.name, machines: machines.map((m) => ({ name: m.name, address: m.address!, version: m.version })),
+      namespace: facts.namespace,
+      cluster: facts.name,
+      machines: machines.map((m) => ({ name: m.name, address: m.address!, version: m.version })),
     });
     const victim = pick([...new Set(result.problems.flatMap((p) => (p.machine ? [p.machine] : [])))]);
     const blocking = blockingProblems(result.problems, victim?.name);
     if (!blocking.length) {
-      state.preflights = [...(state.preflights ?? []), { at: new Date().toISOString(), members: result.members, machines: result.machines, apiserverVersions: result.apiserverVersions }].slice(-5);
+      state.preflights = [
+        ...(state.preflights ?? []),
+        {
+          at: new Date().toISOString(),
+          members: result.members,
+          machines: result.machines,
+          apiserverVersions: result.apiserverVersions,
+        },
+      ].slice(-5);
       return { victim };
     }
     setStep('PreflightFailed', `preflight failed, retrying in 10s: ${blocking.map((p) => p.message).join('; ')}`);
@@ -240,14 +380,27 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   }
 
   /** Outdated: another template, or a certificate expiring within certificatesExpiryDays. */
-  const isOutdated = (m: MachineRecord) => outdatedControlPlaneMachine(machineHash(state), state.certificateExpiry ?? {}, state.spec.certificatesExpiryDays, Date.now())(m);
+  const isOutdated = (m: MachineRecord) =>
+    outdatedControlPlaneMachine(
+      machineHash(state),
+      state.certificateExpiry ?? {},
+      state.spec.certificatesExpiryDays,
+      Date.now(),
+    )(m);
   const certificateCheckEveryMs = 3_600_000;
   async function checkCertificates(): Promise<void> {
     const running = state.machines.filter((m) => isRunning(m) && m.address);
     const checkedAt = state.certificatesCheckedAt ? Date.parse(state.certificatesCheckedAt) : 0;
     const unknown = running.some((m) => !state.certificateExpiry?.[m.name]);
-    if (!state.spec.certificatesExpiryDays || !running.length || (!unknown && Date.now() - checkedAt < certificateCheckEveryMs)) return;
-    state.certificateExpiry = await core.controlPlaneCertificateExpiry({ machines: running.map((m) => ({ name: m.name, address: m.address! })) });
+    if (
+      !state.spec.certificatesExpiryDays ||
+      !running.length ||
+      (!unknown && Date.now() - checkedAt < certificateCheckEveryMs)
+    )
+      return;
+    state.certificateExpiry = await core.controlPlaneCertificateExpiry({
+      machines: running.map((m) => ({ name: m.name, address: m.address! })),
+    });
     state.certificatesCheckedAt = new Date().toISOString();
     refresh();
   }
@@ -257,12 +410,21 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const now = Date.now();
     state.lastRemediation = { machine: unhealthy.machine, at: new Date(now).toISOString(), retries };
     state.remediations = withRemediations(state.remediations, [unhealthy], now);
-    setStep('Remediating', `MachineHealthCheck ${state.spec.healthCheck!.name}: remediating ${unhealthy.machine} (${unhealthy.message}, since ${unhealthy.since})${retries ? `, retry ${retries}` : ''}`);
+    setStep(
+      'Remediating',
+      `MachineHealthCheck ${state.spec.healthCheck!.name}: remediating ${unhealthy.machine} (${unhealthy.message}, since ${unhealthy.since})${retries ? `, retry ${retries}` : ''}`,
+    );
     await cleanUp(state.machines.find((m) => m.name === unhealthy.machine)!);
   }
   /** When a pending health timeout or retryPeriod runs out: the loop looks again then. */
-  const remediationWakeMs = (healthAt: number | undefined, decision: ReturnType<typeof controlPlaneRemediation> | undefined, now: number) => {
-    const times = [healthAt, decision && 'waitUntilMs' in decision ? decision.waitUntilMs : undefined].filter((t): t is number => t !== undefined);
+  const remediationWakeMs = (
+    healthAt: number | undefined,
+    decision: ReturnType<typeof controlPlaneRemediation> | undefined,
+    now: number,
+  ) => {
+    const times = [healthAt, decision && 'waitUntilMs' in decision ? decision.waitUntilMs : undefined].filter(
+      (t): t is number => t !== undefined,
+    );
     return times.length ? Math.max(1000, Math.min(...times) - now + 50) : undefined;
   };
 
@@ -290,7 +452,9 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const now = Date.now();
     const check = state.spec.healthCheck;
     const verdict = check && evaluateHealth(check, state.machines, now);
-    const remediation = verdict && controlPlaneRemediation(verdict, state.machines, remediationStrategy(state.spec), state.lastRemediation, now);
+    const remediation =
+      verdict &&
+      controlPlaneRemediation(verdict, state.machines, remediationStrategy(state.spec), state.lastRemediation, now);
     state.remediationBlocked = remediation && 'blocked' in remediation ? remediation.blocked : undefined;
     if (remediation && 'remediate' in remediation) {
       await remediate(remediation.remediate, remediation.retries);
@@ -301,10 +465,18 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const outdated = state.paused ? [] : live.filter(isOutdated);
     const needsStep = live.length !== state.spec.replicas || outdated.length > 0;
     // A rollout: with maxSurge 1 a new machine joins before an outdated one leaves; with 0, the other way round.
-    const up = live.length < state.spec.replicas || (live.length === state.spec.replicas && outdated.length > 0 && state.spec.maxSurge === 1);
+    const up =
+      live.length < state.spec.replicas ||
+      (live.length === state.spec.replicas && outdated.length > 0 && state.spec.maxSurge === 1);
     const settled = (m: MachineRecord) => m.phase === MachinePhase.Running || m.phase === MachinePhase.Failed;
     if (!live.every(settled)) {
-      await condition(() => !!state.deleting || state.machines.filter((m) => !m.deleting).every(settled) || !!deletedElsewhere() || ownerContinueAsNewDue());
+      await condition(
+        () =>
+          !!state.deleting ||
+          state.machines.filter((m) => !m.deleting).every(settled) ||
+          !!deletedElsewhere() ||
+          ownerContinueAsNewDue(),
+      );
     } else if (needsStep) {
       const checked = await preflight(!up);
       if (checked?.victim) await scaleDown(checked.victim);
@@ -312,15 +484,27 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     } else {
       const waiting = live.filter((m) => m.templateHash !== machineHash(state)).length;
       if (state.remediationBlocked) setStep('RemediationBlocked', state.remediationBlocked);
-      else setStep(waiting ? 'Paused' : 'Stable', `${live.length} control-plane machines running${waiting ? ` (paused: ${waiting} on an older revision wait for resume)` : ''}`);
+      else
+        setStep(
+          waiting ? 'Paused' : 'Stable',
+          `${live.length} control-plane machines running${waiting ? ` (paused: ${waiting} on an older revision wait for resume)` : ''}`,
+        );
       const hash = machineHash(state);
       const paused = state.paused;
       const spec = state.spec;
       const seen = changes();
       // A machine's report (its Node's health among it) may make a remediation due.
-      const moved = () => !!state.deleting || state.spec !== spec || changes() !== seen || machineHash(state) !== hash || state.paused !== paused || ownerContinueAsNewDue();
+      const moved = () =>
+        !!state.deleting ||
+        state.spec !== spec ||
+        changes() !== seen ||
+        machineHash(state) !== hash ||
+        state.paused !== paused ||
+        ownerContinueAsNewDue();
       const wakes = [
-        msUntilRolloutAfter(state.spec.rolloutAfter, now), state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined, remediationWakeMs(verdict?.nextAtMs, remediation, now),
+        msUntilRolloutAfter(state.spec.rolloutAfter, now),
+        state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined,
+        remediationWakeMs(verdict?.nextAtMs, remediation, now),
       ].filter((t): t is number => t !== undefined);
       await (wakes.length ? condition(moved, Math.min(...wakes)) : condition(moved));
     }

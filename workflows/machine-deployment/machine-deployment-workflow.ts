@@ -54,7 +54,13 @@ export interface MachineDeploymentState extends OwnerState {
 export async function machineDeploymentWorkflow(input: MachineDeploymentInput): Promise<OwnerStatus> {
   const facts = input.cluster;
   const state: MachineDeploymentState = input.state ?? {
-    spec: input.spec, machineSets: [], machines: [], paused: input.spec.paused, step: 'starting', observedGeneration: input.generation ?? 1, clusterPaused: input.clusterPaused,
+    spec: input.spec,
+    machineSets: [],
+    machines: [],
+    paused: input.spec.paused,
+    step: 'starting',
+    observedGeneration: input.generation ?? 1,
+    clusterPaused: input.clusterPaused,
     ...(input.rebuild ? rebuiltOwnerState(input.rebuild, new Date().toISOString()) : {}),
   };
   const self = workflowInfo().workflowId;
@@ -65,11 +71,24 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   const recordTemplate = (cause: string, restartedAt: string | undefined) => {
     const hash = machineSetHash(state.spec.template, restartedAt);
     const holdsMachines = (set: MachineSet) => state.machines.some((m) => m.templateHash === set.hash);
-    state.machineSets = recordRevision<MachineSet, MachineSet['template']>(state.machineSets, {
-      name: machineSetName(md, hash), hash, version: state.spec.template.version, cause, at: new Date().toISOString(), template: state.spec.template, restartedAt,
-    }, state.spec.revisionHistoryLimit, holdsMachines);
+    state.machineSets = recordRevision<MachineSet, MachineSet['template']>(
+      state.machineSets,
+      {
+        name: machineSetName(md, hash),
+        hash,
+        version: state.spec.template.version,
+        cause,
+        at: new Date().toISOString(),
+        template: state.spec.template,
+        restartedAt,
+      },
+      state.spec.revisionHistoryLimit,
+      holdsMachines,
+    );
     // Labels, annotations and timeouts change in place: new machines of the current set get them.
-    state.machineSets = state.machineSets.map((set) => (set.hash === hash ? { ...set, template: state.spec.template } : set));
+    state.machineSets = state.machineSets.map((set) =>
+      set.hash === hash ? { ...set, template: state.spec.template } : set,
+    );
   };
   if (!state.machineSets.length) {
     recordTemplate(input.rebuild ? `rebuilt (${input.rebuild.cause})` : 'created', undefined);
@@ -77,9 +96,28 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     state.machineSets[0]!.revision = input.rebuild?.previous?.revision ?? 1;
   }
 
-  const { refresh, observe, setStep, deleteAllAndFinish, changes, changed, checkpoint, whileClusterPaused, startMachines, startBudget, deleteMachines, newNames, adopt } = ownerRuntime({
-    kind: 'MachineDeployment', facts, owner: input.owner, state, status: () => machineDeploymentStatus(facts, state, Date.now()),
-    validateReplicas: (replicas) => refuseProblems(machineDeploymentReplicasProblems(machineDeploymentSubject(facts.namespace, md), replicas)),
+  const {
+    refresh,
+    observe,
+    setStep,
+    deleteAllAndFinish,
+    changes,
+    changed,
+    checkpoint,
+    whileClusterPaused,
+    startMachines,
+    startBudget,
+    deleteMachines,
+    newNames,
+    adopt,
+  } = ownerRuntime({
+    kind: 'MachineDeployment',
+    facts,
+    owner: input.owner,
+    state,
+    status: () => machineDeploymentStatus(facts, state, Date.now()),
+    validateReplicas: (replicas) =>
+      refuseProblems(machineDeploymentReplicasProblems(machineDeploymentSubject(facts.namespace, md), replicas)),
     revisions: () => state.machineSets,
     reapply: (target, cause, restartedAt) => {
       state.spec = { ...state.spec, template: (target as MachineSet).template };
@@ -97,18 +135,27 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     if (current().hash === before.hash) propagateInPlace(before.template, current().template);
     changed();
   });
-  recordUnknownSignals(state.unknownSignals ??= [], refresh);
+  recordUnknownSignals((state.unknownSignals ??= []), refresh);
 
   /** Labels, annotations and timeouts reach the current set's machines in place, as Cluster API propagates them. */
   function propagateInPlace(before: MachineSet['template'], after: MachineSet['template']): void {
-    const fields = (t: MachineSet['template']) => [t.labels, t.annotations, t.nodeDrainTimeoutSeconds, t.nodeVolumeDetachTimeoutSeconds, t.nodeDeletionTimeoutSeconds];
+    const fields = (t: MachineSet['template']) => [
+      t.labels,
+      t.annotations,
+      t.nodeDrainTimeoutSeconds,
+      t.nodeVolumeDetachTimeoutSeconds,
+      t.nodeDeletionTimeoutSeconds,
+    ];
     if (JSON.stringify(fields(before)) === JSON.stringify(fields(after))) return;
     // Changes not yet passed on fold into one: the machines still carry the first one's previous keys.
     state.inPlace = {
       previous: state.inPlace?.previous ?? { labels: before.labels, annotations: before.annotations },
       next: {
-        labels: after.labels, annotations: after.annotations, nodeDrainTimeoutSeconds: after.nodeDrainTimeoutSeconds,
-        nodeVolumeDetachTimeoutSeconds: after.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: after.nodeDeletionTimeoutSeconds,
+        labels: after.labels,
+        annotations: after.annotations,
+        nodeDrainTimeoutSeconds: after.nodeDrainTimeoutSeconds,
+        nodeVolumeDetachTimeoutSeconds: after.nodeVolumeDetachTimeoutSeconds,
+        nodeDeletionTimeoutSeconds: after.nodeDeletionTimeoutSeconds,
       },
     };
   }
@@ -118,15 +165,25 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     const targets = state.machines.filter((m) => !m.deleting && m.templateHash === current().hash).map((m) => m.name);
     setStep('ChangingInPlace', `changing labels, annotations and timeouts of ${targets.length} machines in place`);
     await inBatches(targets, (name) =>
-      getExternalWorkflowHandle(machineWorkflowId(facts.namespace, name)).signal(machineTemplateChangedSignal, change).catch(() => undefined));
+      getExternalWorkflowHandle(machineWorkflowId(facts.namespace, name))
+        .signal(machineTemplateChangedSignal, change)
+        .catch(() => undefined),
+    );
     if (state.inPlace === change) state.inPlace = undefined;
   }
 
-  const machineSpec = (name: string, set: MachineSet): MachineSpec => workerMachineSpec(facts, name, set.template, {
-    labels: { ...machineDeploymentMachineLabels(facts.name, md, set.template.labels), 'cluster.x-k8s.io/set-name': set.name },
-    annotations: { ...set.template.annotations, 'machinedeployment.clusters.x-k8s.io/revision': String(set.revision) },
-    owner: self,
-  });
+  const machineSpec = (name: string, set: MachineSet): MachineSpec =>
+    workerMachineSpec(facts, name, set.template, {
+      labels: {
+        ...machineDeploymentMachineLabels(facts.name, md, set.template.labels),
+        'cluster.x-k8s.io/set-name': set.name,
+      },
+      annotations: {
+        ...set.template.annotations,
+        'machinedeployment.clusters.x-k8s.io/revision': String(set.revision),
+      },
+      owner: self,
+    });
 
   refresh();
   await adopt(() => current().version);
@@ -143,13 +200,16 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     }
     const now = Date.now();
     const verdict = state.spec.healthCheck && evaluateHealth(state.spec.healthCheck, state.machines, now);
-    if (verdict && await remediate(verdict, now)) continue;
+    if (verdict && (await remediate(verdict, now))) continue;
     const set = current();
     const live = state.machines.filter((m) => !m.deleting).length;
     if (!state.paused) state.pausedSurplus = undefined;
     else state.pausedSurplus ??= Math.max(0, live - state.spec.replicas);
     const plan = planRollout({
-      replicas: state.spec.replicas, strategy: state.spec.strategy, paused: state.paused ? { surplus: state.pausedSurplus! } : undefined, currentSet: set.hash,
+      replicas: state.spec.replicas,
+      strategy: state.spec.strategy,
+      paused: state.paused ? { surplus: state.pausedSurplus! } : undefined,
+      currentSet: set.hash,
       setsNewestFirst: [...state.machineSets].reverse().map((s) => s.hash),
       machines: planMachines(state.machines, state.spec.minReadySeconds, now),
     });
@@ -159,19 +219,33 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     if (plan.remove.length || count > 0) {
       const names = target ? newNames(target.name, count) : [];
       // The step first: starting a few hundred machines takes a while, and the UI should say so meanwhile.
-      setStep(names.length ? 'CreatingMachines' : 'DeletingMachines', [
-        target && names.length ? `creating ${someNames(names)} (revision ${target.revision})` : '',
-        plan.remove.length ? `deleting ${someNames(plan.remove)}` : '',
-      ].filter(Boolean).join('; '));
+      setStep(
+        names.length ? 'CreatingMachines' : 'DeletingMachines',
+        [
+          target && names.length ? `creating ${someNames(names)} (revision ${target.revision})` : '',
+          plan.remove.length ? `deleting ${someNames(plan.remove)}` : '',
+        ]
+          .filter(Boolean)
+          .join('; '),
+      );
       await deleteMachines(plan.remove);
       if (target && names.length) {
-        await startMachines(names.map((name) => ({
-          spec: machineSpec(name, target), templateHash: target.hash, summary: `Machine ${name} of MachineSet ${target.name} (revision ${target.revision}), cluster ${facts.name}`,
-        })));
+        await startMachines(
+          names.map((name) => ({
+            spec: machineSpec(name, target),
+            templateHash: target.hash,
+            summary: `Machine ${name} of MachineSet ${target.name} (revision ${target.revision}), cluster ${facts.name}`,
+          })),
+        );
       }
       continue;
     }
-    setStep(plan.complete ? 'Stable' : state.paused ? 'Paused' : 'RollingOut', plan.complete ? `${state.spec.replicas} machines running (revision ${set.revision})` : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${blockers()}`);
+    setStep(
+      plan.complete ? 'Stable' : state.paused ? 'Paused' : 'RollingOut',
+      plan.complete
+        ? `${state.spec.replicas} machines running (revision ${set.revision})`
+        : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${blockers()}`,
+    );
     const seen = changes();
     const wake = nextWakeMs(now, verdict?.nextAtMs);
     const moved = () => !!state.deleting || changes() !== seen || ownerContinueAsNewDue();
@@ -187,7 +261,13 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     const check = state.spec.healthCheck!;
     if (!verdict.allowed || !verdict.remediable.length) return false;
     state.remediations = withRemediations(state.remediations, verdict.remediable, now);
-    setStep('Remediating', `MachineHealthCheck ${check.name}: remediating ${verdict.remediable.map((u) => `${u.machine} (${u.message}, since ${u.since})`).slice(0, 3).join(', ')}${verdict.remediable.length > 3 ? ` and ${verdict.remediable.length - 3} more` : ''}`);
+    setStep(
+      'Remediating',
+      `MachineHealthCheck ${check.name}: remediating ${verdict.remediable
+        .map((u) => `${u.machine} (${u.message}, since ${u.since})`)
+        .slice(0, 3)
+        .join(', ')}${verdict.remediable.length > 3 ? ` and ${verdict.remediable.length - 3} more` : ''}`,
+    );
     await deleteMachines(verdict.remediable.map((u) => u.machine));
     return true;
   }
@@ -200,7 +280,10 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
 
   /** When to look again without a message: a machine reaching minReadySeconds, a health timeout (`healthAt`), or rolloutAfter passing. */
   function nextWakeMs(now: number, healthAt: number | undefined): number | undefined {
-    const times = state.machines.filter((m) => m.runningSince && !m.deleting).map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000).filter((t) => t > now);
+    const times = state.machines
+      .filter((m) => m.runningSince && !m.deleting)
+      .map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000)
+      .filter((t) => t > now);
     if (healthAt !== undefined) times.push(healthAt);
     const untilRolloutAfter = msUntilRolloutAfter(state.spec.rolloutAfter, now);
     if (untilRolloutAfter !== undefined) times.push(now + untilRolloutAfter);

@@ -11,11 +11,17 @@ export interface MachineSet extends Revision<MachineTemplateModel> {
 }
 
 /** The fields whose change forces a rollout; labels, annotations and timeouts change in place. */
-export const rolloutFields = (t: MachineTemplateModel) => ({ version: t.version, bootstrap: t.bootstrap, infrastructure: t.infrastructure, failureDomain: t.failureDomain });
+export const rolloutFields = (t: MachineTemplateModel) => ({
+  version: t.version,
+  bootstrap: t.bootstrap,
+  infrastructure: t.infrastructure,
+  failureDomain: t.failureDomain,
+});
 
 /** The template's hash as clients compare it with a manifest. */
 export const machineTemplateHash = (t: MachineTemplateModel) => specHash(rolloutFields(t));
 
-export const machineSetHash = (t: MachineTemplateModel, restartedAt?: string) => revisionHash(rolloutFields(t), restartedAt);
+export const machineSetHash = (t: MachineTemplateModel, restartedAt?: string) =>
+  revisionHash(rolloutFields(t), restartedAt);
 
 export const machineSetName = (deployment: string, hash: string) => `${deployment}-${hash}`;

@@ -40,32 +40,56 @@ export interface RolloutPlan {
 }
 
 /** The machines not being deleted, on the current set's template or an older one (which a rollout replaces). */
-export function byTemplate<M extends Pick<PlanMachine, 'set' | 'deleting'>>(machines: M[], currentSet: string): { current: M[]; old: M[] } {
+export function byTemplate<M extends Pick<PlanMachine, 'set' | 'deleting'>>(
+  machines: M[],
+  currentSet: string,
+): { current: M[]; old: M[] } {
   const live = machines.filter((m) => !m.deleting);
   return { current: live.filter((m) => m.set === currentSet), old: live.filter((m) => m.set !== currentSet) };
 }
 
 /** An owner's compact records as the plan reads them, at `nowMs` (for minReadySeconds). */
-export const planMachines = (records: MachineRecord[], minReadySeconds: number, nowMs: number): PlanMachine[] => records.map((m) => ({
-  name: m.name, set: m.templateHash, createdAt: m.createdAt, deleting: m.deleting, running: m.phase === MachinePhase.Running, available: isAvailable(m, minReadySeconds, nowMs), marked: m.marked,
-}));
+export const planMachines = (records: MachineRecord[], minReadySeconds: number, nowMs: number): PlanMachine[] =>
+  records.map((m) => ({
+    name: m.name,
+    set: m.templateHash,
+    createdAt: m.createdAt,
+    deleting: m.deleting,
+    running: m.phase === MachinePhase.Running,
+    available: isAvailable(m, minReadySeconds, nowMs),
+    marked: m.marked,
+  }));
 
 /**
  * maxSurge and maxUnavailable as counts, never both 0: the spec rules refuse two literal zeros, and
  * percentages that round to 0 and 0 get maxUnavailable 1, as Cluster API resolves them (surge might hit a quota).
  */
-export function rolloutBounds(strategy: MachineDeploymentModel['strategy'], replicas: number): { maxSurge: number; maxUnavailable: number } {
+export function rolloutBounds(
+  strategy: MachineDeploymentModel['strategy'],
+  replicas: number,
+): { maxSurge: number; maxUnavailable: number } {
   const maxSurge = resolveIntOrPercent(strategy.maxSurge, replicas, true);
   const maxUnavailable = resolveIntOrPercent(strategy.maxUnavailable, replicas, false);
   return { maxSurge, maxUnavailable: maxSurge === 0 && maxUnavailable === 0 ? 1 : maxUnavailable };
 }
 
 /** Deletion priority as Cluster API's MachineSet: annotated, then not running, then by the deletion order. */
-export function byDeletionPriority(machines: PlanMachine[], order: MachineDeploymentModel['strategy']['deletionOrder']): PlanMachine[] {
-  const age = (a: PlanMachine, b: PlanMachine) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name);
+export function byDeletionPriority(
+  machines: PlanMachine[],
+  order: MachineDeploymentModel['strategy']['deletionOrder'],
+): PlanMachine[] {
+  const age = (a: PlanMachine, b: PlanMachine) =>
+    a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name);
   // Machine names end in random characters, so name order is the deterministic stand-in for Random.
-  const rest = order === 'Oldest' ? age : order === 'Newest' ? (a: PlanMachine, b: PlanMachine) => age(b, a) : (a: PlanMachine, b: PlanMachine) => a.name.localeCompare(b.name);
-  return [...machines].sort((a, b) => Number(b.marked) - Number(a.marked) || Number(a.running) - Number(b.running) || rest(a, b));
+  const rest =
+    order === 'Oldest'
+      ? age
+      : order === 'Newest'
+        ? (a: PlanMachine, b: PlanMachine) => age(b, a)
+        : (a: PlanMachine, b: PlanMachine) => a.name.localeCompare(b.name);
+  return [...machines].sort(
+    (a, b) => Number(b.marked) - Number(a.marked) || Number(a.running) - Number(b.running) || rest(a, b),
+  );
 }
 
 /**
@@ -78,36 +102,66 @@ export function planRollout(input: PlanInput): RolloutPlan {
   const { current, old } = byTemplate(input.machines, input.currentSet);
   const live = [...current, ...old];
   const leaving = input.machines.filter((m) => m.deleting);
-  const complete = old.length === 0 && leaving.length === 0 && current.length === replicas && current.every((m) => m.available);
+  const complete =
+    old.length === 0 && leaving.length === 0 && current.length === replicas && current.every((m) => m.available);
 
   if (input.paused || strategy.type === 'OnDelete') {
     // Scaling still applies; templates change only by deletion (OnDelete) or not at all (paused).
     const wanted = replicas + (input.paused?.surplus ?? 0);
     if (live.length < wanted) {
-      const set = input.paused ? (input.setsNewestFirst.find((h) => live.some((m) => m.set === h)) ?? input.currentSet) : input.currentSet;
+      const set = input.paused
+        ? (input.setsNewestFirst.find((h) => live.some((m) => m.set === h)) ?? input.currentSet)
+        : input.currentSet;
       return { create: { set, count: wanted - live.length }, remove: [], complete };
     }
-    if (live.length > wanted) return { remove: [...byDeletionPriority(old, strategy.deletionOrder), ...byDeletionPriority(current, strategy.deletionOrder)].slice(0, live.length - wanted).map((m) => m.name), complete };
-    const why = input.paused ? 'paused: scaling applies, the rollout waits for resume' : old.length ? `OnDelete: ${old.length} machine(s) on an older template are replaced as they are deleted` : undefined;
+    if (live.length > wanted)
+      return {
+        remove: [
+          ...byDeletionPriority(old, strategy.deletionOrder),
+          ...byDeletionPriority(current, strategy.deletionOrder),
+        ]
+          .slice(0, live.length - wanted)
+          .map((m) => m.name),
+        complete,
+      };
+    const why = input.paused
+      ? 'paused: scaling applies, the rollout waits for resume'
+      : old.length
+        ? `OnDelete: ${old.length} machine(s) on an older template are replaced as they are deleted`
+        : undefined;
     return { remove: [], complete, ...(why && !complete ? { waiting: why } : {}) };
   }
 
   const { maxSurge, maxUnavailable } = rolloutBounds(strategy, replicas);
   const minAvailable = Math.max(0, replicas - maxUnavailable);
   const remove: PlanMachine[] = [];
-  if (current.length > replicas) remove.push(...byDeletionPriority(current, strategy.deletionOrder).slice(0, current.length - replicas));
+  if (current.length > replicas)
+    remove.push(...byDeletionPriority(current, strategy.deletionOrder).slice(0, current.length - replicas));
   // Old machines that are not available cost no availability when they go.
   remove.push(...old.filter((m) => !m.available));
   const available = live.filter((m) => m.available && !remove.includes(m)).length;
   const budget = available - minAvailable;
-  if (budget > 0) remove.push(...byDeletionPriority(old.filter((m) => m.available), strategy.deletionOrder).slice(0, budget));
+  if (budget > 0)
+    remove.push(
+      ...byDeletionPriority(
+        old.filter((m) => m.available),
+        strategy.deletionOrder,
+      ).slice(0, budget),
+    );
   const count = Math.max(0, Math.min(replicas + maxSurge - input.machines.length, replicas - current.length));
-  const plan: RolloutPlan = { remove: remove.map((m) => m.name), complete, ...(count > 0 ? { create: { set: input.currentSet, count } } : {}) };
+  const plan: RolloutPlan = {
+    remove: remove.map((m) => m.name),
+    complete,
+    ...(count > 0 ? { create: { set: input.currentSet, count } } : {}),
+  };
   if (count > 0 || remove.length || complete) return plan;
   const pending = current.filter((m) => !m.available).map((m) => m.name);
   const reasons = [
     ...(leaving.length ? [`waiting for ${someNames(leaving.map((m) => m.name))} to be deleted`] : []),
     ...(pending.length ? [`waiting for ${someNames(pending)} to become available`] : []),
   ];
-  return { ...plan, waiting: `${reasons.join('; ') || 'waiting'} (maxSurge ${maxSurge}, maxUnavailable ${maxUnavailable})` };
+  return {
+    ...plan,
+    waiting: `${reasons.join('; ') || 'waiting'} (maxSurge ${maxSurge}, maxUnavailable ${maxUnavailable})`,
+  };
 }

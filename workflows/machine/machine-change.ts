@@ -15,8 +15,10 @@ export function validateMachineChange(spec: MachineSpec, change: MachineSpecChan
  * and whatever else the machine carries (an operator's annotation) stays.
  */
 export function mergeTemplateChange(spec: MachineSpec, { previous, next }: MachineTemplateChange): MachineSpecChange {
-  const merge = (now: Record<string, string>, old: Record<string, string>, fresh: Record<string, string>) =>
-    ({ ...Object.fromEntries(Object.entries(now).filter(([k]) => !(k in old))), ...fresh });
+  const merge = (now: Record<string, string>, old: Record<string, string>, fresh: Record<string, string>) => ({
+    ...Object.fromEntries(Object.entries(now).filter(([k]) => !(k in old))),
+    ...fresh,
+  });
   return {
     labels: merge(spec.labels, previous.labels, next.labels),
     annotations: merge(spec.annotations, previous.annotations, next.annotations),

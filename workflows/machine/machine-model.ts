@@ -38,4 +38,3 @@ export interface MachineState {
   /** Signals without a handler, as received (see unknown-signals.ts). */
   unknownSignals?: UnknownSignal[];
 }
-

@@ -1,5 +1,14 @@
 import {
-  coarsePhase, DeletionGate, deleteMachineAnnotation, MachinePhase, nodeHealthRecord, remediateMachineAnnotation, skipRemediationAnnotation, type MachineReport, type MachineStatus, type NodeHealth,
+  coarsePhase,
+  DeletionGate,
+  deleteMachineAnnotation,
+  MachinePhase,
+  nodeHealthRecord,
+  remediateMachineAnnotation,
+  skipRemediationAnnotation,
+  type MachineReport,
+  type MachineStatus,
+  type NodeHealth,
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
 
@@ -13,15 +22,24 @@ const blockerLimit = 200;
 export function deletionHeld(state: MachineState): boolean {
   const d = state.deletion;
   if (!d) return false;
-  return d.gate === DeletionGate.PreDrainHooks || d.gate === DeletionGate.PreTerminateHooks || d.gate === DeletionGate.VolumeDetach
-    || (d.gate === DeletionGate.Drain && (d.drain?.blocked.length ?? 0) > 0);
+  return (
+    d.gate === DeletionGate.PreDrainHooks ||
+    d.gate === DeletionGate.PreTerminateHooks ||
+    d.gate === DeletionGate.VolumeDetach ||
+    (d.gate === DeletionGate.Drain && (d.drain?.blocked.length ?? 0) > 0)
+  );
 }
 
 /** Why the machine is stuck, if it is: a held deletion's message, or the failure. */
 function blocker(status: MachineStatus, held: boolean): string | undefined {
-  const why = status.phase === MachinePhase.Deleting
-    ? (held ? status.conditions.find((c) => c.type === 'Deleting')?.message : undefined)
-    : status.phase === MachinePhase.Failed ? status.conditions.find((c) => c.status === 'False' && c.message)?.message ?? status.step : undefined;
+  const why =
+    status.phase === MachinePhase.Deleting
+      ? held
+        ? status.conditions.find((c) => c.type === 'Deleting')?.message
+        : undefined
+      : status.phase === MachinePhase.Failed
+        ? (status.conditions.find((c) => c.status === 'False' && c.message)?.message ?? status.step)
+        : undefined;
   return why && why.length > blockerLimit ? `${why.slice(0, blockerLimit - 1)}…` : why || undefined;
 }
 
@@ -34,17 +52,34 @@ export function machineReport(status: MachineStatus, sequence: number, held = fa
   // The address matters once the machine runs (the control plane's etcd and preflight); earlier it would cost a report.
   const address = phase === MachinePhase.Provisioning ? undefined : status.addresses[0];
   return {
-    name: status.name, phase, marked: status.annotations[deleteMachineAnnotation] !== undefined, sequence,
-    ...(address ? { address } : {}), ...(why ? { blocker: why } : {}), ...(health ? { node: health } : {}),
+    name: status.name,
+    phase,
+    marked: status.annotations[deleteMachineAnnotation] !== undefined,
+    sequence,
+    ...(address ? { address } : {}),
+    ...(why ? { blocker: why } : {}),
+    ...(health ? { node: health } : {}),
     ...(status.annotations[remediateMachineAnnotation] !== undefined ? { remediate: true } : {}),
     ...(status.annotations[skipRemediationAnnotation] !== undefined ? { skipRemediation: true } : {}),
   };
 }
 
-const keyOf = (r: MachineReport) => JSON.stringify([r.name, r.phase, r.marked, r.address ?? '', r.blocker ?? '', r.node ?? null, !!r.remediate, !!r.skipRemediation]);
+const keyOf = (r: MachineReport) =>
+  JSON.stringify([
+    r.name,
+    r.phase,
+    r.marked,
+    r.address ?? '',
+    r.blocker ?? '',
+    r.node ?? null,
+    !!r.remediate,
+    !!r.skipRemediation,
+  ]);
 
 /** Two statuses with the same key need no new report. */
-export const reportKey = (status: MachineStatus, held = false, node?: NodeHealth) => keyOf(machineReport(status, 0, held, node));
+export const reportKey = (status: MachineStatus, held = false, node?: NodeHealth) =>
+  keyOf(machineReport(status, 0, held, node));
 
 /** What an owner assumes of a machine it just started (see newRecord): telling it so would be no news. */
-export const startedByOwnerKey = (name: string) => keyOf({ name, phase: MachinePhase.Provisioning, marked: false, sequence: 0 });
+export const startedByOwnerKey = (name: string) =>
+  keyOf({ name, phase: MachinePhase.Provisioning, marked: false, sequence: 0 });

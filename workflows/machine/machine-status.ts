@@ -25,7 +25,9 @@ export const Reason = {
 } as const;
 
 const condition = (type: string, ok: boolean, reason?: string, message?: string): Condition =>
-  ok ? { type, status: 'True' } : { type, status: 'False', ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+  ok
+    ? { type, status: 'True' }
+    : { type, status: 'False', ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
 
 export function machinePhase(state: MachineState): MachinePhase {
   if (state.deletion) return state.deletion.gate === 'Deleted' ? MachinePhase.Deleted : MachinePhase.Deleting;
@@ -40,33 +42,93 @@ export function machinePhase(state: MachineState): MachinePhase {
 export function machineStatus(state: MachineState): MachineStatus {
   const { spec } = state;
   const bootstrapFailed = state.bootstrap?.state === 'failed' ? state.bootstrap : undefined;
-  const failure = bootstrapFailed && `command '${bootstrapFailed.command}' exited ${bootstrapFailed.exitCode}: ${bootstrapFailed.output.trim().split('\n').slice(-5).join(' | ')}`;
+  const failure =
+    bootstrapFailed &&
+    `command '${bootstrapFailed.command}' exited ${bootstrapFailed.exitCode}: ${bootstrapFailed.output.trim().split('\n').slice(-5).join(' | ')}`;
   const infraReady = state.bootstrap?.state === 'succeeded';
   const nodeReady = state.node?.ready === 'True';
   const conditions: Condition[] = [
     condition('BootstrapConfigReady', state.bootstrapDataReady, Reason.DataSecretNotAvailable),
     condition(
-      'InfrastructureReady', infraReady,
-      state.failure?.reason ?? (bootstrapFailed ? Reason.BootstrapFailed : state.infrastructure ? Reason.WaitingForBootstrap : Reason.WaitingForInfrastructure),
+      'InfrastructureReady',
+      infraReady,
+      state.failure?.reason ??
+        (bootstrapFailed
+          ? Reason.BootstrapFailed
+          : state.infrastructure
+            ? Reason.WaitingForBootstrap
+            : Reason.WaitingForInfrastructure),
       state.failure?.message ?? failure,
     ),
-    ...(state.infrastructure ? [condition('BootstrapExecSucceeded', infraReady, bootstrapFailed ? Reason.BootstrapFailed : Reason.WaitingForBootstrap, failure)] : []),
-    condition('NodeReady', !!state.nodeRef && nodeReady, state.nodeRef ? Reason.NodeNotReady : Reason.WaitingForNode, state.node?.message),
+    ...(state.infrastructure
+      ? [
+          condition(
+            'BootstrapExecSucceeded',
+            infraReady,
+            bootstrapFailed ? Reason.BootstrapFailed : Reason.WaitingForBootstrap,
+            failure,
+          ),
+        ]
+      : []),
     condition(
-      'NodeHealthy', !!state.nodeRef && nodeReady && state.nodeSynced && !state.node?.gone && !state.node?.conditions?.length,
-      !state.nodeRef ? Reason.WaitingForNode : state.node?.gone ? Reason.NodeNotFound : !nodeReady ? Reason.NodeNotReady : !state.nodeSynced ? Reason.NodeNotSynced : Reason.NodeConditionsFailed,
-      state.node?.gone ? `Node ${state.nodeRef?.name} was deleted` : state.node?.conditions?.map((c) => `${c.type}=${c.status} since ${c.since}${c.reason ? ` (${c.reason})` : ''}`).join('; ') || undefined,
+      'NodeReady',
+      !!state.nodeRef && nodeReady,
+      state.nodeRef ? Reason.NodeNotReady : Reason.WaitingForNode,
+      state.node?.message,
+    ),
+    condition(
+      'NodeHealthy',
+      !!state.nodeRef && nodeReady && state.nodeSynced && !state.node?.gone && !state.node?.conditions?.length,
+      !state.nodeRef
+        ? Reason.WaitingForNode
+        : state.node?.gone
+          ? Reason.NodeNotFound
+          : !nodeReady
+            ? Reason.NodeNotReady
+            : !state.nodeSynced
+              ? Reason.NodeNotSynced
+              : Reason.NodeConditionsFailed,
+      state.node?.gone
+        ? `Node ${state.nodeRef?.name} was deleted`
+        : state.node?.conditions
+            ?.map((c) => `${c.type}=${c.status} since ${c.since}${c.reason ? ` (${c.reason})` : ''}`)
+            .join('; ') || undefined,
     ),
   ];
   const firstFalse = conditions.find((c) => c.status !== 'True');
-  conditions.unshift(condition('Ready', !firstFalse && !state.deletion, state.deletion ? 'Deleting' : firstFalse?.reason, state.deletion ? state.deletion.message : firstFalse?.message));
+  conditions.unshift(
+    condition(
+      'Ready',
+      !firstFalse && !state.deletion,
+      state.deletion ? 'Deleting' : firstFalse?.reason,
+      state.deletion ? state.deletion.message : firstFalse?.message,
+    ),
+  );
   if (state.deletion) {
-    conditions.push({ type: 'Deleting', status: 'True', reason: state.deletion.gate, message: state.deletion.message ?? '', lastTransitionTime: state.deletion.gateStartedAt });
+    conditions.push({
+      type: 'Deleting',
+      status: 'True',
+      reason: state.deletion.gate,
+      message: state.deletion.message ?? '',
+      lastTransitionTime: state.deletion.gateStartedAt,
+    });
   }
   return {
-    namespace: spec.namespace, name: spec.name, cluster: spec.cluster, phase: machinePhase(state), version: spec.version,
-    providerID: state.infrastructure?.providerID, nodeRef: state.nodeRef?.name, addresses: state.infrastructure?.addresses ?? [],
-    failureDomain: spec.failureDomain, createdAt: state.createdAt, conditions, step: state.step, stepReason: state.stepReason ?? 'Starting', labels: spec.labels, annotations: spec.annotations,
+    namespace: spec.namespace,
+    name: spec.name,
+    cluster: spec.cluster,
+    phase: machinePhase(state),
+    version: spec.version,
+    providerID: state.infrastructure?.providerID,
+    nodeRef: state.nodeRef?.name,
+    addresses: state.infrastructure?.addresses ?? [],
+    failureDomain: spec.failureDomain,
+    createdAt: state.createdAt,
+    conditions,
+    step: state.step,
+    stepReason: state.stepReason ?? 'Starting',
+    labels: spec.labels,
+    annotations: spec.annotations,
     sequence: state.reports ?? 0,
     ...unknownSignalsField(state.unknownSignals),
   };

@@ -1,19 +1,47 @@
 import type { MachineStepReason } from '../../src/contract/steps';
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, isCancellation, log,
-  proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import { machineReportSignal } from '../../src/contract/cluster-messages';
 import {
-  changeMachineUpdate, deleteMachineUpdate, drainProgressSignal, machineStatusQuery, machineTemplateChangedSignal, nodeHealthSignal, requestMachineDeletionSignal,
+  changeMachineUpdate,
+  deleteMachineUpdate,
+  drainProgressSignal,
+  machineStatusQuery,
+  machineTemplateChangedSignal,
+  nodeHealthSignal,
+  requestMachineDeletionSignal,
 } from '../../src/contract/machine-messages';
 import { CaptNodeHealthy, CaptPhase, machineSearchAttributes } from '../../src/contract/search-attributes';
 import { providerTaskQueue } from '../../src/contract/task-queues';
 import {
-  controlPlaneCleanupHook, coarsePhase, DeletionGate, MachinePhase, nodeMachineAnnotation, excludeNodeDrainingAnnotation, excludeVolumeDetachAnnotation, preDrainHookPrefix, preTerminateHookPrefix,
-  type MachineSpec, type MachineSpecChange, type MachineStatus,
+  controlPlaneCleanupHook,
+  coarsePhase,
+  DeletionGate,
+  MachinePhase,
+  nodeMachineAnnotation,
+  excludeNodeDrainingAnnotation,
+  excludeVolumeDetachAnnotation,
+  preDrainHookPrefix,
+  preTerminateHookPrefix,
+  type MachineSpec,
+  type MachineSpecChange,
+  type MachineStatus,
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
 import { mergeTemplateChange, validateMachineChange } from './machine-change';
@@ -34,7 +62,12 @@ const nodeStartupChunkSeconds = 600;
 export async function machineWorkflow(input: MachineWorkflowInput): Promise<MachineStatus> {
   const nowISO = () => new Date().toISOString();
   const state: MachineState = input.state ?? {
-    spec: input.spec, createdAt: nowISO(), bootstrapDataReady: false, nodeSynced: false, nodeSyncPending: false, step: 'starting',
+    spec: input.spec,
+    createdAt: nowISO(),
+    bootstrapDataReady: false,
+    nodeSynced: false,
+    nodeSyncPending: false,
+    step: 'starting',
   };
   const { spec } = state;
   const ref = { namespace: spec.namespace, cluster: spec.cluster, name: spec.name };
@@ -43,27 +76,51 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   const nodeAnnotations = () => ({ ...spec.annotations, [nodeMachineAnnotation]: spec.name });
 
   // Short calls: a dead worker's activity is retried within a minute.
-  const core = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const core = proxyActivities<typeof coreActivities>({
+    startToCloseTimeout: '1m',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
   // Rendering bootstrap data takes milliseconds: run in the workflow's own task, it costs no round trip through the server.
-  const local = proxyLocalActivities<typeof coreActivities>({ startToCloseTimeout: '1m', retry: { initialInterval: '1s', maximumInterval: '30s' } });
-  const waits = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '30 days', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
-  const provider = proxyActivities<ProviderActivities>({ taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: '5m', heartbeatTimeout: '20s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+  const local = proxyLocalActivities<typeof coreActivities>({
+    startToCloseTimeout: '1m',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
+  const waits = proxyActivities<typeof coreActivities>({
+    startToCloseTimeout: '30 days',
+    heartbeatTimeout: '30s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
+  const provider = proxyActivities<ProviderActivities>({
+    taskQueue: providerTaskQueue(spec.provider),
+    startToCloseTimeout: '5m',
+    heartbeatTimeout: '20s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
   const bootstrapTimeoutSeconds = spec.bootstrapTimeoutSeconds ?? 600;
   const providerWaits = proxyActivities<ProviderActivities>({
-    taskQueue: providerTaskQueue(spec.provider), startToCloseTimeout: `${bootstrapTimeoutSeconds + 300}s`, heartbeatTimeout: '30s',
+    taskQueue: providerTaskQueue(spec.provider),
+    startToCloseTimeout: `${bootstrapTimeoutSeconds + 300}s`,
+    heartbeatTimeout: '30s',
   });
 
   // Started by an owner, the machine already carries its first search attributes; upserts follow phase changes.
   let publishedPhase = `${workflowInfo().typedSearchAttributes.get(CaptPhase) ?? ''} ${workflowInfo().typedSearchAttributes.get(CaptNodeHealthy) ?? 'False'}`;
   // A continued run already told its owner what it was; a new one is what its owner assumes.
-  let reported = input.state ? reportKey(machineStatus(state), deletionHeld(state), state.node) : startedByOwnerKey(spec.name);
+  let reported = input.state
+    ? reportKey(machineStatus(state), deletionHeld(state), state.node)
+    : startedByOwnerKey(spec.name);
   /** Recomputes status after every change: current details, search attributes, and the owner's notice. */
   function refresh(): MachineStatus {
     const status = machineStatus(state);
     const blocked = status.conditions.find((c) => c.type === 'Deleting')?.message;
     // A running machine whose Node turned unhealthy says so where an operator looks first.
-    const node = status.phase === MachinePhase.Running ? status.conditions.find((c) => c.type === 'NodeHealthy' && c.status === 'False') : undefined;
-    setCurrentDetails(`**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}${node ? `\n\nNodeHealthy False (${node.reason}): ${node.message ?? ''}` : ''}${unknownSignalsDetails(state.unknownSignals)}`);
+    const node =
+      status.phase === MachinePhase.Running
+        ? status.conditions.find((c) => c.type === 'NodeHealthy' && c.status === 'False')
+        : undefined;
+    setCurrentDetails(
+      `**${status.phase}**: ${state.step}${blocked && blocked !== state.step ? `\n\n${blocked}` : ''}${node ? `\n\nNodeHealthy False (${node.reason}): ${node.message ?? ''}` : ''}${unknownSignalsDetails(state.unknownSignals)}`,
+    );
     // Phase and Node health together: at Running both change at once, and one upsert carries them.
     const nodeHealthy = status.conditions.find((c) => c.type === 'NodeHealthy')?.status ?? 'Unknown';
     if (`${coarsePhase(status.phase)} ${nodeHealthy}` !== publishedPhase) {
@@ -81,7 +138,9 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   function report(status: MachineStatus): Promise<void> {
     state.reports = (state.reports ?? 0) + 1;
     if (!spec.owner) return Promise.resolve();
-    return getExternalWorkflowHandle(spec.owner).signal(machineReportSignal, machineReport(status, state.reports, deletionHeld(state), state.node)).catch(() => undefined);
+    return getExternalWorkflowHandle(spec.owner)
+      .signal(machineReportSignal, machineReport(status, state.reports, deletionHeld(state), state.node))
+      .catch(() => undefined);
   }
   const setStep = (reason: MachineStepReason, step: string) => {
     state.stepReason = reason;
@@ -93,7 +152,12 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   const requestDeletion = (opts: { clusterDeleting?: boolean }, byOwner = false) => {
     if (!state.deletion) {
       const now = nowISO();
-      state.deletion = { requestedAt: now, clusterDeleting: opts.clusterDeleting ?? false, gate: DeletionGate.PreDrainHooks, gateStartedAt: now };
+      state.deletion = {
+        requestedAt: now,
+        clusterDeleting: opts.clusterDeleting ?? false,
+        gate: DeletionGate.PreDrainHooks,
+        gateStartedAt: now,
+      };
       Object.assign(state, { step: 'deletion requested', stepReason: 'DeletionRequested' });
       // The owner that asked already counts the machine as leaving: no report for that.
       if (byOwner) reported = reportKey(machineStatus(state), deletionHeld(state), state.node);
@@ -109,11 +173,9 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     refresh();
   });
   setHandler(requestMachineDeletionSignal, (opts) => void requestDeletion(opts, true));
-  setHandler(
-    changeMachineUpdate,
-    (change) => applyChange(change),
-    { validator: (change) => validateMachineChange(spec, change) },
-  );
+  setHandler(changeMachineUpdate, (change) => applyChange(change), {
+    validator: (change) => validateMachineChange(spec, change),
+  });
   setHandler(machineTemplateChangedSignal, (change) => {
     const merged = mergeTemplateChange(spec, change);
     try {
@@ -137,35 +199,60 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       : `draining node ${state.nodeRef?.name}: ${progress.evicted} pods evicted`;
     refresh();
   });
-  recordUnknownSignals(state.unknownSignals ??= [], refresh);
+  recordUnknownSignals((state.unknownSignals ??= []), refresh);
 
   async function create(): Promise<void> {
     if (!state.infrastructure) {
       // The user-data goes straight to the provider's activity and is kept in no state, status or query.
       setStep('RenderingBootstrapData', 'rendering bootstrap data');
       const bootstrapData = await local.createBootstrapData({
-        namespace: spec.namespace, cluster: spec.cluster, machine: spec.name, role: spec.bootstrap.role, kubernetesVersion: spec.version,
-        controlPlaneEndpoint: spec.bootstrap.controlPlaneEndpoint, spec: spec.bootstrap.config,
-        serviceSubnet: spec.bootstrap.serviceSubnet, podSubnet: spec.bootstrap.podSubnet, serviceDomain: spec.bootstrap.serviceDomain,
+        namespace: spec.namespace,
+        cluster: spec.cluster,
+        machine: spec.name,
+        role: spec.bootstrap.role,
+        kubernetesVersion: spec.version,
+        controlPlaneEndpoint: spec.bootstrap.controlPlaneEndpoint,
+        spec: spec.bootstrap.config,
+        serviceSubnet: spec.bootstrap.serviceSubnet,
+        podSubnet: spec.bootstrap.podSubnet,
+        serviceDomain: spec.bootstrap.serviceDomain,
       });
       state.bootstrapDataReady = true;
       setStep('CreatingInfrastructure', `creating ${spec.infrastructure.kind} on provider ${spec.provider}`);
       const infra = await provider.createMachineInfrastructure({
-        ...ref, role: spec.role, version: spec.version, bootstrapData, failureDomain: spec.failureDomain, template: spec.infrastructure.spec,
+        ...ref,
+        role: spec.role,
+        version: spec.version,
+        bootstrapData,
+        failureDomain: spec.failureDomain,
+        template: spec.infrastructure.spec,
       });
       state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
     }
     if (!state.bootstrap) {
-      setStep('WaitingForBootstrap', `waiting for the bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`);
+      setStep(
+        'WaitingForBootstrap',
+        `waiting for the bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`,
+      );
       const check = await providerWaits.waitForBootstrap(ref, bootstrapTimeoutSeconds);
       state.bootstrap = check.state === 'failed' ? check : { state: 'succeeded' };
-      if (check.state === 'failed') return setStep('BootstrapFailed', `bootstrap failed: '${check.command}' exited ${check.exitCode}; waiting to be deleted or remediated`);
+      if (check.state === 'failed')
+        return setStep(
+          'BootstrapFailed',
+          `bootstrap failed: '${check.command}' exited ${check.exitCode}; waiting to be deleted or remediated`,
+        );
     }
     while (!state.nodeRef) {
       setStep('WaitingForNode', `waiting for a Ready Node with providerID ${state.infrastructure.providerID}`);
       // The wait syncs the Node as soon as it is Ready: one activity, not two, per machine.
       state.nodeSyncPending = false;
-      const node = await waits.waitForNode({ ...target, providerID: state.infrastructure.providerID, timeoutSeconds: nodeStartupChunkSeconds, labels: spec.labels, annotations: nodeAnnotations() });
+      const node = await waits.waitForNode({
+        ...target,
+        providerID: state.infrastructure.providerID,
+        timeoutSeconds: nodeStartupChunkSeconds,
+        labels: spec.labels,
+        annotations: nodeAnnotations(),
+      });
       if (!node) continue;
       state.nodeRef = { name: node.nodeName };
       state.node = node.readiness;
@@ -179,7 +266,15 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     setStep('SyncingNode', `syncing labels, annotations and taints to Node ${state.nodeRef!.name}`);
     state.nodeSyncPending = false;
     // Health the Node watch reported stays: a sync reads Ready only.
-    state.node = { ...state.node, ...(await core.syncNode({ ...target, nodeName: state.nodeRef!.name, labels: spec.labels, annotations: nodeAnnotations() })) };
+    state.node = {
+      ...state.node,
+      ...(await core.syncNode({
+        ...target,
+        nodeName: state.nodeRef!.name,
+        labels: spec.labels,
+        annotations: nodeAnnotations(),
+      })),
+    };
     state.nodeSynced = true;
     setStep('Running', 'running');
   }
@@ -191,8 +286,12 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     setStep(gate, message);
   }
 
-  const hooks = (prefix: string) => Object.keys(spec.annotations).filter((a) => a.startsWith(`${prefix}/`)).sort();
-  const deadline = (startedAt: string, seconds?: number) => (seconds ? new Date(startedAt).getTime() + seconds * 1000 : undefined);
+  const hooks = (prefix: string) =>
+    Object.keys(spec.annotations)
+      .filter((a) => a.startsWith(`${prefix}/`))
+      .sort();
+  const deadline = (startedAt: string, seconds?: number) =>
+    seconds ? new Date(startedAt).getTime() + seconds * 1000 : undefined;
 
   async function waitForHooks(gate: DeletionGate, prefix: string): Promise<void> {
     if (hooks(prefix).length === 0) return;
@@ -210,26 +309,37 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     }
     d.drainStartedAt ??= nowISO();
     enterGate(DeletionGate.Drain, `draining node ${node}`);
-    const result = await waits.drainNode({ ...target, nodeName: node, deadline: deadline(d.drainStartedAt, spec.nodeDrainTimeoutSeconds) });
+    const result = await waits.drainNode({
+      ...target,
+      nodeName: node,
+      deadline: deadline(d.drainStartedAt, spec.nodeDrainTimeoutSeconds),
+    });
     // Drained with no volume attached, no volume can be left to detach: the volume wait is skipped.
     d.volumesClear = result.done && result.volumesAttached === 0;
-    if (!result.done) d.drainSkipped = `nodeDrainTimeout ${spec.nodeDrainTimeoutSeconds}s expired with ${result.remaining} pods left: ${result.blocked.join('; ')}`;
+    if (!result.done)
+      d.drainSkipped = `nodeDrainTimeout ${spec.nodeDrainTimeoutSeconds}s expired with ${result.remaining} pods left: ${result.blocked.join('; ')}`;
   }
 
   async function waitForVolumes(): Promise<void> {
     const d = state.deletion!;
     const node = state.nodeRef?.name;
-    if (!node || d.clusterDeleting || d.volumesClear || spec.annotations[excludeVolumeDetachAnnotation] !== undefined) return;
+    if (!node || d.clusterDeleting || d.volumesClear || spec.annotations[excludeVolumeDetachAnnotation] !== undefined)
+      return;
     d.volumeDetachStartedAt ??= nowISO();
     enterGate(DeletionGate.VolumeDetach, `waiting for volumes to detach from node ${node}`);
-    await waits.waitForVolumeDetach({ ...target, nodeName: node, deadline: deadline(d.volumeDetachStartedAt, spec.nodeVolumeDetachTimeoutSeconds) });
+    await waits.waitForVolumeDetach({
+      ...target,
+      nodeName: node,
+      deadline: deadline(d.volumeDetachStartedAt, spec.nodeVolumeDetachTimeoutSeconds),
+    });
   }
 
   /** The Node to delete: by name once seen, else by providerID (a machine deleted mid-boot may have registered one). */
   async function nodeToDelete(): Promise<{ nodeName: string } | { providerID: string } | undefined> {
     if (state.deletion!.clusterDeleting) return undefined;
     if (state.nodeRef) return { nodeName: state.nodeRef.name };
-    const providerID = state.infrastructure?.providerID ?? (await provider.describeMachineInfrastructure(ref))?.providerID;
+    const providerID =
+      state.infrastructure?.providerID ?? (await provider.describeMachineInfrastructure(ref))?.providerID;
     return providerID ? { providerID } : undefined;
   }
 
@@ -238,7 +348,11 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     const timeout = spec.nodeDeletionTimeoutSeconds ?? 10;
     const what = 'nodeName' in node ? `node ${node.nodeName}` : `the node with providerID ${node.providerID}`;
     enterGate(DeletionGate.Node, `deleting ${what} (nodeDeletionTimeout ${timeout}s)`);
-    const bounded = proxyActivities<typeof coreActivities>({ startToCloseTimeout: `${Math.max(timeout, 1)}s`, scheduleToCloseTimeout: `${Math.max(timeout, 1)}s`, retry: { initialInterval: '500ms' } });
+    const bounded = proxyActivities<typeof coreActivities>({
+      startToCloseTimeout: `${Math.max(timeout, 1)}s`,
+      scheduleToCloseTimeout: `${Math.max(timeout, 1)}s`,
+      retry: { initialInterval: '500ms' },
+    });
     try {
       await bounded.deleteNode({ ...target, ...node });
     } catch (err) {
@@ -257,7 +371,10 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     // The bootstrap data lived in the machine's root, gone with its infrastructure.
     await provider.deleteMachineInfrastructure(ref);
     await deleteNode(node);
-    enterGate(DeletionGate.Done, state.deletion!.drainSkipped ? `deleted; drain skipped: ${state.deletion!.drainSkipped}` : 'deleted');
+    enterGate(
+      DeletionGate.Done,
+      state.deletion!.drainSkipped ? `deleted; drain skipped: ${state.deletion!.drainSkipped}` : 'deleted',
+    );
   }
 
   refresh();

@@ -19,4 +19,5 @@ export function continueAsNewOnTargetBuild<F extends Workflow>(...args: Paramete
  * (Temporal 1.30.2 and newer say so at the owner's next workflow task), so a cluster's owners follow an
  * upgrade of capt within one message or timer.
  */
-export const ownerContinueAsNewDue = () => workflowInfo().continueAsNewSuggested || workflowInfo().targetWorkerDeploymentVersionChanged;
+export const ownerContinueAsNewDue = () =>
+  workflowInfo().continueAsNewSuggested || workflowInfo().targetWorkerDeploymentVersionChanged;

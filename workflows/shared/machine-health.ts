@@ -1,5 +1,10 @@
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
-import type { HealthCheckSpec, HealthCheckStatus, Remediation, UnhealthyMachine } from '../../src/contract/health-check';
+import type {
+  HealthCheckSpec,
+  HealthCheckStatus,
+  Remediation,
+  UnhealthyMachine,
+} from '../../src/contract/health-check';
 import { MachinePhase, type Condition } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
 
@@ -20,24 +25,66 @@ export interface HealthVerdict {
 const seconds = (ms: number) => `${Math.round(ms / 1000)}s`;
 
 /** One machine: unhealthy (why), pending (until when), or healthy; as Cluster API's MachineHealthCheck decides. */
-function judge(check: HealthCheckSpec, m: MachineRecord, nowMs: number): { unhealthy?: UnhealthyMachine; pendingUntil?: number; healthy: boolean } {
+function judge(
+  check: HealthCheckSpec,
+  m: MachineRecord,
+  nowMs: number,
+): { unhealthy?: UnhealthyMachine; pendingUntil?: number; healthy: boolean } {
   const now = new Date(nowMs).toISOString();
-  if (m.remediate) return { unhealthy: { machine: m.name, reason: 'HasRemediateAnnotation', message: 'annotated cluster.x-k8s.io/remediate-machine', since: now }, healthy: false };
-  if (m.phase === MachinePhase.Failed) return { unhealthy: { machine: m.name, reason: 'MachineHasFailure', message: m.blocker ?? 'the machine failed', since: m.createdAt }, healthy: false };
+  if (m.remediate)
+    return {
+      unhealthy: {
+        machine: m.name,
+        reason: 'HasRemediateAnnotation',
+        message: 'annotated cluster.x-k8s.io/remediate-machine',
+        since: now,
+      },
+      healthy: false,
+    };
+  if (m.phase === MachinePhase.Failed)
+    return {
+      unhealthy: {
+        machine: m.name,
+        reason: 'MachineHasFailure',
+        message: m.blocker ?? 'the machine failed',
+        since: m.createdAt,
+      },
+      healthy: false,
+    };
   if (m.phase !== MachinePhase.Running) {
     if (!check.nodeStartupTimeoutSeconds) return { healthy: false };
     const until = Date.parse(m.createdAt) + check.nodeStartupTimeoutSeconds * 1000;
     if (nowMs < until) return { pendingUntil: until, healthy: false };
-    return { unhealthy: { machine: m.name, reason: 'NodeStartupTimeout', message: `no Node within nodeStartupTimeout ${check.nodeStartupTimeoutSeconds}s`, since: m.createdAt }, healthy: false };
+    return {
+      unhealthy: {
+        machine: m.name,
+        reason: 'NodeStartupTimeout',
+        message: `no Node within nodeStartupTimeout ${check.nodeStartupTimeoutSeconds}s`,
+        since: m.createdAt,
+      },
+      healthy: false,
+    };
   }
-  if (m.node?.gone) return { unhealthy: { machine: m.name, reason: 'NodeNotFound', message: 'its Node was deleted', since: now }, healthy: false };
+  if (m.node?.gone)
+    return {
+      unhealthy: { machine: m.name, reason: 'NodeNotFound', message: 'its Node was deleted', since: now },
+      healthy: false,
+    };
   let pendingUntil: number | undefined;
   for (const c of check.unhealthyNodeConditions) {
     const seen = m.node?.conditions.find((n) => n.type === c.type && n.status === c.status);
     if (!seen) continue;
     const held = nowMs - Date.parse(seen.since);
     if (held >= c.timeoutSeconds * 1000) {
-      return { unhealthy: { machine: m.name, reason: 'UnhealthyNode', message: `${c.type}=${c.status} for ${seconds(held)} (timeout ${c.timeoutSeconds}s)`, since: seen.since }, healthy: false };
+      return {
+        unhealthy: {
+          machine: m.name,
+          reason: 'UnhealthyNode',
+          message: `${c.type}=${c.status} for ${seconds(held)} (timeout ${c.timeoutSeconds}s)`,
+          since: seen.since,
+        },
+        healthy: false,
+      };
     }
     pendingUntil = Math.min(pendingUntil ?? Infinity, Date.parse(seen.since) + c.timeoutSeconds * 1000);
   }
@@ -65,33 +112,70 @@ export function evaluateHealth(check: HealthCheckSpec, records: MachineRecord[],
   const expected = targets.length;
   const count = expected - healthy;
   const { allowed, limit } = check.unhealthyRange
-    ? { allowed: count >= check.unhealthyRange.min && count <= check.unhealthyRange.max, limit: `unhealthyRange [${check.unhealthyRange.min}-${check.unhealthyRange.max}]` }
-    : { allowed: count <= resolveIntOrPercent(check.maxUnhealthy ?? '100%', expected, false), limit: `maxUnhealthy ${check.maxUnhealthy ?? '100%'}` };
+    ? {
+        allowed: count >= check.unhealthyRange.min && count <= check.unhealthyRange.max,
+        limit: `unhealthyRange [${check.unhealthyRange.min}-${check.unhealthyRange.max}]`,
+      }
+    : {
+        allowed: count <= resolveIntOrPercent(check.maxUnhealthy ?? '100%', expected, false),
+        limit: `maxUnhealthy ${check.maxUnhealthy ?? '100%'}`,
+      };
   const remediable = unhealthy.filter((u) => !skipped.has(u.machine));
   const message = allowed
-    ? `${healthy}/${expected} healthy${unhealthy.length ? `; unhealthy: ${unhealthy.map((u) => `${u.machine} (${u.message})`).slice(0, 5).join(', ')}` : ''}${skipped.size ? `; ${skipped.size} annotated skip-remediation` : ''}`
+    ? `${healthy}/${expected} healthy${
+        unhealthy.length
+          ? `; unhealthy: ${unhealthy
+              .map((u) => `${u.machine} (${u.message})`)
+              .slice(0, 5)
+              .join(', ')}`
+          : ''
+      }${skipped.size ? `; ${skipped.size} annotated skip-remediation` : ''}`
     : `remediation not allowed: ${count} of ${expected} machines are not healthy, beyond ${limit}; waiting until enough recover`;
-  return { expected, healthy, unhealthy, remediable, allowed, message, ...(nextAtMs !== undefined ? { nextAtMs } : {}) };
+  return {
+    expected,
+    healthy,
+    unhealthy,
+    remediable,
+    allowed,
+    message,
+    ...(nextAtMs !== undefined ? { nextAtMs } : {}),
+  };
 }
 
 /** How many remediations an owner keeps for describe and its status. */
 const remediationsKept = 5;
 
 /** The remediations so far with `done` added at `nowMs`, the newest few. */
-export function withRemediations(kept: Remediation[] | undefined, done: UnhealthyMachine[], nowMs: number): Remediation[] {
+export function withRemediations(
+  kept: Remediation[] | undefined,
+  done: UnhealthyMachine[],
+  nowMs: number,
+): Remediation[] {
   const at = new Date(nowMs).toISOString();
   return [...(kept ?? []), ...done.map((u) => ({ ...u, at }))].slice(-remediationsKept);
 }
 
 /** The health check's part of an owner's status (computed with the rest of it, in its status function). */
-export function healthCheckStatus(check: HealthCheckSpec, records: MachineRecord[], remediations: Remediation[] | undefined, nowMs: number): HealthCheckStatus {
+export function healthCheckStatus(
+  check: HealthCheckSpec,
+  records: MachineRecord[],
+  remediations: Remediation[] | undefined,
+  nowMs: number,
+): HealthCheckStatus {
   const v = evaluateHealth(check, records, nowMs);
   return {
-    name: check.name, expectedMachines: v.expected, currentHealthy: v.healthy, remediationAllowed: v.allowed, message: v.message,
-    unhealthy: v.unhealthy.slice(0, 5), remediations: remediations ?? [],
+    name: check.name,
+    expectedMachines: v.expected,
+    currentHealthy: v.healthy,
+    remediationAllowed: v.allowed,
+    message: v.message,
+    unhealthy: v.unhealthy.slice(0, 5),
+    remediations: remediations ?? [],
   };
 }
 
 /** Cluster API's RemediationAllowed condition, for an owner's conditions. */
 export const remediationAllowedCondition = (s: HealthCheckStatus): Condition =>
-  s.remediationAllowed ? { type: 'RemediationAllowed', status: 'True' } : { type: 'RemediationAllowed', status: 'False', reason: 'TooManyUnhealthy', message: s.message };
+  s.remediationAllowed
+    ? { type: 'RemediationAllowed', status: 'True' }
+    : { type: 'RemediationAllowed', status: 'False', reason: 'TooManyUnhealthy', message: s.message };

@@ -18,7 +18,8 @@ const commandsPerTask = 200;
 
 /** Runs `work` on every item concurrently, commandsPerTask per workflow task. */
 export async function inBatches<T>(items: T[], work: (item: T) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < items.length; i += commandsPerTask) await Promise.all(items.slice(i, i + commandsPerTask).map(work));
+  for (let i = 0; i < items.length; i += commandsPerTask)
+    await Promise.all(items.slice(i, i + commandsPerTask).map(work));
 }
 
 /**
@@ -27,9 +28,16 @@ export async function inBatches<T>(items: T[], work: (item: T) => Promise<unknow
  */
 export const startsPerRun = 250;
 
-const fanOut = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+const fanOut = proxyActivities<typeof coreActivities>({
+  startToCloseTimeout: '5m',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '1s', maximumInterval: '30s' },
+});
 
-const chunks = <T>(items: T[]): T[][] => Array.from({ length: Math.ceil(items.length / fanOutBatch) }, (_, i) => items.slice(i * fanOutBatch, (i + 1) * fanOutBatch));
+const chunks = <T>(items: T[]): T[][] =>
+  Array.from({ length: Math.ceil(items.length / fanOutBatch) }, (_, i) =>
+    items.slice(i * fanOutBatch, (i + 1) * fanOutBatch),
+  );
 
 /**
  * Fresh, deterministic machine names, `<base>-<5 chars>` as Cluster API names them, none of them `taken`:
@@ -40,7 +48,8 @@ export function newMachineNames(base: string, count: number, taken: Iterable<str
   const names: string[] = [];
   // Replicas are bounded far below the 16^5 suffixes, so this ends; the bound only keeps a bug from looping forever.
   for (let tries = 0; names.length < count; tries++) {
-    if (tries > 100 * count + 1000) throw new Error(`no free machine name ${base}-xxxxx after ${tries} tries: ${used.size} are taken`);
+    if (tries > 100 * count + 1000)
+      throw new Error(`no free machine name ${base}-xxxxx after ${tries} tries: ${used.size} are taken`);
     const name = `${base}-${uuid4().replace(/-/g, '').slice(0, 5)}`;
     if (used.has(name)) continue;
     used.add(name);
@@ -50,21 +59,34 @@ export function newMachineNames(base: string, count: number, taken: Iterable<str
 }
 
 export const newRecord = (name: string, templateHash: string, version: string, createdAt: string): MachineRecord => ({
-  name, templateHash, version, createdAt, phase: MachinePhase.Provisioning, deleting: false, marked: false, sequence: -1,
+  name,
+  templateHash,
+  version,
+  createdAt,
+  phase: MachinePhase.Provisioning,
+  deleting: false,
+  marked: false,
+  sequence: -1,
 });
 
 /**
  * Starts machines, fanOutBatch per activity, the activities concurrently. Returns the names that could
  * not start (a machine of that name existed before): the owner drops them and its next plan picks new names.
  */
-export async function startPoolMachines(specs: { spec: MachineSpec; summary: string; templateHash?: string }[]): Promise<string[]> {
-  const refused = await Promise.all(chunks(specs).map((machines) => fanOut.startMachineWorkflows({ batch: uuid4(), machines })));
+export async function startPoolMachines(
+  specs: { spec: MachineSpec; summary: string; templateHash?: string }[],
+): Promise<string[]> {
+  const refused = await Promise.all(
+    chunks(specs).map((machines) => fanOut.startMachineWorkflows({ batch: uuid4(), machines })),
+  );
   return refused.flat();
 }
 
 /** Asks machines to delete themselves, fanOutBatch per activity, concurrently. */
 export async function deletePoolMachines(namespace: string, names: string[], clusterDeleting: boolean): Promise<void> {
-  await Promise.all(chunks(names).map((batch) => fanOut.requestMachineDeletions({ namespace, names: batch, clusterDeleting })));
+  await Promise.all(
+    chunks(names).map((batch) => fanOut.requestMachineDeletions({ namespace, names: batch, clusterDeleting })),
+  );
 }
 
 /** Applies a machine's report (received at `now`) to the records: the newest one wins; Deleted removes it. */
@@ -73,9 +95,21 @@ export function recordMachineReport(machines: MachineRecord[], report: MachineRe
   return machines.map((m) => {
     if (m.name !== report.name || m.sequence > report.sequence) return m;
     const running = report.phase === MachinePhase.Running;
-    const { blocker: _blocker, address: _address, runningSince: _since, node: _node, remediate: _remediate, skipRemediation: _skip, ...rest } = m;
+    const {
+      blocker: _blocker,
+      address: _address,
+      runningSince: _since,
+      node: _node,
+      remediate: _remediate,
+      skipRemediation: _skip,
+      ...rest
+    } = m;
     return {
-      ...rest, phase: report.phase, marked: report.marked, sequence: report.sequence, deleting: m.deleting || report.phase === MachinePhase.Deleting,
+      ...rest,
+      phase: report.phase,
+      marked: report.marked,
+      sequence: report.sequence,
+      deleting: m.deleting || report.phase === MachinePhase.Deleting,
       ...(report.address ? { address: report.address } : m.address ? { address: m.address } : {}),
       ...(report.blocker ? { blocker: report.blocker } : {}),
       ...(report.node ? { node: report.node } : {}),
@@ -87,7 +121,11 @@ export function recordMachineReport(machines: MachineRecord[], report: MachineRe
 }
 
 /** Running, not leaving, and its Node there and Ready: what ready replicas and rollout budgets count, as Cluster API's Node-based readiness does. */
-export const isRunning = (m: MachineRecord) => m.phase === MachinePhase.Running && !m.deleting && !m.node?.gone && !m.node?.conditions.some((c) => c.type === 'Ready');
+export const isRunning = (m: MachineRecord) =>
+  m.phase === MachinePhase.Running &&
+  !m.deleting &&
+  !m.node?.gone &&
+  !m.node?.conditions.some((c) => c.type === 'Ready');
 
 /** Running for at least minReadySeconds at `nowMs`. */
 export const isAvailable = (m: MachineRecord, minReadySeconds: number, nowMs: number) =>

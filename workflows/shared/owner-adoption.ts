@@ -1,7 +1,13 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { MachineReport } from '../../src/contract/machine';
-import type { ClusterFacts, MachineOwnerKind, MachineRecord, OwnerAdoption, OwnerSummary } from '../../src/contract/owner';
+import type {
+  ClusterFacts,
+  MachineOwnerKind,
+  MachineRecord,
+  OwnerAdoption,
+  OwnerSummary,
+} from '../../src/contract/owner';
 import { newRecord, recordMachineReport } from './machine-pool';
 
 /**
@@ -25,7 +31,15 @@ export interface AdoptionProgress {
 }
 
 /** What a rebuilt owner's state starts with besides its spec: the adoption to run, its report count, and a deletion already asked for. */
-export function rebuiltOwnerState(rebuild: OwnerRebuild, now: string): { adoption: OwnerAdoption; adoptionProgress: AdoptionProgress; reports: number; deleting?: { clusterDeleting: boolean } } {
+export function rebuiltOwnerState(
+  rebuild: OwnerRebuild,
+  now: string,
+): {
+  adoption: OwnerAdoption;
+  adoptionProgress: AdoptionProgress;
+  reports: number;
+  deleting?: { clusterDeleting: boolean };
+} {
   return {
     adoption: { cause: rebuild.cause, at: now, adopted: 0, complete: false },
     adoptionProgress: { early: [] },
@@ -36,10 +50,15 @@ export function rebuiltOwnerState(rebuild: OwnerRebuild, now: string): { adoptio
 }
 
 /** Keeps a report that arrives while adopting, from a machine not adopted yet; false when the report can be applied now. */
-export function holdEarlyReport(progress: AdoptionProgress | undefined, machines: MachineRecord[], report: MachineReport): boolean {
+export function holdEarlyReport(
+  progress: AdoptionProgress | undefined,
+  machines: MachineRecord[],
+  report: MachineReport,
+): boolean {
   if (!progress || machines.some((m) => m.name === report.name)) return false;
   const kept = progress.early.find((r) => r.name === report.name);
-  if (!kept || kept.sequence < report.sequence) progress.early = [...progress.early.filter((r) => r.name !== report.name), report];
+  if (!kept || kept.sequence < report.sequence)
+    progress.early = [...progress.early.filter((r) => r.name !== report.name), report];
   return true;
 }
 
@@ -47,7 +66,12 @@ export function holdEarlyReport(progress: AdoptionProgress | undefined, machines
  * Adds adopted records to `machines`, each with the reports that came before it applied (a machine that
  * reported Deleted meanwhile is not adopted). Returns how many were added.
  */
-export function adoptRecords(machines: MachineRecord[], progress: AdoptionProgress, records: MachineRecord[], now: string): number {
+export function adoptRecords(
+  machines: MachineRecord[],
+  progress: AdoptionProgress,
+  records: MachineRecord[],
+  now: string,
+): number {
   let added = 0;
   for (const record of records) {
     if (machines.some((m) => m.name === record.name)) continue;
@@ -64,12 +88,21 @@ export function adoptRecords(machines: MachineRecord[], progress: AdoptionProgre
  * Machines that reported to this owner but no listing showed (started just before the lost owner went):
  * theirs all the same. Their template is unknown, so a rollout replaces them.
  */
-export function adoptUnlisted(machines: MachineRecord[], progress: AdoptionProgress, version: string, now: string): number {
+export function adoptUnlisted(
+  machines: MachineRecord[],
+  progress: AdoptionProgress,
+  version: string,
+  now: string,
+): number {
   const unlisted = progress.early.map((r) => newRecord(r.name, '', version, now));
   return adoptRecords(machines, progress, unlisted, now);
 }
 
-const survey = proxyActivities<typeof coreActivities>({ startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } });
+const survey = proxyActivities<typeof coreActivities>({
+  startToCloseTimeout: '5m',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '1s', maximumInterval: '30s' },
+});
 
 /**
  * Runs a rebuilt owner's adoption to the end (a no-op for an owner that was never lost). `onPage` publishes
@@ -87,7 +120,12 @@ export async function adoptMachines(o: {
   const { state } = o;
   while (state.adoption && state.adoptionProgress && !state.adoption.complete) {
     const progress = state.adoptionProgress;
-    const page = await survey.listOwnedMachines({ namespace: o.facts.namespace, cluster: o.facts.name, owner: { kind: o.kind, name: o.name }, after: progress.after });
+    const page = await survey.listOwnedMachines({
+      namespace: o.facts.namespace,
+      cluster: o.facts.name,
+      owner: { kind: o.kind, name: o.name },
+      after: progress.after,
+    });
     const now = new Date().toISOString();
     state.adoption.adopted += adoptRecords(state.machines, progress, page.records, now);
     progress.after = page.after;

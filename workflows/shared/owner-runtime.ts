@@ -1,16 +1,47 @@
 import {
-  allHandlersFinished, ApplicationFailure, condition, getExternalWorkflowHandle, setCurrentDetails, setHandler, upsertSearchAttributes,
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  getExternalWorkflowHandle,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import {
-  childChangedSignal, clusterPausedSignal, deleteOwnerSignal, machineReportSignal, ownerMachineQuery, ownerStatusQuery, rolloutHistoryQuery, rolloutPauseUpdate, rolloutRestartUpdate,
-  rolloutUndoUpdate, scaleSignal, scaleUpdate,
+  childChangedSignal,
+  clusterPausedSignal,
+  deleteOwnerSignal,
+  machineReportSignal,
+  ownerMachineQuery,
+  ownerStatusQuery,
+  rolloutHistoryQuery,
+  rolloutPauseUpdate,
+  rolloutRestartUpdate,
+  rolloutUndoUpdate,
+  scaleSignal,
+  scaleUpdate,
 } from '../../src/contract/cluster-messages';
 import type { MachineSpec } from '../../src/contract/machine';
-import type { ClusterFacts, MachineOwnerKind, MachineRecord, OwnerAdoption, OwnerStatus, OwnerSummary, Revision } from '../../src/contract/owner';
+import type {
+  ClusterFacts,
+  MachineOwnerKind,
+  MachineRecord,
+  OwnerAdoption,
+  OwnerStatus,
+  OwnerSummary,
+  Revision,
+} from '../../src/contract/owner';
 import { captAttributes } from '../../src/contract/search-attributes';
 import type { OwnerStepReason } from '../../src/contract/steps';
 import type { Remediation } from '../../src/contract/health-check';
-import { deletePoolMachines, newMachineNames, newRecord, recordMachineReport, startPoolMachines, startsPerRun } from './machine-pool';
+import {
+  deletePoolMachines,
+  newMachineNames,
+  newRecord,
+  recordMachineReport,
+  startPoolMachines,
+  startsPerRun,
+} from './machine-pool';
 import { ownerSummary, summaryKey } from './owner-summary';
 import { adoptMachines, holdEarlyReport, type AdoptionProgress } from './owner-adoption';
 import { ownerContinueAsNewDue } from './build-upgrade';
@@ -98,14 +129,21 @@ export function ownerRuntime(opts: {
   const sendSummary = (status: OwnerStatus) => {
     state.reports = (state.reports ?? 0) + 1;
     const summary: OwnerSummary = { ...ownerSummary(status), sequence: state.reports };
-    return getExternalWorkflowHandle(opts.owner).signal(childChangedSignal, summary).catch(() => undefined);
+    return getExternalWorkflowHandle(opts.owner)
+      .signal(childChangedSignal, summary)
+      .catch(() => undefined);
   };
   const refresh = () => {
     const status = opts.status();
     const hc = status.healthCheck;
     const last = hc?.remediations.at(-1);
-    setCurrentDetails(`**${status.readyReplicas}/${status.replicas} machines running** (${status.version}): ${state.step}${hc ? `\n\nMachineHealthCheck ${hc.name}: ${hc.message}` : ''}${
-      last ? `\n\nLast remediation: ${last.machine} at ${last.at} (${last.reason}: ${last.message}, since ${last.since})` : ''}${adoptionDetails(state.adoption)}${unknownSignalsDetails(state.unknownSignals)}`);
+    setCurrentDetails(
+      `**${status.readyReplicas}/${status.replicas} machines running** (${status.version}): ${state.step}${hc ? `\n\nMachineHealthCheck ${hc.name}: ${hc.message}` : ''}${
+        last
+          ? `\n\nLast remediation: ${last.machine} at ${last.at} (${last.reason}: ${last.message}, since ${last.since})`
+          : ''
+      }${adoptionDetails(state.adoption)}${unknownSignalsDetails(state.unknownSignals)}`,
+    );
     // The cluster hears only of changes to what it plans with, never of each machine's progress.
     const key = summaryKey(status);
     if (key !== reportedKey) {
@@ -115,7 +153,16 @@ export function ownerRuntime(opts: {
     const phase = state.deleting ? 'Deleting' : status.ready ? 'Ready' : 'Scaling';
     if (`${phase}/${status.version}` !== attributesKey) {
       attributesKey = `${phase}/${status.version}`;
-      upsertSearchAttributes(captAttributes({ kind: opts.kind, namespace: facts.namespace, cluster: facts.name, phase, version: status.version, provider: facts.provider }));
+      upsertSearchAttributes(
+        captAttributes({
+          kind: opts.kind,
+          namespace: facts.namespace,
+          cluster: facts.name,
+          phase,
+          version: status.version,
+          provider: facts.provider,
+        }),
+      );
     }
     return status;
   };
@@ -154,7 +201,8 @@ export function ownerRuntime(opts: {
 
   const name = () => opts.status().name;
   // Undo means the revision before the current one unless a number is given.
-  const undoTarget = (toRevision?: number) => (toRevision === undefined ? opts.revisions().at(-2) : opts.revisions().find((r) => r.revision === toRevision));
+  const undoTarget = (toRevision?: number) =>
+    toRevision === undefined ? opts.revisions().at(-2) : opts.revisions().find((r) => r.revision === toRevision);
   setHandler(clusterPausedSignal, ({ paused }) => {
     state.clusterPaused = paused;
     changed();
@@ -171,24 +219,49 @@ export function ownerRuntime(opts: {
       validator: ({ toRevision }) => {
         const target = undoTarget(toRevision);
         if (!target || target === opts.revisions().at(-1)) {
-          const known = opts.revisions().map((r) => r.revision).join(', ');
-          const what = toRevision === undefined ? 'no previous revision' : target ? `revision ${toRevision} is already the current one` : `no revision ${toRevision}`;
-          throw ApplicationFailure.create({ message: `${opts.kind} ${name()} has ${what}; revisions: ${known}`, type: 'InvalidSpec', nonRetryable: true });
+          const known = opts
+            .revisions()
+            .map((r) => r.revision)
+            .join(', ');
+          const what =
+            toRevision === undefined
+              ? 'no previous revision'
+              : target
+                ? `revision ${toRevision} is already the current one`
+                : `no revision ${toRevision}`;
+          throw ApplicationFailure.create({
+            message: `${opts.kind} ${name()} has ${what}; revisions: ${known}`,
+            type: 'InvalidSpec',
+            nonRetryable: true,
+          });
         }
         opts.validateUndo?.(target);
       },
     },
   );
-  setHandler(rolloutPauseUpdate, ({ paused }) => {
-    state.paused = paused;
-    return changed();
-  }, { validator: (_request: { paused: boolean }) => refuseWhileDeleting('pause or resume') });
-  setHandler(rolloutRestartUpdate, () => {
-    opts.reapply(opts.revisions().at(-1)!, 'restart', new Date().toISOString());
-    return changed();
-  }, { validator: () => refuseWhileDeleting('restart') });
+  setHandler(
+    rolloutPauseUpdate,
+    ({ paused }) => {
+      state.paused = paused;
+      return changed();
+    },
+    { validator: (_request: { paused: boolean }) => refuseWhileDeleting('pause or resume') },
+  );
+  setHandler(
+    rolloutRestartUpdate,
+    () => {
+      opts.reapply(opts.revisions().at(-1)!, 'restart', new Date().toISOString());
+      return changed();
+    },
+    { validator: () => refuseWhileDeleting('restart') },
+  );
   function refuseWhileDeleting(what: string): void {
-    if (state.deleting) throw ApplicationFailure.create({ message: `${opts.kind} ${name()} is being deleted; there is nothing to ${what}`, type: 'InvalidSpec', nonRetryable: true });
+    if (state.deleting)
+      throw ApplicationFailure.create({
+        message: `${opts.kind} ${name()} is being deleted; there is nothing to ${what}`,
+        type: 'InvalidSpec',
+        nonRetryable: true,
+      });
   }
 
   const mustContinueAsNew = () => ownerContinueAsNewDue() || startedThisRun >= startsPerRun;
@@ -217,12 +290,20 @@ export function ownerRuntime(opts: {
     checkpoint,
     whileClusterPaused: async () => {
       if (!state.clusterPaused) return false;
-      setStep('ClusterPaused', 'the cluster is paused: no machine is created, deleted or remediated until it is unpaused');
+      setStep(
+        'ClusterPaused',
+        'the cluster is paused: no machine is created, deleted or remediated until it is unpaused',
+      );
       await condition(() => !state.clusterPaused || !!state.deleting || mustContinueAsNew());
       return true;
     },
     startBudget: () => Math.max(0, startsPerRun - startedThisRun),
-    newNames: (base, count) => newMachineNames(base, count, state.machines.map((m) => m.name)),
+    newNames: (base, count) =>
+      newMachineNames(
+        base,
+        count,
+        state.machines.map((m) => m.name),
+      ),
     startMachines: async (machines) => {
       const now = new Date().toISOString();
       startedThisRun += machines.length;
@@ -236,7 +317,9 @@ export function ownerRuntime(opts: {
       for (;;) {
         // Machines deleted in an earlier run were asked already; asking again is harmless but costs a signal each.
         await deleteMachines(state.machines.filter((m) => !m.deleting).map((m) => m.name));
-        await condition(() => state.machines.length === 0 || state.machines.some((m) => !m.deleting) || mustContinueAsNew());
+        await condition(
+          () => state.machines.length === 0 || state.machines.some((m) => !m.deleting) || mustContinueAsNew(),
+        );
         if (state.machines.length === 0) break;
         await checkpoint();
       }
@@ -252,6 +335,8 @@ export function ownerRuntime(opts: {
 /** What the UI shows of a rebuilt owner: that it was lost, and what it adopted. */
 function adoptionDetails(adoption: OwnerAdoption | undefined): string {
   if (!adoption) return '';
-  const what = adoption.complete ? `adopted ${adoption.adopted} machines` : `adopting machines (${adoption.adopted} so far)`;
+  const what = adoption.complete
+    ? `adopted ${adoption.adopted} machines`
+    : `adopting machines (${adoption.adopted} so far)`;
   return `\n\nRebuilt at ${adoption.at} (${adoption.cause}): ${what}`;
 }

@@ -4,7 +4,12 @@ import type { MachineRecord } from '../../src/contract/owner';
  * `rolloutAfter`, as Cluster API reads it: once the time has passed, machines created before it are
  * replaced, once (the revision made for it records the time as its restartedAt).
  */
-export function rolloutAfterDue(rolloutAfter: string | undefined, lastRestart: string | undefined, machines: MachineRecord[], nowMs: number): boolean {
+export function rolloutAfterDue(
+  rolloutAfter: string | undefined,
+  lastRestart: string | undefined,
+  machines: MachineRecord[],
+  nowMs: number,
+): boolean {
   if (!rolloutAfter || Date.parse(rolloutAfter) > nowMs || (lastRestart ?? '') >= rolloutAfter) return false;
   return machines.some((m) => !m.deleting && Date.parse(m.createdAt) < Date.parse(rolloutAfter));
 }
@@ -15,5 +20,9 @@ export function msUntilRolloutAfter(rolloutAfter: string | undefined, nowMs: num
 }
 
 /** The restart time the current revision carries once a spec with `rolloutAfter` is looked at: a due rolloutAfter makes a new one. */
-export const restartedAtAfter = (rolloutAfter: string | undefined, lastRestart: string | undefined, machines: MachineRecord[], nowMs: number) =>
-  (rolloutAfterDue(rolloutAfter, lastRestart, machines, nowMs) ? rolloutAfter : lastRestart);
+export const restartedAtAfter = (
+  rolloutAfter: string | undefined,
+  lastRestart: string | undefined,
+  machines: MachineRecord[],
+  nowMs: number,
+) => (rolloutAfterDue(rolloutAfter, lastRestart, machines, nowMs) ? rolloutAfter : lastRestart);

@@ -13,4 +13,5 @@ export function specHash(value: unknown): string {
 }
 
 /** A revision's hash: its template's, with the restart time mixed in when a restart made it (same template, new machines). */
-export const revisionHash = (template: Record<string, unknown>, restartedAt?: string) => specHash(restartedAt ? { ...template, restartedAt } : template);
+export const revisionHash = (template: Record<string, unknown>, restartedAt?: string) =>
+  specHash(restartedAt ? { ...template, restartedAt } : template);

@@ -15,13 +15,17 @@ export function recordUnknownSignals(kept: UnknownSignal[], changed: () => void)
     else kept.push({ name, count: 1, firstAt: at, lastAt: at });
     if (kept.length > unknownSignalsKept) kept.splice(0, kept.length - unknownSignalsKept);
     const { workflowId, workflowType } = workflowInfo();
-    log.warn(`${workflowType} ${workflowId} has no handler for signal '${name}': ignored and recorded in its status (sent by newer code? upgrade this workflow's workers)`, { signal: name });
+    log.warn(
+      `${workflowType} ${workflowId} has no handler for signal '${name}': ignored and recorded in its status (sent by newer code? upgrade this workflow's workers)`,
+      { signal: name },
+    );
     changed();
   });
 }
 
 /** The status field, only when there is something to show. */
-export const unknownSignalsField = (kept: UnknownSignal[] | undefined) => (kept?.length ? { unknownSignals: kept } : {});
+export const unknownSignalsField = (kept: UnknownSignal[] | undefined) =>
+  kept?.length ? { unknownSignals: kept } : {};
 
 /** A line for a workflow's current details (the UI), only when there is something to show. */
 export function unknownSignalsDetails(kept: UnknownSignal[] | undefined): string {

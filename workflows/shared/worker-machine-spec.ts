@@ -3,14 +3,35 @@ import type { MachineSpec } from '../../src/contract/machine';
 import type { ClusterFacts } from '../../src/contract/owner';
 
 /** A worker machine of `template` (a MachineDeployment's or a standalone Machine's), joining the cluster with kubeadm join. */
-export function workerMachineSpec(facts: ClusterFacts, name: string, template: MachineTemplateModel, own: { labels: Record<string, string>; annotations: Record<string, string>; owner: string }): MachineSpec {
+export function workerMachineSpec(
+  facts: ClusterFacts,
+  name: string,
+  template: MachineTemplateModel,
+  own: { labels: Record<string, string>; annotations: Record<string, string>; owner: string },
+): MachineSpec {
   const t = template;
   return {
-    namespace: facts.namespace, name, cluster: facts.name, provider: facts.provider, role: 'worker', version: t.version,
-    bootstrap: { role: 'join', config: t.bootstrap.config, controlPlaneEndpoint: facts.endpoint, serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, serviceDomain: facts.serviceDomain },
-    infrastructure: { kind: t.infrastructure.kind, spec: t.infrastructure.spec }, failureDomain: t.failureDomain,
-    labels: own.labels, annotations: own.annotations,
-    nodeDrainTimeoutSeconds: t.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: t.nodeVolumeDetachTimeoutSeconds, nodeDeletionTimeoutSeconds: t.nodeDeletionTimeoutSeconds,
+    namespace: facts.namespace,
+    name,
+    cluster: facts.name,
+    provider: facts.provider,
+    role: 'worker',
+    version: t.version,
+    bootstrap: {
+      role: 'join',
+      config: t.bootstrap.config,
+      controlPlaneEndpoint: facts.endpoint,
+      serviceSubnet: facts.serviceSubnet,
+      podSubnet: facts.podSubnet,
+      serviceDomain: facts.serviceDomain,
+    },
+    infrastructure: { kind: t.infrastructure.kind, spec: t.infrastructure.spec },
+    failureDomain: t.failureDomain,
+    labels: own.labels,
+    annotations: own.annotations,
+    nodeDrainTimeoutSeconds: t.nodeDrainTimeoutSeconds,
+    nodeVolumeDetachTimeoutSeconds: t.nodeVolumeDetachTimeoutSeconds,
+    nodeDeletionTimeoutSeconds: t.nodeDeletionTimeoutSeconds,
     owner: own.owner,
   };
 }

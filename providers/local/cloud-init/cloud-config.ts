@@ -24,7 +24,10 @@ export function parseCloudConfig(text: string): CloudConfig {
 export function fileContent(file: WriteFile): Buffer {
   const encoding = (file.encoding ?? '').toLowerCase();
   if (['b64', 'base64'].includes(encoding)) return Buffer.from(file.content ?? '', 'base64');
-  if (encoding && encoding !== 'text/plain') throw new Error(`write_files ${file.path}: encoding '${file.encoding}' is not supported (use base64 or plain text)`);
+  if (encoding && encoding !== 'text/plain')
+    throw new Error(
+      `write_files ${file.path}: encoding '${file.encoding}' is not supported (use base64 or plain text)`,
+    );
   return Buffer.from(file.content ?? '');
 }
 

@@ -24,7 +24,8 @@ export interface BootstrapReport {
 export const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** One step: its report if it fails (exitCode added by the script), then the command that runs it. */
-const step = (command: string, run: string) => `step ${shellQuote(JSON.stringify({ state: 'failed', command }).slice(0, -1))} ${run}`;
+const step = (command: string, run: string) =>
+  `step ${shellQuote(JSON.stringify({ state: 'failed', command }).slice(0, -1))} ${run}`;
 const failing = (command: string, message: string) => step(command, `fail ${shellQuote(message)}`);
 
 function steps(userData: string): string[] {
@@ -44,7 +45,9 @@ function steps(userData: string): string[] {
       continue;
     }
     // base64 has no quote or newline, so no content can end the here-document early.
-    out.push(`${step(`write_files ${file.path}`, `write_file ${shellQuote(file.path)} ${shellQuote(file.permissions ?? '')} ${file.append ? 'append' : 'replace'}`)} <<'EOF'\n${content.toString('base64')}\nEOF`);
+    out.push(
+      `${step(`write_files ${file.path}`, `write_file ${shellQuote(file.path)} ${shellQuote(file.permissions ?? '')} ${file.append ? 'append' : 'replace'}`)} <<'EOF'\n${content.toString('base64')}\nEOF`,
+    );
   }
   for (const entry of config.runcmd ?? []) {
     const line = commandLine(entry);
@@ -53,7 +56,10 @@ function steps(userData: string): string[] {
   return out;
 }
 
-export function renderCloudInitScript(userData: string, machine: { bootDelaySeconds: number; failBootstrap: boolean }): string {
+export function renderCloudInitScript(
+  userData: string,
+  machine: { bootDelaySeconds: number; failBootstrap: boolean },
+): string {
   const body = machine.failBootstrap
     ? [failing('(boot)', 'LocalMachineTemplate spec.failBootstrap is set: this machine fails its bootstrap on purpose')]
     : steps(userData);

@@ -36,7 +36,13 @@ function receive(socket: Socket, clusterCA: () => Promise<string>): void {
   });
 }
 
-async function answer(socket: Socket, args: string[], metadata: string, config: string, clusterCA: () => Promise<string>): Promise<void> {
+async function answer(
+  socket: Socket,
+  args: string[],
+  metadata: string,
+  config: string,
+  clusterCA: () => Promise<string>,
+): Promise<void> {
   let reply: string;
   try {
     if (args[0] !== 'join' || args.includes('--control-plane')) throw new Error('only worker joins are served here');

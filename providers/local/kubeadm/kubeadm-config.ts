@@ -40,7 +40,13 @@ export function nodeLabels(registration: NodeRegistration | undefined): Record<s
   const args = registration?.kubeletExtraArgs;
   const raw = Array.isArray(args) ? args.find((a) => a.name === 'node-labels')?.value : args?.['node-labels'];
   if (!raw) return {};
-  return Object.fromEntries(raw.split(',').filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]).map(([k, v]) => [k, v ?? '']));
+  return Object.fromEntries(
+    raw
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => pair.split('=', 2) as [string, string])
+      .map(([k, v]) => [k, v ?? '']),
+  );
 }
 
 export function splitHostPort(endpoint: string, defaultPort = 6443): { host: string; port: number } {

@@ -7,7 +7,13 @@ import { issueCertificate } from '../../../src/pki/certificates';
 import { kubeconfigCredentials } from '../../../src/pki/kubeconfig';
 import { writeTree } from '../../../src/util/files';
 import {
-  apiserverProcess, controllerManagerProcess, etcdPeerUrl, etcdProcess, schedulerProcess, standardPorts, type ControlPlaneLayout,
+  apiserverProcess,
+  controllerManagerProcess,
+  etcdPeerUrl,
+  etcdProcess,
+  schedulerProcess,
+  standardPorts,
+  type ControlPlaneLayout,
 } from '../control-plane-components';
 import { metadataPathInMachine, stateDirInMachine, type MachineMetadata } from '../machine-metadata';
 import { startDetached } from '../../../src/util/processes';
@@ -29,24 +35,55 @@ function usage(): never {
 }
 
 /** The cluster CA certificate the bootstrap data wrote, which discovery checks the endpoint against. */
-const readClusterCA = () => readFile(joinPath(pki, 'ca.crt'), 'utf8').catch((): string => {
-  throw new KubeadmError(`${joinPath(pki, 'ca.crt')} is missing: the bootstrap data must write the cluster CA for a machine that joins here`);
-});
+const readClusterCA = () =>
+  readFile(joinPath(pki, 'ca.crt'), 'utf8').catch((): string => {
+    throw new KubeadmError(
+      `${joinPath(pki, 'ca.crt')} is missing: the bootstrap data must write the cluster CA for a machine that joins here`,
+    );
+  });
 
 async function readCAs(): Promise<ClusterCertificateAuthorities> {
-  const read = (p: string) => readFile(joinPath(pki, p), 'utf8').catch((): string => {
-    throw new KubeadmError(`${joinPath(pki, p)} is missing: the bootstrap data must write the cluster certificate authorities for a control-plane machine`);
-  });
+  const read = (p: string) =>
+    readFile(joinPath(pki, p), 'utf8').catch((): string => {
+      throw new KubeadmError(
+        `${joinPath(pki, p)} is missing: the bootstrap data must write the cluster certificate authorities for a control-plane machine`,
+      );
+    });
   const [caCert, caKey, etcdCert, etcdKey, fpCert, fpKey, saKey, saPub] = await Promise.all(
-    ['ca.crt', 'ca.key', 'etcd/ca.crt', 'etcd/ca.key', 'front-proxy-ca.crt', 'front-proxy-ca.key', 'sa.key', 'sa.pub'].map(read),
+    [
+      'ca.crt',
+      'ca.key',
+      'etcd/ca.crt',
+      'etcd/ca.key',
+      'front-proxy-ca.crt',
+      'front-proxy-ca.key',
+      'sa.key',
+      'sa.pub',
+    ].map(read),
   );
-  return { ca: { cert: caCert!, key: caKey! }, etcdCA: { cert: etcdCert!, key: etcdKey! }, frontProxyCA: { cert: fpCert!, key: fpKey! }, serviceAccount: { privateKey: saKey!, publicKey: saPub! } };
+  return {
+    ca: { cert: caCert!, key: caKey! },
+    etcdCA: { cert: etcdCert!, key: etcdKey! },
+    frontProxyCA: { cert: fpCert!, key: fpKey! },
+    serviceAccount: { privateKey: saKey!, publicKey: saPub! },
+  };
 }
 
-function layoutFor(meta: MachineMetadata, docs: KubeadmDocuments, initialCluster: string, state: 'new' | 'existing'): ControlPlaneLayout {
+function layoutFor(
+  meta: MachineMetadata,
+  docs: KubeadmDocuments,
+  initialCluster: string,
+  state: 'new' | 'existing',
+): ControlPlaneLayout {
   return {
-    root: '/', ip: meta.ip, ports: standardPorts, kubernetesBin: meta.kubernetesBin, etcdBinary: meta.etcdBinary, nodeName: meta.name,
-    etcdInitialCluster: initialCluster, etcdClusterState: state,
+    root: '/',
+    ip: meta.ip,
+    ports: standardPorts,
+    kubernetesBin: meta.kubernetesBin,
+    etcdBinary: meta.etcdBinary,
+    nodeName: meta.name,
+    etcdInitialCluster: initialCluster,
+    etcdClusterState: state,
     ...networkingOf(docs),
   };
 }
@@ -55,7 +92,8 @@ function layoutFor(meta: MachineMetadata, docs: KubeadmDocuments, initialCluster
 function networkingOf(docs: KubeadmDocuments): { serviceSubnet: string; podSubnet: string; serviceDomain: string } {
   const n = docs.cluster?.networking;
   return {
-    serviceSubnet: n?.serviceSubnet ?? clusterNetworkDefaults.serviceSubnet, podSubnet: n?.podSubnet ?? clusterNetworkDefaults.podSubnet,
+    serviceSubnet: n?.serviceSubnet ?? clusterNetworkDefaults.serviceSubnet,
+    podSubnet: n?.podSubnet ?? clusterNetworkDefaults.podSubnet,
     serviceDomain: n?.dnsDomain ?? clusterNetworkDefaults.serviceDomain,
   };
 }
@@ -65,17 +103,33 @@ function firstServiceIP(subnet: string): string {
   return `${a}.${b}.${c}.${d + 1}`;
 }
 
-async function writeControlPlaneFiles(meta: MachineMetadata, docs: KubeadmDocuments, endpoint: { host: string; port: number }, cas: ClusterCertificateAuthorities): Promise<void> {
+async function writeControlPlaneFiles(
+  meta: MachineMetadata,
+  docs: KubeadmDocuments,
+  endpoint: { host: string; port: number },
+  cas: ClusterCertificateAuthorities,
+): Promise<void> {
   const files = await controlPlaneNodeFiles(cas, {
-    clusterName: docs.cluster?.clusterName ?? 'kubernetes', nodeName: meta.name, ip: meta.ip, apiserverPort: standardPorts.apiserver,
-    endpointHost: endpoint.host, endpointPort: endpoint.port, serviceIP: firstServiceIP(networkingOf(docs).serviceSubnet), serviceDomain: networkingOf(docs).serviceDomain,
+    clusterName: docs.cluster?.clusterName ?? 'kubernetes',
+    nodeName: meta.name,
+    ip: meta.ip,
+    apiserverPort: standardPorts.apiserver,
+    endpointHost: endpoint.host,
+    endpointPort: endpoint.port,
+    serviceIP: firstServiceIP(networkingOf(docs).serviceSubnet),
+    serviceDomain: networkingOf(docs).serviceDomain,
     certSANs: docs.cluster?.apiServer?.certSANs ?? [],
   });
   await writeTree('/etc/kubernetes', files);
 }
 
 /** Starts the machine's components; `beforeApiserver` runs once etcd is started (a joining member's promotion). */
-async function startComponents(layout: ControlPlaneLayout, cas: ClusterCertificateAuthorities, adminConf: string, beforeApiserver = async () => {}): Promise<KubeClient> {
+async function startComponents(
+  layout: ControlPlaneLayout,
+  cas: ClusterCertificateAuthorities,
+  adminConf: string,
+  beforeApiserver = async () => {},
+): Promise<KubeClient> {
   await startDetached(etcdProcess(layout, stateDirInMachine));
   await beforeApiserver();
   await startDetached(apiserverProcess(layout, stateDirInMachine));
@@ -86,15 +140,24 @@ async function startComponents(layout: ControlPlaneLayout, cas: ClusterCertifica
   return new KubeClient(adminConf.replace(/server: .*/, `server: https://${layout.ip}:${layout.ports.apiserver}`));
 }
 
-async function registerKubelet(meta: MachineMetadata, registration: NodeRegistration | undefined, controlPlane: boolean): Promise<void> {
+async function registerKubelet(
+  meta: MachineMetadata,
+  registration: NodeRegistration | undefined,
+  controlPlane: boolean,
+): Promise<void> {
   await mkdir('/var/lib/kubelet', { recursive: true });
-  await writeFile('/var/lib/kubelet/config.json', JSON.stringify(kubeletRegistration(meta, registration, controlPlane), null, 2));
+  await writeFile(
+    '/var/lib/kubelet/config.json',
+    JSON.stringify(kubeletRegistration(meta, registration, controlPlane), null, 2),
+  );
 }
 
 async function init(meta: MachineMetadata, docs: KubeadmDocuments): Promise<void> {
   const wanted = docs.cluster?.kubernetesVersion;
   if (wanted && wanted !== meta.kubernetesVersion) {
-    throw new KubeadmError(`ClusterConfiguration.kubernetesVersion is ${wanted} but this machine runs ${meta.kubernetesVersion}`);
+    throw new KubeadmError(
+      `ClusterConfiguration.kubernetesVersion is ${wanted} but this machine runs ${meta.kubernetesVersion}`,
+    );
   }
   const endpoint = splitHostPort(docs.cluster?.controlPlaneEndpoint ?? `${meta.ip}:6443`);
   const cas = await readCAs();
@@ -103,21 +166,34 @@ async function init(meta: MachineMetadata, docs: KubeadmDocuments): Promise<void
   const client = await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'));
   for (const { token } of docs.init?.bootstrapTokens ?? []) await createBootstrapToken(client, token);
   // kube-public is created by the apiserver's own controller shortly after it is ready.
-  await patiently(() => client.ensureConfigMap({ metadata: { name: 'cluster-info', namespace: 'kube-public' }, data: { 'ca.crt': cas.ca.cert, endpoint: `${endpoint.host}:${endpoint.port}` } }));
+  await patiently(() =>
+    client.ensureConfigMap({
+      metadata: { name: 'cluster-info', namespace: 'kube-public' },
+      data: { 'ca.crt': cas.ca.cert, endpoint: `${endpoint.host}:${endpoint.port}` },
+    }),
+  );
   await registerKubelet(meta, docs.init?.nodeRegistration, true);
 }
 
 async function createBootstrapToken(client: KubeClient, token: string): Promise<void> {
   const match = /^([a-z0-9]{6})\.([a-z0-9]{16})$/.exec(token);
-  if (!match) throw new KubeadmError(`bootstrap token '${token.slice(0, 6)}…' is malformed: it must match [a-z0-9]{6}.[a-z0-9]{16}`);
-  await patiently(() => client.ensureSecret({
-    metadata: { name: `bootstrap-token-${match[1]}`, namespace: 'kube-system' },
-    type: 'bootstrap.kubernetes.io/token',
-    stringData: {
-      'token-id': match[1]!, 'token-secret': match[2]!, 'usage-bootstrap-authentication': 'true', 'usage-bootstrap-signing': 'true',
-      'auth-extra-groups': 'system:bootstrappers:kubeadm:default-node-token',
-    },
-  }));
+  if (!match)
+    throw new KubeadmError(
+      `bootstrap token '${token.slice(0, 6)}…' is malformed: it must match [a-z0-9]{6}.[a-z0-9]{16}`,
+    );
+  await patiently(() =>
+    client.ensureSecret({
+      metadata: { name: `bootstrap-token-${match[1]}`, namespace: 'kube-system' },
+      type: 'bootstrap.kubernetes.io/token',
+      stringData: {
+        'token-id': match[1]!,
+        'token-secret': match[2]!,
+        'usage-bootstrap-authentication': 'true',
+        'usage-bootstrap-signing': 'true',
+        'auth-extra-groups': 'system:bootstrappers:kubeadm:default-node-token',
+      },
+    }),
+  );
 }
 
 async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, controlPlane: boolean): Promise<void> {
@@ -137,7 +213,9 @@ async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, contro
     const initialCluster = members.map((m) => `${m.name || meta.name}=${m.peerURLs[0]}`).join(',');
     const layout = layoutFor(meta, docs, initialCluster, 'existing');
     // Promoted once in sync, before its apiserver starts: the cluster never counted it before it could vote.
-    await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'), () => patiently(() => promoteMember(peers, member.id, tls), 120_000));
+    await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'), () =>
+      patiently(() => promoteMember(peers, member.id, tls), 120_000),
+    );
   }
   await registerKubelet(meta, docs.join?.nodeRegistration, controlPlane);
 }
@@ -152,7 +230,8 @@ async function addLearnerPatiently(endpoint: string, peerURL: string, tls: EtcdT
     try {
       return await addLearner(endpoint, peerURL, tls);
     } catch (err) {
-      if (!/unhealthy cluster|too many learner|not started/i.test((err as Error).message) || Date.now() > deadline) throw err;
+      if (!/unhealthy cluster|too many learner|not started/i.test((err as Error).message) || Date.now() > deadline)
+        throw err;
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
@@ -183,7 +262,9 @@ async function etcdMemberURL(controlPlaneIPs: string[], tls: EtcdTLS): Promise<s
       // An apiserver that is going away may have lost its etcd already; try the next one.
     }
   }
-  throw new KubeadmError(`no etcd member answered among ${candidates.join(', ') || '(no control-plane Node is registered)'}`);
+  throw new KubeadmError(
+    `no etcd member answered among ${candidates.join(', ') || '(no control-plane Node is registered)'}`,
+  );
 }
 
 async function main(): Promise<void> {

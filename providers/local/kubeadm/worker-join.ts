@@ -14,11 +14,27 @@ export class KubeadmError extends Error {}
 const controlPlaneTaint = { key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' };
 
 /** What the kubelet is started with: kubeadm's node registration plus the machine's identity. */
-export function kubeletRegistration(meta: MachineMetadata, registration: NodeRegistration | undefined, controlPlane: boolean): KubeletRegistration {
-  const labels = { ...nodeLabels(registration), ...(controlPlane ? { 'node-role.kubernetes.io/control-plane': '', 'node.kubernetes.io/exclude-from-external-load-balancers': '' } : {}) };
+export function kubeletRegistration(
+  meta: MachineMetadata,
+  registration: NodeRegistration | undefined,
+  controlPlane: boolean,
+): KubeletRegistration {
+  const labels = {
+    ...nodeLabels(registration),
+    ...(controlPlane
+      ? { 'node-role.kubernetes.io/control-plane': '', 'node.kubernetes.io/exclude-from-external-load-balancers': '' }
+      : {}),
+  };
   // As kubeadm: an explicit taint list replaces the default control-plane taint.
   const taints = registration?.taints ?? (controlPlane ? [controlPlaneTaint] : []);
-  return { nodeName: registration?.name ?? meta.name, providerID: meta.providerID, kubeletVersion: meta.kubernetesVersion, ip: meta.ip, labels, taints };
+  return {
+    nodeName: registration?.name ?? meta.name,
+    providerID: meta.providerID,
+    kubeletVersion: meta.kubernetesVersion,
+    ip: meta.ip,
+    labels,
+    taints,
+  };
 }
 
 // Kept-alive connections: the cluster agent checks every worker's token through the same endpoint.
@@ -27,10 +43,14 @@ const discoveryAgent = new Agent({ keepAlive: true });
 /** The endpoint is trusted only through the cluster CA (which the caller pinned), never unverified. */
 function statusWithToken(url: string, token: string, caCert: string): Promise<number> {
   return new Promise<number>((resolve, reject) => {
-    const req = request(url, { agent: discoveryAgent, ca: caCert, headers: { authorization: `Bearer ${token}` }, timeout: 3000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      url,
+      { agent: discoveryAgent, ca: caCert, headers: { authorization: `Bearer ${token}` }, timeout: 3000 },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end();
@@ -42,23 +62,35 @@ function statusWithToken(url: string, token: string, caCert: string): Promise<nu
  * must present a certificate that CA signed, and the token must authenticate against it (401 means it does
  * not); an unreachable endpoint is retried for two minutes.
  */
-export async function checkToken(endpoint: string, discovery: { token?: string; caCertHashes?: string[] } | undefined, caCert: string): Promise<void> {
+export async function checkToken(
+  endpoint: string,
+  discovery: { token?: string; caCertHashes?: string[] } | undefined,
+  caCert: string,
+): Promise<void> {
   const token = discovery?.token;
   if (!token) throw new KubeadmError('JoinConfiguration.discovery.bootstrapToken.token is required');
   const pin = caCertHash(caCert);
   if (!discovery?.caCertHashes?.includes(pin)) {
-    throw new KubeadmError(`JoinConfiguration.discovery.bootstrapToken.caCertHashes does not pin this cluster's CA (${pin}): the join configuration is for another cluster, or was altered`);
+    throw new KubeadmError(
+      `JoinConfiguration.discovery.bootstrapToken.caCertHashes does not pin this cluster's CA (${pin}): the join configuration is for another cluster, or was altered`,
+    );
   }
   const url = `https://${endpoint}/api/v1/namespaces/kube-public/configmaps/cluster-info`;
   const deadline = Date.now() + 120_000;
   for (;;) {
     try {
-      if ((await statusWithToken(url, token, caCert)) === 401) throw new KubeadmError(`the bootstrap token was rejected by ${endpoint} (HTTP 401): it is unknown or expired`);
+      if ((await statusWithToken(url, token, caCert)) === 401)
+        throw new KubeadmError(`the bootstrap token was rejected by ${endpoint} (HTTP 401): it is unknown or expired`);
       return;
     } catch (err) {
       // A certificate the pinned CA did not sign is no endpoint of this cluster: no retry makes it one.
-      if ((err as NodeJS.ErrnoException).code?.startsWith?.('ERR_TLS') || /certificate|self.signed/i.test((err as Error).message)) {
-        throw new KubeadmError(`${endpoint} did not present a certificate of the pinned cluster CA: ${(err as Error).message}`);
+      if (
+        (err as NodeJS.ErrnoException).code?.startsWith?.('ERR_TLS') ||
+        /certificate|self.signed/i.test((err as Error).message)
+      ) {
+        throw new KubeadmError(
+          `${endpoint} did not present a certificate of the pinned cluster CA: ${(err as Error).message}`,
+        );
       }
       if (err instanceof KubeadmError || Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 500));
@@ -74,7 +106,11 @@ export function joinEndpoint(docs: ReturnType<typeof parseKubeadmConfig>): strin
 }
 
 /** `kubeadm join --config FILE` of a worker, given the config file's and the machine metadata's text and the cluster CA: the kubelet registration to write. */
-export async function joinWorker(configText: string, metadataText: string, caCert: string): Promise<KubeletRegistration> {
+export async function joinWorker(
+  configText: string,
+  metadataText: string,
+  caCert: string,
+): Promise<KubeletRegistration> {
   const docs = parseKubeadmConfig(configText);
   const meta = JSON.parse(metadataText) as MachineMetadata;
   await checkToken(joinEndpoint(docs), docs.join?.discovery?.bootstrapToken, caCert);

@@ -11,7 +11,8 @@ export class ApiError extends Error {
   }
 }
 
-export const hasStatus = (err: unknown, ...statuses: number[]) => err instanceof ApiError && statuses.includes(err.status);
+export const hasStatus = (err: unknown, ...statuses: number[]) =>
+  err instanceof ApiError && statuses.includes(err.status);
 
 /**
  * The REST calls of the simulated kubelets, over kept-alive TLS connections. @kubernetes/client-node makes
@@ -34,12 +35,20 @@ export class KubeletApi {
     return new Promise<T>((resolve, reject) => {
       const req = request(
         {
-          host: this.server.hostname, port: this.server.port || 443, path, method, agent: this.agent, timeout: 15_000,
+          host: this.server.hostname,
+          port: this.server.port || 443,
+          path,
+          method,
+          agent: this.agent,
+          timeout: 15_000,
           // Content-Length always: Node frames no body for DELETE by default, and the apiserver would read the
           // DeleteOptions as the next request on the kept-alive connection (HTTP 400 for every call after it).
           headers: {
-            accept: 'application/json', 'user-agent': 'capt-simulated-kubelet',
-            ...(payload === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }),
+            accept: 'application/json',
+            'user-agent': 'capt-simulated-kubelet',
+            ...(payload === undefined
+              ? {}
+              : { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }),
           },
         },
         (res) => {

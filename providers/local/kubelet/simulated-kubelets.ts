@@ -63,7 +63,8 @@ export class SimulatedKubelets {
     const wanted = new Map(registrations.map((r) => [r.nodeName, r]));
     for (const name of [...this.nodes.keys()]) if (!wanted.has(name)) this.nodes.delete(name);
     for (const [name, registration] of wanted) {
-      if (!this.nodes.has(name)) this.nodes.set(name, { registration, registered: false, lastRenew: 0, lastStatus: 0, nextPodIP: 2 });
+      if (!this.nodes.has(name))
+        this.nodes.set(name, { registration, registered: false, lastRenew: 0, lastStatus: 0, nextPodIP: 2 });
     }
     const due = [...this.nodes.values()]
       .filter((s) => !s.registered || now - s.lastRenew >= renewEveryMs || now - s.lastStatus >= statusEveryMs)
@@ -80,10 +81,13 @@ export class SimulatedKubelets {
       // As the kubelet, the Node is created with its status: Ready from the start, and one request fewer.
       // Create-if-missing: a restarted agent re-registers its nodes the same way, then posts their status.
       const node = { ...nodeObject(registration), status: nodeStatus(registration, new Date(now)) };
-      const created = await this.api.call('POST', '/api/v1/nodes', node).then(() => true, (err) => {
-        if (!hasStatus(err, 409)) throw err;
-        return false;
-      });
+      const created = await this.api.call('POST', '/api/v1/nodes', node).then(
+        () => true,
+        (err) => {
+          if (!hasStatus(err, 409)) throw err;
+          return false;
+        },
+      );
       state.registered = true;
       if (created) state.lastStatus = now;
     }
@@ -91,7 +95,12 @@ export class SimulatedKubelets {
     if (now - state.lastRenew >= renewEveryMs) await this.renewLease(state, now);
     if (late || now - state.lastStatus >= statusEveryMs) {
       const path = `/api/v1/nodes/${encodeURIComponent(registration.nodeName)}/status`;
-      await this.api.call('PATCH', path, { status: nodeStatus(registration, new Date(now)) }, 'application/merge-patch+json');
+      await this.api.call(
+        'PATCH',
+        path,
+        { status: nodeStatus(registration, new Date(now)) },
+        'application/merge-patch+json',
+      );
       state.lastStatus = now;
     }
   }
@@ -104,7 +113,13 @@ export class SimulatedKubelets {
       const { managedFields: _, ...metadata } = lease.metadata;
       return this.api.call<Lease>('PUT', path, { ...lease, metadata, spec: { ...lease.spec, ...spec } });
     };
-    const create = () => this.api.call<Lease>('POST', leasesPath, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec });
+    const create = () =>
+      this.api.call<Lease>('POST', leasesPath, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name },
+        spec,
+      });
     try {
       state.lease = state.lease ? await update(state.lease) : await create();
     } catch (err) {
@@ -130,7 +145,11 @@ export class SimulatedKubelets {
             if (!hasStatus(err, 404, 409)) throw err;
           });
         }
-      } else if (pod.status?.phase !== 'Running' && pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed') {
+      } else if (
+        pod.status?.phase !== 'Running' &&
+        pod.status?.phase !== 'Succeeded' &&
+        pod.status?.phase !== 'Failed'
+      ) {
         const status = runningStatus(pod, this.podIP(pod.spec!.nodeName!), new Date(now));
         await this.api.call('PATCH', `${path}/status`, { status }, 'application/merge-patch+json').catch((err) => {
           if (!hasStatus(err, 404)) throw err;
@@ -148,18 +167,36 @@ export class SimulatedKubelets {
 
 function nodeObject(r: KubeletRegistration): V1Node {
   return {
-    metadata: { name: r.nodeName, labels: { 'kubernetes.io/hostname': r.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', ...r.labels } },
+    metadata: {
+      name: r.nodeName,
+      labels: {
+        'kubernetes.io/hostname': r.nodeName,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        ...r.labels,
+      },
+    },
     spec: { providerID: r.providerID, taints: r.taints },
   };
 }
 
 function nodeStatus(r: KubeletRegistration, now: Date): NonNullable<V1Node['status']> {
   const capacity = { cpu: '4', memory: '16Gi', pods: '110', 'ephemeral-storage': '100Gi' };
-  const condition = (type: string, status: string, reason: string, message: string) => ({ type, status, reason, message, lastHeartbeatTime: now, lastTransitionTime: now });
+  const condition = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    reason,
+    message,
+    lastHeartbeatTime: now,
+    lastTransitionTime: now,
+  });
   return {
     capacity,
     allocatable: capacity,
-    addresses: [{ type: 'InternalIP', address: r.ip }, { type: 'Hostname', address: r.nodeName }],
+    addresses: [
+      { type: 'InternalIP', address: r.ip },
+      { type: 'Hostname', address: r.nodeName },
+    ],
     conditions: [
       condition('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status (simulated by capt local provider)'),
       condition('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
@@ -167,9 +204,16 @@ function nodeStatus(r: KubeletRegistration, now: Date): NonNullable<V1Node['stat
       condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
     ],
     nodeInfo: {
-      kubeletVersion: r.kubeletVersion, kubeProxyVersion: r.kubeletVersion, containerRuntimeVersion: 'capt-simulated://1.0',
-      operatingSystem: 'linux', architecture: 'amd64', osImage: 'capt local machine', kernelVersion: 'simulated',
-      machineID: r.nodeName, systemUUID: r.nodeName, bootID: r.nodeName,
+      kubeletVersion: r.kubeletVersion,
+      kubeProxyVersion: r.kubeletVersion,
+      containerRuntimeVersion: 'capt-simulated://1.0',
+      operatingSystem: 'linux',
+      architecture: 'amd64',
+      osImage: 'capt local machine',
+      kernelVersion: 'simulated',
+      machineID: r.nodeName,
+      systemUUID: r.nodeName,
+      bootID: r.nodeName,
     },
   };
 }
@@ -184,7 +228,12 @@ function runningStatus(pod: V1Pod, podIP: string, now: Date): NonNullable<V1Pod[
     startTime: now,
     conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map(ready),
     containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
-      name: c.name, image: c.image ?? '', imageID: `simulated://${c.image}`, ready: true, started: true, restartCount: 0,
+      name: c.name,
+      image: c.image ?? '',
+      imageID: `simulated://${c.image}`,
+      ready: true,
+      started: true,
+      restartCount: 0,
       state: { running: { startedAt: now } },
     })),
   };

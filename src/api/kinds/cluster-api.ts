@@ -2,20 +2,47 @@ import type { HealthCheckSpec } from '../../contract/health-check';
 import { z } from 'zod';
 import { parseClusterCidr } from '../../contract/ipv4-cidr';
 import type { MachineTemplateFields } from '../../contract/machine';
-import { dnsName, duration, labelsAndAnnotations, fromV1beta1Ref, fromV1beta2Ref, intOrPercent, kubernetesVersion, metadata, refV1beta1, refV1beta2, seconds, type Ref } from './common';
+import {
+  dnsName,
+  duration,
+  labelsAndAnnotations,
+  fromV1beta1Ref,
+  fromV1beta2Ref,
+  intOrPercent,
+  kubernetesVersion,
+  metadata,
+  refV1beta1,
+  refV1beta2,
+  seconds,
+  type Ref,
+} from './common';
 
 /** Cluster, Machine, MachineDeployment and MachineHealthCheck (cluster.x-k8s.io v1beta1 and v1beta2), normalised. */
-const cidrBlocks = z.object({
-  cidrBlocks: z.array(z.string().superRefine((cidr, ctx) => {
-    const parsed = parseClusterCidr(cidr);
-    if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `${JSON.stringify(cidr.slice(0, 40))} ${parsed}` });
-  })).min(1).max(1, 'capt runs single-stack IPv4 clusters: give one CIDR block'),
-}).strict();
-const clusterNetwork = z.object({
-  services: cidrBlocks.optional(), pods: cidrBlocks.optional(), serviceDomain: dnsName.optional(),
-  // Every local machine serves its apiserver on 6443; another port would be accepted and not honoured.
-  apiServerPort: z.literal(6443, 'capt machines serve the apiserver on port 6443: remove apiServerPort or set it to 6443').optional(),
-}).strict();
+const cidrBlocks = z
+  .object({
+    cidrBlocks: z
+      .array(
+        z.string().superRefine((cidr, ctx) => {
+          const parsed = parseClusterCidr(cidr);
+          if (typeof parsed === 'string')
+            ctx.addIssue({ code: 'custom', message: `${JSON.stringify(cidr.slice(0, 40))} ${parsed}` });
+        }),
+      )
+      .min(1)
+      .max(1, 'capt runs single-stack IPv4 clusters: give one CIDR block'),
+  })
+  .strict();
+const clusterNetwork = z
+  .object({
+    services: cidrBlocks.optional(),
+    pods: cidrBlocks.optional(),
+    serviceDomain: dnsName.optional(),
+    // Every local machine serves its apiserver on 6443; another port would be accepted and not honoured.
+    apiServerPort: z
+      .literal(6443, 'capt machines serve the apiserver on port 6443: remove apiServerPort or set it to 6443')
+      .optional(),
+  })
+  .strict();
 
 export interface ClusterDoc {
   controlPlaneRef?: Ref;
@@ -26,23 +53,55 @@ export interface ClusterDoc {
   paused: boolean;
 }
 
-export const clusterV1beta1 = z.object({
-  apiVersion: z.string(), kind: z.literal('Cluster'), metadata,
-  spec: z.object({ clusterNetwork: clusterNetwork.optional(), controlPlaneRef: refV1beta1.optional(), infrastructureRef: refV1beta1.optional(), paused: z.boolean().optional(), controlPlaneEndpoint: z.looseObject({}).optional() }).strict(),
-}).strict().transform((d): ClusterDoc => ({
-  controlPlaneRef: d.spec.controlPlaneRef && fromV1beta1Ref(d.spec.controlPlaneRef), infrastructureRef: d.spec.infrastructureRef && fromV1beta1Ref(d.spec.infrastructureRef),
-  serviceSubnet: d.spec.clusterNetwork?.services?.cidrBlocks[0], podSubnet: d.spec.clusterNetwork?.pods?.cidrBlocks[0],
-  serviceDomain: d.spec.clusterNetwork?.serviceDomain, paused: d.spec.paused ?? false,
-}));
+export const clusterV1beta1 = z
+  .object({
+    apiVersion: z.string(),
+    kind: z.literal('Cluster'),
+    metadata,
+    spec: z
+      .object({
+        clusterNetwork: clusterNetwork.optional(),
+        controlPlaneRef: refV1beta1.optional(),
+        infrastructureRef: refV1beta1.optional(),
+        paused: z.boolean().optional(),
+        controlPlaneEndpoint: z.looseObject({}).optional(),
+      })
+      .strict(),
+  })
+  .strict()
+  .transform((d): ClusterDoc => ({
+    controlPlaneRef: d.spec.controlPlaneRef && fromV1beta1Ref(d.spec.controlPlaneRef),
+    infrastructureRef: d.spec.infrastructureRef && fromV1beta1Ref(d.spec.infrastructureRef),
+    serviceSubnet: d.spec.clusterNetwork?.services?.cidrBlocks[0],
+    podSubnet: d.spec.clusterNetwork?.pods?.cidrBlocks[0],
+    serviceDomain: d.spec.clusterNetwork?.serviceDomain,
+    paused: d.spec.paused ?? false,
+  }));
 
-export const clusterV1beta2 = z.object({
-  apiVersion: z.string(), kind: z.literal('Cluster'), metadata,
-  spec: z.object({ clusterNetwork: clusterNetwork.optional(), controlPlaneRef: refV1beta2.optional(), infrastructureRef: refV1beta2.optional(), paused: z.boolean().optional(), controlPlaneEndpoint: z.looseObject({}).optional() }).strict(),
-}).strict().transform((d): ClusterDoc => ({
-  controlPlaneRef: d.spec.controlPlaneRef && fromV1beta2Ref(d.spec.controlPlaneRef), infrastructureRef: d.spec.infrastructureRef && fromV1beta2Ref(d.spec.infrastructureRef),
-  serviceSubnet: d.spec.clusterNetwork?.services?.cidrBlocks[0], podSubnet: d.spec.clusterNetwork?.pods?.cidrBlocks[0],
-  serviceDomain: d.spec.clusterNetwork?.serviceDomain, paused: d.spec.paused ?? false,
-}));
+export const clusterV1beta2 = z
+  .object({
+    apiVersion: z.string(),
+    kind: z.literal('Cluster'),
+    metadata,
+    spec: z
+      .object({
+        clusterNetwork: clusterNetwork.optional(),
+        controlPlaneRef: refV1beta2.optional(),
+        infrastructureRef: refV1beta2.optional(),
+        paused: z.boolean().optional(),
+        controlPlaneEndpoint: z.looseObject({}).optional(),
+      })
+      .strict(),
+  })
+  .strict()
+  .transform((d): ClusterDoc => ({
+    controlPlaneRef: d.spec.controlPlaneRef && fromV1beta2Ref(d.spec.controlPlaneRef),
+    infrastructureRef: d.spec.infrastructureRef && fromV1beta2Ref(d.spec.infrastructureRef),
+    serviceSubnet: d.spec.clusterNetwork?.services?.cidrBlocks[0],
+    podSubnet: d.spec.clusterNetwork?.pods?.cidrBlocks[0],
+    serviceDomain: d.spec.clusterNetwork?.serviceDomain,
+    paused: d.spec.paused ?? false,
+  }));
 
 /** The machine template both Machines and MachineDeployments carry: the fields each machine gets, and what it is made from. */
 export interface MachineTemplateDoc extends MachineTemplateFields {
@@ -56,38 +115,84 @@ export interface MachineTemplateDoc extends MachineTemplateFields {
   providerID?: string;
 }
 
-const machineSpecV1beta1 = z.object({
-  clusterName: dnsName, version: kubernetesVersion,
-  bootstrap: z.object({ configRef: refV1beta1.optional(), dataSecretName: z.string().optional() }).strict(),
-  infrastructureRef: refV1beta1, failureDomain: z.string().optional(), providerID: z.string().optional(),
-  nodeDrainTimeout: duration.optional(), nodeVolumeDetachTimeout: duration.optional(), nodeDeletionTimeout: duration.optional(),
-}).strict();
+const machineSpecV1beta1 = z
+  .object({
+    clusterName: dnsName,
+    version: kubernetesVersion,
+    bootstrap: z.object({ configRef: refV1beta1.optional(), dataSecretName: z.string().optional() }).strict(),
+    infrastructureRef: refV1beta1,
+    failureDomain: z.string().optional(),
+    providerID: z.string().optional(),
+    nodeDrainTimeout: duration.optional(),
+    nodeVolumeDetachTimeout: duration.optional(),
+    nodeDeletionTimeout: duration.optional(),
+  })
+  .strict();
 
-const machineSpecV1beta2 = z.object({
-  clusterName: dnsName, version: kubernetesVersion,
-  bootstrap: z.object({ configRef: refV1beta2.optional(), dataSecretName: z.string().optional() }).strict(),
-  infrastructureRef: refV1beta2, failureDomain: z.string().optional(), providerID: z.string().optional(), minReadySeconds: seconds.optional(),
-  deletion: z.object({ nodeDrainTimeoutSeconds: seconds.optional(), nodeVolumeDetachTimeoutSeconds: seconds.optional(), nodeDeletionTimeoutSeconds: seconds.optional() }).strict().optional(),
-}).strict();
+const machineSpecV1beta2 = z
+  .object({
+    clusterName: dnsName,
+    version: kubernetesVersion,
+    bootstrap: z.object({ configRef: refV1beta2.optional(), dataSecretName: z.string().optional() }).strict(),
+    infrastructureRef: refV1beta2,
+    failureDomain: z.string().optional(),
+    providerID: z.string().optional(),
+    minReadySeconds: seconds.optional(),
+    deletion: z
+      .object({
+        nodeDrainTimeoutSeconds: seconds.optional(),
+        nodeVolumeDetachTimeoutSeconds: seconds.optional(),
+        nodeDeletionTimeoutSeconds: seconds.optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
 
-const templateV1beta1 = (spec: z.infer<typeof machineSpecV1beta1>, meta?: z.infer<typeof labelsAndAnnotations>): MachineTemplateDoc => ({
-  clusterName: spec.clusterName, version: spec.version, bootstrapRef: spec.bootstrap.configRef && fromV1beta1Ref(spec.bootstrap.configRef),
-  infrastructureRef: fromV1beta1Ref(spec.infrastructureRef), failureDomain: spec.failureDomain, labels: meta?.labels ?? {}, annotations: meta?.annotations ?? {},
-  dataSecretName: spec.bootstrap.dataSecretName, providerID: spec.providerID,
-  nodeDrainTimeoutSeconds: spec.nodeDrainTimeout, nodeVolumeDetachTimeoutSeconds: spec.nodeVolumeDetachTimeout, nodeDeletionTimeoutSeconds: spec.nodeDeletionTimeout,
+const templateV1beta1 = (
+  spec: z.infer<typeof machineSpecV1beta1>,
+  meta?: z.infer<typeof labelsAndAnnotations>,
+): MachineTemplateDoc => ({
+  clusterName: spec.clusterName,
+  version: spec.version,
+  bootstrapRef: spec.bootstrap.configRef && fromV1beta1Ref(spec.bootstrap.configRef),
+  infrastructureRef: fromV1beta1Ref(spec.infrastructureRef),
+  failureDomain: spec.failureDomain,
+  labels: meta?.labels ?? {},
+  annotations: meta?.annotations ?? {},
+  dataSecretName: spec.bootstrap.dataSecretName,
+  providerID: spec.providerID,
+  nodeDrainTimeoutSeconds: spec.nodeDrainTimeout,
+  nodeVolumeDetachTimeoutSeconds: spec.nodeVolumeDetachTimeout,
+  nodeDeletionTimeoutSeconds: spec.nodeDeletionTimeout,
 });
 
-const templateV1beta2 = (spec: z.infer<typeof machineSpecV1beta2>, meta?: z.infer<typeof labelsAndAnnotations>): MachineTemplateDoc => ({
-  clusterName: spec.clusterName, version: spec.version, bootstrapRef: spec.bootstrap.configRef && fromV1beta2Ref(spec.bootstrap.configRef),
-  infrastructureRef: fromV1beta2Ref(spec.infrastructureRef), failureDomain: spec.failureDomain, labels: meta?.labels ?? {}, annotations: meta?.annotations ?? {},
-  dataSecretName: spec.bootstrap.dataSecretName, providerID: spec.providerID,
-  nodeDrainTimeoutSeconds: spec.deletion?.nodeDrainTimeoutSeconds, nodeVolumeDetachTimeoutSeconds: spec.deletion?.nodeVolumeDetachTimeoutSeconds,
-  nodeDeletionTimeoutSeconds: spec.deletion?.nodeDeletionTimeoutSeconds, minReadySeconds: spec.minReadySeconds,
+const templateV1beta2 = (
+  spec: z.infer<typeof machineSpecV1beta2>,
+  meta?: z.infer<typeof labelsAndAnnotations>,
+): MachineTemplateDoc => ({
+  clusterName: spec.clusterName,
+  version: spec.version,
+  bootstrapRef: spec.bootstrap.configRef && fromV1beta2Ref(spec.bootstrap.configRef),
+  infrastructureRef: fromV1beta2Ref(spec.infrastructureRef),
+  failureDomain: spec.failureDomain,
+  labels: meta?.labels ?? {},
+  annotations: meta?.annotations ?? {},
+  dataSecretName: spec.bootstrap.dataSecretName,
+  providerID: spec.providerID,
+  nodeDrainTimeoutSeconds: spec.deletion?.nodeDrainTimeoutSeconds,
+  nodeVolumeDetachTimeoutSeconds: spec.deletion?.nodeVolumeDetachTimeoutSeconds,
+  nodeDeletionTimeoutSeconds: spec.deletion?.nodeDeletionTimeoutSeconds,
+  minReadySeconds: spec.minReadySeconds,
 });
 
-export const machineV1beta1 = z.object({ apiVersion: z.string(), kind: z.literal('Machine'), metadata, spec: machineSpecV1beta1 }).strict()
+export const machineV1beta1 = z
+  .object({ apiVersion: z.string(), kind: z.literal('Machine'), metadata, spec: machineSpecV1beta1 })
+  .strict()
   .transform((d) => templateV1beta1(d.spec, d.metadata));
-export const machineV1beta2 = z.object({ apiVersion: z.string(), kind: z.literal('Machine'), metadata, spec: machineSpecV1beta2 }).strict()
+export const machineV1beta2 = z
+  .object({ apiVersion: z.string(), kind: z.literal('Machine'), metadata, spec: machineSpecV1beta2 })
+  .strict()
   .transform((d) => templateV1beta2(d.spec, d.metadata));
 
 export type DeletionOrder = 'Random' | 'Newest' | 'Oldest';
@@ -96,7 +201,12 @@ export interface MachineDeploymentDoc {
   clusterName: string;
   replicas: number;
   template: MachineTemplateDoc;
-  strategy: { type: 'RollingUpdate' | 'OnDelete'; maxSurge: number | string; maxUnavailable: number | string; deletionOrder: DeletionOrder };
+  strategy: {
+    type: 'RollingUpdate' | 'OnDelete';
+    maxSurge: number | string;
+    maxUnavailable: number | string;
+    deletionOrder: DeletionOrder;
+  };
   minReadySeconds: number;
   revisionHistoryLimit: number;
   paused: boolean;
@@ -106,46 +216,105 @@ export interface MachineDeploymentDoc {
 // Its bounds are a spec rule (src/spec-rules), shared with the scale validator.
 const replicas = z.number();
 const deletionOrder = z.enum(['Random', 'Newest', 'Oldest']);
-const rollingUpdateV1beta1 = z.object({ maxSurge: intOrPercent.optional(), maxUnavailable: intOrPercent.optional(), deletePolicy: deletionOrder.optional() }).strict();
+const rollingUpdateV1beta1 = z
+  .object({
+    maxSurge: intOrPercent.optional(),
+    maxUnavailable: intOrPercent.optional(),
+    deletePolicy: deletionOrder.optional(),
+  })
+  .strict();
 
-export const machineDeploymentV1beta1 = z.object({
-  apiVersion: z.string(), kind: z.literal('MachineDeployment'), metadata,
-  spec: z.object({
-    clusterName: dnsName, replicas: replicas.optional(), selector: z.looseObject({}).optional(),
-    template: z.object({ metadata: labelsAndAnnotations.optional(), spec: machineSpecV1beta1 }).strict(),
-    strategy: z.object({ type: z.enum(['RollingUpdate', 'OnDelete']).optional(), rollingUpdate: rollingUpdateV1beta1.optional() }).strict().optional(),
-    minReadySeconds: seconds.optional(), revisionHistoryLimit: z.number().int().min(0).optional(), paused: z.boolean().optional(),
-    rolloutAfter: z.iso.datetime().optional(), progressDeadlineSeconds: z.number().int().optional(),
-  }).strict(),
-}).strict().transform((d): MachineDeploymentDoc => ({
-  clusterName: d.spec.clusterName, replicas: d.spec.replicas ?? 1, template: templateV1beta1(d.spec.template.spec, d.spec.template.metadata),
-  strategy: {
-    type: d.spec.strategy?.type ?? 'RollingUpdate', maxSurge: d.spec.strategy?.rollingUpdate?.maxSurge ?? 1,
-    maxUnavailable: d.spec.strategy?.rollingUpdate?.maxUnavailable ?? 0, deletionOrder: d.spec.strategy?.rollingUpdate?.deletePolicy ?? 'Random',
-  },
-  minReadySeconds: d.spec.minReadySeconds ?? 0, revisionHistoryLimit: d.spec.revisionHistoryLimit ?? 10, paused: d.spec.paused ?? false, rolloutAfter: d.spec.rolloutAfter,
-}));
+export const machineDeploymentV1beta1 = z
+  .object({
+    apiVersion: z.string(),
+    kind: z.literal('MachineDeployment'),
+    metadata,
+    spec: z
+      .object({
+        clusterName: dnsName,
+        replicas: replicas.optional(),
+        selector: z.looseObject({}).optional(),
+        template: z.object({ metadata: labelsAndAnnotations.optional(), spec: machineSpecV1beta1 }).strict(),
+        strategy: z
+          .object({
+            type: z.enum(['RollingUpdate', 'OnDelete']).optional(),
+            rollingUpdate: rollingUpdateV1beta1.optional(),
+          })
+          .strict()
+          .optional(),
+        minReadySeconds: seconds.optional(),
+        revisionHistoryLimit: z.number().int().min(0).optional(),
+        paused: z.boolean().optional(),
+        rolloutAfter: z.iso.datetime().optional(),
+        progressDeadlineSeconds: z.number().int().optional(),
+      })
+      .strict(),
+  })
+  .strict()
+  .transform((d): MachineDeploymentDoc => ({
+    clusterName: d.spec.clusterName,
+    replicas: d.spec.replicas ?? 1,
+    template: templateV1beta1(d.spec.template.spec, d.spec.template.metadata),
+    strategy: {
+      type: d.spec.strategy?.type ?? 'RollingUpdate',
+      maxSurge: d.spec.strategy?.rollingUpdate?.maxSurge ?? 1,
+      maxUnavailable: d.spec.strategy?.rollingUpdate?.maxUnavailable ?? 0,
+      deletionOrder: d.spec.strategy?.rollingUpdate?.deletePolicy ?? 'Random',
+    },
+    minReadySeconds: d.spec.minReadySeconds ?? 0,
+    revisionHistoryLimit: d.spec.revisionHistoryLimit ?? 10,
+    paused: d.spec.paused ?? false,
+    rolloutAfter: d.spec.rolloutAfter,
+  }));
 
-export const machineDeploymentV1beta2 = z.object({
-  apiVersion: z.string(), kind: z.literal('MachineDeployment'), metadata,
-  spec: z.object({
-    clusterName: dnsName, replicas: replicas.optional(), selector: z.looseObject({}).optional(),
-    template: z.object({ metadata: labelsAndAnnotations.optional(), spec: machineSpecV1beta2 }).strict(),
-    rollout: z.object({
-      after: z.iso.datetime().optional(),
-      strategy: z.object({ type: z.enum(['RollingUpdate', 'OnDelete']).optional(), rollingUpdate: z.object({ maxSurge: intOrPercent.optional(), maxUnavailable: intOrPercent.optional() }).strict().optional() }).strict().optional(),
-    }).strict().optional(),
-    deletion: z.object({ order: deletionOrder.optional() }).strict().optional(),
-    paused: z.boolean().optional(),
-  }).strict(),
-}).strict().transform((d): MachineDeploymentDoc => ({
-  clusterName: d.spec.clusterName, replicas: d.spec.replicas ?? 1, template: templateV1beta2(d.spec.template.spec, d.spec.template.metadata),
-  strategy: {
-    type: d.spec.rollout?.strategy?.type ?? 'RollingUpdate', maxSurge: d.spec.rollout?.strategy?.rollingUpdate?.maxSurge ?? 1,
-    maxUnavailable: d.spec.rollout?.strategy?.rollingUpdate?.maxUnavailable ?? 0, deletionOrder: d.spec.deletion?.order ?? 'Random',
-  },
-  minReadySeconds: d.spec.template.spec.minReadySeconds ?? 0, revisionHistoryLimit: 10, paused: d.spec.paused ?? false, rolloutAfter: d.spec.rollout?.after,
-}));
+export const machineDeploymentV1beta2 = z
+  .object({
+    apiVersion: z.string(),
+    kind: z.literal('MachineDeployment'),
+    metadata,
+    spec: z
+      .object({
+        clusterName: dnsName,
+        replicas: replicas.optional(),
+        selector: z.looseObject({}).optional(),
+        template: z.object({ metadata: labelsAndAnnotations.optional(), spec: machineSpecV1beta2 }).strict(),
+        rollout: z
+          .object({
+            after: z.iso.datetime().optional(),
+            strategy: z
+              .object({
+                type: z.enum(['RollingUpdate', 'OnDelete']).optional(),
+                rollingUpdate: z
+                  .object({ maxSurge: intOrPercent.optional(), maxUnavailable: intOrPercent.optional() })
+                  .strict()
+                  .optional(),
+              })
+              .strict()
+              .optional(),
+          })
+          .strict()
+          .optional(),
+        deletion: z.object({ order: deletionOrder.optional() }).strict().optional(),
+        paused: z.boolean().optional(),
+      })
+      .strict(),
+  })
+  .strict()
+  .transform((d): MachineDeploymentDoc => ({
+    clusterName: d.spec.clusterName,
+    replicas: d.spec.replicas ?? 1,
+    template: templateV1beta2(d.spec.template.spec, d.spec.template.metadata),
+    strategy: {
+      type: d.spec.rollout?.strategy?.type ?? 'RollingUpdate',
+      maxSurge: d.spec.rollout?.strategy?.rollingUpdate?.maxSurge ?? 1,
+      maxUnavailable: d.spec.rollout?.strategy?.rollingUpdate?.maxUnavailable ?? 0,
+      deletionOrder: d.spec.deletion?.order ?? 'Random',
+    },
+    minReadySeconds: d.spec.template.spec.minReadySeconds ?? 0,
+    revisionHistoryLimit: 10,
+    paused: d.spec.paused ?? false,
+    rolloutAfter: d.spec.rollout?.after,
+  }));
 
 /** A MachineHealthCheck: its checks as capt carries them to the owner it selects, and what selects that owner. */
 export interface HealthCheckDoc extends Omit<HealthCheckSpec, 'name'> {
@@ -155,44 +324,94 @@ export interface HealthCheckDoc extends Omit<HealthCheckSpec, 'name'> {
   externalRemediation: boolean;
 }
 
-const range = z.string().regex(/^\[\d+-\d+\]$/, 'must look like [1-3]').transform((r) => {
-  const [min, max] = r.slice(1, -1).split('-').map(Number) as [number, number];
-  return { min, max };
-});
+const range = z
+  .string()
+  .regex(/^\[\d+-\d+\]$/, 'must look like [1-3]')
+  .transform((r) => {
+    const [min, max] = r.slice(1, -1).split('-').map(Number) as [number, number];
+    return { min, max };
+  });
 
 const matchLabels = z.object({ matchLabels: z.record(z.string(), z.string()) }).strict();
 
-export const machineHealthCheckV1beta1 = z.object({
-  apiVersion: z.string(), kind: z.literal('MachineHealthCheck'), metadata,
-  spec: z.object({
-    clusterName: dnsName, selector: matchLabels,
-    unhealthyConditions: z.array(z.object({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), timeout: duration }).strict()).optional(),
-    nodeStartupTimeout: duration.optional(), maxUnhealthy: intOrPercent.optional(), unhealthyRange: range.optional(),
-    remediationTemplate: z.looseObject({}).optional(),
-  }).strict(),
-}).strict().transform((d): HealthCheckDoc => ({
-  clusterName: d.spec.clusterName, selector: d.spec.selector.matchLabels,
-  unhealthyNodeConditions: (d.spec.unhealthyConditions ?? []).map((c) => ({ type: c.type, status: c.status, timeoutSeconds: c.timeout })),
-  nodeStartupTimeoutSeconds: d.spec.nodeStartupTimeout ?? 600, maxUnhealthy: d.spec.maxUnhealthy, unhealthyRange: d.spec.unhealthyRange,
-  externalRemediation: d.spec.remediationTemplate !== undefined,
-}));
+export const machineHealthCheckV1beta1 = z
+  .object({
+    apiVersion: z.string(),
+    kind: z.literal('MachineHealthCheck'),
+    metadata,
+    spec: z
+      .object({
+        clusterName: dnsName,
+        selector: matchLabels,
+        unhealthyConditions: z
+          .array(
+            z.object({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), timeout: duration }).strict(),
+          )
+          .optional(),
+        nodeStartupTimeout: duration.optional(),
+        maxUnhealthy: intOrPercent.optional(),
+        unhealthyRange: range.optional(),
+        remediationTemplate: z.looseObject({}).optional(),
+      })
+      .strict(),
+  })
+  .strict()
+  .transform((d): HealthCheckDoc => ({
+    clusterName: d.spec.clusterName,
+    selector: d.spec.selector.matchLabels,
+    unhealthyNodeConditions: (d.spec.unhealthyConditions ?? []).map((c) => ({
+      type: c.type,
+      status: c.status,
+      timeoutSeconds: c.timeout,
+    })),
+    nodeStartupTimeoutSeconds: d.spec.nodeStartupTimeout ?? 600,
+    maxUnhealthy: d.spec.maxUnhealthy,
+    unhealthyRange: d.spec.unhealthyRange,
+    externalRemediation: d.spec.remediationTemplate !== undefined,
+  }));
 
-export const machineHealthCheckV1beta2 = z.object({
-  apiVersion: z.string(), kind: z.literal('MachineHealthCheck'), metadata,
-  spec: z.object({
-    clusterName: dnsName, selector: matchLabels,
-    checks: z.object({
-      nodeStartupTimeoutSeconds: seconds.optional(),
-      unhealthyNodeConditions: z.array(z.object({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), timeoutSeconds: seconds }).strict()).optional(),
-    }).strict().optional(),
-    remediation: z.object({
-      triggerIf: z.object({ unhealthyLessThanOrEqualTo: intOrPercent.optional(), unhealthyInRange: range.optional() }).strict().optional(),
-      templateRef: z.looseObject({}).optional(),
-    }).strict().optional(),
-  }).strict(),
-}).strict().transform((d): HealthCheckDoc => ({
-  clusterName: d.spec.clusterName, selector: d.spec.selector.matchLabels,
-  unhealthyNodeConditions: d.spec.checks?.unhealthyNodeConditions ?? [], nodeStartupTimeoutSeconds: d.spec.checks?.nodeStartupTimeoutSeconds ?? 600,
-  maxUnhealthy: d.spec.remediation?.triggerIf?.unhealthyLessThanOrEqualTo, unhealthyRange: d.spec.remediation?.triggerIf?.unhealthyInRange,
-  externalRemediation: d.spec.remediation?.templateRef !== undefined,
-}));
+export const machineHealthCheckV1beta2 = z
+  .object({
+    apiVersion: z.string(),
+    kind: z.literal('MachineHealthCheck'),
+    metadata,
+    spec: z
+      .object({
+        clusterName: dnsName,
+        selector: matchLabels,
+        checks: z
+          .object({
+            nodeStartupTimeoutSeconds: seconds.optional(),
+            unhealthyNodeConditions: z
+              .array(
+                z
+                  .object({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), timeoutSeconds: seconds })
+                  .strict(),
+              )
+              .optional(),
+          })
+          .strict()
+          .optional(),
+        remediation: z
+          .object({
+            triggerIf: z
+              .object({ unhealthyLessThanOrEqualTo: intOrPercent.optional(), unhealthyInRange: range.optional() })
+              .strict()
+              .optional(),
+            templateRef: z.looseObject({}).optional(),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict(),
+  })
+  .strict()
+  .transform((d): HealthCheckDoc => ({
+    clusterName: d.spec.clusterName,
+    selector: d.spec.selector.matchLabels,
+    unhealthyNodeConditions: d.spec.checks?.unhealthyNodeConditions ?? [],
+    nodeStartupTimeoutSeconds: d.spec.checks?.nodeStartupTimeoutSeconds ?? 600,
+    maxUnhealthy: d.spec.remediation?.triggerIf?.unhealthyLessThanOrEqualTo,
+    unhealthyRange: d.spec.remediation?.triggerIf?.unhealthyInRange,
+    externalRemediation: d.spec.remediation?.templateRef !== undefined,
+  }));

@@ -5,37 +5,51 @@ import { dnsNameMaxLength, dnsNamePattern, dnsNameRule } from '../../util/checke
 export const dnsName = z.string().regex(dnsNamePattern, dnsNameRule).max(dnsNameMaxLength);
 
 /** Kubernetes' qualified names (label and annotation keys): an optional DNS-name prefix and '/', then 1-63 of [A-Za-z0-9-_.], alphanumeric at both ends. */
-const qualifiedName = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const qualifiedName =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const validKey = (key: string) => qualifiedName.test(key) && (!key.includes('/') || key.indexOf('/') <= 253);
-const keyRule = 'a key is an optional DNS-name prefix and "/", then 1 to 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit';
+const keyRule =
+  'a key is an optional DNS-name prefix and "/", then 1 to 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit';
 /** Kubernetes' limit on all of an object's annotations together. */
 const maxAnnotationBytes = 256 << 10;
 
 const labelValue = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
-const valueRule = 'a label value is at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit, or empty';
+const valueRule =
+  'a label value is at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit, or empty';
 const quoted = (key: string) => JSON.stringify(key.length > 80 ? `${key.slice(0, 80)}...` : key);
 
 /** Labels by Kubernetes' rules: qualified-name keys, values of at most 63 of [A-Za-z0-9-_.], alphanumeric at both ends, or empty. */
 export const labels = z.record(z.string(), z.string()).superRefine((record, ctx) => {
   for (const [key, value] of Object.entries(record)) {
     if (!validKey(key)) ctx.addIssue({ code: 'custom', path: [key], message: `label key ${quoted(key)}: ${keyRule}` });
-    else if (!labelValue.test(value)) ctx.addIssue({ code: 'custom', path: [key], message: `label value ${quoted(value)}: ${valueRule}` });
+    else if (!labelValue.test(value))
+      ctx.addIssue({ code: 'custom', path: [key], message: `label value ${quoted(value)}: ${valueRule}` });
   }
 });
 /** Annotations by Kubernetes' rules: qualified-name keys; values any text, all of them together at most 256 KiB. */
 export const annotations = z.record(z.string(), z.string()).superRefine((record, ctx) => {
-  for (const key of Object.keys(record)) if (!validKey(key)) ctx.addIssue({ code: 'custom', path: [key], message: `annotation key ${quoted(key)}: ${keyRule}` });
+  for (const key of Object.keys(record))
+    if (!validKey(key))
+      ctx.addIssue({ code: 'custom', path: [key], message: `annotation key ${quoted(key)}: ${keyRule}` });
   const bytes = Object.entries(record).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
-  if (bytes > maxAnnotationBytes) ctx.addIssue({ code: 'custom', message: `annotations are over ${maxAnnotationBytes >> 10} KiB together (${bytes} bytes), Kubernetes' limit` });
+  if (bytes > maxAnnotationBytes)
+    ctx.addIssue({
+      code: 'custom',
+      message: `annotations are over ${maxAnnotationBytes >> 10} KiB together (${bytes} bytes), Kubernetes' limit`,
+    });
 });
-export const labelsAndAnnotations = z.object({ labels: labels.optional(), annotations: annotations.optional() }).strict();
+export const labelsAndAnnotations = z
+  .object({ labels: labels.optional(), annotations: annotations.optional() })
+  .strict();
 
-export const metadata = z.object({
-  name: dnsName,
-  namespace: dnsName.optional(),
-  labels: labels.optional(),
-  annotations: annotations.optional(),
-}).strict();
+export const metadata = z
+  .object({
+    name: dnsName,
+    namespace: dnsName.optional(),
+    labels: labels.optional(),
+    annotations: annotations.optional(),
+  })
+  .strict();
 
 export const kubernetesVersion = z.string().regex(/^v\d+\.\d+\.\d+$/, 'must be a Kubernetes version like v1.36.3');
 
@@ -58,10 +72,15 @@ export const duration = z.string().transform((value, ctx) => {
 
 export const seconds = z.number().int('must be a whole number of seconds').min(0, 'must be >= 0');
 
-export const intOrPercent = z.union([z.number().int().min(0, 'must be >= 0'), z.string().regex(/^\d+%$/, 'must be a number or a percentage like 25%')]);
+export const intOrPercent = z.union([
+  z.number().int().min(0, 'must be >= 0'),
+  z.string().regex(/^\d+%$/, 'must be a number or a percentage like 25%'),
+]);
 
 /** v1beta1 object reference. */
-export const refV1beta1 = z.object({ apiVersion: z.string(), kind: z.string(), name: dnsName, namespace: dnsName.optional() }).strict();
+export const refV1beta1 = z
+  .object({ apiVersion: z.string(), kind: z.string(), name: dnsName, namespace: dnsName.optional() })
+  .strict();
 /** v1beta2 contract reference. */
 export const refV1beta2 = z.object({ apiGroup: z.string(), kind: z.string(), name: dnsName }).strict();
 
@@ -72,7 +91,22 @@ export interface Ref {
   namespace?: string;
 }
 
-export const fromV1beta1Ref = (r: z.infer<typeof refV1beta1>): Ref => ({ group: r.apiVersion.split('/')[0]!, kind: r.kind, name: r.name, namespace: r.namespace });
-export const fromV1beta2Ref = (r: z.infer<typeof refV1beta2>): Ref => ({ group: r.apiGroup, kind: r.kind, name: r.name });
+export const fromV1beta1Ref = (r: z.infer<typeof refV1beta1>): Ref => ({
+  group: r.apiVersion.split('/')[0]!,
+  kind: r.kind,
+  name: r.name,
+  namespace: r.namespace,
+});
+export const fromV1beta2Ref = (r: z.infer<typeof refV1beta2>): Ref => ({
+  group: r.apiGroup,
+  kind: r.kind,
+  name: r.name,
+});
 
-export const taint = z.object({ key: z.string(), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) }).strict();
+export const taint = z
+  .object({
+    key: z.string(),
+    value: z.string().optional(),
+    effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+  })
+  .strict();
