@@ -226,7 +226,7 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
     (r) =>
       `${r.kind}/${r.name} at ${r.at}: ${r.cause}; ${r.adopted === undefined ? 'adopting its machines' : `adopted ${r.adopted} machines`}`,
   );
-  // Sent by code newer than the workflow's (see README, Changing workflow code): never dropped unseen.
+  // Sent by code newer than the workflow's (see docs/development.md, Changing workflow code): never dropped unseen.
   const unknown = [
     { ref: `Cluster/${c.name}`, s: c.unknownSignals },
     ...children.map((o) => ({ ref: `${o.kind}/${o.name}`, s: o.unknownSignals })),

@@ -11,6 +11,6 @@ export const isUnknownUpdate = (cause: Error) => cause.message.startsWith(noHand
 export function unknownUpdateMessage(workflowId: string, update: string): string {
   return (
     `workflow ${workflowId} does not know the update '${update}': it runs older capt code than this client, and nothing was changed. ` +
-    'Upgrade capt\'s workers to this version (`capt upgrade workers`, README "Upgrading capt\'s workers"), or wait until the workflow has moved to the new workers (at its next continue-as-new), then try again'
+    "Upgrade capt's workers to this version (`capt upgrade workers`, docs/upgrading-workers.md), or wait until the workflow has moved to the new workers (at its next continue-as-new), then try again"
   );
 }

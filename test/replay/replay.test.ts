@@ -7,8 +7,9 @@ import { failureConverterPath } from '../../src/codec/data-converter';
 import { historiesDir, historyFromPlainJson, readReplayHistories } from './replay-histories';
 import { dummyBootstrapToken, readableText, redactedPem, secretsLeft } from './redact-secrets';
 
-// The histories of real runs (test/replay/README.md), replayed against today's workflows: a change that
-// alters the commands a running workflow already issued fails here, before workers carrying it reach a cluster.
+// The histories of real runs (docs/development.md, Changing workflow code), replayed against today's workflows:
+// a change that alters the commands a running workflow already issued fails here, before workers carrying it
+// reach a cluster.
 const fixtures = readReplayHistories();
 const workflowTypes = [
   ...readFileSync(join(__dirname, '../../../workflows/index.ts'), 'utf8').matchAll(/export \{ (\w+) \}/g),
