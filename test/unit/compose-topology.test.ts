@@ -10,7 +10,7 @@ import { temporalDatabases } from '../../src/dev/temporal-schema';
 // topology as `capt dev start --persistence postgres` as either side changes.
 const root = join(__dirname, '../../..');
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as {
-  services: Record<string, { image?: string; command?: string[] }>;
+  services: Record<string, { image?: string; command?: string[]; ports?: string[] }>;
 };
 const setup = readFileSync(join(root, 'tools/setup.sh'), 'utf8');
 const pinned = (name: string) =>
@@ -37,4 +37,14 @@ test('the compose file makes the same databases with the same embedded schemas, 
     registered,
     captSearchAttributes.map((key) => key.name),
   );
+});
+
+// Whoever reaches Temporal's frontend administers every cluster: nothing is published beyond the host's loopback.
+test('the compose file publishes every port on the host loopback only', () => {
+  const published = Object.entries(compose.services).flatMap(([name, s]) => (s.ports ?? []).map((p) => `${name} ${p}`));
+  assert.ok(
+    published.some((p) => p.startsWith('temporal ')),
+    "Temporal's frontend is published",
+  );
+  for (const entry of published) assert.match(entry, /^\S+ 127\.0\.0\.1:\d+:\d+$/, entry);
 });
