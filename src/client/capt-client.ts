@@ -618,9 +618,7 @@ export class CaptClient {
     const standalone = summary.machines.filter((m) => !m.deleting);
     const machinePools: MachinePoolHealth[] = [
       ...statuses.map(({ owner, status, error }) =>
-        status
-          ? machinePoolHealth(status, now)
-          : { ...machinePoolHealth({ ...owner, machines: [] }, now), withNode: 0, error },
+        status ? machinePoolHealth(status, now) : { ...machinePoolHealth({ ...owner, machines: [] }, now), error },
       ),
       ...(summary.machines.length
         ? [machinePoolHealth({ kind: 'Machine', name, replicas: standalone.length, machines: summary.machines }, now)]
