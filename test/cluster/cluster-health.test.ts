@@ -141,7 +141,7 @@ test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system p
   assert.match(firstLine(back.stdout), /^cluster default\/hc: healthy/);
 });
 
-test('capt health: a MachineDeployment whose machines never get a Node makes it exit 1, named on the first line while every Node is Ready: short of its Nodes, past its startup timeout, then remediated over and over', async () => {
+test('capt health: a MachineDeployment whose machines never get a Node makes it exit 1, named on the first line while every Node is Ready: short of its Nodes, past its startup timeout, then while its machines are remediated', async () => {
   // The first test's cluster (healthy again), with a second pool of 2 machines that boot for an hour.
   const model = quickstart();
   const slow = structuredClone(model.machineDeployments[0]!);
@@ -176,7 +176,7 @@ test('capt health: a MachineDeployment whose machines never get a Node makes it 
     /default\s+hc\s+Unhealthy\s+2\/2\s+MachineDeployment hc-slow has 0\/2 Nodes \(and 1 more\)/,
   );
 
-  // Remediation allowed: each machine is replaced by one that never boots either, every 20 s.
+  // Remediation allowed: each machine is replaced by one that never boots either (and so on every 20 s).
   slow.healthCheck = check;
   await suite.client.apply([withSlow()]);
   const remediating = await healthUntil('hc-slow remediating', (r) =>
