@@ -70,7 +70,10 @@ export async function checkClusterHealth(input: ClusterHealthInput): Promise<Clu
       checkNodes(kube),
       checkSystemPods(kube),
     ]);
-    const parts = { endpoint: { address: input.endpoint, readyz }, controlPlane, etcd, nodes, systemPods };
+    const endpoint = { address: input.endpoint, readyz };
+    // A client older than the pools sends none: its check judges the rest as before.
+    const machinePools = input.machinePools ?? [];
+    const parts = { endpoint, controlPlane, etcd, machinePools, nodes, systemPods };
     const { problems, problemsOmitted } = healthProblems(parts);
     const { namespace, cluster } = input;
     return {

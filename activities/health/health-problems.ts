@@ -4,6 +4,7 @@ import {
   type EtcdHealth,
   type HealthProblem,
   type MachineComponentsHealth,
+  type MachinePoolHealth,
   type NodesHealth,
   type ProbeResult,
   type SystemPodsHealth,
@@ -13,7 +14,7 @@ import {
 /** Problems a report lists; the rest are counted (each list behind them is capped already, so this is rarely reached). */
 const problemsListed = 50;
 
-type HealthParts = Pick<ClusterHealth, 'endpoint' | 'controlPlane' | 'etcd' | 'nodes' | 'systemPods'>;
+type HealthParts = Pick<ClusterHealth, 'endpoint' | 'controlPlane' | 'etcd' | 'machinePools' | 'nodes' | 'systemPods'>;
 
 function etcdProblems(etcd: EtcdHealth): HealthProblem[] {
   const problems: HealthProblem[] = etcd.members
@@ -56,6 +57,53 @@ function componentProblems(endpoint: HealthParts['endpoint'], machines: MachineC
       failed(ClusterHealthPart.ControllerManager, m.controllerManager, m.machine, `on ${m.machine}`),
     ),
     ...machines.flatMap((m) => failed(ClusterHealthPart.Scheduler, m.scheduler, m.machine, `on ${m.machine}`)),
+  ];
+}
+
+/** Names listed in one problem's message; the rest are counted. */
+const namesListed = 3;
+const listed = (names: string[], total = names.length) =>
+  `${names.slice(0, namesListed).join(', ')}${total > namesListed ? ` and ${total - namesListed} more` : ''}`;
+
+const poolName = (p: MachinePoolHealth) => (p.kind === 'Machine' ? 'standalone Machines' : `${p.kind} ${p.name}`);
+
+/**
+ * Each owner's machines against what capt asked for, problem by problem across the owners (so the first
+ * line names every short pool before any detail): status unread, short of Nodes, machines without a Node
+ * past their startup timeout, remediations under way.
+ */
+function machinePoolProblems(pools: MachinePoolHealth[]): HealthProblem[] {
+  const problem = (p: MachinePoolHealth, message: string) => ({
+    part: ClusterHealthPart.Machines,
+    subject: p.name,
+    message,
+  });
+  const read = pools.filter((p) => !p.error);
+  return [
+    ...pools
+      .filter((p) => p.error)
+      .map((p) => problem(p, `${poolName(p)}: its machines could not be read: ${p.error}`)),
+    ...read
+      .filter((p) => p.withNode < p.replicas)
+      .map((p) =>
+        problem(p, `${poolName(p)} ${p.kind === 'Machine' ? 'have' : 'has'} ${p.withNode}/${p.replicas} Nodes`),
+      ),
+    ...read
+      .filter((p) => p.pastStartup > 0)
+      .map((p) =>
+        problem(
+          p,
+          `${poolName(p)}: ${p.pastStartup} machine${p.pastStartup === 1 ? '' : 's'} without a Node past their startup timeout (${p.nodeStartupTimeoutSeconds}s): ${listed(p.pastStartupMachines, p.pastStartup)}`,
+        ),
+      ),
+    ...read
+      .filter((p) => p.remediating.length > 0)
+      .map((p) =>
+        problem(
+          p,
+          `${poolName(p)} ${p.kind === 'Machine' ? 'are' : 'is'} remediating ${listed(p.remediating.map((r) => `${r.machine} (${r.reason})`))}`,
+        ),
+      ),
   ];
 }
 
@@ -106,11 +154,15 @@ function systemPodProblems(pods: SystemPodsHealth): HealthProblem[] {
   ];
 }
 
-/** Everything wrong in a report, most fundamental first: etcd, then the apiservers and components, Nodes, system pods. */
+/**
+ * Everything wrong in a report, most fundamental first: etcd, then the apiservers and components, the
+ * machines asked for without their Nodes, the Nodes, system pods.
+ */
 export function healthProblems(parts: HealthParts): { problems: HealthProblem[]; problemsOmitted: number } {
   const all = [
     ...etcdProblems(parts.etcd),
     ...componentProblems(parts.endpoint, parts.controlPlane),
+    ...machinePoolProblems(parts.machinePools),
     ...nodeProblems(parts.nodes),
     ...systemPodProblems(parts.systemPods),
   ];

@@ -70,6 +70,21 @@ function controlPlaneSection(h: ClusterHealth): string[] {
   ];
 }
 
+function machinesSection(h: ClusterHealth): string[] {
+  return [
+    'machines (with a Node / asked for):',
+    table(
+      ['OWNER', 'NODES', 'WITHOUT A NODE PAST STARTUP TIMEOUT', 'REMEDIATING'],
+      h.machinePools.map((p) => [
+        p.kind === 'Machine' ? 'standalone Machines' : `${p.kind}/${p.name}`,
+        p.error ? `unknown: ${p.error}` : `${p.withNode}/${p.replicas}`,
+        p.pastStartup ? `${p.pastStartup} (${p.nodeStartupTimeoutSeconds}s)` : '',
+        p.remediating.map((r) => `${r.machine} (${r.reason})`).join(', '),
+      ]),
+    ),
+  ];
+}
+
 function nodesSection(h: ClusterHealth): string[] {
   const { nodes } = h;
   if (nodes.error) return [`nodes: could not be listed: ${nodes.error}`];
@@ -132,6 +147,8 @@ export function healthText(h: ClusterHealth): string {
     ...etcdSection(h),
     '',
     ...controlPlaneSection(h),
+    '',
+    ...machinesSection(h),
     '',
     ...nodesSection(h),
     '',

@@ -57,7 +57,12 @@ import {
   ownerWorkflowId,
 } from '../contract/workflow-ids';
 import { clusterHealthWorkflow, clusterWorkflow } from '../../workflows';
-import type { ClusterHealth, ClusterHealthInput } from '../contract/cluster-health';
+import {
+  machinePoolHealth,
+  type ClusterHealth,
+  type ClusterHealthInput,
+  type MachinePoolHealth,
+} from '../contract/cluster-health';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
 import { isUnknownUpdate, unknownUpdateMessage } from './unknown-update';
 
@@ -592,18 +597,41 @@ export class CaptClient {
     return out;
   }
 
-  /** Runs one check of a cluster from its summary; only the control plane's records are read besides (not every MachineDeployment's). */
+  /**
+   * Runs one check of a cluster from its summary and its owners' records: the control plane's machines
+   * (etcd members must be these) and, for every owner, its machines with a Node against those asked for.
+   */
   private async healthOf(summary: ClusterStatus): Promise<ClusterHealth> {
     const { namespace: ns, name } = summary;
-    const controlPlane = summary.controlPlane
-      ? await queryWithRetry(this.ownerHandle(summary.controlPlane), ownerStatusQuery).catch(() => undefined)
-      : undefined;
+    const owners = [...(summary.controlPlane ? [summary.controlPlane] : []), ...summary.machineDeployments].filter(
+      (o) => !o.deleted,
+    );
+    const statuses = await Promise.all(
+      owners.map((o): Promise<{ owner: OwnerSummary; status?: OwnerStatus; error?: string }> =>
+        queryWithRetry(this.ownerHandle(o), ownerStatusQuery).then(
+          (status) => ({ owner: o, status }),
+          (err: Error) => ({ owner: o, error: err.message }),
+        ),
+      ),
+    );
+    const now = Date.now();
+    const standalone = summary.machines.filter((m) => !m.deleting);
+    const machinePools: MachinePoolHealth[] = [
+      ...statuses.map(({ owner, status, error }) =>
+        status ? machinePoolHealth(status, now) : { ...machinePoolHealth({ ...owner, machines: [] }, now), error },
+      ),
+      ...(summary.machines.length
+        ? [machinePoolHealth({ kind: 'Machine', name, replicas: standalone.length, machines: summary.machines }, now)]
+        : []),
+    ];
+    const controlPlane = statuses.find((s) => s.owner.kind === 'KubeadmControlPlane')?.status;
     const machines = (controlPlane?.machines ?? []).filter((m) => m.phase === 'Running' && !m.deleting);
     const input: ClusterHealthInput = {
       namespace: ns,
       cluster: name,
       endpoint: summary.endpoint,
       controlPlaneMachines: machines.map((m) => ({ name: m.name, address: m.address })),
+      machinePools,
     };
     const id = `${new Date().toISOString().replace(/[-:.]/g, '')}-${randomBytes(3).toString('hex')}`;
     try {

@@ -16,6 +16,9 @@ export interface HealthCheckSpec {
   unhealthyRange?: { min: number; max: number };
 }
 
+/** Cluster API's nodeStartupTimeout when a MachineHealthCheck gives none: 10 minutes. */
+export const defaultNodeStartupTimeoutSeconds = 600;
+
 /** KubeadmControlPlane's remediationStrategy (v1beta2 `remediation`), in seconds. */
 export interface RemediationStrategy {
   /** How often a machine's replacements may be remediated in a row; unlimited when absent. */
@@ -47,6 +50,8 @@ export interface Remediation extends UnhealthyMachine {
 /** The health check's status, in the owner's status: what it sees and whether it may remediate. */
 export interface HealthCheckStatus {
   name: string;
+  /** The check's nodeStartupTimeout (0: off), which `capt health` also judges machines without a Node by. */
+  nodeStartupTimeoutSeconds: number;
   expectedMachines: number;
   currentHealthy: number;
   remediationAllowed: boolean;

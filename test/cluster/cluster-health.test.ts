@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadManifests } from '../../src/api/load-manifests';
+import type { ClusterModel } from '../../src/api/model';
 import { failedMachines } from '../../src/client/capt-client';
 import type { ClusterHealth } from '../../src/contract/cluster-health';
 import { runCapt } from '../fixtures/capt-cli';
@@ -25,14 +26,19 @@ const healthUntil = (what: string, done: (r: { code: number; stdout: string }) =
     describe: (r) => `exit ${r?.code}:\n${r?.stdout}${r?.stderr}`,
   });
 
-test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system pod, the NotReady node and the stopped scheduler, then the stopped etcd member; 0 again once repaired', async () => {
+/** The quickstart cluster hc: one control-plane machine, one worker. */
+function quickstart(): ClusterModel {
   const text = readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8');
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
     CLUSTER_NAME: 'hc',
     CONTROL_PLANE_MACHINE_COUNT: '1',
     WORKER_MACHINE_COUNT: '1',
   });
-  await suite.client.apply([model!]);
+  return model!;
+}
+
+test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system pod, the NotReady node and the stopped scheduler, then the stopped etcd member; 0 again once repaired', async () => {
+  await suite.client.apply([quickstart()]);
   const ready = await suite.client.waitForCluster('default', 'hc', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
   const controlPlane = ready.controlPlane!.machines[0]!.name;
@@ -133,4 +139,66 @@ test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system p
   await h.provider.repairMachine(ref(controlPlane));
   const back = await healthUntil('healthy once etcd runs again', (r) => r.code === 0, 120_000);
   assert.match(firstLine(back.stdout), /^cluster default\/hc: healthy/);
+});
+
+test('capt health: a MachineDeployment whose machines never get a Node makes it exit 1, named on the first line while every Node is Ready: short of its Nodes, past its startup timeout, then while its machines are remediated', async () => {
+  // The first test's cluster (healthy again), with a second pool of 2 machines that boot for an hour.
+  const model = quickstart();
+  const slow = structuredClone(model.machineDeployments[0]!);
+  slow.name = 'hc-slow';
+  slow.replicas = 2;
+  slow.template.infrastructure = { ...slow.template.infrastructure, spec: { bootDelaySeconds: 3600 } };
+  const check = { name: 'hc-slow', unhealthyNodeConditions: [], nodeStartupTimeoutSeconds: 20 };
+  const withSlow = () => ({ ...model, machineDeployments: [...model.machineDeployments, slow] });
+  // maxUnhealthy 1: with both machines past their timeout nothing is remediated, so they stay to be seen.
+  slow.healthCheck = { ...check, maxUnhealthy: 1 };
+  await suite.client.apply([withSlow()]);
+  const short = await healthUntil('hc-slow short of its Nodes', (r) =>
+    r.stdout.includes('MachineDeployment hc-slow has 0/2 Nodes'),
+  );
+  assert.equal(short.code, 1);
+  assert.match(firstLine(short.stdout), /^cluster default\/hc: unhealthy: MachineDeployment hc-slow has 0\/2 Nodes/);
+  assert.match(short.stdout, /^nodes: 2\/2 Ready$/m, 'every Node there is Ready: only the machines asked for tell');
+
+  const past = await healthUntil('both machines past their 20 s startup timeout', (r) =>
+    firstLine(r.stdout).includes('2 machines without a Node past'),
+  );
+  console.log(`capt health cluster hc, hc-slow's machines never boot:\n${past.stdout}`);
+  assert.equal(past.code, 1);
+  assert.match(
+    firstLine(past.stdout),
+    /^cluster default\/hc: unhealthy: MachineDeployment hc-slow has 0\/2 Nodes; MachineDeployment hc-slow: 2 machines without a Node past their startup timeout \(20s\): hc-slow-\S+, hc-slow-\S+$/,
+  );
+  const list = await capt('health', 'clusters');
+  assert.equal(list.code, 1);
+  assert.match(
+    list.stdout,
+    /default\s+hc\s+Unhealthy\s+2\/2\s+MachineDeployment hc-slow has 0\/2 Nodes \(and 1 more\)/,
+  );
+
+  // Remediation allowed: each machine is replaced by one that never boots either (and so on every 20 s).
+  slow.healthCheck = check;
+  await suite.client.apply([withSlow()]);
+  const remediating = await healthUntil('hc-slow remediating', (r) =>
+    firstLine(r.stdout).includes('MachineDeployment hc-slow is remediating'),
+  );
+  console.log(`capt health cluster hc, hc-slow remediated:\n${remediating.stdout}`);
+  assert.equal(remediating.code, 1);
+  assert.match(
+    firstLine(remediating.stdout),
+    /^cluster default\/hc: unhealthy: MachineDeployment hc-slow has 0\/2 Nodes; (MachineDeployment hc-slow: \d machines? without a Node past their startup timeout \(20s\): [^;]+; )?MachineDeployment hc-slow is remediating hc-slow-\S+ \(NodeStartupTimeout\)/,
+  );
+  const json = await capt('health', 'cluster', 'hc', '-o', 'json');
+  assert.equal(json.code, 1);
+  const pool = (JSON.parse(json.stdout) as ClusterHealth).machinePools.find((p) => p.name === 'hc-slow')!;
+  const status = await suite.client.ownerStatus('machinedeployment', 'default', 'hc-slow');
+  assert.deepEqual([pool.withNode, pool.replicas, pool.nodeStartupTimeoutSeconds], [0, 2, 20]);
+  const remediated = status.healthCheck!.remediations.map((r) => r.machine);
+  assert.ok(
+    pool.remediating.length > 0 && pool.remediating.every((r) => remediated.includes(r.machine)),
+    `remediating ${JSON.stringify(pool.remediating)}: the MachineDeployment remediated ${remediated.join(', ')}`,
+  );
+
+  await suite.client.apply([model]);
+  await healthUntil('healthy once hc-slow is gone', (r) => r.code === 0);
 });

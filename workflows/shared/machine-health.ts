@@ -165,6 +165,7 @@ export function healthCheckStatus(
   const v = evaluateHealth(check, records, nowMs);
   return {
     name: check.name,
+    nodeStartupTimeoutSeconds: check.nodeStartupTimeoutSeconds,
     expectedMachines: v.expected,
     currentHealthy: v.healthy,
     remediationAllowed: v.allowed,

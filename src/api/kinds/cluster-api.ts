@@ -1,4 +1,4 @@
-import type { HealthCheckSpec } from '../../contract/health-check';
+import { defaultNodeStartupTimeoutSeconds, type HealthCheckSpec } from '../../contract/health-check';
 import { z } from 'zod';
 import { parseClusterCidr } from '../../contract/ipv4-cidr';
 import type { MachineTemplateFields } from '../../contract/machine';
@@ -364,7 +364,7 @@ export const machineHealthCheckV1beta1 = z
       status: c.status,
       timeoutSeconds: c.timeout,
     })),
-    nodeStartupTimeoutSeconds: d.spec.nodeStartupTimeout ?? 600,
+    nodeStartupTimeoutSeconds: d.spec.nodeStartupTimeout ?? defaultNodeStartupTimeoutSeconds,
     maxUnhealthy: d.spec.maxUnhealthy,
     unhealthyRange: d.spec.unhealthyRange,
     externalRemediation: d.spec.remediationTemplate !== undefined,
@@ -410,7 +410,7 @@ export const machineHealthCheckV1beta2 = z
     clusterName: d.spec.clusterName,
     selector: d.spec.selector.matchLabels,
     unhealthyNodeConditions: d.spec.checks?.unhealthyNodeConditions ?? [],
-    nodeStartupTimeoutSeconds: d.spec.checks?.nodeStartupTimeoutSeconds ?? 600,
+    nodeStartupTimeoutSeconds: d.spec.checks?.nodeStartupTimeoutSeconds ?? defaultNodeStartupTimeoutSeconds,
     maxUnhealthy: d.spec.remediation?.triggerIf?.unhealthyLessThanOrEqualTo,
     unhealthyRange: d.spec.remediation?.triggerIf?.unhealthyInRange,
     externalRemediation: d.spec.remediation?.templateRef !== undefined,
