@@ -294,7 +294,7 @@ function usageError(err: CommanderError, command: Command): UsageError {
 }
 
 function addCommand(parent: Command, spec: CommandSpec, ran: (code: number) => void): void {
-  const command = parent.command(spec.name).description(spec.help);
+  const command = parent.command(spec.name).description(spec.help).helpCommand(false);
   for (const a of spec.args ?? []) {
     const argument = new Argument(a.optional ? `[${a.name}]` : `<${a.name}>`, a.help);
     if (a.choices) argument.choices(a.choices);
@@ -318,6 +318,8 @@ export function program(ran: (code: number) => void = () => {}): Command {
     .description('Cluster API on Temporal')
     .addOption(flagOption('verbose'))
     .helpOption('-h, --help', 'this help')
+    // `--help` is the one way to help: commander's `help` command takes one command, not a path like `rollout status`.
+    .helpCommand(false)
     .configureHelp({ showGlobalOptions: true })
     .addHelpText(
       'after',

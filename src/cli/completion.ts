@@ -18,14 +18,15 @@ const quoted = (words: readonly string[]) => `'${words.join(' ')}'`;
  */
 function sharedFunctions(root: Command): string {
   const paths = commandPaths(root);
-  const globalFlags = [...root.options.flatMap(flagNames), '-h', '--help'];
+  // capt's own flags (--verbose) go anywhere; every command has help.
+  const globalFlags = root.options.flatMap(flagNames);
   // A flag takes a value everywhere or nowhere: the commands share one table of them (flags.ts).
   const valued = new Map<string, Option>();
   for (const { command } of paths)
     for (const o of command.options) if (o.required || o.optional) valued.set(o.long!, o);
   const nodes = paths.map(({ path, command }) => {
     const subcommands = command.commands.map((c) => c.name());
-    const flags = [...command.options.flatMap(flagNames), ...(path ? globalFlags : ['-h', '--help'])];
+    const flags = [...command.options.flatMap(flagNames), ...(path ? globalFlags : []), '-h', '--help'];
     return `    '${path}') __capt_subcommands=${quoted(subcommands)} __capt_flags=${quoted(flags)} ;;`;
   });
   const argumentChoices = paths.flatMap(({ path, command }) =>
