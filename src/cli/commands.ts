@@ -161,7 +161,7 @@ export const commandTree: CommandSpec[] = [
     commands: [
       {
         name: 'cluster',
-        help: 'etcd, control-plane components, Nodes, kube-system pods; the first line names what is wrong',
+        help: 'etcd, control-plane components, machines against their Nodes, Nodes, kube-system pods; the first line names what is wrong',
         args: [name('cluster')],
         flags: ['output', ...clusterFlags],
         action: cluster.healthCluster,
