@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, readdir, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -37,6 +38,8 @@ const hostMarkers = [
 ];
 /** A secret of the host's, in capt's home, that the machine must not read. */
 let secretFile: string;
+/** A host process whose pid the machines plant as pid files of their own: deleting them must not signal it. */
+let bystander: ChildProcess;
 
 /** The first block device of the host, which no machine may read. */
 function hostBlockDevice(): string {
@@ -95,7 +98,11 @@ function manifest(): string {
     ([name, attempt]) =>
       `if ( ${attempt} ) >/dev/null 2>&1; then echo "ESCAPED ${name}"; else echo "held ${name}"; fi >> /run/escapes`,
   );
-  const pre = `preKubeadmCommands: ${JSON.stringify([...commands, `touch /etc/${marker}`])}\n`;
+  // A pid record as the host writes its own, with the bystander's real start time: the strongest forgery.
+  const startTime = readFileSync(`/proc/${bystander.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19];
+  const record = JSON.stringify({ pid: bystander.pid, startTime, command: 'sleep' });
+  const planted = `mkdir -p /run/capt && echo '${record}' > /run/capt/planted.pid`;
+  const pre = `preKubeadmCommands: ${JSON.stringify([...commands, `touch /etc/${marker}`, planted])}\n`;
   const text = readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
   // Both the control plane's kubeadmConfigSpec and the workers' KubeadmConfigTemplate get the attempts; /etc is the machine's overlay, so its marker must stay off the host.
   const withPre = text
@@ -106,18 +113,21 @@ function manifest(): string {
 }
 
 before(async () => {
+  // A group leader, as a worker started from a shell is: the signal a forged record would send reaches it.
+  bystander = spawn('sleep', ['3600'], { stdio: 'ignore', detached: true });
   await h.start();
   secretFile = join(h.home, 'host-secret');
   await writeFile(secretFile, 'not for machines\n', { mode: 0o600 });
 });
 after(async () => {
+  bystander.kill('SIGKILL');
   await h.stop();
   // Should an escape have worked, the host keeps nothing of it.
   for (const path of hostMarkers)
     await rm(path, { recursive: true, force: true }).catch(() => rmdir(path).catch(() => undefined));
 });
 
-test("bootstrap commands cannot read the host's secrets, write its files or reach its processes, and the cluster still becomes Available", async () => {
+test("bootstrap commands cannot read the host's secrets, write its files or reach its processes (planted pid files included), and the cluster still becomes Available", async () => {
   const file = join(h.home, 'jail.yaml');
   await writeFile(file, manifest());
   const applied = await capt(
@@ -162,4 +172,9 @@ test("bootstrap commands cannot read the host's secrets, write its files or reac
   assert.equal(deleted.code, 0, deleted.stderr);
   assert.deepEqual(await processesMentioning([cdir]), [], 'no process of the cluster remains');
   assert.deepEqual(await processesOf(hostIds), [], "no process runs as a deleted machine's id");
+  assert.equal(
+    bystander.exitCode ?? bystander.signalCode,
+    null,
+    'the pid files the machines planted signalled nothing',
+  );
 });
