@@ -313,9 +313,11 @@ test('a paused cluster (Cluster spec.paused, then the cluster.x-k8s.io/paused an
   );
   const deleted = await capt('delete', 'cluster', 'hc');
   assert.equal(deleted.code, 0, deleted.stderr);
-  // Unpaused, the cluster asks its owners to delete at once, and they mark every machine deleting.
+  // Unpaused, the owners would be asked at once and mark every machine deleting; 5 s is time to delete it all.
   await sleep(5000);
-  const waiting = await suite.client.clusterStatus('default', 'hc');
+  const waiting = await suite.client
+    .clusterStatus('default', 'hc')
+    .catch((err: Error) => assert.fail(`the paused cluster's deletion waits for the unpause, but: ${err.message}`));
   assert.deepEqual([waiting.phase, waiting.stepReason], ['Deleting', 'Paused'], waiting.step);
   assertUnchanged(waiting.machineDeployments[0]!, resumed, 'while the paused cluster is asked to delete');
   assert.equal(waiting.machineDeployments[0]!.stepReason, 'ClusterPaused');
