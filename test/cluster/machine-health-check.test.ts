@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import { stringify } from 'yaml';
+import { isDeepStrictEqual, promisify } from 'node:util';
+import { Document, parseAllDocuments } from 'yaml';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { loadManifests } from '../../src/api/load-manifests';
+import { substituteVariables } from '../../src/api/variables';
 import type { ClusterModel } from '../../src/api/model';
+import { pausedAnnotation } from '../../src/contract/cluster';
 import type { OwnerStatus } from '../../src/contract/owner';
+import { runCapt } from '../fixtures/capt-cli';
 import { etcdMemberNames } from '../fixtures/cluster-secrets';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { readyzProbe } from '../fixtures/readyz-probe';
@@ -22,30 +25,47 @@ const suite = harnessWithClient();
 const h = suite.harness;
 const provider = new LocalProvider();
 
-/** The quickstart cluster `name` with a v1beta2 MachineHealthCheck per entry of `checks` (selector labels and spec). */
-function cluster(
+type Counts = { controlPlane: number; workers: number };
+/** A MachineHealthCheck: its selector's labels and the rest of its spec. */
+type HealthCheck = { name: string; labels: Record<string, string>; spec: Record<string, unknown> };
+
+/**
+ * The quickstart manifest of cluster `name`, variables filled in, with a v1beta2 MachineHealthCheck per entry
+ * of `checks`; `edit` may change its documents (found with `ofKind`) first.
+ */
+function manifest(
   name: string,
-  counts: { controlPlane: number; workers: number },
-  checks: { name: string; labels: Record<string, string>; spec: Record<string, unknown> }[],
-): ClusterModel {
-  const text =
-    readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8') +
-    checks
-      .map(
-        (c) =>
-          `---\n${stringify({
-            apiVersion: 'cluster.x-k8s.io/v1beta2',
-            kind: 'MachineHealthCheck',
-            metadata: { name: c.name },
-            spec: { clusterName: name, selector: { matchLabels: c.labels }, ...c.spec },
-          })}`,
-      )
-      .join('');
-  const [model] = loadManifests([{ file: 'mhc.yaml', text }], {
+  counts: Counts,
+  checks: HealthCheck[],
+  edit: (docs: Document[]) => void = () => undefined,
+): string {
+  const { text } = substituteVariables(readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8'), {
     CLUSTER_NAME: name,
     CONTROL_PLANE_MACHINE_COUNT: String(counts.controlPlane),
     WORKER_MACHINE_COUNT: String(counts.workers),
   });
+  const docs = [
+    ...(parseAllDocuments(text) as Document[]),
+    ...checks.map(
+      (c) =>
+        new Document({
+          apiVersion: 'cluster.x-k8s.io/v1beta2',
+          kind: 'MachineHealthCheck',
+          metadata: { name: c.name },
+          spec: { clusterName: name, selector: { matchLabels: c.labels }, ...c.spec },
+        }),
+    ),
+  ];
+  edit(docs);
+  // Each opens with its own `---`: the parsed ones after the first carry theirs, so a joining one would double it.
+  return docs.map((d) => d.toString({ directives: true })).join('');
+}
+
+const ofKind = (docs: Document[], kind: string) => docs.find((d) => d.get('kind') === kind)!;
+
+/** The model of `manifest(name, counts, checks)`. */
+function cluster(name: string, counts: Counts, checks: HealthCheck[]): ClusterModel {
+  const [model] = loadManifests([{ file: 'mhc.yaml', text: manifest(name, counts, checks) }], {});
   return model!;
 }
 
@@ -60,17 +80,33 @@ const notReadyCheck = {
     ],
   },
 };
+/** hc's workers: NotReady for 10 s is unhealthy, and at most 40% (1 of 3) are remediated. */
+const hcWorkers: HealthCheck = {
+  name: 'hc-workers',
+  labels: { 'cluster.x-k8s.io/deployment-name': 'hc-md-0' },
+  spec: { ...notReadyCheck, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } } },
+};
+const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
+
+const deleting = (o: OwnerStatus) => o.machines.filter((m) => m.deleting).map((m) => m.name);
+/**
+ * A remediation shows as it begins, long before its machine is gone: the owner records it in
+ * healthCheck.remediations, then marks the machine deleting. True when either moved since `before`.
+ */
+const remediationBegun = (now: OwnerStatus, before: OwnerStatus) =>
+  !isDeepStrictEqual(now.healthCheck?.remediations, before.healthCheck?.remediations) || deleting(now).length > 0;
+
+/** Since `before` (an owner at rest), no remediation recorded and no machine deleted or created. */
+function assertUnchanged(now: OwnerStatus, before: OwnerStatus, when: string): void {
+  assert.deepEqual(
+    { remediations: now.healthCheck?.remediations, deleting: deleting(now), machines: names(now) },
+    { remediations: before.healthCheck?.remediations, deleting: [], machines: names(before) },
+    `nothing remediated, deleted or created ${when}`,
+  );
+}
 
 test('MachineDeployment: a worker whose kubelet stops is seen unhealthy and replaced (worker SIGKILLed mid-remediation); above maxUnhealthy nothing is remediated until one recovers', async () => {
-  await suite.client.apply([
-    cluster('hc', { controlPlane: 1, workers: 3 }, [
-      {
-        name: 'hc-workers',
-        labels: { 'cluster.x-k8s.io/deployment-name': 'hc-md-0' },
-        spec: { ...notReadyCheck, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } } },
-      },
-    ]),
-  ]);
+  await suite.client.apply([cluster('hc', { controlPlane: 1, workers: 3 }, [hcWorkers])]);
   const ready = await suite.client.waitForCluster('default', 'hc', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned');
   const first = await md('hc');
@@ -153,15 +189,16 @@ test('MachineDeployment: a worker whose kubelet stops is seen unhealthy and repl
     provider.breakMachine(machineRef('hc', a), 'kubelet'),
     provider.breakMachine(machineRef('hc', b), 'kubelet'),
   ]);
-  const blocked = await until('remediation to be refused', async () => {
+  const blocked = await until('both judged unhealthy, or a remediation begun', async () => {
     const s = await md('hc');
-    return s.healthCheck && !s.healthCheck.remediationAllowed && s.healthCheck.unhealthy.length === 2 && s;
+    return (s.healthCheck?.unhealthy.length === 2 || remediationBegun(s, healed)) && s;
   });
+  assertUnchanged(blocked, healed, 'with 2 of 3 unhealthy');
   assert.match(blocked.healthCheck!.message, /2 of 3 machines are not healthy, beyond maxUnhealthy 40%/);
   assert.equal(blocked.conditions.find((c) => c.type === 'RemediationAllowed')?.status, 'False');
-  // Refused means the check has already judged both past their timeout: a remediation would start now.
+  // Both are judged past their timeout: a remediation would have started at that pass, or at the next ones.
   await sleep(5000);
-  assert.deepEqual(names(await md('hc')), names(healed), 'nothing remediated while too many are unhealthy');
+  assertUnchanged(await md('hc'), healed, 'while too many are unhealthy');
 
   // One recovers: the other is remediated, the recovered one stays.
   await provider.repairMachine(machineRef('hc', a), 'kubelet');
@@ -182,13 +219,7 @@ test('MachineDeployment: a worker whose kubelet stops is seen unhealthy and repl
 });
 
 test('a machine that never gets a Node is remediated after nodeStartupTimeout', async () => {
-  const model = cluster('hc', { controlPlane: 1, workers: 3 }, [
-    {
-      name: 'hc-workers',
-      labels: { 'cluster.x-k8s.io/deployment-name': 'hc-md-0' },
-      spec: { ...notReadyCheck, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } } },
-    },
-  ]);
+  const model = cluster('hc', { controlPlane: 1, workers: 3 }, [hcWorkers]);
   // A second MachineDeployment whose machines boot for an hour: no Node within its check's 20 s.
   const slow = structuredClone(model.machineDeployments[0]!);
   slow.name = 'hc-slow';
@@ -219,55 +250,47 @@ test('a machine that never gets a Node is remediated after nodeStartupTimeout', 
   );
 });
 
-test('a paused cluster carries out no scale, template change or remediation until unpaused, then all of them', async () => {
-  const model = cluster('hc', { controlPlane: 1, workers: 3 }, [
-    {
-      name: 'hc-workers',
-      labels: { 'cluster.x-k8s.io/deployment-name': 'hc-md-0' },
-      spec: { ...notReadyCheck, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } } },
-    },
-  ]);
-  const before = await md('hc');
-  const changed = structuredClone(model);
-  changed.annotations = { ...changed.annotations, 'cluster.x-k8s.io/paused': '' };
-  changed.machineDeployments[0]!.replicas = 4;
-  changed.machineDeployments[0]!.template.labels = {
-    ...changed.machineDeployments[0]!.template.labels,
-    tier: 'paused-test',
+test('a paused cluster (Cluster spec.paused, then the cluster.x-k8s.io/paused annotation, applied with capt apply -f) carries out no scale, template change, remediation or deletion until unpaused, then all of them', async () => {
+  const file = join(h.home, 'hc-paused.yaml');
+  /** Applies hc through the CLI with hc-md-0 at `replicas` and its template labelled, `pause` done to the Cluster. */
+  const apply = async (replicas: number, pause: (cluster: Document) => void = () => undefined) => {
+    const text = manifest('hc', { controlPlane: 1, workers: 3 }, [hcWorkers], (docs) => {
+      ofKind(docs, 'MachineDeployment').setIn(['spec', 'replicas'], replicas);
+      ofKind(docs, 'MachineDeployment').setIn(['spec', 'template', 'metadata', 'labels', 'tier'], 'paused-test');
+      pause(ofKind(docs, 'Cluster'));
+    });
+    writeFileSync(file, text);
+    const applied = await capt('apply', '-f', file);
+    assert.equal(applied.code, 0, applied.stderr);
   };
-  // The annotation is what the loader reads into paused; the model carries the result.
-  changed.paused = true;
-  await suite.client.apply([changed]);
+  const before = await md('hc');
+  await apply(4, (c) => c.setIn(['spec', 'paused'], true));
   const [broken] = names(before) as [string];
   await provider.breakMachine(machineRef('hc', broken), 'kubelet');
-  const held = await until(
-    'the machine seen unhealthy while paused',
+  const notReady = await until(
+    "the broken machine's Node seen NotReady while paused",
     async () => {
       const s = await md('hc');
-      return s.machines.find((m) => m.name === broken)?.node && s.stepReason === 'ClusterPaused' && s;
+      const ready = s.machines.find((m) => m.name === broken)?.node?.conditions.find((c) => c.type === 'Ready');
+      return ready && s.stepReason === 'ClusterPaused' && { held: s, since: Date.parse(ready.since) };
     },
     { timeoutMs: 120_000 },
   );
-  // Past the 10 s Ready timeout, counted from the Node's transition, which came before it was seen.
-  await sleep(12_000);
+  // Unpaused, the check would remediate it 10 s after the Node's transition; 5 s past that, nothing may have begun.
+  await sleep(Math.max(0, notReady.since + 15_000 - Date.now()));
+  assertUnchanged(await md('hc'), before, 'while paused by spec.paused');
+  assert.equal(notReady.held.replicas, 4, 'the scale is recorded, not carried out');
   const view = await suite.client.clusterStatus('default', 'hc');
   assert.equal(view.paused, true);
+  assert.equal(view.conditions.find((c) => c.type === 'Paused')?.status, 'True');
   assert.deepEqual(
     view.pending.map((p) => [p.name, p.reason]),
     [['hc-md-0', 'ClusterPaused']],
   );
-  assert.deepEqual(names(await md('hc')), names(before), 'no machine created, deleted or remediated while paused');
-  assert.equal(held.replicas, 4, 'the scale is recorded, not carried out');
-  const listed = await run(process.execPath, [cli, 'get', 'clusters'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: h.env.address },
-  });
-  assert.match(
-    listed.stdout,
-    /hc\s+Provisioning \(paused\)/,
-    'the scale to 4 is not carried out, and get says the cluster is paused',
-  );
+  const listed = await capt('get', 'clusters');
+  assert.match(listed.stdout, /hc\s+Provisioning \(paused\)/, 'get says the cluster is paused');
 
-  await suite.client.apply([{ ...changed, annotations: model.annotations, paused: false }]);
+  await apply(4);
   const resumed = await until('four Ready workers, the broken one replaced', async () => {
     const s = await md('hc');
     return !s.machines.some((m) => m.name === broken) && s.machines.length === 4 && s.readyReplicas === 4 && s;
@@ -279,11 +302,33 @@ test('a paused cluster carries out no scale, template change or remediation unti
     ['paused-test', 'paused-test', 'paused-test', 'paused-test'],
     'the template change reached every machine',
   );
-  await suite.client.deleteCluster('default', 'hc');
+
+  // Paused by the annotation (as clusterctl move pauses): a scale down to 3 and the deletion both wait.
+  await apply(3, (c) => c.setIn(['metadata', 'annotations', pausedAnnotation], ''));
+  const annotated = await suite.client.clusterStatus('default', 'hc');
+  assert.equal(annotated.paused, true);
+  assert.deepEqual(
+    annotated.pending.map((p) => [p.name, p.reason]),
+    [['hc-md-0', 'ClusterPaused']],
+  );
+  const deleted = await capt('delete', 'cluster', 'hc');
+  assert.equal(deleted.code, 0, deleted.stderr);
+  // Unpaused, the owners would be asked at once and mark every machine deleting; 5 s is time to delete it all.
+  await sleep(5000);
+  const waiting = await suite.client
+    .clusterStatus('default', 'hc')
+    .catch((err: Error) => assert.fail(`the paused cluster's deletion waits for the unpause, but: ${err.message}`));
+  assert.deepEqual([waiting.phase, waiting.stepReason], ['Deleting', 'Paused'], waiting.step);
+  assertUnchanged(waiting.machineDeployments[0]!, resumed, 'while the paused cluster is asked to delete');
+  assert.equal(waiting.machineDeployments[0]!.stepReason, 'ClusterPaused');
+  assert.deepEqual(deleting(waiting.controlPlane!), [], 'no control-plane machine deleting');
+  assert.equal(waiting.controlPlane!.machines.length, 1);
+
+  await apply(3);
   await suite.client.waitForDeletion('default', 'hc', () => undefined, 300_000);
 });
 
-test('control plane: one of three machines stopped is remediated (etcd members = machines, readyz through the endpoint answering); its last machine is not, and it says why', async () => {
+test('control plane: one of three machines stopped is remediated (etcd members = machines; readyz through the endpoint answers throughout, failing only for etcd checks while etcd changes); its last machine is not, and it says why', async () => {
   const kcp = 'hcp-control-plane';
   await suite.client.apply([
     cluster('hcp', { controlPlane: 3, workers: 0 }, [
@@ -302,6 +347,7 @@ test('control plane: one of three machines stopped is remediated (etcd members =
   const victim = before[1]!;
   const stopped = Date.now();
   await provider.breakMachine(machineRef('hcp', victim), 'all');
+  // The probe stops whatever happens, so a failed wait ends the test instead of leaving it polling.
   const healed = await until(
     'the stopped control-plane machine replaced',
     async () => {
@@ -309,13 +355,24 @@ test('control plane: one of three machines stopped is remediated (etcd members =
       return !s.machines.some((m) => m.name === victim) && s.readyReplicas === 3 && s.machines.length === 3 && s;
     },
     { timeoutMs: 300_000 },
-  );
+  ).finally(() => probe.stop());
   const availability = await probe.stop();
   console.log(
-    `control-plane remediation: replacement Ready ${Date.now() - stopped} ms after the machine stopped; ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed (${availability.reasons.join(' | ')}), worst gap ${availability.worstGapMs} ms`,
+    `control-plane remediation: replacement Ready ${Date.now() - stopped} ms after the machine stopped; ${availability.probes} readyz probes through the endpoint, ${availability.failures} failed (at most ${availability.mostInARow} in a row: ${availability.reasons.join(' | ')}), worst gap ${availability.worstGapMs} ms`,
   );
-  // Stopping etcd's leader costs an election, and the dying apiserver stays in the pool for two failed
-  // checks: one run saw 4.7 s. A backend left in service, or etcd without quorum, would go far beyond.
+  // Why a probe may fail at all: the apiservers left answer /readyz 500 while their etcd checks fail, as they
+  // do for about a second while etcd elects a leader (the stopped member led) or changes members (the stopped
+  // one removed, the replacement joined); one run saw 1 of 271 probes fail so. Anything else is the endpoint
+  // failing: no answer (a dead apiserver left in service), another check failing, or a long run (no quorum).
+  const notEtcd = availability.failed.filter(
+    (f) => f.status !== 500 || !f.failedChecks.length || !f.failedChecks.every((c) => /^etcd(-readiness)?$/.test(c)),
+  );
+  assert.deepEqual(notEtcd, [], 'every failed probe is an apiserver answering 500 for its etcd checks alone');
+  assert.ok(
+    availability.mostInARow <= 5,
+    `at most 5 probes (about a second) failed in a row: ${availability.mostInARow} did`,
+  );
+  // One run saw a worst gap of 4.7 s: an election, and slow answers on a busy host.
   assert.ok(
     availability.worstGapMs < 8000,
     `the endpoint answered throughout: worst gap ${availability.worstGapMs} ms`,
@@ -350,20 +407,22 @@ test('control plane: one of three machines stopped is remediated (etcd members =
   const last = one.machines[0]!.name;
   await provider.breakMachine(machineRef('hcp', last), 'kubelet');
   const refused = await until(
-    'remediation of the last machine refused',
+    'remediation of the last machine refused, or begun',
     async () => {
       const s = await cp();
-      return s.stepReason === 'RemediationBlocked' && s.healthCheck && !s.healthCheck.remediationAllowed && s;
+      const blocked = s.stepReason === 'RemediationBlocked' && s.healthCheck?.remediationAllowed === false;
+      return (blocked || remediationBegun(s, one)) && s;
     },
     { timeoutMs: 120_000 },
   );
+  assertUnchanged(refused, one, 'of the only control-plane machine');
   assert.match(
     refused.healthCheck!.message,
     new RegExp(`${last} is unhealthy .* but is the only control-plane machine`),
   );
   assert.match(refused.step, /only control-plane machine/);
   await sleep(5000);
-  assert.deepEqual(names(await cp()), [last], 'nothing remediated');
+  assertUnchanged(await cp(), one, 'of the only control-plane machine, 5 s after it was refused');
   await provider.repairMachine(machineRef('hcp', last));
   await suite.client.deleteCluster('default', 'hcp');
   await suite.client.waitForDeletion('default', 'hcp', () => undefined, 300_000);
