@@ -178,10 +178,15 @@ test('a terminated MachineDeployment workflow at revision 2 is rebuilt by capt r
   const [last] = await settledAt(cluster, md, 1, 3);
 
   // Revisions go on from the lost owner's number: the rebuilt one kept 2, its first rollout is 3.
-  assert.equal((await suite.client.rolloutRestart('machinedeployment', 'default', md)).revision, revision + 1);
+  assert.equal(
+    (await suite.client.rolloutRestart('machinedeployment', 'default', md)).revision,
+    revision + 1,
+    "the restart is numbered after the lost owner's revision",
+  );
   assert.deepEqual(
     (await suite.client.rolloutHistory('machinedeployment', 'default', md)).map((r) => r.revision),
     [revision, revision + 1],
+    'the rebuilt revision keeps the lost number',
   );
   await rolledOut(md, revision + 1, [last!]);
   assert.notDeepEqual(await settledAt(cluster, md, 1), [last], 'the restart replaced the machine');
