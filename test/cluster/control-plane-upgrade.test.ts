@@ -121,7 +121,7 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
         'only the control plane is configured',
       );
       const rolled = await rollTo(newer, async () => {
-        // Two steps in (a join and a removal), two old machines are left: the kill lands mid-rollout.
+        // Three machine sets in, old machines are left; a kill after the rollout would show nothing survive it.
         const atKill = await status();
         const machines = atKill.controlPlane!.machines.map((m) => `${m.name} ${m.version} ${m.phase}`).join(', ');
         assert.ok(!rolledTo(atKill, newer), `the worker is killed mid-rollout, not after it: ${machines}`);
