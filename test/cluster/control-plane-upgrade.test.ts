@@ -70,6 +70,13 @@ async function checkAgainstCluster(before: ClusterView): Promise<string> {
     .join(',');
 }
 
+/** The control plane's rollout to `version` is done: 3 machines of it, all serving and up to date. */
+const rolledTo = (s: ClusterView, version: string) =>
+  s.controlPlane!.machines.length === 3 &&
+  serving(s).length === 3 &&
+  s.controlPlane!.machines.every((m) => m.version === version) &&
+  s.controlPlane!.updatedReplicas === 3;
+
 /**
  * Waits for the control plane to settle on `version` with 3 machines, checking the real cluster against
  * the records on every poll; returns the distinct machine sets checked.
@@ -85,14 +92,7 @@ async function rollTo(version: string, during?: () => Promise<void>): Promise<{ 
       duringDone = true;
       await during!();
     }
-    const cp = s.controlPlane!;
-    if (
-      cp.machines.length === 3 &&
-      serving(s).length === 3 &&
-      cp.machines.every((m) => m.version === version) &&
-      cp.updatedReplicas === 3
-    )
-      return { final: s, steps: checked };
+    if (rolledTo(s, version)) return { final: s, steps: checked };
   }
   throw new Error(`control plane did not reach ${version}; steps checked: ${checked.join(' | ')}`);
 }
@@ -121,6 +121,10 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
         'only the control plane is configured',
       );
       const rolled = await rollTo(newer, async () => {
+        // Three machine sets in, old machines are left; a kill after the rollout would show nothing survive it.
+        const atKill = await status();
+        const machines = atKill.controlPlane!.machines.map((m) => `${m.name} ${m.version} ${m.phase}`).join(', ');
+        assert.ok(!rolledTo(atKill, newer), `the worker is killed mid-rollout, not after it: ${machines}`);
         await h.killWorker();
         await sleep(1000);
         await h.startWorker();

@@ -10,20 +10,20 @@ import type { ClusterStatus } from '../../src/contract/cluster';
 import { clusterWorkflowId, machineDeploymentWorkflowId } from '../../src/contract/workflow-ids';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { listening, processesMentioning } from '../fixtures/leaks';
+import { quickstartModel } from '../fixtures/cluster-agreement';
 import { harnessWithClient } from '../fixtures/machine-harness';
+import { until } from '../fixtures/until';
 
 const root = join(__dirname, '../../..');
 const suite = harnessWithClient();
 const h = suite.harness;
 
+/** The quickstart cluster with 1 control-plane and 2 worker machines; the workers boot for `bootDelaySeconds`. */
+const clusterModel = (name: string, bootDelaySeconds = 0) =>
+  quickstartModel(name, { CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2' }, bootDelaySeconds);
+
 async function createCluster(name: string): Promise<void> {
-  const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
-  const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
-    CLUSTER_NAME: name,
-    CONTROL_PLANE_MACHINE_COUNT: '1',
-    WORKER_MACHINE_COUNT: '2',
-  });
-  await suite.client.apply([model!]);
+  await suite.client.apply([clusterModel(name)]);
   const ready = await suite.client.waitForCluster('default', name, () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
 }
@@ -69,6 +69,17 @@ async function settledAt(cluster: string, md: string, replicas: number, most = r
   }
 }
 
+/** Waits until the MachineDeployment's rollout of `revision` is complete and none of the `replaced` machines is left. */
+const rolledOut = (md: string, revision: number, replaced: string[]) =>
+  until(
+    `${md} rolled out to revision ${revision}`,
+    () => suite.client.ownerStatus('machinedeployment', 'default', md),
+    {
+      done: (s) => s.revision === revision && s.rolloutComplete && s.machines.every((m) => !replaced.includes(m.name)),
+      describe: (s) => `revision ${s?.revision}: ${s?.step}`,
+    },
+  );
+
 /** After a cluster's deletion: no machine directory, process, port or workflow of it is left. */
 async function assertNothingLeft(cluster: string, endpoint: string): Promise<void> {
   const dir = clusterDir('default', cluster);
@@ -84,20 +95,35 @@ async function assertNothingLeft(cluster: string, endpoint: string): Promise<voi
   assert.deepEqual(running, [], 'no workflow of the cluster runs');
 }
 
-/** A cluster of 1 control-plane and 2 worker machines whose MachineDeployment workflow is then terminated: its machines and endpoint. */
-async function clusterWithLostDeployment(cluster: string, md: string): Promise<{ before: string[]; endpoint: string }> {
+/**
+ * A cluster of 1 control-plane and 2 worker machines whose MachineDeployment workflow is then terminated,
+ * `rolled` first (a template change applied and rolled out, so its revision is 2): its machines, endpoint and
+ * the lost owner's revision.
+ */
+async function clusterWithLostDeployment(
+  cluster: string,
+  md: string,
+  rolled = false,
+): Promise<{ before: string[]; endpoint: string; revision: number }> {
   await createCluster(cluster);
+  if (rolled) {
+    const created = await settledAt(cluster, md, 2);
+    await suite.client.apply([clusterModel(cluster, 1)]);
+    await rolledOut(md, 2, created);
+  }
   const before = await settledAt(cluster, md, 2);
+  const { revision } = await suite.client.ownerStatus('machinedeployment', 'default', md);
   const { endpoint } = await suite.client.clusterSummary('default', cluster);
   await h.env.client.workflow
     .getHandle(machineDeploymentWorkflowId('default', md))
     .terminate('test: an operator terminates the owner');
-  return { before, endpoint };
+  return { before, endpoint, revision };
 }
 
-test('a terminated MachineDeployment workflow is rebuilt by capt repair cluster, adopts its machines, scales up and down, and the cluster deletes cleanly', async () => {
+test('a terminated MachineDeployment workflow at revision 2 is rebuilt by capt repair cluster, adopts its machines, scales up and down, numbers its next rollout 3, and the cluster deletes cleanly', async () => {
   const [cluster, md] = ['lost', 'lost-md-0'];
-  const { before, endpoint } = await clusterWithLostDeployment(cluster, md);
+  const { before, endpoint, revision } = await clusterWithLostDeployment(cluster, md, true);
+  assert.equal(revision, 2, 'the lost owner had rolled out once');
 
   // Scaling a lost owner says what happened and how to repair it.
   await assert.rejects(suite.client.scale('machinedeployment', 'default', md, 3), (err: Error) => {
@@ -149,7 +175,21 @@ test('a terminated MachineDeployment workflow is rebuilt by capt repair cluster,
     'scale-up keeps the adopted machines',
   );
   await suite.client.scale('machinedeployment', 'default', md, 1);
-  await settledAt(cluster, md, 1, 3);
+  const [last] = await settledAt(cluster, md, 1, 3);
+
+  // Revisions go on from the lost owner's number: the rebuilt one kept 2, its first rollout is 3.
+  assert.equal(
+    (await suite.client.rolloutRestart('machinedeployment', 'default', md)).revision,
+    revision + 1,
+    "the restart is numbered after the lost owner's revision",
+  );
+  assert.deepEqual(
+    (await suite.client.rolloutHistory('machinedeployment', 'default', md)).map((r) => r.revision),
+    [revision, revision + 1],
+    'the rebuilt revision keeps the lost number',
+  );
+  await rolledOut(md, revision + 1, [last!]);
+  assert.notDeepEqual(await settledAt(cluster, md, 1), [last], 'the restart replaced the machine');
 
   await suite.client.deleteCluster('default', cluster);
   await suite.client.waitForDeletion('default', cluster, () => undefined, 600_000);
@@ -202,7 +242,12 @@ test('a terminated control-plane workflow is rebuilt when capt apply scales it: 
         s.machines.some((m) => m.name === first[0]),
         'the adopted machine stays',
       );
-      assert.ok(s.revision >= controlPlane!.revision, 'revisions are not numbered down');
+      // A scale makes no revision: the rebuilt owner numbers its template as the lost one did.
+      assert.equal(
+        s.revision,
+        controlPlane!.revision,
+        "the rebuilt control plane keeps the lost one's revision number",
+      );
       break;
     }
     assert.ok(

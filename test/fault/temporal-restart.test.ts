@@ -6,6 +6,7 @@ import { KubeClient } from '../../src/kube/kube-client';
 import type { ClusterModel } from '../../src/api/model';
 import { availableKubernetesVersions } from '../../src/tools';
 import type { ClusterView } from '../../src/contract/cluster';
+import type { MachineRecord } from '../../src/contract/owner';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { assertClusterGone, assertMachines as assertAgreement, quickstartModel } from '../fixtures/cluster-agreement';
 import { readyzProbe } from '../fixtures/readyz-probe';
@@ -31,13 +32,30 @@ const MD = `${CLUSTER}-md-0`;
 const downMs = 3000;
 const restarts: string[] = [];
 
-/** Kills the server, leaves it down for `downMs`, starts it again; records how long until it answered. */
-async function restartServer(when: string): Promise<void> {
+/**
+ * Kills the server, leaves it down for `downMs`, starts it again; records how long until it answered.
+ * Returns when the server was gone.
+ */
+async function restartServer(when: string): Promise<number> {
   await temporal.killServer();
+  const killedAt = Date.now();
   await sleep(downMs);
   const started = Date.now();
   await temporal.startServer();
   restarts.push(`${when}: down ${downMs / 1000} s, back in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return killedAt;
+}
+
+/**
+ * The kill at `killedAt` landed before `what` was done: one of `machines` was first seen Running after it
+ * (an owner's clock is the server's, which was down from then on).
+ */
+function assertKilledMidway(machines: MachineRecord[], killedAt: number, what: string): void {
+  const last = Math.max(...machines.map((m) => Date.parse(m.runningSince ?? '')));
+  assert.ok(
+    last > killedAt,
+    `the server was killed while ${what}, not after: killed at ${new Date(killedAt).toISOString()}, machines Running since ${machines.map((m) => `${m.name} ${m.runningSince}`).join(', ')}`,
+  );
 }
 
 /** SIGKILLs PostgreSQL under the running Temporal server and starts it again (crash recovery); records the timing. */
@@ -60,13 +78,14 @@ async function upgradeControlPlaneWithServerKill(model: ClusterModel, endpoint: 
   const started = Date.now();
   let availability: Awaited<ReturnType<typeof probe.stop>>;
   let final: ClusterView;
+  let killedAt: number;
   try {
     await suite.client.apply([{ ...model, controlPlane: { ...model.controlPlane, version: newer } }]);
     await untilCluster(
       (s) => s.controlPlane!.machines.some((m) => m.version === newer && m.phase !== 'Running'),
       'the new control-plane machine on its way',
     );
-    await restartServer('control-plane upgrade, new machine provisioning');
+    killedAt = await restartServer('control-plane upgrade, new machine provisioning');
     final = await untilCluster(
       (s) => {
         const cp = s.controlPlane!;
@@ -84,6 +103,7 @@ async function upgradeControlPlaneWithServerKill(model: ClusterModel, endpoint: 
   } finally {
     availability = await probe.stop();
   }
+  assertKilledMidway(final.controlPlane!.machines, killedAt, 'the new control-plane machine was provisioning');
   console.log(
     `control-plane upgrade ${older} -> ${newer} with a server kill: ${((Date.now() - started) / 1000).toFixed(1)} s; ${availability.probes} readyz probes, ${availability.failures} failed, worst gap ${availability.worstGapMs} ms`,
   );
@@ -118,15 +138,21 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
   const created = Date.now();
   const model = clusterModel();
   await suite.client.apply([model]);
-  await untilCluster((s) => (s.controlPlane?.machines.length ?? 0) >= 1, 'the control-plane machine');
-  await restartServer('create, control-plane machine provisioning');
+  // Each kill waits for a machine on its way, which cannot be Running by the time the kill lands.
   await untilCluster(
-    (s) => s.machineDeployments.some((md) => md.machines.length >= 1 && md.readyReplicas < 2),
+    (s) => s.controlPlane?.machines.some((m) => m.phase !== 'Running') ?? false,
+    'the control-plane machine on its way',
+  );
+  const controlPlaneKilledAt = await restartServer('create, control-plane machine provisioning');
+  await untilCluster(
+    (s) => s.machineDeployments.some((md) => md.machines.some((m) => m.phase !== 'Running')),
     'the workers being created',
   );
-  await restartServer('create, workers provisioning');
+  const workersKilledAt = await restartServer('create, workers provisioning');
   const ready = await suite.client.waitForCluster('default', CLUSTER, () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
+  assertKilledMidway(ready.controlPlane!.machines, controlPlaneKilledAt, 'the control-plane machine was provisioning');
+  assertKilledMidway(ready.machineDeployments[0]!.machines, workersKilledAt, 'the workers were provisioning');
   console.log(`create with two server kills: ${((Date.now() - created) / 1000).toFixed(1)} s`);
 
   const kube = new KubeClient(await suite.client.kubeconfig('default', CLUSTER));
@@ -140,7 +166,7 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
   let longestPauseMs = 0;
   let lastChange = Date.now();
   let lastMachines = '';
-  let killed = false;
+  let killedAt: number | undefined;
   // On the topology, PostgreSQL is SIGKILLed too, once the second new worker is on its way.
   const database = temporal instanceof PostgresTemporal ? temporal : undefined;
   let databaseKilled = false;
@@ -159,17 +185,16 @@ test('the Temporal server SIGKILLed mid-create (control plane, then workers), mi
     const machines = JSON.stringify(md.machines.map((m) => [m.name, m.phase, m.deleting]));
     if (machines !== lastMachines) [lastMachines, lastChange] = [machines, Date.now()];
     longestPauseMs = Math.max(longestPauseMs, Date.now() - lastChange);
-    if (!killed && md.machines.some((m) => !before.includes(m.name) && m.phase !== 'Running')) {
-      killed = true;
-      await restartServer('rollout, new worker provisioning');
-    }
+    if (!killedAt && md.machines.some((m) => !before.includes(m.name) && m.phase !== 'Running'))
+      killedAt = await restartServer('rollout, new worker provisioning');
     const added = md.machines.filter((m) => !before.includes(m.name));
-    if (database && killed && !databaseKilled && added.length >= 2 && added.some((m) => m.phase !== 'Running')) {
+    if (database && killedAt && !databaseKilled && added.length >= 2 && added.some((m) => m.phase !== 'Running')) {
       databaseKilled = true;
       await restartDatabase(database, 'rollout, second new worker provisioning');
     }
   }
-  assert.ok(killed, 'the server was killed while a new worker was provisioning');
+  assert.ok(killedAt, 'the server was killed while a new worker was provisioning');
+  assertKilledMidway(md.machines, killedAt, 'a new worker was provisioning');
   if (database) assert.ok(databaseKilled, 'PostgreSQL was killed while the second new worker was provisioning');
   console.log(
     `rollout of 2 with a server kill: ${((Date.now() - rollout) / 1000).toFixed(1)} s; longest pause between two changes of its machines: ${(longestPauseMs / 1000).toFixed(1)} s`,
