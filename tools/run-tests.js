@@ -4,8 +4,8 @@
 // 2-core machine busy without crowding it. Each lane claims its own loopback block, so local machines of
 // files running side by side never race for an address. A file's output is printed whole when it ends.
 // Extra arguments filter by path.
-const { readdirSync, statSync } = require('node:fs');
-const { join, relative } = require('node:path');
+const { existsSync, readFileSync, readdirSync, statSync } = require('node:fs');
+const { dirname, join, relative, resolve } = require('node:path');
 const { spawn } = require('node:child_process');
 
 // CAPT_TEST_ROOT points the runner at other compiled tests (the runner's own test does).
@@ -19,7 +19,21 @@ const files = [];
   }
 })(root);
 const filters = process.argv.slice(2);
-const selected = files.filter((f) => filters.length === 0 || filters.some((p) => relative(root, f).includes(p)));
+const matching = files.filter((f) => filters.length === 0 || filters.some((p) => relative(root, f).includes(p)));
+// tsc writes a source map beside each compiled file (tsconfig's sourceMap). A compiled test whose source was
+// deleted or renamed since an earlier build is still in dist/, and is not run; a file without a map is.
+function missingSource(file) {
+  if (!existsSync(`${file}.map`)) return undefined;
+  const map = JSON.parse(readFileSync(`${file}.map`, 'utf8'));
+  const source = resolve(dirname(file), map.sourceRoot ?? '', map.sources[0]);
+  return existsSync(source) ? undefined : source;
+}
+const stale = matching.map((f) => [f, missingSource(f)]).filter(([, source]) => source);
+if (stale.length > 0) {
+  const named = stale.map(([f, source]) => `${relative(root, f)} (${relative(process.cwd(), source)} is gone)`);
+  console.log(`# not run, left by an earlier build: ${named.join(', ')}`);
+}
+const selected = matching.filter((f) => !stale.some(([s]) => s === f));
 if (selected.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(2);
@@ -60,7 +74,7 @@ const queue = runs.sort((a, b) => rank(a.file) - rank(b.file));
 const lanes = Math.max(1, Math.min(Number(process.env.CAPT_TEST_LANES ?? 2) || 1, queue.length));
 // A file that hangs is stopped after this long and counted as failed, so CI never stalls on one.
 const fileTimeoutMs = Number(process.env.CAPT_TEST_FILE_TIMEOUT_MINUTES ?? 30) * 60_000;
-const totals = { tests: 0, pass: 0, fail: 0, cancelled: 0 };
+const totals = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
 const failedFiles = [];
 
 function runFile({ file, temporal }, lane) {
@@ -114,8 +128,11 @@ void Promise.all(Array.from({ length: lanes }, (_, n) => lane(n))).then(() => {
   const failed = totals.fail + totals.cancelled + failedFiles.length;
   for (const f of failedFiles) console.log(`# failed file ${f}`);
   console.log(
-    `# all files: tests ${totals.tests}, pass ${totals.pass}, fail ${totals.fail}, cancelled ${totals.cancelled}, files failed whole ${failedFiles.length}`,
+    `# all files: tests ${totals.tests}, pass ${totals.pass}, fail ${totals.fail}, cancelled ${totals.cancelled}, skipped ${totals.skipped}, todo ${totals.todo}, files failed whole ${failedFiles.length}`,
   );
-  console.log(`${totals.pass} passed, ${failed} failed`);
+  // Skipped and todo tests are neither passed nor failed (node counts a todo test's failure as neither), so
+  // the closing line names them together; the line above tells them apart.
+  const notRun = totals.skipped + totals.todo;
+  console.log(`${totals.pass} passed, ${failed} failed${notRun > 0 ? `, ${notRun} skipped` : ''}`);
   process.exit(failed > 0 ? 1 : 0);
 });

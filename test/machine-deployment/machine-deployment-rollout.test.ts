@@ -105,16 +105,16 @@ async function rolledOut(
   during?: (s: OwnerStatus) => Promise<boolean>,
 ): Promise<OwnerStatus> {
   let duringDone = !during;
-  const read = async () => {
-    const s = await status();
+  // In `done`, not in the read: a read's error is retried, and a failed kill must fail the test at once.
+  const complete = async (s: OwnerStatus) => {
     if (!duringDone) duringDone = await during!(s);
-    return s;
+    return (
+      s.rolloutComplete &&
+      s.machines.length === replicas &&
+      s.machines.every((m) => m.version === version && m.phase === 'Running')
+    );
   };
-  const complete = (s: OwnerStatus) =>
-    s.rolloutComplete &&
-    s.machines.length === replicas &&
-    s.machines.every((m) => m.version === version && m.phase === 'Running');
-  return until(`the rollout to ${version}`, read, { done: complete, timeoutMs: 420_000, describe: describeRecords });
+  return until(`the rollout to ${version}`, status, { done: complete, timeoutMs: 420_000, describe: describeRecords });
 }
 
 const newestSetMachines = (s: OwnerStatus) => s.machines.filter((m) => m.templateHash === s.machineSets!.at(-1)!.hash);

@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { V1Node } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/kube/kube-client';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { loadManifests } from '../../src/api/load-manifests';
@@ -11,6 +12,7 @@ import { machineDeploymentWorkflowId } from '../../src/contract/workflow-ids';
 import { startsPerRun } from '../../workflows/shared/machine-pool';
 import { measureHistories } from '../fixtures/history-guard';
 import { harnessWithClient } from '../fixtures/machine-harness';
+import { until } from '../fixtures/until';
 
 const root = join(__dirname, '../../..');
 const suite = harnessWithClient();
@@ -79,17 +81,17 @@ test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while 
     target,
     'one machine workflow per replica',
   );
-  // Cluster.spec.clusterNetwork reached kubeadm: the controller-manager hands out node ranges from it.
+  // A Node for each machine (the control plane's and the workers'), each with a podCIDR from
+  // Cluster.spec.clusterNetwork: it reached kubeadm, and the controller-manager hands out node ranges from it.
   const kube = new KubeClient(await suite.client.kubeconfig('default', 'big'));
-  let outside: string[] = [];
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(2000)) {
-    const nodes = await kube.listNodes();
-    outside = nodes
-      .filter((n) => !inPodSubnet(n.spec?.podCIDR ?? ''))
-      .map((n) => `${n.metadata!.name}: ${n.spec?.podCIDR ?? 'none'}`);
-    if (nodes.length === target + 1 && !outside.length) break;
-  }
-  assert.deepEqual(outside.slice(0, 5), [], `every Node's podCIDR lies in ${podSubnet}`);
+  const outside = (nodes: V1Node[] = []) =>
+    nodes.filter((n) => !inPodSubnet(n.spec?.podCIDR ?? '')).map((n) => `${n.metadata!.name}: ${n.spec?.podCIDR}`);
+  await until(`${target + 1} Nodes, each with a podCIDR in ${podSubnet}`, () => kube.listNodes(), {
+    done: (nodes) => nodes.length === target + 1 && outside(nodes).length === 0,
+    timeoutMs: 60_000,
+    intervalMs: 2000,
+    describe: (nodes) => `${nodes?.length} Nodes; outside ${podSubnet}: ${outside(nodes).slice(0, 5).join(', ')}`,
+  });
 
   await suite.client.scale('machinedeployment', 'default', MD, 2);
   for (

@@ -7,7 +7,10 @@ import { test } from 'node:test';
 
 const runner = join(__dirname, '../../../tools/run-tests.js');
 
-/** Runs tools/run-tests.js over test files written for the occasion; returns its exit code and closing line. */
+/**
+ * Runs tools/run-tests.js over test files written for the occasion (other files, such as source maps, are
+ * written as given); returns its exit code and closing line.
+ */
 function runOver(
   files: Record<string, string>,
   env: Record<string, string> = {},
@@ -16,7 +19,10 @@ function runOver(
   try {
     for (const [name, body] of Object.entries(files)) {
       mkdirSync(dirname(join(dir, name)), { recursive: true });
-      writeFileSync(join(dir, name), `const { test } = require('node:test');\n${body}\n`);
+      writeFileSync(
+        join(dir, name),
+        name.endsWith('.test.js') ? `const { test } = require('node:test');\n${body}\n` : body,
+      );
     }
     // Without NODE_TEST_CONTEXT: the runner's files must report as under CI, not to this test process.
     const { NODE_TEST_CONTEXT: _context, ...outer } = process.env;
@@ -67,4 +73,35 @@ test('the cluster lifecycle and rollout files run on the dev server and again on
   const one = runOver(files, { CAPT_TEST_TEMPORAL: 'postgres' });
   assert.equal(one.last, '2 passed, 0 failed');
   assert.equal(one.output.match(/# on postgres/g)?.length, 2);
+});
+
+test('skipped and todo tests show in the closing line, told apart on the line before it', () => {
+  const r = runOver({
+    'a.test.js': [
+      `test('ok', () => {});`,
+      `test('skipped', { skip: true }, () => {});`,
+      `test.todo('todo');`,
+      `test('todo that fails', { todo: true }, () => { throw new Error('not yet'); });`,
+    ].join('\n'),
+  });
+  assert.deepEqual([r.code, r.last], [0, '1 passed, 0 failed, 3 skipped']);
+  assert.match(r.output, /^# all files: tests 4, pass 1, fail 0, cancelled 0, skipped 1, todo 2, /m);
+});
+
+test('a compiled test whose source is gone (deleted or renamed since the last build) is named and not run', () => {
+  // What tsc leaves: a map beside each compiled file naming its source.
+  const map = (source: string) => JSON.stringify({ version: 3, sourceRoot: '', sources: [source], mappings: '' });
+  const r = runOver({
+    'unit/kept.test.js': `test('kept', () => {});`,
+    'unit/kept.test.js.map': map('../src/kept.test.ts'),
+    'src/kept.test.ts': '',
+    'unit/gone.test.js': `test('gone', () => { throw new Error('a stale file ran'); });`,
+    'unit/gone.test.js.map': map('../src/gone.test.ts'),
+  });
+  assert.deepEqual([r.code, r.last], [0, '1 passed, 0 failed']);
+  assert.match(
+    r.output,
+    /^# not run, left by an earlier build: unit\/gone\.test\.js \(\S*src\/gone\.test\.ts is gone\)$/m,
+  );
+  assert.doesNotMatch(r.output, /# file unit\/gone/);
 });
