@@ -76,6 +76,8 @@ const lanes = Math.max(1, Math.min(Number(process.env.CAPT_TEST_LANES ?? 2) || 1
 const fileTimeoutMs = Number(process.env.CAPT_TEST_FILE_TIMEOUT_MINUTES ?? 30) * 60_000;
 const totals = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
 const failedFiles = [];
+/** Each file's wall time, printed as it ends and again, longest first, at the close: CI's budget is spent here. */
+const fileSeconds = [];
 
 function runFile({ file, temporal }, lane) {
   return new Promise((resolve) => {
@@ -91,6 +93,7 @@ function runFile({ file, temporal }, lane) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks = [];
+    const startedAt = Date.now();
     let timedOut = false;
     // SIGTERM lets the file's after() hooks stop its servers and machines; SIGKILL if they hang too.
     const timer = setTimeout(() => {
@@ -104,7 +107,9 @@ function runFile({ file, temporal }, lane) {
       clearTimeout(timer);
       const text = Buffer.concat(chunks).toString();
       const name = `${relative(root, file)}${temporal ? ` [${temporal}]` : ''}`;
-      process.stdout.write(`# file ${name} (lane ${lane}, exit ${code ?? signal})\n${text}`);
+      const seconds = Math.round((Date.now() - startedAt) / 1000);
+      fileSeconds.push({ name, seconds });
+      process.stdout.write(`# file ${name} (lane ${lane}, exit ${code ?? signal}, ${seconds} s)\n${text}`);
       const counts = {};
       for (const key of Object.keys(totals))
         counts[key] = Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
@@ -127,6 +132,8 @@ void Promise.all(Array.from({ length: lanes }, (_, n) => lane(n))).then(() => {
   // Cancelled tests (a test's own timeout, or its file stopped) are failures, and so is a file that failed whole.
   const failed = totals.fail + totals.cancelled + failedFiles.length;
   for (const f of failedFiles) console.log(`# failed file ${f}`);
+  const byTime = fileSeconds.sort((a, b) => b.seconds - a.seconds);
+  console.log(`# file times, longest first: ${byTime.map((f) => `${f.name} ${f.seconds} s`).join(', ')}`);
   console.log(
     `# all files: tests ${totals.tests}, pass ${totals.pass}, fail ${totals.fail}, cancelled ${totals.cancelled}, skipped ${totals.skipped}, todo ${totals.todo}, files failed whole ${failedFiles.length}`,
   );
