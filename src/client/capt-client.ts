@@ -57,6 +57,7 @@ import {
   ownerWorkflowId,
 } from '../contract/workflow-ids';
 import { clusterHealthWorkflow, clusterWorkflow } from '../../workflows';
+import type { OwnerCheckIntervals } from '../../workflows/cluster/cluster-workflow';
 import {
   machinePoolHealth,
   type ClusterHealth,
@@ -167,13 +168,16 @@ export class CaptClient {
   /**
    * Creates each cluster's workflow, or sends the model to the running one; reports per object as kubectl
    * does. A dry run sends nothing: it validates as the workflow would, and says what each owner's machines
-   * would go through.
+   * would go through. `ownerChecks` shortens a new cluster's owner checks, for tests only.
    */
-  async apply(models: ClusterModel[], opts: { dryRun?: boolean } = {}): Promise<AppliedObject[]> {
+  async apply(
+    models: ClusterModel[],
+    opts: { dryRun?: boolean; ownerChecks?: OwnerCheckIntervals } = {},
+  ): Promise<AppliedObject[]> {
     const out: AppliedObject[] = [];
     for (const model of models) {
       const handle = this.cluster(model.namespace, model.name);
-      const created = opts.dryRun ? !(await this.running(handle)) : await this.startCluster(model);
+      const created = opts.dryRun ? !(await this.running(handle)) : await this.startCluster(model, opts.ownerChecks);
       if (created) {
         const diff = creationDiff(model);
         out.push(
@@ -204,12 +208,12 @@ export class CaptClient {
   }
 
   /** Starts a new cluster's workflow; false when one is running already. */
-  private async startCluster(model: ClusterModel): Promise<boolean> {
+  private async startCluster(model: ClusterModel, ownerChecks?: OwnerCheckIntervals): Promise<boolean> {
     try {
       await this.client.workflow.start(clusterWorkflow, {
         taskQueue: ownersTaskQueue,
         workflowId: clusterWorkflowId(model.namespace, model.name),
-        args: [{ model }],
+        args: [{ model, ...(ownerChecks ? { ownerChecks } : {}) }],
         staticSummary: `Cluster ${model.namespace}/${model.name} (${model.provider}, ${model.controlPlane.version})`,
         typedSearchAttributes: captAttributes({
           kind: 'Cluster',

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterEtcdTLS } from '../fixtures/cluster-secrets';
 import { listMembers } from '../../src/etcd/etcd-client';
@@ -13,6 +14,7 @@ import type { ClusterView } from '../../src/contract/cluster';
 import { httpsGet } from '../../src/util/https-probe';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { readyzProbe } from '../fixtures/readyz-probe';
+import { until } from '../fixtures/until';
 
 const [older, newer] = availableKubernetesVersions() as [string, string];
 const suite = harnessWithClient();
@@ -97,7 +99,38 @@ async function rollTo(version: string, during?: () => Promise<void>): Promise<{ 
   throw new Error(`control plane did not reach ${version}; steps checked: ${checked.join(' | ')}`);
 }
 
-test(`control plane upgrade ${older} -> ${newer}: etcd members right after every step, endpoint answering, worker killed mid-way; undo; bad versions refused`, async () => {
+/**
+ * How many control-plane machine workflows ran after each start and end during a rollout from `outdated` to
+ * `replacements`, from Temporal's own times: exact where polls of the records would sample.
+ */
+async function machineCounts(outdated: string[], replacements: string[]): Promise<number[]> {
+  const nameOf = (wf: WorkflowExecutionInfo) => wf.workflowId.replace('machine/default/', '');
+  const found = await until(
+    "the rollout's machine workflows, the outdated ones closed",
+    async () => {
+      const infos: WorkflowExecutionInfo[] = [];
+      for await (const wf of h.env.client.workflow.list({ query: `CaptKind = "Machine" AND CaptCluster = "up"` }))
+        if ([...outdated, ...replacements].includes(nameOf(wf))) infos.push(wf);
+      return infos;
+    },
+    {
+      done: (infos) =>
+        infos.length === outdated.length + replacements.length &&
+        infos.every((wf) => wf.closeTime || !outdated.includes(nameOf(wf))),
+      describe: (infos) => infos?.map((wf) => `${nameOf(wf)} ${wf.status.name}`).join(', ') ?? '',
+      timeoutMs: 30_000,
+    },
+  );
+  let count = outdated.length;
+  return found
+    .map((wf) =>
+      outdated.includes(nameOf(wf)) ? { at: wf.closeTime!.getTime(), by: -1 } : { at: wf.startTime.getTime(), by: 1 },
+    )
+    .sort((x, y) => x.at - y.at)
+    .map((c) => (count += c.by));
+}
+
+test(`control plane upgrade ${older} -> ${newer}: etcd members right after every step, endpoint answering, worker killed mid-way; undo with maxSurge 0 (delete first); bad versions refused`, async () => {
   const text = readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8');
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
     CLUSTER_NAME: 'up',
@@ -182,10 +215,27 @@ test(`control plane upgrade ${older} -> ${newer}: etcd members right after every
     suite.client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane', 7),
     (err: Error) => err instanceof RejectedError && /has no revision 7; revisions: 1, 2/.test(err.message),
   );
+  // The undo rolls out with maxSurge 0: each outdated machine leaves before its replacement is made.
+  const deleteFirst: ClusterModel = { ...upgraded, controlPlane: { ...upgraded.controlPlane, maxSurge: 0 } };
+  assert.deepEqual(
+    (await suite.client.apply([deleteFirst])).map((o) => o.outcome),
+    ['unchanged', 'configured', 'unchanged'],
+  );
   const undo = await suite.client.rolloutUndo('kubeadmcontrolplane', 'default', 'up-control-plane');
   assert.equal(undo.revision, 3);
-  const { final: undone } = await rollTo(older);
+  const { final: undone, steps: undoSteps } = await rollTo(older);
   assert.ok(undone.controlPlane!.machines.every((m) => m.version === older));
+  assert.deepEqual(
+    undoSteps.filter((k) => k.split(',').length > 3),
+    [],
+    'no poll saw more than 3 machines',
+  );
+  const counts = await machineCounts(
+    done.controlPlane!.machines.map((m) => m.name),
+    undone.controlPlane!.machines.map((m) => m.name),
+  );
+  // Delete, then create, three times: never more than 3 machines, and 2 while each is replaced.
+  assert.deepEqual(counts, [2, 3, 2, 3, 2, 3], 'machine workflows running after each end and start');
   assert.deepEqual(
     (await suite.client.rolloutHistory('kubeadmcontrolplane', 'default', 'up-control-plane')).map((r) => [
       r.revision,

@@ -8,6 +8,7 @@ import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines, NotFoundError } from '../../src/client/capt-client';
 import type { ClusterStatus } from '../../src/contract/cluster';
 import { clusterWorkflowId, machineDeploymentWorkflowId } from '../../src/contract/workflow-ids';
+import type { OwnerCheckIntervals } from '../../workflows/cluster/cluster-workflow';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { listening, processesMentioning } from '../fixtures/leaks';
 import { quickstartModel } from '../fixtures/cluster-agreement';
@@ -262,4 +263,58 @@ test('a terminated control-plane workflow is rebuilt when capt apply scales it: 
   await suite.client.deleteCluster('default', cluster);
   await suite.client.waitForDeletion('default', cluster, () => undefined, 600_000);
   await assertNothingLeft(cluster, endpoint);
+});
+
+test('the cluster rebuilds lost owners by itself: a MachineDeployment workflow terminated while idle, a control-plane workflow terminated mid-deletion (so the deletion finishes); no kubeconfig before the CA or while deleting', async () => {
+  const [cluster, md, cp] = ['keeper', 'keeper-md-0', 'keeper-control-plane'];
+  // The checks' period is the only thing shortened: 5 and 2 minutes are too long to wait for in a test.
+  const ownerChecks: OwnerCheckIntervals = { idle: '3s', deleting: '3s' };
+  const refusedKubeconfig = (why: RegExp) =>
+    assert.rejects(suite.client.kubeconfig('default', cluster), (err: Error) => {
+      assert.match(err.message, why);
+      return true;
+    });
+
+  // Paused from the start, the cluster has made no certificate authority: there is nothing to sign a kubeconfig with.
+  await suite.client.apply([{ ...clusterModel(cluster), paused: true }], { ownerChecks });
+  await refusedKubeconfig(/Cluster default\/keeper: has no certificate authority yet \(paused/);
+  await createCluster(cluster);
+  const before = await settledAt(cluster, md, 2);
+
+  await h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', md)).terminate('test: lost while idle');
+  const rebuilt = await until(
+    'the idle cluster rebuilds its MachineDeployment',
+    () => suite.client.clusterSummary('default', cluster),
+    { done: (s) => s.recoveries[0]?.adopted === 2, describe: (s) => JSON.stringify(s?.recoveries), timeoutMs: 60_000 },
+  );
+  assert.equal(rebuilt.recoveries.length, 1);
+  assert.match(
+    rebuilt.recoveries[0]!.cause,
+    /workflow md\/default\/keeper-md-0 TERMINATED; found by the cluster's check every 3s/,
+  );
+  assert.deepEqual(await settledAt(cluster, md, 2), before, 'the rebuilt owner runs the very machines it had');
+
+  await suite.client.deleteCluster('default', cluster);
+  await refusedKubeconfig(/Cluster default\/keeper: is being deleted; it has no kubeconfig to give/);
+  // Terminated after it took the deletion and before its machine is gone: it can never report that it is done.
+  const deleting = await until(
+    'the control plane deleting its machine',
+    () => suite.client.ownerStatus('kubeadmcontrolplane', 'default', cp),
+    { done: (s) => s.stepReason === 'Deleting', describe: (s) => `${s?.stepReason}: ${s?.step}`, intervalMs: 100 },
+  );
+  await h.env.client.workflow.getHandle(`kcp/default/${cp}`).terminate('test: lost mid-deletion');
+  assert.equal(deleting.machines.length, 1, 'its machine was still there when it was terminated');
+
+  // A few checks' worth: the rebuild comes from the deletion's own check, nothing else would start it.
+  await suite.client.waitForDeletion('default', cluster, () => undefined, 120_000);
+  const final = (await h.env.client.workflow
+    .getHandle(clusterWorkflowId('default', cluster))
+    .result()) as ClusterStatus;
+  // Its machine may have finished deleting before the rebuild, so it adopts that machine or nothing.
+  assert.deepEqual(
+    final.recoveries.map((r) => `${r.kind}/${r.name}`),
+    [`MachineDeployment/${md}`, `KubeadmControlPlane/${cp}`],
+  );
+  assert.match(final.recoveries[1]!.cause, /TERMINATED; found by capt delete cluster \(waiting for it\)/);
+  await assertNothingLeft(cluster, rebuilt.endpoint);
 });

@@ -292,16 +292,9 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   // A Machine of its own: the cluster runs it to a Node, and `capt delete machine` takes it away again.
   const lone = join(h.home, 'lone.yaml');
   await writeFile(lone, `${readFileSync(surge, 'utf8')}---\n${standaloneMachine('e2e', 'e2e-lone')}`);
-  const loneApplied = await capt(
-    'apply',
-    '-f',
-    lone,
-    '--var',
-    'CLUSTER_NAME=e2e',
-    '--var',
-    'WORKER_MACHINE_COUNT=1',
-    ...network,
-  );
+  const applyLone = () =>
+    capt('apply', '-f', lone, '--var', 'CLUSTER_NAME=e2e', '--var', 'WORKER_MACHINE_COUNT=1', ...network);
+  const loneApplied = await applyLone();
   assert.equal(loneApplied.code, 0, loneApplied.stderr);
   assert.match(loneApplied.stdout, /^machine\.cluster\.x-k8s\.io\/e2e-lone created$/m);
   for (const deadline = Date.now() + 180_000; ; await sleep(1000)) {
@@ -328,6 +321,19 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
       .length;
     if (c.machines.length === 0 && nodes === 2) break;
     assert.ok(Date.now() < deadline, `the standalone machine deleted: ${c.machines.length} left, ${nodes} Nodes`);
+  }
+  // Its name stays taken while Temporal keeps the machine's closed workflow: applied again, it is not started.
+  const reused = await applyLone();
+  assert.equal(reused.code, 0, reused.stderr);
+  for (const deadline = Date.now() + 60_000; ; await sleep(500)) {
+    const [c] = JSON.parse((await capt('get', 'clusters', '-o', 'json')).stdout).items;
+    if (
+      c.step.includes('Machine e2e-lone not started: a machine of that name existed before; apply it under a new name')
+    ) {
+      assert.equal(c.machines.length, 0, 'no machine of that name runs again');
+      break;
+    }
+    assert.ok(Date.now() < deadline, `the cluster says why e2e-lone did not start: ${c.step}`);
   }
 
   const endpoint = clusters[0].endpoint.split(':');

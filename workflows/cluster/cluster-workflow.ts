@@ -14,6 +14,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { Duration } from '@temporalio/common';
 import type { ClusterStepReason } from '../../src/contract/steps';
 import type { ClusterStatus, RunningTemplates } from '../../src/contract/cluster';
 import {
@@ -71,10 +72,14 @@ import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '.
 /** One attempt of the Node health watch; then a fresh one (bounded activities, and a new worker version takes over). */
 const nodeHealthAttemptSeconds = 600;
 
-/** While a deletion waits on its owners, how often it checks that their workflows still run. */
-const ownerCheckInterval = '2m';
-/** How often an idle cluster checks the same (an activity and a timer: about 1,500 events a day, well within one run's history). */
-const idleOwnerCheckInterval = '5m';
+/** How often the cluster checks that its owners' workflows still run, and rebuilds the lost ones. */
+export interface OwnerCheckIntervals {
+  /** While a deletion waits on its owners. */
+  deleting: Duration;
+  /** While the cluster is idle (an activity and a timer: at 5 minutes about 1,500 events a day, well within one run's history). */
+  idle: Duration;
+}
+const ownerCheckIntervals: OwnerCheckIntervals = { deleting: '2m', idle: '5m' };
 
 export interface ClusterInput {
   model: ClusterModel;
@@ -84,6 +89,8 @@ export interface ClusterInput {
    * publishes the state (status, details, search attributes) can reach them.
    */
   secrets?: ClusterSecrets;
+  /** Shorter owner checks for tests, which cannot wait minutes for them; the CLI never sets them. */
+  ownerChecks?: OwnerCheckIntervals;
 }
 
 /**
@@ -92,6 +99,7 @@ export interface ClusterInput {
  */
 export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatus> {
   const model = input.model;
+  const checks = input.ownerChecks ?? ownerCheckIntervals;
   const state: ClusterState = input.state ?? {
     facts: {
       namespace: model.namespace,
@@ -529,7 +537,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
    * finish deleting, so a cluster's deletion always ends. Checked every few minutes while nothing moves.
    */
   async function supervisedDeletion(owners: OwnerRef[], done: () => boolean): Promise<void> {
-    while (!(await condition(done, ownerCheckInterval))) {
+    while (!(await condition(done, checks.deleting))) {
       const deleted = (o: OwnerRef) => state.children[ownerKey(o.kind, o.name)]?.deleted;
       await supervision.rebuildLost(
         owners.filter((o) => !deleted(o)),
@@ -577,12 +585,12 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
         standaloneToStart() ||
         releasable() ||
         ownerContinueAsNewDue(),
-      idleOwnerCheckInterval,
+      checks.idle,
     );
     if (state.deleting) break;
     // Idle, the cluster still looks after its owners: one terminated meanwhile is rebuilt without waiting for an operator.
     if (!moved && !state.model.paused)
-      await supervision.rebuildLost(wantedOwners(), `the cluster's check every ${idleOwnerCheckInterval}`);
+      await supervision.rebuildLost(wantedOwners(), `the cluster's check every ${checks.idle}`);
     for (const name of state.model.paused ? [] : notStarted()) await startMachineDeployment(name);
     if (!state.model.paused) await startStandaloneMachines();
     if (!state.model.paused && releasable()) {
@@ -596,7 +604,12 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     if (ownerContinueAsNewDue()) {
       await stopNodeHealth();
       await condition(allHandlersFinished);
-      return continueAsNewOnTargetBuild<typeof clusterWorkflow>({ model: state.model, state, secrets });
+      return continueAsNewOnTargetBuild<typeof clusterWorkflow>({
+        model: state.model,
+        state,
+        secrets,
+        ownerChecks: input.ownerChecks,
+      });
     }
   }
   await stopNodeHealth();
