@@ -8,6 +8,8 @@ import { after, before, test } from 'node:test';
 import { connect } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { parse } from 'yaml';
+import type { V1Node } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/kube/kube-client';
 import { clusterDir } from '../../providers/local/layout';
 import { controlPlaneReplicasProblems, controlPlaneSubject } from '../../src/spec-rules/owner-rules';
@@ -206,10 +208,42 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   const table = await capt('get', 'clusters');
   assert.match(table.stdout, /NAMESPACE\s+NAME\s+PHASE\s+VERSION\s+PROVIDER\s+CONTROL PLANE\s+WORKERS\s+AGE/);
   assert.match(table.stdout, /default\s+e2e\s+Provisioned\s+v1\.\d+\.\d+\s+local\s+1\/1\s+2\/2/);
-  const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.filter(
-    (m: { cluster: string }) => m.cluster === 'e2e',
-  );
+  const machines = machinesOf('e2e', await capt('get', 'machines', '-o', 'json'));
   assert.equal(machines.length, 3);
+
+  // The wide tables add each cluster's endpoint and each machine's address; yaml carries what json does.
+  const wideClusters = await capt('get', 'clusters', '-o', 'wide');
+  assert.match(wideClusters.stdout, /\sAGE\s+ENDPOINT\s+STEP\n/);
+  assert.match(wideClusters.stdout, new RegExp(`\\be2e\\s+Provisioned\\s.*\\s${clusters[0].endpoint}\\s`));
+  const wideMachines = (await capt('get', 'machines', '-o', 'wide')).stdout;
+  assert.match(wideMachines, /\sVERSION\s+ADDRESS\s+STEP\n/);
+  for (const m of machines)
+    assert.match(wideMachines, new RegExp(`\\b${m.name}\\s.*\\s${m.addresses[0]}\\s`), wideMachines);
+  const yamlClusters = parse((await capt('get', 'clusters', '-o', 'yaml')).stdout).items;
+  const summary = (c: { name: string; endpoint: string; version: string; controlPlane: { name: string } }) => [
+    c.name,
+    c.endpoint,
+    c.version,
+    c.controlPlane.name,
+  ];
+  assert.deepEqual(yamlClusters.map(summary), clusters.map(summary));
+  // The owner listings: each owner with its counts, revision and version.
+  const version = clusters[0].version;
+  const deployments = await capt('get', 'machinedeployments');
+  assert.match(
+    deployments.stdout,
+    /^NAMESPACE\s+NAME\s+KIND\s+REPLICAS\s+READY\s+UPDATED\s+AVAILABLE\s+REVISION\s+VERSION\s+STEP\n/,
+  );
+  assert.match(
+    deployments.stdout,
+    new RegExp(`\\ndefault\\s+e2e-md-0\\s+MachineDeployment\\s+2\\s+2\\s+2\\s+2\\s+1\\s+${version}\\s`),
+  );
+  const planes = await capt('get', 'kubeadmcontrolplanes');
+  assert.match(
+    planes.stdout,
+    new RegExp(`\\ndefault\\s+e2e-control-plane\\s+KubeadmControlPlane\\s+1\\s+1\\s+1\\s+1\\s+1\\s+${version}\\s`),
+  );
+  assert.doesNotMatch(planes.stdout, /MachineDeployment/, 'only control planes are listed');
 
   const described = await capt('describe', 'cluster', 'e2e');
   assert.equal(described.code, 0, described.stderr);
@@ -269,16 +303,15 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
     "the apiserver certificate names the Service in the cluster's DNS domain",
   );
 
-  const scaled = await capt('scale', 'machinedeployment', 'e2e-md-0', '--replicas', '1');
+  const scaled = await capt('scale', 'machinedeployment', 'e2e-md-0', '--replicas', '1', '--wait');
   assert.equal(scaled.code, 0, scaled.stderr);
-  // Carried out, not only accepted: one worker leaves both capt's machines and the workload cluster's Nodes.
-  for (const deadline = Date.now() + 180_000; ; await sleep(1000)) {
-    const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.length;
-    const nodes = JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items
-      .length;
-    if (machines === 2 && nodes === 2) break;
-    assert.ok(Date.now() < deadline, `scale to 1 worker carried out: ${machines} machines, ${nodes} Nodes`);
-  }
+  assert.match(scaled.stdout, /machinedeployment\/e2e-md-0 successfully rolled out \(revision 1, v\S+\)\ndesired 1, /);
+  // --wait returned once the scale was carried out: one worker has already left capt's machines and the Nodes.
+  assert.equal(machinesOf('e2e', await capt('get', 'machines', '-o', 'json')).length, 2);
+  assert.equal(
+    JSON.parse((await run(kubectl, ['--kubeconfig', file, 'get', 'nodes', '-o', 'json'])).stdout).items.length,
+    2,
+  );
   const even = await capt('scale', 'kubeadmcontrolplane', 'e2e-control-plane', '--replicas', '2');
   assert.equal(even.code, 2);
   // The control plane's scale validator refuses through the very rule the manifest loader applies.
@@ -351,6 +384,16 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.equal(gone.code, 1, 'a deleted cluster is not found');
   assert.match(gone.stderr, /cluster default\/e2e not found: it was deleted/);
 });
+
+/** A Node's Ready condition status. */
+const ready = (n: V1Node) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+
+/** The machines of `cluster` in a `capt get machines -o json` answer. */
+const machinesOf = (
+  cluster: string,
+  listed: { stdout: string },
+): { name: string; addresses: string[]; version: string; phase: string }[] =>
+  JSON.parse(listed.stdout).items.filter((m: { cluster: string }) => m.cluster === cluster);
 
 /** A standalone worker Machine of `cluster` with its KubeadmConfig and LocalMachine, as YAML documents. */
 const standaloneMachine = (cluster: string, name: string) => `apiVersion: cluster.x-k8s.io/v1beta2
@@ -495,5 +538,59 @@ test('apply --wait of a version change returns once the control plane and every 
     machines.map((m: { version: string; phase: string }) => `${m.version} ${m.phase}`),
     [`${newer} Running`, `${newer} Running`],
   );
+
+  // Undo and restart with --wait return once the worker is replaced: the workload cluster already shows it.
+  const workerNow = async () => {
+    const [machine, ...more] = machinesOf('up', await capt('get', 'machines', '-o', 'json')).filter((m) =>
+      m.name.startsWith('up-md-0-'),
+    );
+    assert.deepEqual(more, [], 'one worker machine, none left over');
+    const workerNodes = (await kube.listNodes()).filter((n) => n.metadata!.name!.startsWith('up-md-0-'));
+    assert.deepEqual(
+      workerNodes.map((n) => [n.metadata!.name, n.status!.nodeInfo!.kubeletVersion, ready(n)]),
+      [[machine!.name, machine!.version, 'True']],
+      'the Node of that machine, Ready, and no other worker Node',
+    );
+    return machine!;
+  };
+  const upgradedWorker = await workerNow();
+  const undone = await capt('rollout', 'undo', 'machinedeployment/up-md-0', '--wait', '--timeout', '5m');
+  assert.equal(undone.code, 0, undone.stderr);
+  assert.match(
+    undone.stdout,
+    new RegExp(`rolled back: revision 3, ${older}\\n[^]*successfully rolled out \\(revision 3, ${older}\\)`),
+  );
+  const undoneWorker = await workerNow();
+  assert.notEqual(undoneWorker.name, upgradedWorker.name);
+  assert.deepEqual([undoneWorker.version, undoneWorker.phase], [older, 'Running']);
+  const restarted = await capt('rollout', 'restart', 'machinedeployment/up-md-0', '--wait', '--timeout', '5m');
+  assert.equal(restarted.code, 0, restarted.stderr);
+  assert.match(
+    restarted.stdout,
+    new RegExp(`restarted: revision 4\\n[^]*successfully rolled out \\(revision 4, ${older}\\)`),
+  );
+  const restartedWorker = await workerNow();
+  assert.notEqual(restartedWorker.name, undoneWorker.name, 'a new machine of the same template');
+  assert.equal(restartedWorker.version, older);
+
+  // --revision N prints that one revision whole; a revision the owner no longer has is named with those it has.
+  const revision = async (n: number) => {
+    const r = await capt('rollout', 'history', 'machinedeployment/up-md-0', '--revision', String(n));
+    assert.equal(r.code, 0, r.stderr);
+    return parse(r.stdout);
+  };
+  const [undoRevision, restartRevision] = [await revision(3), await revision(4)];
+  assert.deepEqual(
+    [undoRevision.revision, undoRevision.version, undoRevision.cause, undoRevision.template.version],
+    [3, older, 'undo to revision 1', older],
+  );
+  assert.deepEqual(
+    [restartRevision.revision, restartRevision.cause, restartRevision.change],
+    [4, 'restart', 'same template (restart)'],
+  );
+  assert.deepEqual(restartRevision.template, undoRevision.template, 'a restart keeps the template');
+  const gone = await capt('rollout', 'history', 'machinedeployment/up-md-0', '--revision', '1');
+  assert.equal(gone.code, 2, 'a revision the owner does not have is bad input, as in rollout undo --to-revision');
+  assert.match(gone.stderr, /machinedeployment\/up-md-0 has no revision 1; revisions: 2, 3, 4/);
   assert.equal((await capt('delete', 'cluster', 'up', '--wait', '--timeout', '5m')).code, 0);
 });

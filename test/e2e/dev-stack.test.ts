@@ -14,7 +14,6 @@ import { listening, processesMentioning } from '../fixtures/leaks';
 
 const run = promisify(execFile);
 const cli = join(__dirname, '../../src/cli/main.js');
-const root = join(__dirname, '../../..');
 let env: Record<string, string>;
 let home: string;
 
@@ -141,20 +140,38 @@ test('capt dev start --persistence postgres runs the production topology and a w
   assert.equal(again.code, 0, 'start without --persistence keeps what runs');
   assert.doesNotMatch(again.stdout, /starting/);
 
-  // A cluster made before the whole topology stops is managed after it starts again.
+  // A cluster made before the whole topology stops is managed after it starts again. `capt quickstart` makes it
+  // on the running stack: it applies examples/quickstart.yaml, returns once the cluster is ready, and describes it.
   const applied = await capt(
-    'apply',
-    '-f',
-    join(root, 'examples/quickstart.yaml'),
+    'quickstart',
     '--var',
     'CLUSTER_NAME=kept',
     '--var',
     'WORKER_MACHINE_COUNT=0',
-    '--wait',
     '--timeout',
     '5m',
   );
   assert.equal(applied.code, 0, applied.stderr);
+  assert.doesNotMatch(applied.stdout, /starting/, 'the running stack is kept');
+  assert.match(applied.stdout, /^cluster\.cluster\.x-k8s\.io\/kept created$/m);
+  assert.match(applied.stdout, /^Cluster\/kept\s+True/m);
+  assert.match(applied.stdout, /KubeadmControlPlane\/kept-control-plane \(1\/1/);
+  assert.ok(
+    applied.stdout.includes(
+      `Temporal Web UI: http://127.0.0.1:${env.CAPT_DEV_UI_PORT}/namespaces/default/workflows?query=CaptCluster%3D%22kept%22`,
+    ),
+    applied.stdout,
+  );
+  assert.match(
+    applied.stdout,
+    /Try the cluster: +npx capt kubeconfig kept > kept\.kubeconfig && \S+kubectl\S* --kubeconfig/,
+  );
+  const [kept] = JSON.parse((await capt('get', 'clusters', '-o', 'json')).stdout).items;
+  assert.deepEqual(
+    [kept.name, kept.phase, kept.controlPlane.readyReplicas],
+    ['kept', 'Provisioned', 1],
+    'quickstart returned once the cluster was ready',
+  );
   const { postgres } = JSON.parse(await readFile(join(home, 'dev/topology.json'), 'utf8')) as {
     postgres: { home: string; port: number };
   };

@@ -4,10 +4,14 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createServer } from 'node:https';
 import type { V1Node } from '@kubernetes/client-node';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { standardPorts } from '../../providers/local/control-plane-components';
 import { KubeClient } from '../../src/kube/kube-client';
+import { kubeconfigCredentials } from '../../src/pki/kubeconfig';
+import { createCertificateAuthority } from '../../src/pki/certificates';
+import { httpsGet } from '../../src/util/https-probe';
 import { availableKubernetesVersions } from '../../src/tools';
 import { LocalClusterDriver } from '../fixtures/local-cluster';
 import { listening } from '../fixtures/leaks';
@@ -117,15 +121,84 @@ test('bad requests change nothing and say what to do: unknown machine, unknown c
   await rm(outside, { recursive: true, force: true });
 });
 
-test('--all stops the whole machine: powered off, only a whole repair brings it back', async () => {
-  await provider.breakMachine(driver.ref('faulty-md-0'), 'all');
-  assert.equal((await provider.describeMachine(driver.ref('faulty-md-0')))!.power, 'off');
-  assert.deepEqual(await provider.machineFaults(driver.ref('faulty-md-0')), ['all']);
+test("capt dev break machine --all stops a worker whole: its kubelet goes silent (the Node's Lease is not renewed) until a whole repair", async () => {
+  const broken = await capt('dev', 'break', 'machine', 'faulty-md-0', '--all');
+  assert.equal(broken.code, 0, broken.stderr);
+  assert.match(broken.stdout, /faulty-md-0 \(cluster faulty\): stopped whole; it stays so until/);
+  // A renewal already in flight at the break may still land: the Lease is read once the agent has dropped the machine.
+  await sleep(2000);
+  const renewed = await leaseRenewTime('faulty-md-0');
+  await sleep(12_000); // longer than the kubelet's 10 s renewal period
+  assert.equal(await leaseRenewTime('faulty-md-0'), renewed, "the Node's Lease was not renewed");
   await assert.rejects(
     provider.repairMachine(driver.ref('faulty-md-0'), 'kubelet'),
     /machine faulty-md-0 is stopped whole, so its kubelet cannot start alone; repair the whole machine/,
   );
-  await provider.repairMachine(driver.ref('faulty-md-0'));
-  assert.equal((await provider.describeMachine(driver.ref('faulty-md-0')))!.power, 'on');
+  const repaired = await capt('dev', 'repair', 'machine', 'faulty-md-0');
+  assert.equal(repaired.code, 0, repaired.stderr);
+  await until('the Lease renewed again', async () => (await leaseRenewTime('faulty-md-0')) !== renewed, {
+    timeoutMs: 30_000,
+  });
   assert.deepEqual(await provider.machineFaults(driver.ref('faulty-md-0')), []);
 });
+
+test("capt dev break machine --all stops a control-plane machine whole: every component held, out of the endpoint's pool; repair brings it back", async () => {
+  const broken = await capt('dev', 'break', 'machine', 'faulty-cp-0', '--all');
+  assert.equal(broken.code, 0, broken.stderr);
+  const ports = Object.entries(standardPorts);
+  for (const [component, port] of ports)
+    assert.equal(await listening(controlPlaneIP, port), false, `${component} (port ${port}) stopped`);
+  // The endpoint's pool seen from outside: something healthy answers on the machine's apiserver address, and
+  // the endpoint, which routes to every listed backend whose /readyz answers (after one check, every 500 ms),
+  // still sends it nothing.
+  const impostor = await healthyApiserverAt(controlPlaneIP, standardPorts.apiserver);
+  try {
+    const direct = await httpsGet(`https://${controlPlaneIP}:${standardPorts.apiserver}/readyz`, { insecure: true });
+    assert.equal(direct.status, 200, 'the address answers /readyz as a healthy apiserver would');
+    await sleep(5000); // longer than the static pods' 3 s restart delay
+    for (const [component, port] of ports.filter(([, p]) => p !== standardPorts.apiserver))
+      assert.equal(await listening(controlPlaneIP, port), false, `${component} (port ${port}) is not restarted`);
+    const through = await httpsGet(`https://${driver.endpoint}/through-the-endpoint`, { insecure: true }).catch(
+      (err: Error) => err.message,
+    );
+    assert.equal(typeof through, 'string', `the endpoint refuses the connection: ${JSON.stringify(through)}`);
+    assert.deepEqual(impostor.paths(), ['/readyz'], 'the endpoint routed nothing to the powered-off machine');
+  } finally {
+    await impostor.close();
+  }
+  const repaired = await capt('dev', 'repair', 'machine', 'faulty-cp-0');
+  assert.equal(repaired.code, 0, repaired.stderr);
+  const started = Date.now();
+  await until(
+    'the endpoint to answer again',
+    async () =>
+      (await httpsGet(`https://${driver.endpoint}/readyz`, { insecure: true }).catch(() => undefined))?.status === 200,
+    { timeoutMs: 60_000 },
+  );
+  console.log(
+    `control-plane machine repaired -> endpoint /readyz 200 in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  assert.deepEqual(await provider.machineFaults(driver.ref('faulty-cp-0')), []);
+});
+
+/** The renewTime of the Node's heartbeat Lease, read with the cluster's admin credentials. */
+async function leaseRenewTime(node: string): Promise<string> {
+  const { server, ...tls } = kubeconfigCredentials(driver.kubeconfig());
+  const lease = await httpsGet(`${server}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node}`, tls);
+  assert.equal(lease.status, 200, lease.body);
+  return JSON.parse(lease.body).spec.renewTime;
+}
+
+/** A TLS server on host:port that answers 200 to everything, as a healthy apiserver answers /readyz; it records each path asked for. */
+async function healthyApiserverAt(host: string, port: number) {
+  const seen: string[] = [];
+  const server = createServer(await createCertificateAuthority('impostor'), (req, res) => {
+    seen.push(req.url ?? '');
+    res.end('ok');
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
+  return {
+    paths: () => [...new Set(seen)],
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()).closeAllConnections()),
+  };
+}
