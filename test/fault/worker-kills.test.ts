@@ -74,28 +74,46 @@ async function kill(target: Target): Promise<void> {
   kills.push(`${target} at +${at} s, down ${(downMs / 1000).toFixed(1)} s`);
 }
 
-/** Kills at random instants (`gapMs` apart at most) until `stop` resolves or `limit` kills are done. */
-function killAtRandom(targets: readonly Target[], gapMs: [number, number], limit = Infinity) {
+/**
+ * Kills at random instants until `stop` is called or `limit` kills are done: it waits `gapMs` (a random time
+ * between the two) before the first kill and after each. `stop` returns the kills done, and how long of the
+ * time since the start the killer spent not killing, which bounds how few kills that was (`fewestKills`).
+ */
+function killAtRandom(targets: readonly Target[], gapMs: readonly [number, number], limit = Infinity) {
   let stopping = false;
   let count = 0;
+  const startedAt = Date.now();
+  let killingMs = 0;
+  let killingSince: number | undefined;
   const done = (async () => {
     while (!stopping && count < limit) {
       const wait = gapMs[0] + random() * (gapMs[1] - gapMs[0]);
       for (const until = Date.now() + wait; !stopping && Date.now() < until;) await sleep(100);
       if (stopping) break;
+      killingSince = Date.now();
       await kill(pick(targets));
+      killingMs += Date.now() - killingSince;
+      killingSince = undefined;
       count++;
     }
   })();
   return {
     stop: async () => {
+      const now = Date.now();
+      const waitingMs = now - startedAt - killingMs - (killingSince === undefined ? 0 : now - killingSince);
       stopping = true;
       await done;
-      return count;
+      return { count, waitingMs };
     },
-    done,
   };
 }
+
+/**
+ * The fewest kills a killer without a limit can have done in `waitingMs` of not killing: it never waits more
+ * than `maxGapMs` (plus a second for a late timer on a busy machine) before the next kill, and the last wait
+ * may be cut short by `stop`.
+ */
+const fewestKills = (waitingMs: number, maxGapMs: number) => Math.max(0, Math.ceil(waitingMs / (maxGapMs + 1000)) - 1);
 
 /** The three workers, started by the first test: the harness's own before() hook has made its home by then. */
 async function ensureWorkers(): Promise<void> {
@@ -212,7 +230,7 @@ test('a core worker SIGKILLed five times at random instants during a rollout: th
     if (md.revision > revision && matches(s, want) && md.machines.every((m) => !before.includes(m.name)))
       completedAt = Date.now();
   }
-  const killed = await killer.stop();
+  const { count: killed } = await killer.stop();
   console.log(
     `rollout of 4 with ${killed} core-worker kills: ${((completedAt - rollout) / 1000).toFixed(1)} s; longest pause between two changes of its machines: ${(longestPauseMs / 1000).toFixed(1)} s`,
   );
@@ -228,24 +246,60 @@ test('a core worker SIGKILLed five times at random instants during a rollout: th
   await assertGone('wk');
 });
 
-test('chaos: ten operations (create, scale, rollout, upgrade, delete) while workers and the server are SIGKILLed at random; every cluster ends as asked, nothing leaked', async () => {
+/** How long the chaos test's killer waits before each kill, at least and at most. */
+const chaosGapMs = [3000, 12_000] as const;
+const kubes = new Map<string, KubeClient>();
+
+/**
+ * Waits until the owners show `cluster` as asked (`waitMatches`), then until the provider, the Nodes and the
+ * machine workflows hold exactly the owners' machines, each once, up and at the version asked. Returns the
+ * workers' names.
+ */
+async function settled(cluster: string, want: Desired, extra?: (s: ClusterView) => boolean): Promise<string[]> {
+  const s = await waitMatches(cluster, want, extra);
+  let kube = kubes.get(cluster);
+  if (!kube) {
+    kube = new KubeClient(await retrying(() => suite.client.kubeconfig('default', cluster), `${cluster} kubeconfig`));
+    kubes.set(cluster, kube);
+  }
+  const workers = s.machineDeployments[0]!.machines.map((m) => m.name);
+  const machines = [
+    ...s.controlPlane!.machines.map((m) => ({ name: m.name, version: want.version })),
+    ...workers.map((name) => ({ name, version: want.workerVersion })),
+  ];
+  await assertMachines(h.env.client, kube, 'default', cluster, machines, `${cluster} as asked`);
+  return workers;
+}
+
+const kept = (before: string[], after: string[]) => after.filter((name) => before.includes(name)).sort();
+
+test('chaos: ten operations (create, scale, rollout, upgrade, delete) while workers and the server are SIGKILLed at random; each ends with the machines asked for in the provider, as Nodes and as workflows, each once; nothing leaked', async () => {
   await ensureWorkers();
-  const killer = killAtRandom(['core-a', 'core-b', 'provider', 'server'], [3000, 12_000]);
+  const killer = killAtRandom(['core-a', 'core-b', 'provider', 'server'], chaosGapMs);
   const c1: Desired = { controlPlane: 1, workers: 2, version: older, workerVersion: older };
   const c2: Desired = { controlPlane: 1, workers: 1, version: newer, workerVersion: newer };
+  // Each cluster's workers as the provider, the Nodes and Temporal last held them.
+  let c1Workers: string[] = [];
+  let c2Workers: string[] = [];
+  const restart = async (cluster: string, want: Desired) => {
+    const md = `${cluster}-md-0`;
+    const { revision } = await retrying(() => suite.client.ownerStatus('machinedeployment', 'default', md), md);
+    await retrying(() => suite.client.rolloutRestart('machinedeployment', 'default', md), `restart ${md}`);
+    return settled(cluster, want, (s) => s.machineDeployments[0]!.revision > revision);
+  };
   const operations: [string, () => Promise<unknown>][] = [
     [
       'create c1',
       async () => {
         await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'apply c1');
-        await waitMatches('c1', c1);
+        c1Workers = await settled('c1', c1);
       },
     ],
     [
       'create c2',
       async () => {
         await retrying(() => suite.client.apply([modelOf('c2', c2)]), 'apply c2');
-        await waitMatches('c2', c2);
+        c2Workers = await settled('c2', c2);
       },
     ],
     [
@@ -253,18 +307,17 @@ test('chaos: ten operations (create, scale, rollout, upgrade, delete) while work
       async () => {
         c1.workers = 4;
         await retrying(() => suite.client.scale('machinedeployment', 'default', 'c1-md-0', 4), 'scale c1');
-        await waitMatches('c1', c1);
+        const before = c1Workers;
+        c1Workers = await settled('c1', c1);
+        assert.deepEqual(kept(before, c1Workers), [...before].sort(), 'scaling up c1 kept its workers');
       },
     ],
     [
       'rollout restart c1',
       async () => {
-        const { revision } = await retrying(
-          () => suite.client.ownerStatus('machinedeployment', 'default', 'c1-md-0'),
-          'c1 revision',
-        );
-        await retrying(() => suite.client.rolloutRestart('machinedeployment', 'default', 'c1-md-0'), 'restart c1');
-        await waitMatches('c1', c1, (s) => s.machineDeployments[0]!.revision > revision);
+        const before = c1Workers;
+        c1Workers = await restart('c1', c1);
+        assert.deepEqual(kept(before, c1Workers), [], 'the restart replaced every worker of c1');
       },
     ],
     [
@@ -272,7 +325,9 @@ test('chaos: ten operations (create, scale, rollout, upgrade, delete) while work
       async () => {
         c1.version = newer;
         await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'upgrade c1');
-        await waitMatches('c1', c1);
+        const before = c1Workers;
+        c1Workers = await settled('c1', c1);
+        assert.deepEqual(kept(before, c1Workers), [...before].sort(), "the control plane's upgrade left c1's workers");
       },
     ],
     [
@@ -280,18 +335,17 @@ test('chaos: ten operations (create, scale, rollout, upgrade, delete) while work
       async () => {
         c2.workers = 3;
         await retrying(() => suite.client.scale('machinedeployment', 'default', 'c2-md-0', 3), 'scale c2');
-        await waitMatches('c2', c2);
+        const before = c2Workers;
+        c2Workers = await settled('c2', c2);
+        assert.deepEqual(kept(before, c2Workers), [...before].sort(), 'scaling up c2 kept its workers');
       },
     ],
     [
       'rollout restart c2',
       async () => {
-        const { revision } = await retrying(
-          () => suite.client.ownerStatus('machinedeployment', 'default', 'c2-md-0'),
-          'c2 revision',
-        );
-        await retrying(() => suite.client.rolloutRestart('machinedeployment', 'default', 'c2-md-0'), 'restart c2');
-        await waitMatches('c2', c2, (s) => s.machineDeployments[0]!.revision > revision);
+        const before = c2Workers;
+        c2Workers = await restart('c2', c2);
+        assert.deepEqual(kept(before, c2Workers), [], 'the restart replaced every worker of c2');
       },
     ],
     [
@@ -299,7 +353,9 @@ test('chaos: ten operations (create, scale, rollout, upgrade, delete) while work
       async () => {
         c1.workers = 1;
         await retrying(() => suite.client.scale('machinedeployment', 'default', 'c1-md-0', 1), 'scale c1');
-        await waitMatches('c1', c1);
+        const before = c1Workers;
+        c1Workers = await settled('c1', c1);
+        assert.deepEqual(kept(before, c1Workers), [...c1Workers].sort(), 'scaling down c1 kept one of its workers');
       },
     ],
     ['delete c2', () => deleteCluster('c2')],
@@ -308,10 +364,13 @@ test('chaos: ten operations (create, scale, rollout, upgrade, delete) while work
       async () => {
         c1.workerVersion = newer;
         await retrying(() => suite.client.apply([modelOf('c1', c1)]), 'upgrade c1 workers');
-        await waitMatches('c1', c1);
+        const before = c1Workers;
+        c1Workers = await settled('c1', c1);
+        assert.deepEqual(kept(before, c1Workers), [], "the upgrade replaced c1's workers");
       },
     ],
   ];
+  let stopped: { count: number; waitingMs: number } | undefined;
   try {
     for (const [name, operation] of operations) {
       const t0 = Date.now();
@@ -319,10 +378,18 @@ test('chaos: ten operations (create, scale, rollout, upgrade, delete) while work
       console.log(`${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s (${kills.length} kills so far)`);
     }
   } finally {
-    console.log(`chaos: ${await killer.stop()} kills survived over ${operations.length} operations`);
+    stopped = await killer.stop();
+    console.log(
+      `chaos: ${stopped.count} kills survived over ${operations.length} operations; the killer waited ${(stopped.waitingMs / 1000).toFixed(1)} s, so at least ${fewestKills(stopped.waitingMs, chaosGapMs[1])} were due`,
+    );
   }
-  const kube = new KubeClient(await suite.client.kubeconfig('default', 'c1'));
-  await assertMachines(h.env.client, kube, 'default', 'c1', 2, 'c1 at the end');
+  const fewest = fewestKills(stopped.waitingMs, chaosGapMs[1]);
+  assert.ok(
+    stopped.count >= fewest,
+    `${stopped.count} kills, yet the killer waited ${(stopped.waitingMs / 1000).toFixed(1)} s, never more than ` +
+      `${chaosGapMs[1] / 1000} s before a kill: at least ${fewest} were due, so the kills stopped`,
+  );
+  // The deletion in the middle, now that the server stays up for the listing.
   await assertGone('c2');
   await deleteCluster('c1');
   await assertGone('c1');
