@@ -41,7 +41,7 @@ async function statFields(pid: number): Promise<string[] | undefined> {
 }
 
 /** The start time (field 22) of a running process; undefined when no process has that pid, or it is a zombie. */
-async function liveStartTime(pid: number): Promise<string | undefined> {
+export async function liveStartTime(pid: number): Promise<string | undefined> {
   const fields = await statFields(pid);
   return fields && fields[0] !== 'Z' ? fields[19] : undefined;
 }

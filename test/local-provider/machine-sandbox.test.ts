@@ -14,6 +14,7 @@ import {
   type LocalMachineRecord,
 } from '../../providers/local/layout';
 import { machineHostId } from '../../providers/local/machine-sandbox';
+import { liveStartTime } from '../../src/util/processes';
 import { runCapt } from '../fixtures/capt-cli';
 import { processesMentioning } from '../fixtures/leaks';
 import { MachineHarness } from '../fixtures/machine-harness';
@@ -40,6 +41,7 @@ const hostMarkers = [
 let secretFile: string;
 /** A host process whose pid the machines plant as pid files of their own: deleting them must not signal it. */
 let bystander: ChildProcess;
+let bystanderStart: string | undefined;
 
 /** The first block device of the host, which no machine may read. */
 function hostBlockDevice(): string {
@@ -99,8 +101,7 @@ function manifest(): string {
       `if ( ${attempt} ) >/dev/null 2>&1; then echo "ESCAPED ${name}"; else echo "held ${name}"; fi >> /run/escapes`,
   );
   // A pid record as the host writes its own, with the bystander's real start time: the strongest forgery.
-  const startTime = readFileSync(`/proc/${bystander.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19];
-  const record = JSON.stringify({ pid: bystander.pid, startTime, command: 'sleep' });
+  const record = JSON.stringify({ pid: bystander.pid, startTime: bystanderStart, command: 'sleep' });
   const planted = `mkdir -p /run/capt && echo '${record}' > /run/capt/planted.pid`;
   const pre = `preKubeadmCommands: ${JSON.stringify([...commands, `touch /etc/${marker}`, planted])}\n`;
   const text = readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
@@ -115,6 +116,8 @@ function manifest(): string {
 before(async () => {
   // A group leader, as a worker started from a shell is: the signal a forged record would send reaches it.
   bystander = spawn('sleep', ['3600'], { stdio: 'ignore', detached: true });
+  bystanderStart = await liveStartTime(bystander.pid!);
+  assert.ok(bystanderStart, 'the bystander runs');
   await h.start();
   secretFile = join(h.home, 'host-secret');
   await writeFile(secretFile, 'not for machines\n', { mode: 0o600 });
