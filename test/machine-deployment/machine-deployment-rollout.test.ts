@@ -11,6 +11,7 @@ import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel, MachineDeploymentModel } from '../../src/api/model';
 import { failedMachines, RejectedError } from '../../src/client/capt-client';
 import { availableKubernetesVersions } from '../../src/tools';
+import type { ClusterStatus } from '../../src/contract/cluster';
 import type { OwnerStatus } from '../../src/contract/owner';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { until } from '../fixtures/until';
@@ -137,8 +138,11 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
   let watcher = boundsWatcher(5, 1, 0);
   await suite.client.apply([withMd((md) => ({ ...md, template: { ...md.template, version: newer } }))]);
   let killed = false;
+  let midRollout: ClusterStatus | undefined;
   let done = await rolledOut(newer, 5, async (s) => {
     if (newestSetMachines(s).length < 2) return false;
+    // With maxUnavailable 0 the MachineDeployment stays Available throughout, and so must the cluster's workers.
+    midRollout ??= await suite.client.clusterSummary('default', 'ro');
     await h.killWorker();
     await sleep(1000);
     await h.startWorker();
@@ -149,6 +153,17 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
     `rollout 1 (maxSurge 1, maxUnavailable 0): ${bounds.samples} samples, at most ${bounds.peak} machines/nodes, at least ${bounds.trough} serving nodes`,
   );
   assert.ok(killed, 'the worker was killed mid-rollout');
+  assert.deepEqual(
+    [midRollout?.phase, midRollout?.conditions.filter((c) => c.type === 'Available' || c.type === 'WorkersAvailable')],
+    [
+      'Provisioned',
+      [
+        { type: 'Available', status: 'True' },
+        { type: 'WorkersAvailable', status: 'True' },
+      ],
+    ],
+    'mid-rollout (maxUnavailable 0) the cluster stays Provisioned with its workers available',
+  );
   assert.deepEqual(bounds.violations, []);
   assert.equal(done.machines.length, 5);
   assert.equal(

@@ -36,6 +36,11 @@ export interface ClusterState {
   recoveries?: OwnerRecovery[];
   /** Signals without a handler, as received (see unknown-signals.ts). */
   unknownSignals?: UnknownSignal[];
+  /**
+   * WorkersAvailable follows each MachineDeployment's Available condition, as Cluster API's does. Absent in
+   * runs from before: they required every replica running and none beyond, so a surge read as unavailable.
+   */
+  workersByAvailability?: boolean;
 }
 
 export const ownerKey = (kind: PendingChange['kind'], name: string) => `${kind}/${name}`;
@@ -127,8 +132,13 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
   const standaloneReady = (state.model.machines ?? []).every((m) =>
     state.machines?.some((r) => r.name === m.name && isRunning(r)),
   );
+  const workerOk = (s: OwnerSummary | undefined) => !!(state.workersByAvailability ? s?.available : s?.ready);
+  const workerProblem = (s: OwnerSummary) =>
+    state.workersByAvailability
+      ? `${s.kind} ${s.name} is not available (see workflow ${ownerWorkflowId(s.kind, s.namespace, s.name)})`
+      : notReady(s);
   const workersReady =
-    state.model.machineDeployments.every((md) => !!machineDeploymentOf(state, md.name)?.ready) && standaloneReady;
+    state.model.machineDeployments.every((md) => workerOk(machineDeploymentOf(state, md.name))) && standaloneReady;
   const conditions = [
     cond('InfrastructureReady', state.infrastructureReady, 'WaitingForInfrastructure'),
     cond('ControlPlaneInitialized', !!cp?.initialized, 'WaitingForControlPlane', cp && notReady(cp)),
@@ -138,8 +148,8 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
       workersReady,
       'WorkersNotAvailable',
       mds
-        .filter((s) => !s.ready)
-        .map(notReady)
+        .filter((s) => !workerOk(s))
+        .map(workerProblem)
         .join('; ') || undefined,
     ),
   ];

@@ -7,6 +7,7 @@ import {
   isCancellation,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -128,6 +129,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   state.changedAt ??= {};
   state.held ??= [];
   state.started ??= state.workersStarted ? state.model.machineDeployments.map((m) => m.name) : [];
+  // Histories from before it must replay with the old WorkersAvailable: it decides when the phase (a search attribute) changes.
+  if (patched('workers-available-by-availability')) state.workersByAvailability = true;
   const { changedAt, held, started } = state;
   const { facts } = state;
   const core = proxyActivities<typeof coreActivities>({
