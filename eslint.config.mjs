@@ -72,8 +72,8 @@ const restrict = (dirs, message) => ({
     },
   ],
 });
-const entryPoints = ['src/cli', 'src/client', 'src/worker', 'src/dev'];
-const entryPointRelative = ['cli', 'client', 'worker', 'dev'].map((d) => `\\.\\./${d}`);
+const entryPoints = ['src/cli', 'src/client', 'src/worker', 'src/dev', 'src/bridge'];
+const entryPointRelative = ['cli', 'client', 'worker', 'dev', 'bridge'].map((d) => `\\.\\./${d}`);
 const foundationImportRules = restrict(
   ['workflows', 'activities', 'providers', ...entryPoints, ...entryPointRelative],
   (dir) => `src/'s foundation imports nothing above it (${dir.replace(/\\/g, '')}); move what both need into src/`,

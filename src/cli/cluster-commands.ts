@@ -48,7 +48,7 @@ export async function withClient<T>(fn: (client: CaptClient) => Promise<T>): Pro
 }
 
 /** The Kubernetes versions this host's local provider can run; undefined on a host without capt's tools (a remote CLI), where the provider refuses them later. */
-function localKubernetesVersions(): string[] | undefined {
+export function localKubernetesVersions(): string[] | undefined {
   try {
     return availableKubernetesVersions();
   } catch {

@@ -229,6 +229,12 @@ export const commandTree: CommandSpec[] = [
     ],
   },
   {
+    name: 'bridge',
+    help: "serve Cluster API's objects in a management API: clusters applied there run here, their status is written back",
+    flags: ['kubeconfig', 'interval', ...temporalFlags],
+    action: host.bridge,
+  },
+  {
     name: 'codec-server',
     help: 'decode payloads for the Web UI and `temporal --codec-endpoint`, for callers with its token',
     flags: ['port', 'listen', 'corsOrigin'],

@@ -72,6 +72,8 @@ export const flags = {
   ramp: { value: 'N', help: 'send this percentage (0-100) of new workflows to the new build instead of all' },
   id: { value: 'ID', help: "the key id (default: today's date and a random suffix)" },
   print: { help: 'print the key as ID:BASE64 and write nothing (to add to a key file or CAPT_CODEC_KEYS)' },
+  kubeconfig: { value: 'FILE', help: "the management API's kubeconfig (`capt dev kubeconfig` prints the dev stack's)" },
+  interval: { value: 'DURATION', default: '2s', help: 'how often to read the management API' },
   port: { value: 'PORT', default: String(defaultCodecPort), help: 'the port' },
   listen: { value: 'ADDRESS', default: '127.0.0.1', help: 'the address to listen on (the default: this host only)' },
   corsOrigin: {

@@ -28,6 +28,7 @@ import {
   describeCluster,
   durationMs,
   endProgress,
+  localKubernetesVersions,
   out,
   progressPrinter,
   repoRoot,
@@ -200,6 +201,18 @@ export const codecServer: Action = async (_, values) => {
   );
   await stopSignal();
   await server.close();
+  return 0;
+};
+
+export const bridge: Action = async (_, values) => {
+  if (!values.kubeconfig) throw new UsageError('bridge needs --kubeconfig FILE: the management API to serve');
+  const { bridgeMain } = await import('../bridge/bridge-main');
+  await bridgeMain({
+    kubeconfigFile: values.kubeconfig,
+    intervalMs: durationMs(values.interval!),
+    kubernetesVersions: localKubernetesVersions(),
+    stop: stopSignal(),
+  });
   return 0;
 };
 

@@ -82,7 +82,7 @@ const nodeHttp = wrapHttpLibrary({
 });
 
 // Merge patches need their content type set explicitly; the generated client defaults to JSON patch.
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 /**
  * The one module that talks to a workload cluster's apiserver through @kubernetes/client-node. It returns
@@ -117,12 +117,24 @@ function parseStatus(err: ApiException<unknown>): ApiStatus {
   }
 }
 
-function translate(err: unknown, what: string): never {
+export function translate(err: unknown, what: string): never {
   if (err instanceof ApiException) {
     const status = parseStatus(err);
     throw new KubeError(`${what}: ${status.message ?? `HTTP ${err.code}`}`, err.code, status.reason ?? 'Unknown');
   }
   throw err;
+}
+
+/** client-node's configuration for an apiserver, with kept-alive connections over Node's own http(s). */
+export function kubeApiConfiguration(kubeconfig: string) {
+  const kc = new KeepAliveKubeConfig();
+  kc.loadFromString(kubeconfig);
+  const configuration = createConfiguration({
+    baseServer: new ServerConfiguration(kc.getCurrentCluster()!.server, {}),
+    authMethods: { default: kc },
+    httpApi: nodeHttp,
+  });
+  return { kc: kc as KubeConfig, configuration };
 }
 
 export class KubeClient {
@@ -132,14 +144,8 @@ export class KubeClient {
   private readonly apps: AppsV1Api;
 
   constructor(kubeconfig: string) {
-    const kc = new KeepAliveKubeConfig();
-    kc.loadFromString(kubeconfig);
+    const { kc, configuration } = kubeApiConfiguration(kubeconfig);
     this.kc = kc;
-    const configuration = createConfiguration({
-      baseServer: new ServerConfiguration(kc.getCurrentCluster()!.server, {}),
-      authMethods: { default: kc },
-      httpApi: nodeHttp,
-    });
     this.core = new CoreV1Api(configuration);
     this.coordination = new CoordinationV1Api(configuration);
     this.apps = new AppsV1Api(configuration);

@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
+import { loadManifests } from '../api/load-manifests';
+import { ManifestError } from '../api/manifest-error';
+import { NotFoundError, RejectedError, type CaptClient } from '../client/capt-client';
+import { clusterManifest, type ObjectsByKind } from './cluster-documents';
+import { clusterObjectStatus, type ApiCondition } from './cluster-status-out';
+import { managedResources, type ApiObject, type ManagedKind, type ManagementClient } from './management-client';
+
+/** Cluster API's finalizer on a Cluster: the object goes only once its cluster workflow has deleted everything. */
+export const clusterFinalizer = 'cluster.cluster.x-k8s.io';
+/** On a Cluster object: the hash of the manifest (it and its objects) last handed to the cluster workflow. */
+export const appliedManifestAnnotation = 'capt.cluster.x-k8s.io/applied-manifest';
+
+export interface BridgeOptions {
+  api: ManagementClient;
+  client: CaptClient;
+  log: Logger;
+  /** The Kubernetes versions the local provider can run here, as `capt apply` checks them; undefined: not checked. */
+  kubernetesVersions?: string[];
+}
+
+const manifestHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+/**
+ * The management API's door to capt: each pass reads Cluster API's objects, hands a Cluster whose manifest
+ * changed to its workflow exactly as `capt apply` would, deletes a Cluster being deleted through its
+ * workflow, and writes each Cluster's status from its workflow's. It keeps nothing between passes but
+ * what it noted on the objects, so it can stop and start at any time.
+ */
+export class Bridge {
+  /** Per cluster, the manifest last refused and why: it is not tried again until it changes. */
+  private readonly refused = new Map<string, { hash: string; message: string }>();
+
+  constructor(private readonly o: BridgeOptions) {}
+
+  /** Passes every `intervalMs` until `signal` aborts; a failed pass is logged and the next one tries again. */
+  async run(intervalMs: number, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.pass().catch((err: Error) => this.o.log.warn({ err }, 'bridge pass failed'));
+      await sleep(intervalMs, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  async pass(): Promise<void> {
+    const kinds = Object.keys(managedResources) as ManagedKind[];
+    const lists = await Promise.all(kinds.map((k) => this.o.api.list(k)));
+    const objects: ObjectsByKind = Object.fromEntries(kinds.map((k, i) => [k, lists[i]]));
+    for (const cluster of objects.Cluster ?? [])
+      await this.reconcile(cluster, objects).catch((err: Error) =>
+        this.o.log.warn({ err, cluster: `${cluster.metadata.namespace}/${cluster.metadata.name}` }, 'bridge: cluster'),
+      );
+  }
+
+  private async reconcile(cluster: ApiObject, objects: ObjectsByKind): Promise<void> {
+    const { namespace, name } = cluster.metadata;
+    const finalizers = cluster.metadata.finalizers ?? [];
+    if (cluster.metadata.deletionTimestamp) return this.deleting(cluster);
+    // The finalizer first, so a deletion from now on waits for the workflow.
+    if (!finalizers.includes(clusterFinalizer))
+      return this.o.api.setFinalizers(cluster, [...finalizers, clusterFinalizer]);
+    const manifest = clusterManifest(cluster, objects);
+    const hash = manifestHash(manifest.text);
+    const key = `${namespace}/${name}`;
+    const applied = cluster.metadata.annotations?.[appliedManifestAnnotation] === hash;
+    if (!applied && this.refused.get(key)?.hash !== hash) {
+      try {
+        await this.o.client.apply(loadManifests([manifest], {}, this.o.kubernetesVersions));
+        await this.o.api.annotate(cluster, appliedManifestAnnotation, hash);
+        this.refused.delete(key);
+        this.o.log.info({ cluster: key }, 'bridge: applied the cluster from the management API');
+      } catch (err) {
+        if (!(err instanceof ManifestError || err instanceof RejectedError)) throw err;
+        this.refused.set(key, { hash, message: err.message });
+      }
+    }
+    const refusal = this.refused.get(key)?.hash === hash ? this.refused.get(key)!.message : undefined;
+    await this.writeStatus(cluster, applied, refusal);
+  }
+
+  /** A Cluster being deleted: its workflow deletes everything, then the finalizer lets the object go. */
+  private async deleting(cluster: ApiObject): Promise<void> {
+    const { namespace, name } = cluster.metadata;
+    const finalizers = cluster.metadata.finalizers ?? [];
+    if (!finalizers.includes(clusterFinalizer)) return;
+    try {
+      const summary = await this.o.client.clusterSummary(namespace, name);
+      if (summary.phase !== 'Deleting') await this.o.client.deleteCluster(namespace, name);
+      await this.writeStatus(cluster, false, undefined);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      await this.o.api.setFinalizers(
+        cluster,
+        finalizers.filter((f) => f !== clusterFinalizer),
+      );
+      this.o.log.info({ cluster: `${namespace}/${name}` }, 'bridge: cluster deleted; finalizer removed');
+    }
+  }
+
+  /**
+   * The Cluster's status from its workflow's, written when it differs; `observed` only once the workflows carry
+   * the object's current manifest. A refused manifest adds a False Accepted condition saying why (and is all
+   * there is to say when no workflow runs).
+   */
+  private async writeStatus(cluster: ApiObject, applied: boolean, refusal: string | undefined): Promise<void> {
+    const { namespace, name, generation = 1 } = cluster.metadata;
+    const previous = cluster.status as { conditions?: ApiCondition[]; observedGeneration?: number } | undefined;
+    const view = await this.o.client.clusterStatus(namespace, name).catch((err: Error) => {
+      if (err instanceof NotFoundError && refusal) return undefined;
+      throw err;
+    });
+    const status = view
+      ? clusterObjectStatus(view, previous, generation, applied && view.observedGeneration === view.generation, now())
+      : {};
+    if (refusal) {
+      const before = previous?.conditions?.find((c) => c.type === 'Accepted');
+      const accepted: ApiCondition = {
+        type: 'Accepted',
+        status: 'False',
+        reason: 'Refused',
+        message: refusal,
+        lastTransitionTime: before?.status === 'False' ? before.lastTransitionTime : now(),
+      };
+      status.conditions = [...((status.conditions as ApiCondition[] | undefined) ?? []), accepted];
+    }
+    if (!isDeepStrictEqual(status, pickKeys(cluster.status, status)))
+      await this.o.api.patchStatus('Cluster', namespace, name, status);
+  }
+}
+
+const now = () => new Date().toISOString();
+
+/** `from`'s fields named in `like`, in `like`'s order, to compare a computed status with the object's. */
+function pickKeys(from: Record<string, unknown> | undefined, like: Record<string, unknown>) {
+  return Object.fromEntries(Object.keys(like).map((k) => [k, from?.[k]]));
+}

@@ -1,0 +1,74 @@
+import { stringify } from 'yaml';
+import type { ManifestSource } from '../api/load-manifests';
+import type { ApiObject, ManagedKind } from './management-client';
+
+/** Every object the bridge read, by kind. */
+export type ObjectsByKind = Partial<Record<ManagedKind, ApiObject[]>>;
+
+type Ref = { kind?: string; name?: string } | undefined;
+
+const clusterNameOf = (o: ApiObject) => (o.spec as { clusterName?: string } | undefined)?.clusterName;
+/** Objects the bridge made for a cluster's status (MachineSets' and control planes' Machines): not desired state. */
+const ownedByController = (o: ApiObject) =>
+  (o.metadata.ownerReferences ?? []).some((r) => r.kind === 'MachineSet' || r.kind === 'KubeadmControlPlane');
+
+/**
+ * A cluster's manifest as the management API holds it: the Cluster, the objects it references, the
+ * MachineDeployments, MachineHealthChecks and standalone Machines that name it, and the templates those
+ * reference. capt loads it exactly as it loads a file given to `capt apply`; the source is named for errors.
+ */
+export function clusterManifest(cluster: ApiObject, objects: ObjectsByKind): ManifestSource {
+  const { namespace, name } = cluster.metadata;
+  const inNamespace = (kind: ManagedKind) => (objects[kind] ?? []).filter((o) => o.metadata.namespace === namespace);
+  const referenced = (ref: Ref) =>
+    ref?.kind && ref.name
+      ? inNamespace(ref.kind as ManagedKind).filter((o) => o.metadata.name === ref.name)
+      : ([] as ApiObject[]);
+  const spec = cluster.spec as { controlPlaneRef?: Ref; infrastructureRef?: Ref } | undefined;
+  const controlPlanes = referenced(spec?.controlPlaneRef);
+  const deployments = inNamespace('MachineDeployment').filter((o) => clusterNameOf(o) === name);
+  const machines = inNamespace('Machine').filter((o) => clusterNameOf(o) === name && !ownedByController(o));
+  type MachineSpecRefs = { bootstrap?: { configRef?: Ref }; infrastructureRef?: Ref };
+  const machineRefs = (s: MachineSpecRefs | undefined) => [
+    ...referenced(s?.bootstrap?.configRef),
+    ...referenced(s?.infrastructureRef),
+  ];
+  const documents = [
+    cluster,
+    ...referenced(spec?.infrastructureRef),
+    ...controlPlanes,
+    ...controlPlanes.flatMap((cp) =>
+      machineRefs((cp.spec as { machineTemplate?: { spec?: MachineSpecRefs } }).machineTemplate?.spec),
+    ),
+    ...deployments,
+    ...deployments.flatMap((md) => machineRefs((md.spec as { template?: { spec?: MachineSpecRefs } }).template?.spec)),
+    ...machines,
+    ...machines.flatMap((m) => machineRefs(m.spec as MachineSpecRefs)),
+    ...inNamespace('MachineHealthCheck').filter((o) => clusterNameOf(o) === name),
+  ];
+  // Two references to one template give it once.
+  const unique = [...new Map(documents.map((o) => [`${o.kind}/${o.metadata.name}`, o])).values()];
+  return {
+    file: `management API, Cluster ${namespace}/${name}`,
+    text: unique.map((o) => stringify(asManifest(o))).join('---\n'),
+  };
+}
+
+/** The object as a manifest carries it: its desired state, without what the API server or a controller wrote. */
+function asManifest(o: ApiObject) {
+  const { name, namespace, labels, annotations } = o.metadata;
+  const kept = Object.fromEntries(
+    Object.entries(annotations ?? {}).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration'),
+  );
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    metadata: {
+      name,
+      namespace,
+      ...(labels ? { labels } : {}),
+      ...(Object.keys(kept).length ? { annotations: kept } : {}),
+    },
+    ...(o.spec ? { spec: o.spec } : {}),
+  };
+}

@@ -1,0 +1,112 @@
+import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
+import { kubeApiConfiguration, mergePatch, translate } from '../kube/kube-client';
+import { groups } from '../api/kind-registry';
+
+/** An object of the management API as read: what the bridge uses of it. */
+export interface ApiObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
+  };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
+/** The kinds the bridge reads and writes, each at the version the management API stores (v1beta2). */
+export const managedResources = {
+  Cluster: { group: groups.core, plural: 'clusters' },
+  KubeadmControlPlane: { group: groups.controlPlane, plural: 'kubeadmcontrolplanes' },
+  MachineDeployment: { group: groups.core, plural: 'machinedeployments' },
+  MachineHealthCheck: { group: groups.core, plural: 'machinehealthchecks' },
+  Machine: { group: groups.core, plural: 'machines' },
+  KubeadmConfig: { group: groups.bootstrap, plural: 'kubeadmconfigs' },
+  KubeadmConfigTemplate: { group: groups.bootstrap, plural: 'kubeadmconfigtemplates' },
+  LocalCluster: { group: groups.infrastructure, plural: 'localclusters' },
+  LocalMachineTemplate: { group: groups.infrastructure, plural: 'localmachinetemplates' },
+  LocalMachine: { group: groups.infrastructure, plural: 'localmachines' },
+} as const;
+export type ManagedKind = keyof typeof managedResources;
+const version = 'v1beta2';
+
+const resource = (kind: ManagedKind) => ({ ...managedResources[kind], version });
+const gone = (err: unknown) => err instanceof ApiException && err.code === 404;
+
+/** Cluster API's objects in the management API (any Kubernetes API with its CRDs installed). */
+export class ManagementClient {
+  private readonly api: CustomObjectsApi;
+
+  constructor(kubeconfig: string) {
+    this.api = new CustomObjectsApi(kubeApiConfiguration(kubeconfig).configuration);
+  }
+
+  /** Every object of `kind`, in every namespace. */
+  async list(kind: ManagedKind): Promise<ApiObject[]> {
+    try {
+      const list = (await this.api.listClusterCustomObject(resource(kind))) as { items: ApiObject[] };
+      return list.items;
+    } catch (err) {
+      translate(err, `listing ${managedResources[kind].plural}`);
+    }
+  }
+
+  /** Merge-patches the object's status; an object deleted meanwhile is left alone. */
+  async patchStatus(kind: ManagedKind, namespace: string, name: string, status: Record<string, unknown>) {
+    try {
+      await this.api.patchNamespacedCustomObjectStatus(
+        { ...resource(kind), namespace, name, body: { status } },
+        mergePatch,
+      );
+    } catch (err) {
+      if (!gone(err)) translate(err, `writing the status of ${kind} ${namespace}/${name}`);
+    }
+  }
+
+  /** Sets one annotation on the object. */
+  async annotate(object: ApiObject, key: string, value: string): Promise<void> {
+    const { namespace, name } = object.metadata;
+    try {
+      await this.api.patchNamespacedCustomObject(
+        {
+          ...resource(object.kind as ManagedKind),
+          namespace,
+          name,
+          body: { metadata: { annotations: { [key]: value } } },
+        },
+        mergePatch,
+      );
+    } catch (err) {
+      translate(err, `annotating ${object.kind} ${namespace}/${name}`);
+    }
+  }
+
+  /**
+   * Sets the object's finalizers, only if it is still at `resourceVersion` (a conflict means another writer
+   * changed them: the next pass reads them again).
+   */
+  async setFinalizers(object: ApiObject, finalizers: string[]): Promise<void> {
+    const { namespace, name, resourceVersion } = object.metadata;
+    try {
+      await this.api.patchNamespacedCustomObject(
+        {
+          ...resource(object.kind as ManagedKind),
+          namespace,
+          name,
+          body: { metadata: { finalizers, resourceVersion } },
+        },
+        mergePatch,
+      );
+    } catch (err) {
+      if (!gone(err)) translate(err, `setting the finalizers of ${object.kind} ${namespace}/${name}`);
+    }
+  }
+}

@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { loadManifests } from '../../src/api/load-manifests';
+import { substituteVariables } from '../../src/api/variables';
+import { clusterManifest, type ObjectsByKind } from '../../src/bridge/cluster-documents';
+import { clusterObjectStatus, type ApiCondition } from '../../src/bridge/cluster-status-out';
+import type { ApiObject, ManagedKind } from '../../src/bridge/management-client';
+import type { ClusterView } from '../../src/contract/cluster';
+
+/** The quickstart's objects as the management API would list them: with server fields and in the `default` namespace. */
+function apiObjects(cluster: string): ObjectsByKind {
+  const { text } = substituteVariables(readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8'), {
+    CLUSTER_NAME: cluster,
+    CONTROL_PLANE_MACHINE_COUNT: '1',
+    WORKER_MACHINE_COUNT: '2',
+  });
+  const objects: ObjectsByKind = {};
+  for (const doc of parseAllDocuments(text)) {
+    const o = doc.toJSON() as ApiObject;
+    o.metadata = {
+      ...o.metadata,
+      namespace: 'default',
+      uid: `uid-${o.metadata.name}`,
+      resourceVersion: '7',
+      generation: 1,
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' },
+    };
+    o.status = { phase: 'Provisioned' };
+    (objects[o.kind as ManagedKind] ??= []).push(o);
+  }
+  return objects;
+}
+
+test("a Cluster's manifest from the management API loads as the same model as the file it came from", () => {
+  const objects = apiObjects('one');
+  // Another cluster's objects in the same namespace are not part of this one's manifest.
+  for (const [kind, list] of Object.entries(apiObjects('two'))) objects[kind as ManagedKind]!.push(...list);
+  const cluster = objects.Cluster!.find((c) => c.metadata.name === 'one')!;
+  const manifest = clusterManifest(cluster, objects);
+  assert.equal(manifest.file, 'management API, Cluster default/one');
+  assert.doesNotMatch(manifest.text, /\btwo\b|last-applied|resourceVersion|status:/);
+  const [fromApi, ...more] = loadManifests([manifest], {});
+  assert.equal(more.length, 0);
+  const { text } = substituteVariables(readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8'), {
+    CLUSTER_NAME: 'one',
+    CONTROL_PLANE_MACHINE_COUNT: '1',
+    WORKER_MACHINE_COUNT: '2',
+  });
+  const [fromFile] = loadManifests([{ file: 'quickstart.yaml', text }], {});
+  assert.deepEqual(fromApi, { ...fromFile, annotations: {} });
+});
+
+test('Machines the bridge made for a MachineSet or control plane are not desired state; standalone ones are', () => {
+  const objects = apiObjects('one');
+  const machine = (name: string, owner?: string): ApiObject => ({
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Machine',
+    metadata: {
+      name,
+      namespace: 'default',
+      ...(owner
+        ? { ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: owner, name: 'x', uid: 'u' }] }
+        : {}),
+    },
+    spec: { clusterName: 'one' },
+  });
+  objects.Machine = [
+    machine('made-by-set', 'MachineSet'),
+    machine('made-by-kcp', 'KubeadmControlPlane'),
+    machine('mine'),
+  ];
+  const text = clusterManifest(objects.Cluster![0]!, objects).text;
+  assert.match(text, /name: mine/);
+  assert.doesNotMatch(text, /made-by/);
+});
+
+const view = (fields: Partial<ClusterView>): ClusterView => ({
+  namespace: 'default',
+  name: 'one',
+  provider: 'local',
+  phase: 'Provisioned',
+  version: 'v1.36.3',
+  endpoint: '127.1.0.1:6443',
+  createdAt: '2026-11-25T00:00:00Z',
+  machineDeployments: [],
+  machines: [],
+  conditions: [
+    { type: 'Available', status: 'True' },
+    { type: 'InfrastructureReady', status: 'True' },
+    { type: 'ControlPlaneInitialized', status: 'True' },
+    { type: 'ControlPlaneAvailable', status: 'True' },
+    { type: 'WorkersAvailable', status: 'False', reason: 'WorkersNotAvailable', message: 'md not available' },
+  ],
+  step: 'running',
+  stepReason: 'Running' as ClusterView['stepReason'],
+  paused: false,
+  generation: 2,
+  observedGeneration: 2,
+  pending: [],
+  recoveries: [],
+  ...fields,
+});
+
+test("the Cluster object's status: v1beta2 conditions with reasons, times kept while they hold, observedGeneration only when observed", () => {
+  const first = clusterObjectStatus(view({}), undefined, 5, true, 'T1');
+  const conditions = first.conditions as ApiCondition[];
+  assert.deepEqual(
+    conditions.map((c) => [c.type, c.status, c.reason, c.lastTransitionTime, c.observedGeneration]),
+    [
+      ['Available', 'True', 'Available', 'T1', 5],
+      ['InfrastructureReady', 'True', 'Ready', 'T1', 5],
+      ['ControlPlaneInitialized', 'True', 'Initialized', 'T1', 5],
+      ['ControlPlaneAvailable', 'True', 'Available', 'T1', 5],
+      ['WorkersAvailable', 'False', 'WorkersNotAvailable', 'T1', 5],
+      ['RollingOut', 'False', 'NotRollingOut', 'T1', 5],
+      ['Paused', 'False', 'NotPaused', 'T1', 5],
+      ['Deleting', 'False', 'NotDeleting', 'T1', 5],
+    ],
+  );
+  assert.equal(first.observedGeneration, 5);
+  assert.deepEqual(first.initialization, { infrastructureProvisioned: true, controlPlaneInitialized: false });
+
+  // Later, workers available and a new generation not yet carried out: only the changed condition moves.
+  const next = clusterObjectStatus(
+    view({ conditions: view({}).conditions.map((c) => ({ type: c.type, status: 'True' as const })) }),
+    { conditions, observedGeneration: 5 },
+    6,
+    false,
+    'T2',
+  );
+  const times = Object.fromEntries((next.conditions as ApiCondition[]).map((c) => [c.type, c.lastTransitionTime]));
+  assert.equal(times.WorkersAvailable, 'T2');
+  assert.equal(times.Available, 'T1');
+  assert.equal(next.observedGeneration, 5, 'a spec not carried out yet keeps the generation observed before');
+  assert.ok((next.conditions as ApiCondition[]).every((c) => c.observedGeneration === undefined));
+});
+
+test('a rollout in progress shows as RollingOut with what rolls out; a deletion as Deleting', () => {
+  const rolling = clusterObjectStatus(
+    view({
+      pending: [
+        {
+          kind: 'MachineDeployment',
+          name: 'one-md-0',
+          generation: 2,
+          reason: 'RollingOut',
+          message: 'rolling out v1.36.3 (revision 2)',
+        },
+      ],
+    }),
+    undefined,
+    2,
+    true,
+    'T',
+  );
+  assert.deepEqual(
+    (rolling.conditions as ApiCondition[]).find((c) => c.type === 'RollingOut'),
+    {
+      type: 'RollingOut',
+      status: 'True',
+      reason: 'RollingOut',
+      message: 'MachineDeployment one-md-0: rolling out v1.36.3 (revision 2)',
+      lastTransitionTime: 'T',
+      observedGeneration: 2,
+    },
+  );
+  const deleting = clusterObjectStatus(view({ phase: 'Deleting', step: 'deleting workers' }), undefined, 2, false, 'T');
+  assert.equal(deleting.phase, 'Deleting');
+  assert.deepEqual(
+    (deleting.conditions as ApiCondition[]).find((c) => c.type === 'Deleting'),
+    { type: 'Deleting', status: 'True', reason: 'Deleting', message: 'deleting workers', lastTransitionTime: 'T' },
+  );
+});
