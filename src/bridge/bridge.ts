@@ -6,7 +6,15 @@ import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { NotFoundError, RejectedError, type CaptClient } from '../client/capt-client';
 import { clusterManifest, type ObjectsByKind } from './cluster-documents';
-import { clusterObjectStatus, type ApiCondition } from './cluster-status-out';
+import {
+  clusterObjectStatus,
+  ownerObjectStatus,
+  type ApiCondition,
+  type Observation,
+  type PreviousStatus,
+} from './cluster-status-out';
+import { controlPlaneMachineLabels, machineDeploymentMachineLabels } from '../contract/machine-labels';
+import type { OwnerStatus } from '../contract/owner';
 import { managedResources, type ApiObject, type ManagedKind, type ManagementClient } from './management-client';
 
 /** Cluster API's finalizer on a Cluster: the object goes only once its cluster workflow has deleted everything. */
@@ -77,7 +85,7 @@ export class Bridge {
       }
     }
     const refusal = this.refused.get(key)?.hash === hash ? this.refused.get(key)!.message : undefined;
-    await this.writeStatus(cluster, applied, refusal);
+    await this.writeStatus(cluster, objects, applied, refusal);
   }
 
   /** A Cluster being deleted: its workflow deletes everything, then the finalizer lets the object go. */
@@ -88,7 +96,7 @@ export class Bridge {
     try {
       const summary = await this.o.client.clusterSummary(namespace, name);
       if (summary.phase !== 'Deleting') await this.o.client.deleteCluster(namespace, name);
-      await this.writeStatus(cluster, false, undefined);
+      await this.writeStatus(cluster, {}, false, undefined);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
       await this.o.api.setFinalizers(
@@ -100,22 +108,30 @@ export class Bridge {
   }
 
   /**
-   * The Cluster's status from its workflow's, written when it differs; `observed` only once the workflows carry
-   * the object's current manifest. A refused manifest adds a False Accepted condition saying why (and is all
-   * there is to say when no workflow runs).
+   * The Cluster's status from its workflow's, and its control plane's and MachineDeployments', each written when
+   * it differs; observed only once the workflows carry the objects' current manifest. A refused manifest adds a
+   * False Accepted condition saying why (and is all there is to say when no workflow runs).
    */
-  private async writeStatus(cluster: ApiObject, applied: boolean, refusal: string | undefined): Promise<void> {
-    const { namespace, name, generation = 1 } = cluster.metadata;
-    const previous = cluster.status as { conditions?: ApiCondition[]; observedGeneration?: number } | undefined;
+  private async writeStatus(
+    cluster: ApiObject,
+    objects: ObjectsByKind,
+    applied: boolean,
+    refusal: string | undefined,
+  ): Promise<void> {
+    const { namespace, name } = cluster.metadata;
     const view = await this.o.client.clusterStatus(namespace, name).catch((err: Error) => {
       if (err instanceof NotFoundError && refusal) return undefined;
       throw err;
     });
-    const status = view
-      ? clusterObjectStatus(view, previous, generation, applied && view.observedGeneration === view.generation, now())
-      : {};
+    const observed = applied && !!view && view.observedGeneration === view.generation;
+    const observation = (object: ApiObject): Observation => ({
+      generation: object.metadata.generation ?? 1,
+      observed,
+      now: now(),
+    });
+    const status = view ? clusterObjectStatus(view, previousOf(cluster), observation(cluster)) : {};
     if (refusal) {
-      const before = previous?.conditions?.find((c) => c.type === 'Accepted');
+      const before = previousOf(cluster)?.conditions?.find((c) => c.type === 'Accepted');
       const accepted: ApiCondition = {
         type: 'Accepted',
         status: 'False',
@@ -125,10 +141,43 @@ export class Bridge {
       };
       status.conditions = [...((status.conditions as ApiCondition[] | undefined) ?? []), accepted];
     }
-    if (!isDeepStrictEqual(status, pickKeys(cluster.status, status)))
-      await this.o.api.patchStatus('Cluster', namespace, name, status);
+    await this.writeIfChanged(cluster, status);
+    if (!view) return;
+    const owned = (kind: ManagedKind, owner: OwnerStatus | undefined) =>
+      owner && objects[kind]?.find((o) => o.metadata.namespace === namespace && o.metadata.name === owner.name);
+    const selector = (labels: Record<string, string>) =>
+      Object.entries(labels)
+        .map(([k, v]) => (v ? `${k}=${v}` : k))
+        .join(',');
+    const cp = view.controlPlane;
+    const kcp = owned('KubeadmControlPlane', cp);
+    if (cp && kcp)
+      await this.writeIfChanged(
+        kcp,
+        ownerObjectStatus(cp, selector(controlPlaneMachineLabels(name, cp.name)), previousOf(kcp), observation(kcp)),
+      );
+    for (const md of view.machineDeployments) {
+      const object = owned('MachineDeployment', md);
+      if (object)
+        await this.writeIfChanged(
+          object,
+          ownerObjectStatus(
+            md,
+            selector(machineDeploymentMachineLabels(name, md.name)),
+            previousOf(object),
+            observation(object),
+          ),
+        );
+    }
+  }
+
+  private async writeIfChanged(object: ApiObject, status: Record<string, unknown>): Promise<void> {
+    if (!isDeepStrictEqual(status, pickKeys(object.status, status)))
+      await this.o.api.patchStatus(object.kind as ManagedKind, object.metadata.namespace, object.metadata.name, status);
   }
 }
+
+const previousOf = (o: ApiObject) => o.status as PreviousStatus | undefined;
 
 const now = () => new Date().toISOString();
 

@@ -38,17 +38,59 @@ function replicaCounts(owners: (OwnerStatus | undefined)[]) {
 }
 
 /**
- * The Cluster object's status from the cluster workflow's: v1beta2 conditions (each with a reason and the
- * time it last changed, kept from `previous` while its status holds), phase, initialization and replica
- * counts. `observedGeneration` is the object's generation only when `observed` says the workflows carry
- * out its current spec; otherwise the one written before stays, so no one reads a stale status as current.
+ * capt's conditions as v1beta2 writes them: each with a reason (Cluster API's own where capt's holds none) and
+ * the time it last changed, kept from `previous` while its status holds; `observedGeneration` when observed.
  */
+function apiConditions(
+  own: Condition[],
+  previous: ApiCondition[] | undefined,
+  observedGeneration: number | undefined,
+  now: string,
+): ApiCondition[] {
+  return own.map((c): ApiCondition => {
+    const before = previous?.find((p) => p.type === c.type);
+    const reason =
+      c.status === 'True'
+        ? validReason(c.reason, trueReasons[c.type] ?? c.type)
+        : c.type === 'Available'
+          ? 'NotAvailable'
+          : validReason(c.reason, `Not${c.type}`);
+    return {
+      type: c.type,
+      status: c.status,
+      reason,
+      ...(c.message ? { message: c.message } : {}),
+      lastTransitionTime: before && before.status === c.status ? before.lastTransitionTime : now,
+      ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+    };
+  });
+}
+
+/** What an object's status had, which the next one keeps where nothing changed. */
+export interface PreviousStatus {
+  conditions?: ApiCondition[];
+  observedGeneration?: number;
+}
+
+/**
+ * Whether the workflows carry out the object's current spec (`observed`) and its generation: then
+ * observedGeneration is that generation; otherwise the one written before stays, so no one reads a stale
+ * status as current (Cluster API's issue #13738).
+ */
+export interface Observation {
+  generation: number;
+  observed: boolean;
+  now: string;
+}
+
+const observedOf = (o: Observation, previous: PreviousStatus | undefined) =>
+  o.observed ? o.generation : previous?.observedGeneration;
+
+/** The Cluster object's status from the cluster workflow's: conditions, phase, initialization and replica counts. */
 export function clusterObjectStatus(
   view: ClusterView,
-  previous: { conditions?: ApiCondition[]; observedGeneration?: number } | undefined,
-  generation: number,
-  observed: boolean,
-  now: string,
+  previous: PreviousStatus | undefined,
+  o: Observation,
 ): Record<string, unknown> {
   const rollingOut = view.pending.filter((p) => p.reason === 'RollingOut');
   const own: Condition[] = [
@@ -71,33 +113,53 @@ export function clusterObjectStatus(
       ? { type: 'Deleting', status: 'True', reason: 'Deleting', message: view.step }
       : { type: 'Deleting', status: 'False', reason: 'NotDeleting' },
   ];
-  const conditions = own.map((c): ApiCondition => {
-    const before = previous?.conditions?.find((p) => p.type === c.type);
-    const reason =
-      c.status === 'True'
-        ? validReason(c.reason, trueReasons[c.type] ?? c.type)
-        : c.type === 'Available'
-          ? 'NotAvailable'
-          : validReason(c.reason, `Not${c.type}`);
-    return {
-      type: c.type,
-      status: c.status,
-      reason,
-      ...(c.message ? { message: c.message } : {}),
-      lastTransitionTime: before && before.status === c.status ? before.lastTransitionTime : now,
-      ...(observed ? { observedGeneration: generation } : {}),
-    };
-  });
-  const observedGeneration = observed ? generation : previous?.observedGeneration;
+  const observedGeneration = observedOf(o, previous);
   return {
     phase: view.phase,
-    conditions,
+    conditions: apiConditions(own, previous?.conditions, o.observed ? o.generation : undefined, o.now),
     initialization: {
       infrastructureProvisioned: view.conditions.some((c) => c.type === 'InfrastructureReady' && c.status === 'True'),
       controlPlaneInitialized: !!view.controlPlane?.initialized,
     },
     controlPlane: replicaCounts([view.controlPlane]),
     workers: replicaCounts(view.machineDeployments),
+    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+  };
+}
+
+/**
+ * A KubeadmControlPlane's or MachineDeployment's status from its workflow's: the replica counts the scale
+ * subresource and cluster-autoscaler read (with the label selector of its machines), conditions, and for
+ * the control plane its version and initialization.
+ */
+export function ownerObjectStatus(
+  owner: OwnerStatus,
+  selector: string,
+  previous: PreviousStatus | undefined,
+  o: Observation,
+): Record<string, unknown> {
+  const { replicas, readyReplicas, availableReplicas, upToDateReplicas } = replicaCounts([owner]);
+  const observedGeneration = observedOf(o, previous);
+  const live = owner.machines.filter((m) => !m.deleting).length;
+  return {
+    selector,
+    replicas,
+    readyReplicas,
+    availableReplicas,
+    upToDateReplicas,
+    conditions: apiConditions(owner.conditions, previous?.conditions, o.observed ? o.generation : undefined, o.now),
+    ...(owner.kind === 'KubeadmControlPlane'
+      ? { version: owner.version, initialization: { controlPlaneInitialized: owner.initialized } }
+      : {
+          phase:
+            owner.failedMachines > 0
+              ? 'Failed'
+              : live < owner.replicas
+                ? 'ScalingUp'
+                : live > owner.replicas
+                  ? 'ScalingDown'
+                  : 'Running',
+        }),
     ...(observedGeneration !== undefined ? { observedGeneration } : {}),
   };
 }

@@ -6,9 +6,11 @@ import { parseAllDocuments } from 'yaml';
 import { loadManifests } from '../../src/api/load-manifests';
 import { substituteVariables } from '../../src/api/variables';
 import { clusterManifest, type ObjectsByKind } from '../../src/bridge/cluster-documents';
-import { clusterObjectStatus, type ApiCondition } from '../../src/bridge/cluster-status-out';
+import { clusterObjectStatus, ownerObjectStatus, type ApiCondition } from '../../src/bridge/cluster-status-out';
 import type { ApiObject, ManagedKind } from '../../src/bridge/management-client';
 import type { ClusterView } from '../../src/contract/cluster';
+import { MachinePhase } from '../../src/contract/machine';
+import type { MachineRecord, OwnerStatus } from '../../src/contract/owner';
 
 /** The quickstart's objects as the management API would list them: with server fields and in the `default` namespace. */
 function apiObjects(cluster: string): ObjectsByKind {
@@ -105,7 +107,7 @@ const view = (fields: Partial<ClusterView>): ClusterView => ({
 });
 
 test("the Cluster object's status: v1beta2 conditions with reasons, times kept while they hold, observedGeneration only when observed", () => {
-  const first = clusterObjectStatus(view({}), undefined, 5, true, 'T1');
+  const first = clusterObjectStatus(view({}), undefined, { generation: 5, observed: true, now: 'T1' });
   const conditions = first.conditions as ApiCondition[];
   assert.deepEqual(
     conditions.map((c) => [c.type, c.status, c.reason, c.lastTransitionTime, c.observedGeneration]),
@@ -127,9 +129,7 @@ test("the Cluster object's status: v1beta2 conditions with reasons, times kept w
   const next = clusterObjectStatus(
     view({ conditions: view({}).conditions.map((c) => ({ type: c.type, status: 'True' as const })) }),
     { conditions, observedGeneration: 5 },
-    6,
-    false,
-    'T2',
+    { generation: 6, observed: false, now: 'T2' },
   );
   const times = Object.fromEntries((next.conditions as ApiCondition[]).map((c) => [c.type, c.lastTransitionTime]));
   assert.equal(times.WorkersAvailable, 'T2');
@@ -152,9 +152,7 @@ test('a rollout in progress shows as RollingOut with what rolls out; a deletion 
       ],
     }),
     undefined,
-    2,
-    true,
-    'T',
+    { generation: 2, observed: true, now: 'T' },
   );
   assert.deepEqual(
     (rolling.conditions as ApiCondition[]).find((c) => c.type === 'RollingOut'),
@@ -167,10 +165,81 @@ test('a rollout in progress shows as RollingOut with what rolls out; a deletion 
       observedGeneration: 2,
     },
   );
-  const deleting = clusterObjectStatus(view({ phase: 'Deleting', step: 'deleting workers' }), undefined, 2, false, 'T');
+  const deleting = clusterObjectStatus(view({ phase: 'Deleting', step: 'deleting workers' }), undefined, {
+    generation: 2,
+    observed: false,
+    now: 'T',
+  });
   assert.equal(deleting.phase, 'Deleting');
   assert.deepEqual(
     (deleting.conditions as ApiCondition[]).find((c) => c.type === 'Deleting'),
     { type: 'Deleting', status: 'True', reason: 'Deleting', message: 'deleting workers', lastTransitionTime: 'T' },
   );
+});
+
+test("a MachineDeployment's status: the scale subresource's replicas and selector, counts without leaving machines, its phase", () => {
+  const record = (name: string, fields: Partial<MachineRecord> = {}): MachineRecord => ({
+    name,
+    templateHash: 'new',
+    version: 'v1.36.3',
+    createdAt: 'T0',
+    phase: MachinePhase.Running,
+    deleting: false,
+    marked: false,
+    sequence: 1,
+    ...fields,
+  });
+  const md: OwnerStatus = {
+    kind: 'MachineDeployment',
+    namespace: 'default',
+    name: 'one-md-0',
+    cluster: 'one',
+    version: 'v1.36.3',
+    revision: 2,
+    templateHash: 'new',
+    replicas: 2,
+    initialized: true,
+    ready: false,
+    available: true,
+    failedMachines: 0,
+    deleted: false,
+    rolloutComplete: false,
+    observedGeneration: 2,
+    sequence: 9,
+    readyReplicas: 2,
+    availableReplicas: 2,
+    updatedReplicas: 1,
+    paused: false,
+    step: 'rolling out',
+    stepReason: 'RollingOut' as OwnerStatus['stepReason'],
+    conditions: [{ type: 'Available', status: 'True' }],
+    // Mid-rollout with maxSurge 1: two old machines (one leaving) and one new one.
+    machines: [record('a', { templateHash: 'old' }), record('b', { templateHash: 'old', deleting: true }), record('c')],
+  };
+  const status = ownerObjectStatus(md, 'cluster.x-k8s.io/deployment-name=one-md-0', undefined, {
+    generation: 3,
+    observed: false,
+    now: 'T',
+  });
+  assert.deepEqual(
+    { ...status, conditions: undefined },
+    {
+      selector: 'cluster.x-k8s.io/deployment-name=one-md-0',
+      replicas: 2,
+      readyReplicas: 2,
+      availableReplicas: 2,
+      upToDateReplicas: 1,
+      conditions: undefined,
+      phase: 'Running',
+    },
+  );
+  assert.deepEqual(status.conditions, [
+    { type: 'Available', status: 'True', reason: 'Available', lastTransitionTime: 'T' },
+  ]);
+  const scalingUp = ownerObjectStatus({ ...md, replicas: 3 }, 's', undefined, {
+    generation: 3,
+    observed: true,
+    now: 'T',
+  });
+  assert.deepEqual([scalingUp.phase, scalingUp.observedGeneration], ['ScalingUp', 3]);
 });
