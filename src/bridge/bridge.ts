@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
+import { mirrorMachines } from './machine-mirror';
 import { NotFoundError, RejectedError, type CaptClient } from '../client/capt-client';
-import { clusterManifest, type ObjectsByKind } from './cluster-documents';
+import { clusterManifest, clusterObjects, ownedByCluster, type ObjectsByKind } from './cluster-documents';
 import {
   clusterObjectStatus,
   ownerObjectStatus,
@@ -69,7 +69,9 @@ export class Bridge {
     // The finalizer first, so a deletion from now on waits for the workflow.
     if (!finalizers.includes(clusterFinalizer))
       return this.o.api.setFinalizers(cluster, [...finalizers, clusterFinalizer]);
-    const manifest = clusterManifest(cluster, objects);
+    const members = clusterObjects(cluster, objects);
+    await this.adopt(cluster, members);
+    const manifest = clusterManifest(cluster, members);
     const hash = manifestHash(manifest.text);
     const key = `${namespace}/${name}`;
     const applied = cluster.metadata.annotations?.[appliedManifestAnnotation] === hash;
@@ -86,6 +88,23 @@ export class Bridge {
     }
     const refusal = this.refused.get(key)?.hash === hash ? this.refused.get(key)!.message : undefined;
     await this.writeStatus(cluster, objects, applied, refusal);
+  }
+
+  /** Makes the Cluster an owner of its control plane, infrastructure, MachineDeployments and checks, as Cluster API does. */
+  private async adopt(cluster: ApiObject, members: ApiObject[]): Promise<void> {
+    const ref = {
+      apiVersion: cluster.apiVersion,
+      kind: 'Cluster',
+      name: cluster.metadata.name,
+      uid: cluster.metadata.uid!,
+    };
+    for (const o of members.filter(ownedByCluster)) {
+      const refs = o.metadata.ownerReferences ?? [];
+      if (o !== cluster && !refs.some((r) => r.uid === ref.uid))
+        await this.o.api.patch(o.kind as ManagedKind, o.metadata.namespace, o.metadata.name, {
+          metadata: { ownerReferences: [...refs, ref] },
+        });
+    }
   }
 
   /** A Cluster being deleted: its workflow deletes everything, then the finalizer lets the object go. */
@@ -141,7 +160,7 @@ export class Bridge {
       };
       status.conditions = [...((status.conditions as ApiCondition[] | undefined) ?? []), accepted];
     }
-    await this.writeIfChanged(cluster, status);
+    await this.o.api.patchStatusIfChanged(cluster, status);
     if (!view) return;
     const owned = (kind: ManagedKind, owner: OwnerStatus | undefined) =>
       owner && objects[kind]?.find((o) => o.metadata.namespace === namespace && o.metadata.name === owner.name);
@@ -149,39 +168,27 @@ export class Bridge {
       Object.entries(labels)
         .map(([k, v]) => (v ? `${k}=${v}` : k))
         .join(',');
-    const cp = view.controlPlane;
-    const kcp = owned('KubeadmControlPlane', cp);
-    if (cp && kcp)
-      await this.writeIfChanged(
-        kcp,
-        ownerObjectStatus(cp, selector(controlPlaneMachineLabels(name, cp.name)), previousOf(kcp), observation(kcp)),
+    const owners = [
+      ...(view.controlPlane ? [{ status: view.controlPlane, kind: 'KubeadmControlPlane' as const }] : []),
+      ...view.machineDeployments.map((status) => ({ status, kind: 'MachineDeployment' as const })),
+    ].flatMap(({ status, kind }) => {
+      const object = owned(kind, status);
+      return object ? [{ status, object }] : [];
+    });
+    for (const { status, object } of owners) {
+      const labels =
+        status.kind === 'KubeadmControlPlane'
+          ? controlPlaneMachineLabels(name, status.name)
+          : machineDeploymentMachineLabels(name, status.name);
+      await this.o.api.patchStatusIfChanged(
+        object,
+        ownerObjectStatus(status, selector(labels), previousOf(object), observation(object)),
       );
-    for (const md of view.machineDeployments) {
-      const object = owned('MachineDeployment', md);
-      if (object)
-        await this.writeIfChanged(
-          object,
-          ownerObjectStatus(
-            md,
-            selector(machineDeploymentMachineLabels(name, md.name)),
-            previousOf(object),
-            observation(object),
-          ),
-        );
     }
-  }
-
-  private async writeIfChanged(object: ApiObject, status: Record<string, unknown>): Promise<void> {
-    if (!isDeepStrictEqual(status, pickKeys(object.status, status)))
-      await this.o.api.patchStatus(object.kind as ManagedKind, object.metadata.namespace, object.metadata.name, status);
+    await mirrorMachines(this.o.api, this.o.client, view, owners, objects, now());
   }
 }
 
 const previousOf = (o: ApiObject) => o.status as PreviousStatus | undefined;
 
 const now = () => new Date().toISOString();
-
-/** `from`'s fields named in `like`, in `like`'s order, to compare a computed status with the object's. */
-function pickKeys(from: Record<string, unknown> | undefined, like: Record<string, unknown>) {
-  return Object.fromEntries(Object.keys(like).map((k) => [k, from?.[k]]));
-}

@@ -13,11 +13,11 @@ const ownedByController = (o: ApiObject) =>
   (o.metadata.ownerReferences ?? []).some((r) => r.kind === 'MachineSet' || r.kind === 'KubeadmControlPlane');
 
 /**
- * A cluster's manifest as the management API holds it: the Cluster, the objects it references, the
+ * A cluster's objects as the management API holds them: the Cluster, the objects it references, the
  * MachineDeployments, MachineHealthChecks and standalone Machines that name it, and the templates those
- * reference. capt loads it exactly as it loads a file given to `capt apply`; the source is named for errors.
+ * reference.
  */
-export function clusterManifest(cluster: ApiObject, objects: ObjectsByKind): ManifestSource {
+export function clusterObjects(cluster: ApiObject, objects: ObjectsByKind): ApiObject[] {
   const { namespace, name } = cluster.metadata;
   const inNamespace = (kind: ManagedKind) => (objects[kind] ?? []).filter((o) => o.metadata.namespace === namespace);
   const referenced = (ref: Ref) =>
@@ -47,12 +47,21 @@ export function clusterManifest(cluster: ApiObject, objects: ObjectsByKind): Man
     ...inNamespace('MachineHealthCheck').filter((o) => clusterNameOf(o) === name),
   ];
   // Two references to one template give it once.
-  const unique = [...new Map(documents.map((o) => [`${o.kind}/${o.metadata.name}`, o])).values()];
+  return [...new Map(documents.map((o) => [`${o.kind}/${o.metadata.name}`, o])).values()];
+}
+
+/** Those objects as one manifest, loaded exactly as a file given to `capt apply`; the source is named for errors. */
+export function clusterManifest(cluster: ApiObject, members: ApiObject[]): ManifestSource {
+  const { namespace, name } = cluster.metadata;
   return {
     file: `management API, Cluster ${namespace}/${name}`,
-    text: unique.map((o) => stringify(asManifest(o))).join('---\n'),
+    text: members.map((o) => stringify(asManifest(o))).join('---\n'),
   };
 }
+
+/** The objects Cluster API's controllers make a Cluster the owner of, so they go when it is gone. */
+export const ownedByCluster = (o: ApiObject) =>
+  ['KubeadmControlPlane', 'MachineDeployment', 'MachineHealthCheck'].includes(o.kind) || o.kind.endsWith('Cluster');
 
 /** The object as a manifest carries it: its desired state, without what the API server or a controller wrote. */
 function asManifest(o: ApiObject) {

@@ -41,7 +41,7 @@ function replicaCounts(owners: (OwnerStatus | undefined)[]) {
  * capt's conditions as v1beta2 writes them: each with a reason (Cluster API's own where capt's holds none) and
  * the time it last changed, kept from `previous` while its status holds; `observedGeneration` when observed.
  */
-function apiConditions(
+export function apiConditions(
   own: Condition[],
   previous: ApiCondition[] | undefined,
   observedGeneration: number | undefined,

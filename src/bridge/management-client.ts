@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
 import { kubeApiConfiguration, mergePatch, translate } from '../kube/kube-client';
 import { groups } from '../api/kind-registry';
@@ -29,6 +30,7 @@ export const managedResources = {
   MachineDeployment: { group: groups.core, plural: 'machinedeployments' },
   MachineHealthCheck: { group: groups.core, plural: 'machinehealthchecks' },
   Machine: { group: groups.core, plural: 'machines' },
+  MachineSet: { group: groups.core, plural: 'machinesets' },
   KubeadmConfig: { group: groups.bootstrap, plural: 'kubeadmconfigs' },
   KubeadmConfigTemplate: { group: groups.bootstrap, plural: 'kubeadmconfigtemplates' },
   LocalCluster: { group: groups.infrastructure, plural: 'localclusters' },
@@ -71,22 +73,51 @@ export class ManagementClient {
     }
   }
 
+  /** Creates the object; one that exists already is read instead (create is get-or-create). */
+  async create(object: ApiObject): Promise<ApiObject> {
+    const { namespace, name } = object.metadata;
+    const kind = object.kind as ManagedKind;
+    try {
+      return (await this.api.createNamespacedCustomObject({ ...resource(kind), namespace, body: object })) as ApiObject;
+    } catch (err) {
+      if (!(err instanceof ApiException && err.code === 409)) translate(err, `creating ${kind} ${namespace}/${name}`);
+    }
+    try {
+      return (await this.api.getNamespacedCustomObject({ ...resource(kind), namespace, name })) as ApiObject;
+    } catch (err) {
+      translate(err, `reading ${kind} ${namespace}/${name}`);
+    }
+  }
+
+  /** Merge-patches the object (not its status). */
+  async patch(kind: ManagedKind, namespace: string, name: string, body: object): Promise<void> {
+    try {
+      await this.api.patchNamespacedCustomObject({ ...resource(kind), namespace, name, body }, mergePatch);
+    } catch (err) {
+      if (!gone(err)) translate(err, `patching ${kind} ${namespace}/${name}`);
+    }
+  }
+
+  /** Deleting what is gone already succeeds. */
+  async delete(kind: ManagedKind, namespace: string, name: string): Promise<void> {
+    try {
+      await this.api.deleteNamespacedCustomObject({ ...resource(kind), namespace, name });
+    } catch (err) {
+      if (!gone(err)) translate(err, `deleting ${kind} ${namespace}/${name}`);
+    }
+  }
+
   /** Sets one annotation on the object. */
   async annotate(object: ApiObject, key: string, value: string): Promise<void> {
     const { namespace, name } = object.metadata;
-    try {
-      await this.api.patchNamespacedCustomObject(
-        {
-          ...resource(object.kind as ManagedKind),
-          namespace,
-          name,
-          body: { metadata: { annotations: { [key]: value } } },
-        },
-        mergePatch,
-      );
-    } catch (err) {
-      translate(err, `annotating ${object.kind} ${namespace}/${name}`);
-    }
+    await this.patch(object.kind as ManagedKind, namespace, name, { metadata: { annotations: { [key]: value } } });
+  }
+
+  /** Writes `status` when the object's differs in any of its fields (others are left as they are). */
+  async patchStatusIfChanged(object: ApiObject, status: Record<string, unknown>): Promise<void> {
+    const current = Object.fromEntries(Object.keys(status).map((k) => [k, object.status?.[k]]));
+    if (!isDeepStrictEqual(status, current))
+      await this.patchStatus(object.kind as ManagedKind, object.metadata.namespace, object.metadata.name, status);
   }
 
   /**

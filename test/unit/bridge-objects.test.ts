@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { loadManifests } from '../../src/api/load-manifests';
 import { substituteVariables } from '../../src/api/variables';
-import { clusterManifest, type ObjectsByKind } from '../../src/bridge/cluster-documents';
+import { clusterManifest, clusterObjects, type ObjectsByKind } from '../../src/bridge/cluster-documents';
 import { clusterObjectStatus, ownerObjectStatus, type ApiCondition } from '../../src/bridge/cluster-status-out';
 import type { ApiObject, ManagedKind } from '../../src/bridge/management-client';
 import type { ClusterView } from '../../src/contract/cluster';
@@ -41,7 +41,7 @@ test("a Cluster's manifest from the management API loads as the same model as th
   // Another cluster's objects in the same namespace are not part of this one's manifest.
   for (const [kind, list] of Object.entries(apiObjects('two'))) objects[kind as ManagedKind]!.push(...list);
   const cluster = objects.Cluster!.find((c) => c.metadata.name === 'one')!;
-  const manifest = clusterManifest(cluster, objects);
+  const manifest = clusterManifest(cluster, clusterObjects(cluster, objects));
   assert.equal(manifest.file, 'management API, Cluster default/one');
   assert.doesNotMatch(manifest.text, /\btwo\b|last-applied|resourceVersion|status:/);
   const [fromApi, ...more] = loadManifests([manifest], {});
@@ -74,7 +74,7 @@ test('Machines the bridge made for a MachineSet or control plane are not desired
     machine('made-by-kcp', 'KubeadmControlPlane'),
     machine('mine'),
   ];
-  const text = clusterManifest(objects.Cluster![0]!, objects).text;
+  const text = clusterManifest(objects.Cluster![0]!, clusterObjects(objects.Cluster![0]!, objects)).text;
   assert.match(text, /name: mine/);
   assert.doesNotMatch(text, /made-by/);
 });

@@ -1,0 +1,95 @@
+import { groups } from '../api/kind-registry';
+import type { MachineStatus } from '../contract/machine';
+import type { OwnerStatus } from '../contract/owner';
+import { apiConditions, type PreviousStatus } from './cluster-status-out';
+import type { ApiObject } from './management-client';
+
+/** On a Machine object the bridge made: the report of the machine it shows, so an unchanged one is not read again. */
+export const reportSequenceAnnotation = 'capt.cluster.x-k8s.io/report-sequence';
+/** Cluster API's label naming a Machine's MachineSet. */
+export const machineSetNameLabel = 'cluster.x-k8s.io/set-name';
+const templateHashLabel = 'machine-template-hash';
+
+type MachineSetRecord = NonNullable<OwnerStatus['machineSets']>[number];
+
+/** An owner reference that makes `owner` the controller of the object (kube's garbage collector follows it). */
+export const controllerRef = (owner: ApiObject) => ({
+  apiVersion: owner.apiVersion,
+  kind: owner.kind,
+  name: owner.metadata.name,
+  uid: owner.metadata.uid!,
+  controller: true,
+  blockOwnerDeletion: true,
+});
+
+/** A MachineDeployment's MachineSet as Cluster API names and labels it, its template the MachineDeployment's. */
+export function machineSetObject(deployment: ApiObject, set: MachineSetRecord, cluster: string): ApiObject {
+  const template = (deployment.spec as { template?: { metadata?: { labels?: Record<string, string> }; spec?: object } })
+    .template;
+  const labels = {
+    'cluster.x-k8s.io/cluster-name': cluster,
+    'cluster.x-k8s.io/deployment-name': deployment.metadata.name,
+    [templateHashLabel]: set.hash,
+  };
+  return {
+    apiVersion: `${groups.core}/v1beta2`,
+    kind: 'MachineSet',
+    metadata: {
+      name: set.name,
+      namespace: deployment.metadata.namespace,
+      labels,
+      ownerReferences: [controllerRef(deployment)],
+    },
+    spec: {
+      clusterName: cluster,
+      replicas: set.machines,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels: { ...template?.metadata?.labels, ...labels } },
+        spec: { ...template?.spec, version: set.version },
+      },
+    },
+  };
+}
+
+export function machineSetStatus(set: MachineSetRecord, selector: string): Record<string, unknown> {
+  return { selector, replicas: set.machines, readyReplicas: set.ready, upToDateReplicas: set.machines };
+}
+
+/**
+ * A Machine as Cluster API shows it, from its workflow's status: labels, owner, providerID and version; its
+ * bootstrap data and infrastructure are the local provider's, named after it.
+ */
+export function machineObject(m: MachineStatus, owner: ApiObject, infrastructureKind: string): ApiObject {
+  return {
+    apiVersion: `${groups.core}/v1beta2`,
+    kind: 'Machine',
+    metadata: {
+      name: m.name,
+      namespace: m.namespace,
+      labels: m.labels,
+      annotations: { [reportSequenceAnnotation]: String(m.sequence) },
+      ownerReferences: [controllerRef(owner)],
+    },
+    spec: {
+      clusterName: m.cluster,
+      version: m.version,
+      bootstrap: { dataSecretName: `${m.name}-bootstrap` },
+      infrastructureRef: { apiGroup: groups.infrastructure, kind: infrastructureKind, name: m.name },
+      ...(m.providerID ? { providerID: m.providerID } : {}),
+      ...(m.failureDomain ? { failureDomain: m.failureDomain } : {}),
+    },
+  };
+}
+
+export function machineObjectStatus(m: MachineStatus, previous: PreviousStatus | undefined, now: string) {
+  const running = m.phase === 'Running';
+  return {
+    phase: m.phase,
+    ...(m.nodeRef ? { nodeRef: { name: m.nodeRef } } : {}),
+    addresses: m.addresses.map((address) => ({ type: 'InternalIP', address })),
+    ...(m.failureDomain ? { failureDomain: m.failureDomain } : {}),
+    initialization: { infrastructureProvisioned: !!m.providerID || running, bootstrapDataSecretCreated: true },
+    conditions: apiConditions(m.conditions, previous?.conditions, undefined, now),
+  };
+}
