@@ -15,6 +15,7 @@ import {
 } from './cluster-status-out';
 import { controlPlaneMachineLabels, machineDeploymentMachineLabels } from '../contract/machine-labels';
 import type { OwnerStatus } from '../contract/owner';
+import type { ClusterView } from '../contract/cluster';
 import { managedResources, type ApiObject, type ManagedKind, type ManagementClient } from './management-client';
 
 /** Cluster API's finalizer on a Cluster: the object goes only once its cluster workflow has deleted everything. */
@@ -87,7 +88,37 @@ export class Bridge {
       }
     }
     const refusal = this.refused.get(key)?.hash === hash ? this.refused.get(key)!.message : undefined;
-    await this.writeStatus(cluster, objects, applied, refusal);
+    const view = await this.writeStatus(cluster, objects, applied, refusal);
+    // Only once every applied change has reached its owner: before that, an owner's replicas are the old ones.
+    if (applied && view && view.observedGeneration === view.generation)
+      await this.writeBackReplicas(cluster, members, view);
+  }
+
+  /**
+   * A scale made with `capt scale` (or by a remediation's owner) to a cluster whose objects have not changed
+   * since they were applied: the objects take the replicas the workflows carry out, and the new manifest is
+   * noted as applied, so the next pass neither reverts the scale nor applies it again.
+   */
+  private async writeBackReplicas(cluster: ApiObject, members: ApiObject[], view: ClusterView): Promise<void> {
+    const replicasOf = (o: ApiObject) =>
+      o.kind === 'KubeadmControlPlane'
+        ? view.controlPlane?.name === o.metadata.name
+          ? view.controlPlane.replicas
+          : undefined
+        : o.kind === 'MachineDeployment'
+          ? view.machineDeployments.find((md) => md.name === o.metadata.name)?.replicas
+          : undefined;
+    const changed = members.filter((o) => {
+      const replicas = replicasOf(o);
+      return replicas !== undefined && replicas !== (o.spec as { replicas?: number }).replicas;
+    });
+    if (changed.length === 0) return;
+    const next = members.map((o) => (changed.includes(o) ? { ...o, spec: { ...o.spec, replicas: replicasOf(o) } } : o));
+    for (const o of changed)
+      await this.o.api.patch(o.kind as ManagedKind, o.metadata.namespace, o.metadata.name, {
+        spec: { replicas: replicasOf(o) },
+      });
+    await this.o.api.annotate(cluster, appliedManifestAnnotation, manifestHash(clusterManifest(cluster, next).text));
   }
 
   /** Makes the Cluster an owner of its control plane, infrastructure, MachineDeployments and checks, as Cluster API does. */
@@ -136,7 +167,7 @@ export class Bridge {
     objects: ObjectsByKind,
     applied: boolean,
     refusal: string | undefined,
-  ): Promise<void> {
+  ): Promise<ClusterView | undefined> {
     const { namespace, name } = cluster.metadata;
     const view = await this.o.client.clusterStatus(namespace, name).catch((err: Error) => {
       if (err instanceof NotFoundError && refusal) return undefined;
@@ -161,7 +192,7 @@ export class Bridge {
       status.conditions = [...((status.conditions as ApiCondition[] | undefined) ?? []), accepted];
     }
     await this.o.api.patchStatusIfChanged(cluster, status);
-    if (!view) return;
+    if (!view) return undefined;
     const owned = (kind: ManagedKind, owner: OwnerStatus | undefined) =>
       owner && objects[kind]?.find((o) => o.metadata.namespace === namespace && o.metadata.name === owner.name);
     const selector = (labels: Record<string, string>) =>
@@ -186,6 +217,7 @@ export class Bridge {
       );
     }
     await mirrorMachines(this.o.api, this.o.client, view, owners, objects, now());
+    return view;
   }
 }
 
