@@ -568,6 +568,22 @@ const cases: Case[] = [
       }),
     ],
   },
+  {
+    name: "a MachineDeployment selector its template's labels do not satisfy",
+    path: 'spec.selector.matchLabels.tier',
+    message: /selects tier=web, which its machines would not carry: add it to spec\.template\.metadata\.labels/,
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.selector = { matchLabels: { tier: 'web' } };
+    },
+  },
+  {
+    name: 'a MachineDeployment selector with matchExpressions (capt matches labels only)',
+    path: 'spec.selector.matchExpressions',
+    message: /unknown field 'matchExpressions'/,
+    mutate: (d) => {
+      byKind(d, 'MachineDeployment').spec.selector = { matchExpressions: [{ key: 'a', operator: 'Exists' }] };
+    },
+  },
   { name: 'not YAML', mutate: () => [], message: /not valid YAML/ },
 ];
 

@@ -215,6 +215,30 @@ export interface MachineDeploymentDoc {
 
 // Its bounds are a spec rule (src/spec-rules), shared with the scale validator.
 const replicas = z.number();
+/** A MachineDeployment's selector: capt's own labels select its machines, so one the template's labels do not satisfy is refused. */
+const deploymentSelector = z.object({ matchLabels: z.record(z.string(), z.string()).nullable().optional() }).strict();
+type SelectedDeployment = {
+  metadata: { name?: unknown };
+  spec: {
+    clusterName: string;
+    selector?: z.infer<typeof deploymentSelector>;
+    template: { metadata?: { labels?: Record<string, string> } };
+  };
+};
+function selectorMatchesTemplate(d: SelectedDeployment, ctx: z.RefinementCtx): void {
+  const own: Record<string, unknown> = {
+    ...d.spec.template.metadata?.labels,
+    'cluster.x-k8s.io/cluster-name': d.spec.clusterName,
+    'cluster.x-k8s.io/deployment-name': d.metadata.name,
+  };
+  for (const [key, value] of Object.entries(d.spec.selector?.matchLabels ?? {}))
+    if (own[key] !== value)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['spec', 'selector', 'matchLabels', key],
+        message: `selects ${key}=${value}, which its machines would not carry: add it to spec.template.metadata.labels or drop it from the selector`,
+      });
+}
 const deletionOrder = z.enum(['Random', 'Newest', 'Oldest']);
 const rollingUpdateV1beta1 = z
   .object({
@@ -233,7 +257,7 @@ export const machineDeploymentV1beta1 = z
       .object({
         clusterName: dnsName,
         replicas: replicas.optional(),
-        selector: z.looseObject({}).optional(),
+        selector: deploymentSelector.optional(),
         template: z.object({ metadata: labelsAndAnnotations.optional(), spec: machineSpecV1beta1 }).strict(),
         strategy: z
           .object({
@@ -251,6 +275,7 @@ export const machineDeploymentV1beta1 = z
       .strict(),
   })
   .strict()
+  .superRefine(selectorMatchesTemplate)
   .transform((d): MachineDeploymentDoc => ({
     clusterName: d.spec.clusterName,
     replicas: d.spec.replicas ?? 1,
@@ -276,7 +301,7 @@ export const machineDeploymentV1beta2 = z
       .object({
         clusterName: dnsName,
         replicas: replicas.optional(),
-        selector: z.looseObject({}).optional(),
+        selector: deploymentSelector.optional(),
         template: z.object({ metadata: labelsAndAnnotations.optional(), spec: machineSpecV1beta2 }).strict(),
         rollout: z
           .object({
@@ -300,6 +325,7 @@ export const machineDeploymentV1beta2 = z
       .strict(),
   })
   .strict()
+  .superRefine(selectorMatchesTemplate)
   .transform((d): MachineDeploymentDoc => ({
     clusterName: d.spec.clusterName,
     replicas: d.spec.replicas ?? 1,
