@@ -63,12 +63,14 @@ export function clusterManifest(cluster: ApiObject, members: ApiObject[]): Manif
 export const ownedByCluster = (o: ApiObject) =>
   ['KubeadmControlPlane', 'MachineDeployment', 'MachineHealthCheck'].includes(o.kind) || o.kind.endsWith('Cluster');
 
+/** Annotations tools keep on an object about their own work (kubectl's last apply, the bridge's), not desired state. */
+const bookkeeping = (key: string) =>
+  key === 'kubectl.kubernetes.io/last-applied-configuration' || key.startsWith('capt.cluster.x-k8s.io/');
+
 /** The object as a manifest carries it: its desired state, without what the API server or a controller wrote. */
 function asManifest(o: ApiObject) {
   const { name, namespace, labels, annotations } = o.metadata;
-  const kept = Object.fromEntries(
-    Object.entries(annotations ?? {}).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration'),
-  );
+  const kept = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => !bookkeeping(k)));
   return {
     apiVersion: o.apiVersion,
     kind: o.kind,

@@ -7,7 +7,7 @@ export interface ApiCondition {
   type: string;
   status: 'True' | 'False' | 'Unknown';
   reason: string;
-  message?: string;
+  message: string;
   lastTransitionTime: string;
   observedGeneration?: number;
 }
@@ -59,7 +59,8 @@ export function apiConditions(
       type: c.type,
       status: c.status,
       reason,
-      ...(c.message ? { message: c.message } : {}),
+      // v1beta2 requires a message, empty when there is nothing to say.
+      message: c.message ?? '',
       lastTransitionTime: before && before.status === c.status ? before.lastTransitionTime : now,
       ...(observedGeneration !== undefined ? { observedGeneration } : {}),
     };
