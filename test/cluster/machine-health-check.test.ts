@@ -94,6 +94,13 @@ const hcpCheck: HealthCheck = {
   spec: { checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 10 }] } },
 };
 const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
+/** `capt annotate machine MACHINE CHANGES...`, as an operator runs it. */
+async function annotate(machine: string, ...changes: string[]): Promise<void> {
+  const r = await capt('annotate', 'machine', machine, ...changes);
+  assert.deepEqual([r.code, r.stdout], [0, `machine.cluster.x-k8s.io/${machine} annotated\n`], r.stderr);
+}
+/** An annotation's effect shows within a few owner passes: a minute means it never will. */
+const promptly = { timeoutMs: 60_000 };
 
 const deleting = (o: OwnerStatus) => o.machines.filter((m) => m.deleting).map((m) => m.name);
 /**
@@ -260,10 +267,6 @@ test('a machine that never gets a Node is remediated after nodeStartupTimeout', 
 test('capt annotate machine: a healthy worker annotated cluster.x-k8s.io/remediate-machine is remediated and replaced, the replacement without the annotation; one also annotated skip-remediation is left alone', async () => {
   const before = await md('hc');
   const [kept, marked] = names(before) as [string, string];
-  const annotate = async (machine: string, ...changes: string[]) => {
-    const r = await capt('annotate', 'machine', machine, ...changes);
-    assert.deepEqual([r.code, r.stdout], [0, `machine.cluster.x-k8s.io/${machine} annotated\n`], r.stderr);
-  };
 
   // Both annotations in one change: judged unhealthy for the one, never remediated for the other.
   await annotate(kept, `${skipRemediationAnnotation}=`, `${remediateMachineAnnotation}=`);
@@ -276,16 +279,21 @@ test('capt annotate machine: a healthy worker annotated cluster.x-k8s.io/remedia
         ((judged && /1 annotated skip-remediation/.test(s.healthCheck!.message)) || remediationBegun(s, before)) && s
       );
     },
+    promptly,
   );
   assertUnchanged(skipped, before, 'of a machine annotated skip-remediation');
   // The owner remediates at the pass that judged it, if at all: 3 s later nothing may have begun.
   await sleep(3000);
   assertUnchanged(await md('hc'), before, 'of a machine annotated skip-remediation, 3 s later');
   await annotate(kept, `${remediateMachineAnnotation}-`, `${skipRemediationAnnotation}-`);
-  await until('the machine healthy again, its annotations removed', async () => {
-    const s = await md('hc');
-    return s.healthCheck?.currentHealthy === 3 && s.healthCheck.unhealthy.length === 0;
-  });
+  await until(
+    'the machine healthy again, its annotations removed',
+    async () => {
+      const s = await md('hc');
+      return s.healthCheck?.currentHealthy === 3 && s.healthCheck.unhealthy.length === 0;
+    },
+    promptly,
+  );
 
   await annotate(marked, `${remediateMachineAnnotation}=`);
   const healed = await until(`${marked} replaced`, async () => {
@@ -415,6 +423,7 @@ async function replacementHeldByRemediationStrategy(
           s
         );
       },
+      promptly,
     );
     assertUnchanged(held, healed, `of ${replacement} while ${what} holds it`);
     assert.equal(held.step, held.healthCheck!.message);
@@ -427,17 +436,19 @@ async function replacementHeldByRemediationStrategy(
   const row = `${replacement} is unhealthy \\(annotated ${remediateMachineAnnotation}\\) and replaces ${victim}, remediated at \\S+: remediating it would be retry 1`;
 
   await strategy({ maxRetry: 0 });
-  const annotated = await capt('annotate', 'machine', replacement, `${remediateMachineAnnotation}=`);
-  assert.equal(annotated.code, 0, annotated.stderr);
+  await annotate(replacement, `${remediateMachineAnnotation}=`);
   await heldBy('maxRetry', new RegExp(`^${row}, beyond maxRetry 0; it stays for an operator to repair or delete$`));
   await strategy({ maxRetry: 1, retryPeriodSeconds: 3600 });
   await heldBy('retryPeriod', new RegExp(`^${row}, held back by retryPeriod 3600s until \\S+$`));
-  const removed = await capt('annotate', 'machine', replacement, `${remediateMachineAnnotation}-`);
-  assert.equal(removed.code, 0, removed.stderr);
-  await until(`${replacement} healthy again`, async () => {
-    const s = await cp();
-    return s.stepReason === 'Stable' && s.healthCheck?.currentHealthy === 3;
-  });
+  await annotate(replacement, `${remediateMachineAnnotation}-`);
+  await until(
+    `${replacement} healthy again`,
+    async () => {
+      const s = await cp();
+      return s.stepReason === 'Stable' && s.healthCheck?.currentHealthy === 3;
+    },
+    promptly,
+  );
   assertUnchanged(await cp(), healed, `of ${replacement}, held then healthy`);
 }
 
