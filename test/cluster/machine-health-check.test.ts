@@ -435,6 +435,7 @@ async function replacementHeldByRemediationStrategy(
   };
   const row = `${replacement} is unhealthy \\(annotated ${remediateMachineAnnotation}\\) and replaces ${victim}, remediated at \\S+: remediating it would be retry 1`;
 
+  const started = Date.now();
   await strategy({ maxRetry: 0 });
   await annotate(replacement, `${remediateMachineAnnotation}=`);
   await heldBy('maxRetry', new RegExp(`^${row}, beyond maxRetry 0; it stays for an operator to repair or delete$`));
@@ -450,6 +451,7 @@ async function replacementHeldByRemediationStrategy(
     promptly,
   );
   assertUnchanged(await cp(), healed, `of ${replacement}, held then healthy`);
+  console.log(`remediationStrategy: held by maxRetry, by retryPeriod, then healthy, in ${Date.now() - started} ms`);
 }
 
 test('control plane: one of three machines stopped is remediated (etcd members = machines; readyz through the endpoint answers throughout, failing only for etcd checks while etcd changes); its last machine is not, and it says why', async () => {
