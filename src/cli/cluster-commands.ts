@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { loadManifests } from '../api/load-manifests';
 import { manifestVariables, substituteVariables } from '../api/variables';
 import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../client/capt-client';
+import { parseAnnotationArgs } from '../client/machine-annotations';
 import type { ClusterView } from '../contract/cluster';
 import { availableKubernetesVersions, kubectlFor } from '../tools';
 import { terminalSafe } from '../util/terminal-text';
@@ -183,6 +184,15 @@ export const deleteMachine: Action = ([name], values) =>
     out(`machine.cluster.x-k8s.io/${name} deleting`);
     return 0;
   });
+
+export const annotateMachine: Action = ([name, ...args], values) => {
+  const change = parseAnnotationArgs(args, (message) => new UsageError(`annotate machine ${name}: ${message}`));
+  return withClient(async (client) => {
+    await client.annotateMachine(values.namespace!, name!, change);
+    out(`machine.cluster.x-k8s.io/${name} annotated`);
+    return 0;
+  });
+};
 
 export const repairCluster: Action = ([name], values) =>
   withClient(async (client) => {

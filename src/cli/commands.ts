@@ -9,6 +9,8 @@ interface ArgumentSpec {
   name: string;
   help: string;
   optional?: true;
+  /** Takes the rest of the command line (the last argument only). */
+  variadic?: true;
   /** The only values it takes: commander refuses others, completion offers them. */
   choices?: readonly string[];
 }
@@ -100,6 +102,22 @@ export const commandTree: CommandSpec[] = [
         args: [name('machine')],
         flags: clusterFlags,
         action: cluster.deleteMachine,
+      },
+    ],
+  },
+  {
+    name: 'annotate',
+    help: 'set or remove annotations (kubectl annotate alike)',
+    commands: [
+      {
+        name: 'machine',
+        help: 'annotate one machine, e.g. cluster.x-k8s.io/remediate-machine= (its health check replaces it)',
+        args: [
+          name('machine'),
+          { name: 'KEY=VALUE|KEY-', help: 'KEY=VALUE sets an annotation, KEY- removes it', variadic: true },
+        ],
+        flags: clusterFlags,
+        action: cluster.annotateMachine,
       },
     ],
   },
@@ -302,7 +320,8 @@ function usageError(err: CommanderError, command: Command): UsageError {
 function addCommand(parent: Command, spec: CommandSpec, ran: (code: number) => void): void {
   const command = parent.command(spec.name).description(spec.help).helpCommand(false);
   for (const a of spec.args ?? []) {
-    const argument = new Argument(a.optional ? `[${a.name}]` : `<${a.name}>`, a.help);
+    const word = `${a.name}${a.variadic ? '...' : ''}`;
+    const argument = new Argument(a.optional ? `[${word}]` : `<${word}>`, a.help);
     if (a.choices) argument.choices(a.choices);
     command.addArgument(argument);
   }
@@ -312,7 +331,8 @@ function addCommand(parent: Command, spec: CommandSpec, ran: (code: number) => v
     command.action(async (...params: unknown[]) => {
       const values = command.opts<FlagValues>();
       for (const flag of temporalFlags) if (values[flag]) process.env[temporalFlagEnv[flag]] = values[flag];
-      ran(await action(params.slice(0, spec.args?.length ?? 0) as string[], values));
+      // A variadic argument arrives as an array: the action sees the words one by one.
+      ran(await action(params.slice(0, spec.args?.length ?? 0).flat() as string[], values));
     });
   }
   for (const sub of spec.commands ?? []) addCommand(command, sub, ran);

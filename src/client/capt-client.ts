@@ -44,7 +44,8 @@ import {
 import { clusterChangeProblems } from '../spec-rules/cluster-rules';
 import { formatSpecProblems } from '../spec-rules/spec-problem';
 import type { Revision } from '../contract/owner';
-import { deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
+import { changeMachineUpdate, deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
+import { annotated, annotationsProblem, type AnnotationChange } from './machine-annotations';
 import { CaptCluster, captAttributes } from '../contract/search-attributes';
 import { coreTaskQueue, ownersTaskQueue } from '../contract/task-queues';
 import { waitingToStart, type ClusterStatus, type ClusterView, type PendingChange } from '../contract/cluster';
@@ -515,15 +516,32 @@ export class CaptClient {
     return this.ownerUpdate(kind, ns, name, rolloutRestartUpdate);
   }
 
-  /** Deletes one machine (drained first); its owner replaces it if it still wants the replicas. */
-  async deleteMachine(ns: string, name: string): Promise<MachineStatus> {
+  /** A machine's workflow and its status, or NotFoundError naming how to list machines. */
+  private async machine(ns: string, name: string): Promise<{ handle: WorkflowHandle; status: MachineStatus }> {
     const handle = this.client.workflow.getHandle(machineWorkflowId(ns, name));
-    await queryWithRetry(handle, machineStatusQuery).catch((err: Error) => {
+    const status = await queryWithRetry(handle, machineStatusQuery).catch((err: Error) => {
       throw new NotFoundError(
         `machine ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get machines\` lists them`,
       );
     });
-    return this.update(handle, deleteMachineUpdate, {});
+    return { handle, status };
+  }
+
+  /** Deletes one machine (drained first); its owner replaces it if it still wants the replicas. */
+  async deleteMachine(ns: string, name: string): Promise<MachineStatus> {
+    return this.update((await this.machine(ns, name)).handle, deleteMachineUpdate, {});
+  }
+
+  /**
+   * Sets and removes annotations of one machine, as `kubectl annotate machine` does; the rest stay, and so do
+   * these when its owner's template changes. A replacement starts from the template again.
+   */
+  async annotateMachine(ns: string, name: string, change: AnnotationChange): Promise<MachineStatus> {
+    const { handle, status } = await this.machine(ns, name);
+    const next = annotated(status.annotations, change);
+    const invalid = annotationsProblem(next);
+    if (invalid) throw new RejectedError(`machine ${ns}/${name}: ${invalid}`);
+    return this.update(handle, changeMachineUpdate, { annotations: next });
   }
 
   async deleteCluster(ns: string, name: string): Promise<ClusterStatus> {

@@ -11,6 +11,7 @@ import { loadManifests } from '../../src/api/load-manifests';
 import { substituteVariables } from '../../src/api/variables';
 import type { ClusterModel } from '../../src/api/model';
 import { pausedAnnotation } from '../../src/contract/cluster';
+import { remediateMachineAnnotation, skipRemediationAnnotation } from '../../src/contract/machine';
 import type { OwnerStatus } from '../../src/contract/owner';
 import { runCapt } from '../fixtures/capt-cli';
 import { etcdMemberNames } from '../fixtures/cluster-secrets';
@@ -63,9 +64,9 @@ function manifest(
 
 const ofKind = (docs: Document[], kind: string) => docs.find((d) => d.get('kind') === kind)!;
 
-/** The model of `manifest(name, counts, checks)`. */
-function cluster(name: string, counts: Counts, checks: HealthCheck[]): ClusterModel {
-  const [model] = loadManifests([{ file: 'mhc.yaml', text: manifest(name, counts, checks) }], {});
+/** The model of `manifest(name, counts, checks, edit)`. */
+function cluster(name: string, counts: Counts, checks: HealthCheck[], edit?: (docs: Document[]) => void): ClusterModel {
+  const [model] = loadManifests([{ file: 'mhc.yaml', text: manifest(name, counts, checks, edit) }], {});
   return model!;
 }
 
@@ -86,7 +87,20 @@ const hcWorkers: HealthCheck = {
   labels: { 'cluster.x-k8s.io/deployment-name': 'hc-md-0' },
   spec: { ...notReadyCheck, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } } },
 };
+/** hcp's control plane: a Node Ready=Unknown for 10 s is unhealthy. */
+const hcpCheck: HealthCheck = {
+  name: 'hcp-cp',
+  labels: { 'cluster.x-k8s.io/control-plane-name': 'hcp-control-plane' },
+  spec: { checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 10 }] } },
+};
 const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
+/** `capt annotate machine MACHINE CHANGES...`, as an operator runs it. */
+async function annotate(machine: string, ...changes: string[]): Promise<void> {
+  const r = await capt('annotate', 'machine', machine, ...changes);
+  assert.deepEqual([r.code, r.stdout], [0, `machine.cluster.x-k8s.io/${machine} annotated\n`], r.stderr);
+}
+/** An annotation's effect shows within a few owner passes: a minute means it never will. */
+const promptly = { timeoutMs: 60_000 };
 
 const deleting = (o: OwnerStatus) => o.machines.filter((m) => m.deleting).map((m) => m.name);
 /**
@@ -250,6 +264,59 @@ test('a machine that never gets a Node is remediated after nodeStartupTimeout', 
   );
 });
 
+test('capt annotate machine: a healthy worker annotated cluster.x-k8s.io/remediate-machine is remediated and replaced, the replacement without the annotation; one also annotated skip-remediation is left alone', async () => {
+  const before = await md('hc');
+  const [kept, marked] = names(before) as [string, string];
+
+  // Both annotations in one change: judged unhealthy for the one, never remediated for the other.
+  await annotate(kept, `${skipRemediationAnnotation}=`, `${remediateMachineAnnotation}=`);
+  const skipped = await until(
+    'the annotated machine judged unhealthy and skipped, or a remediation begun',
+    async () => {
+      const s = await md('hc');
+      const judged = s.healthCheck?.unhealthy.some((u) => u.machine === kept && u.reason === 'HasRemediateAnnotation');
+      return (
+        ((judged && /1 annotated skip-remediation/.test(s.healthCheck!.message)) || remediationBegun(s, before)) && s
+      );
+    },
+    promptly,
+  );
+  assertUnchanged(skipped, before, 'of a machine annotated skip-remediation');
+  // The owner remediates at the pass that judged it, if at all: 3 s later nothing may have begun.
+  await sleep(3000);
+  assertUnchanged(await md('hc'), before, 'of a machine annotated skip-remediation, 3 s later');
+  await annotate(kept, `${remediateMachineAnnotation}-`, `${skipRemediationAnnotation}-`);
+  await until(
+    'the machine healthy again, its annotations removed',
+    async () => {
+      const s = await md('hc');
+      return s.healthCheck?.currentHealthy === 3 && s.healthCheck.unhealthy.length === 0;
+    },
+    promptly,
+  );
+
+  await annotate(marked, `${remediateMachineAnnotation}=`);
+  const healed = await until(`${marked} replaced`, async () => {
+    const s = await md('hc');
+    return !s.machines.some((m) => m.name === marked) && s.readyReplicas === 3 && s.machines.length === 3 && s;
+  });
+  assert.deepEqual(
+    healed
+      .healthCheck!.remediations.filter((r) => r.machine === kept || r.machine === marked)
+      .map((r) => [r.machine, r.reason, r.message]),
+    [[marked, 'HasRemediateAnnotation', `annotated ${remediateMachineAnnotation}`]],
+  );
+  const fresh = names(healed).filter((n) => !names(before).includes(n));
+  assert.equal(fresh.length, 1, `exactly one replacement: ${names(healed).join(', ')}`);
+  const annotations = (await suite.client.machineStatuses('default', [kept, fresh[0]!])).map((m) => m.annotations);
+  for (const a of annotations)
+    assert.deepEqual(
+      [a[remediateMachineAnnotation], a[skipRemediationAnnotation]],
+      [undefined, undefined],
+      'neither the replacement nor the machine whose annotations were removed carries them',
+    );
+});
+
 test('a paused cluster (Cluster spec.paused, then the cluster.x-k8s.io/paused annotation, applied with capt apply -f) carries out no scale, template change, remediation or deletion until unpaused, then all of them', async () => {
   const file = join(h.home, 'hc-paused.yaml');
   /** Applies hc through the CLI with hc-md-0 at `replicas` and its template labelled, `pause` done to the Cluster. */
@@ -328,17 +395,68 @@ test('a paused cluster (Cluster spec.paused, then the cluster.x-k8s.io/paused an
   await suite.client.waitForDeletion('default', 'hc', () => undefined, 300_000);
 });
 
+/**
+ * After the control plane remediated `victim`, its replacement unhealthy too (annotated remediate-machine, so
+ * at once) is the next of a row: maxRetry 0 keeps it, then maxRetry 1 with retryPeriod 1h holds it back, each
+ * saying why; with the annotation removed it is healthy again.
+ */
+async function replacementHeldByRemediationStrategy(
+  healed: OwnerStatus,
+  victim: string,
+  replacement: string,
+): Promise<void> {
+  const cp = () => suite.client.ownerStatus('kubeadmcontrolplane', 'default', 'hcp-control-plane');
+  const strategy = (remediation: Record<string, number>) =>
+    suite.client.apply([
+      cluster('hcp', { controlPlane: 3, workers: 0 }, [hcpCheck], (docs) =>
+        ofKind(docs, 'KubeadmControlPlane').setIn(['spec', 'remediation'], remediation),
+      ),
+    ]);
+  const heldBy = async (what: string, message: RegExp) => {
+    const held = await until(
+      `the control plane to say ${what} holds ${replacement}, or a remediation begun`,
+      async () => {
+        const s = await cp();
+        return (
+          ((s.stepReason === 'RemediationBlocked' && message.test(s.healthCheck!.message)) ||
+            remediationBegun(s, healed)) &&
+          s
+        );
+      },
+      promptly,
+    );
+    assertUnchanged(held, healed, `of ${replacement} while ${what} holds it`);
+    assert.equal(held.step, held.healthCheck!.message);
+    assert.deepEqual(
+      held.conditions.find((c) => c.type === 'RemediationAllowed')?.status,
+      'False',
+      'RemediationAllowed False while it is held',
+    );
+  };
+  const row = `${replacement} is unhealthy \\(annotated ${remediateMachineAnnotation}\\) and replaces ${victim}, remediated at \\S+: remediating it would be retry 1`;
+
+  const started = Date.now();
+  await strategy({ maxRetry: 0 });
+  await annotate(replacement, `${remediateMachineAnnotation}=`);
+  await heldBy('maxRetry', new RegExp(`^${row}, beyond maxRetry 0; it stays for an operator to repair or delete$`));
+  await strategy({ maxRetry: 1, retryPeriodSeconds: 3600 });
+  await heldBy('retryPeriod', new RegExp(`^${row}, held back by retryPeriod 3600s until \\S+$`));
+  await annotate(replacement, `${remediateMachineAnnotation}-`);
+  await until(
+    `${replacement} healthy again`,
+    async () => {
+      const s = await cp();
+      return s.stepReason === 'Stable' && s.healthCheck?.currentHealthy === 3;
+    },
+    promptly,
+  );
+  assertUnchanged(await cp(), healed, `of ${replacement}, held then healthy`);
+  console.log(`remediationStrategy: held by maxRetry, by retryPeriod, then healthy, in ${Date.now() - started} ms`);
+}
+
 test('control plane: one of three machines stopped is remediated (etcd members = machines; readyz through the endpoint answers throughout, failing only for etcd checks while etcd changes); its last machine is not, and it says why', async () => {
   const kcp = 'hcp-control-plane';
-  await suite.client.apply([
-    cluster('hcp', { controlPlane: 3, workers: 0 }, [
-      {
-        name: 'hcp-cp',
-        labels: { 'cluster.x-k8s.io/control-plane-name': kcp },
-        spec: { checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 10 }] } },
-      },
-    ]),
-  ]);
+  await suite.client.apply([cluster('hcp', { controlPlane: 3, workers: 0 }, [hcpCheck])]);
   const ready = await suite.client.waitForCluster('default', 'hcp', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned');
   const cp = () => suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
@@ -381,7 +499,8 @@ test('control plane: one of three machines stopped is remediated (etcd members =
     healed.healthCheck!.remediations.map((r) => [r.machine, r.reason]),
     [[victim, 'UnhealthyNode']],
   );
-  assert.equal(names(healed).filter((n) => !before.includes(n)).length, 1, 'one replacement');
+  const fresh = names(healed).filter((n) => !before.includes(n));
+  assert.equal(fresh.length, 1, 'one replacement');
   const members = await etcdMemberNames(
     suite.client.client,
     'default',
@@ -393,6 +512,7 @@ test('control plane: one of three machines stopped is remediated (etcd members =
     names(healed),
     "etcd members = machines: the stopped machine's member is gone, the replacement's joined",
   );
+  await replacementHeldByRemediationStrategy(healed, victim, fresh[0]!);
 
   // The last machine: unhealthy, but removing it would leave etcd with no member.
   await suite.client.scale('kubeadmcontrolplane', 'default', kcp, 1);

@@ -46,8 +46,9 @@ test('capt rollout status --help lists its own flags with their defaults, and no
 });
 
 test('capt --help lists every command; capt alone does too, and exits 2', async () => {
-  const commands = ['apply', 'get', 'describe', 'delete', 'repair', 'kubeconfig', 'scale', 'rollout', 'generate'];
+  const commands = ['apply', 'get', 'describe', 'delete', 'annotate', 'repair', 'kubeconfig', 'scale', 'rollout'];
   const more = [
+    'generate',
     'health',
     'versions',
     'dev',
@@ -91,6 +92,25 @@ test('bad usage exits 2 naming the flag, command or argument, and where help is'
   for (const [args, message] of cases) {
     const r = await capt(...args);
     assert.deepEqual([r.code, r.stderr.trim()], [2, message], `capt ${args.join(' ')}`);
+  }
+});
+
+test('capt annotate machine refuses a malformed argument or key, naming it, before it connects (exit 2)', async () => {
+  const rule =
+    'a key is an optional DNS-name prefix and "/", then 1 to 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit';
+  const cases: [string[], string][] = [
+    [['m1'], "error: missing required argument 'KEY=VALUE|KEY-'; run capt annotate machine --help"],
+    [
+      ['m1', 'a=1', 'team'],
+      'error: annotate machine m1: "team": write KEY=VALUE to set an annotation or KEY- to remove one',
+    ],
+    [['m1', 'bad key=1'], `error: annotate machine m1: "bad key=1": annotation key "bad key": ${rule}`],
+    [['m1', '-'], `error: annotate machine m1: "-": annotation key "": ${rule}`],
+    [['m1', 'a=1', 'a-'], 'error: annotate machine m1: "a-": a is named twice; name each key once'],
+  ];
+  for (const [args, message] of cases) {
+    const r = await capt('annotate', 'machine', ...args);
+    assert.deepEqual([r.code, r.stderr.trim()], [2, message], `capt annotate machine ${args.join(' ')}`);
   }
 });
 

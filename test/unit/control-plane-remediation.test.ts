@@ -59,12 +59,12 @@ test('remediationStrategy: a replacement unhealthy within minHealthyPeriod is a 
   const last = { machine: 'a1', at: at(-100), retries: 0, replacement: 'a2' };
   assert.deepEqual(decide([replacement, machine('b'), machine('c')], { retryPeriodSeconds: 300 }, last), {
     waitUntilMs: t0 + 200_000,
-    why: 'remediating a2 again after retryPeriod 300s',
+    why: `a2 is unhealthy (Ready=Unknown for 60s (timeout 30s)) and replaces a1, remediated at ${at(-100)}: remediating it would be retry 1, held back by retryPeriod 300s until ${at(200)}`,
   });
   assert.equal((decide([replacement, machine('b'), machine('c')], {}, last) as { retries: number }).retries, 1);
   assert.match(
     (decide([replacement, machine('b'), machine('c')], { maxRetry: 0 }, last) as { blocked: string }).blocked,
-    /maxRetry 0 reached/,
+    /^a2 is unhealthy .* and replaces a1, remediated at \S+: remediating it would be retry 1, beyond maxRetry 0; it stays for an operator to repair or delete$/,
   );
   assert.equal(
     (

@@ -22,6 +22,10 @@ export interface LastRemediation {
 export type RemediationDecision =
   { remediate: UnhealthyMachine; retries: number } | { blocked: string } | { waitUntilMs: number; why: string };
 
+/** Why a decision leaves an unhealthy machine alone for now (blocked, or held back by retryPeriod), for status. */
+export const remediationHeld = (d: RemediationDecision | undefined): string | undefined =>
+  d && ('blocked' in d ? d.blocked : 'why' in d ? d.why : undefined);
+
 const quorum = (members: number) => Math.floor(members / 2) + 1;
 
 /**
@@ -62,16 +66,16 @@ export function controlPlaneRemediation(
     Date.parse(record.createdAt) + strategy.minHealthyPeriodSeconds * 1000 > nowMs;
   if (!inRow) return { remediate: victim, retries: 0 };
   const retries = last.retries + 1;
-  if (strategy.maxRetry !== undefined && retries > strategy.maxRetry) {
+  const row = `${victim.machine} is unhealthy (${victim.message}) and replaces ${last.machine}, remediated at ${last.at}: remediating it would be retry ${retries}`;
+  if (strategy.maxRetry !== undefined && retries > strategy.maxRetry)
     return {
-      blocked: `${victim.machine} replaces ${last.machine}, remediated ${last.retries + 1} times in a row; maxRetry ${strategy.maxRetry} reached, so it stays for an operator to look at`,
+      blocked: `${row}, beyond maxRetry ${strategy.maxRetry}; it stays for an operator to repair or delete`,
     };
-  }
   const earliest = Date.parse(last.at) + strategy.retryPeriodSeconds * 1000;
   if (nowMs < earliest)
     return {
       waitUntilMs: earliest,
-      why: `remediating ${victim.machine} again after retryPeriod ${strategy.retryPeriodSeconds}s`,
+      why: `${row}, held back by retryPeriod ${strategy.retryPeriodSeconds}s until ${new Date(earliest).toISOString()}`,
     };
   return { remediate: victim, retries };
 }

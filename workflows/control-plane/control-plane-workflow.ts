@@ -14,7 +14,12 @@ import {
   remediationAllowedCondition,
   withRemediations,
 } from '../shared/machine-health';
-import { controlPlaneRemediation, remediationStrategy, type LastRemediation } from './control-plane-remediation';
+import {
+  controlPlaneRemediation,
+  remediationHeld,
+  remediationStrategy,
+  type LastRemediation,
+} from './control-plane-remediation';
 import type { UnhealthyMachine } from '../../src/contract/health-check';
 import { controlPlaneSpecSignal } from '../../src/contract/cluster-messages';
 import { recordRevision } from '../shared/revisions';
@@ -57,7 +62,7 @@ export interface ControlPlaneState extends OwnerState {
   cleaned?: string[];
   /** The last remediation, for remediationStrategy's retries. */
   lastRemediation?: LastRemediation;
-  /** Why an unhealthy machine is not remediated (the last machine, etcd quorum, maxRetry), shown in status. */
+  /** Why an unhealthy machine is not remediated (the last machine, etcd quorum, maxRetry, retryPeriod), shown in status. */
   remediationBlocked?: string;
   /** When each machine's apiserver certificate expires, checked hourly while certificatesExpiryDays is set. */
   certificateExpiry?: Record<string, string>;
@@ -455,7 +460,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const remediation =
       verdict &&
       controlPlaneRemediation(verdict, state.machines, remediationStrategy(state.spec), state.lastRemediation, now);
-    state.remediationBlocked = remediation && 'blocked' in remediation ? remediation.blocked : undefined;
+    state.remediationBlocked = remediationHeld(remediation);
     if (remediation && 'remediate' in remediation) {
       await remediate(remediation.remediate, remediation.retries);
       continue;
