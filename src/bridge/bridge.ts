@@ -20,6 +20,8 @@ import { managedResources, type ApiObject, type ManagedKind, type ManagementClie
 
 /** Cluster API's finalizer on a Cluster: the object goes only once its cluster workflow has deleted everything. */
 export const clusterFinalizer = 'cluster.cluster.x-k8s.io';
+/** The type Cluster API gives the Secrets it writes for a cluster. */
+const clusterSecretType = 'cluster.x-k8s.io/secret';
 /** On a Cluster object: the hash of the manifest (it and its objects) last handed to the cluster workflow. */
 export const appliedManifestAnnotation = 'capt.cluster.x-k8s.io/applied-manifest';
 
@@ -57,13 +59,14 @@ export class Bridge {
     const kinds = Object.keys(managedResources) as ManagedKind[];
     const lists = await Promise.all(kinds.map((k) => this.o.api.list(k)));
     const objects: ObjectsByKind = Object.fromEntries(kinds.map((k, i) => [k, lists[i]]));
+    const secrets = new Set(await this.o.api.core.secretNames(`type=${clusterSecretType}`));
     for (const cluster of objects.Cluster ?? [])
-      await this.reconcile(cluster, objects).catch((err: Error) =>
+      await this.reconcile(cluster, objects, secrets).catch((err: Error) =>
         this.o.log.warn({ err, cluster: `${cluster.metadata.namespace}/${cluster.metadata.name}` }, 'bridge: cluster'),
       );
   }
 
-  private async reconcile(cluster: ApiObject, objects: ObjectsByKind): Promise<void> {
+  private async reconcile(cluster: ApiObject, objects: ObjectsByKind, secrets: Set<string>): Promise<void> {
     const { namespace, name } = cluster.metadata;
     const finalizers = cluster.metadata.finalizers ?? [];
     if (cluster.metadata.deletionTimestamp) return this.deleting(cluster);
@@ -89,6 +92,8 @@ export class Bridge {
     }
     const refusal = this.refused.get(key)?.hash === hash ? this.refused.get(key)!.message : undefined;
     const view = await this.writeStatus(cluster, objects, applied, refusal);
+    if (view?.controlPlane?.initialized && !secrets.has(`${namespace}/${name}-kubeconfig`))
+      await this.writeKubeconfigSecret(cluster);
     // Only once every applied change has reached its owner: before that, an owner's replicas are the old ones.
     if (applied && view && view.observedGeneration === view.generation)
       await this.writeBackReplicas(cluster, members, view);
@@ -119,6 +124,27 @@ export class Bridge {
         spec: { replicas: replicasOf(o) },
       });
     await this.o.api.annotate(cluster, appliedManifestAnnotation, manifestHash(clusterManifest(cluster, next).text));
+  }
+
+  /**
+   * The `<cluster>-kubeconfig` Secret, as Cluster API writes it (key `value`), once the control plane answers:
+   * what `clusterctl get kubeconfig` reads. Its key is made and kept here, in the management API's etcd,
+   * where Secrets are encrypted at rest; it is written once, with the Cluster as its owner.
+   */
+  private async writeKubeconfigSecret(cluster: ApiObject): Promise<void> {
+    const { namespace, name } = cluster.metadata;
+    await this.o.api.core.ensureSecret({
+      metadata: {
+        name: `${name}-kubeconfig`,
+        namespace,
+        labels: { 'cluster.x-k8s.io/cluster-name': name },
+        ownerReferences: [
+          { apiVersion: cluster.apiVersion, kind: 'Cluster', name, uid: cluster.metadata.uid!, controller: true },
+        ],
+      },
+      type: clusterSecretType,
+      stringData: { value: await this.o.client.kubeconfig(namespace, name) },
+    });
   }
 
   /** Makes the Cluster an owner of its control plane, infrastructure, MachineDeployments and checks, as Cluster API does. */

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
-import { kubeApiConfiguration, mergePatch, translate } from '../kube/kube-client';
+import { KubeClient, kubeApiConfiguration, mergePatch, translate } from '../kube/kube-client';
 import { groups } from '../api/kind-registry';
 
 /** An object of the management API as read: what the bridge uses of it. */
@@ -46,9 +46,12 @@ const gone = (err: unknown) => err instanceof ApiException && err.code === 404;
 /** Cluster API's objects in the management API (any Kubernetes API with its CRDs installed). */
 export class ManagementClient {
   private readonly api: CustomObjectsApi;
+  /** Core kinds (Secrets) through the same client capt uses for workload clusters. */
+  readonly core: KubeClient;
 
   constructor(kubeconfig: string) {
     this.api = new CustomObjectsApi(kubeApiConfiguration(kubeconfig).configuration);
+    this.core = new KubeClient(kubeconfig);
   }
 
   /** Every object of `kind`, in every namespace. */

@@ -351,6 +351,16 @@ export class KubeClient {
   }
 
   /** Get-or-create. */
+  /** `namespace/name` of every Secret matching `fieldSelector`, in every namespace. */
+  async secretNames(fieldSelector: string): Promise<string[]> {
+    try {
+      const list = await this.core.listSecretForAllNamespaces({ fieldSelector });
+      return list.items.map((s) => `${s.metadata!.namespace}/${s.metadata!.name}`);
+    } catch (err) {
+      translate(err, `listing secrets (${fieldSelector})`);
+    }
+  }
+
   async ensureSecret(secret: V1Secret): Promise<void> {
     try {
       await this.core.createNamespacedSecret({ namespace: secret.metadata!.namespace!, body: secret });
