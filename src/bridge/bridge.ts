@@ -5,7 +5,13 @@ import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { mirrorMachines } from './machine-mirror';
 import { NotFoundError, RejectedError, type CaptClient } from '../client/capt-client';
-import { clusterManifest, clusterObjects, ownedByCluster, type ObjectsByKind } from './cluster-documents';
+import {
+  clusterManifest,
+  clusterNameLabel,
+  clusterObjects,
+  ownedByCluster,
+  type ObjectsByKind,
+} from './cluster-documents';
 import {
   clusterObjectStatus,
   ownerObjectStatus,
@@ -147,19 +153,20 @@ export class Bridge {
     });
   }
 
-  /** Makes the Cluster an owner of its control plane, infrastructure, MachineDeployments and checks, as Cluster API does. */
+  /**
+   * Makes the Cluster an owner of its control plane, infrastructure, MachineDeployments and checks, and labels
+   * them with its name, as Cluster API's controllers do (clusterctl finds a cluster's objects by that label).
+   */
   private async adopt(cluster: ApiObject, members: ApiObject[]): Promise<void> {
-    const ref = {
-      apiVersion: cluster.apiVersion,
-      kind: 'Cluster',
-      name: cluster.metadata.name,
-      uid: cluster.metadata.uid!,
-    };
-    for (const o of members.filter(ownedByCluster)) {
+    const { name, uid } = cluster.metadata;
+    const ref = { apiVersion: cluster.apiVersion, kind: 'Cluster', name, uid: uid! };
+    for (const o of members.filter((m) => m !== cluster && ownedByCluster(m))) {
       const refs = o.metadata.ownerReferences ?? [];
-      if (o !== cluster && !refs.some((r) => r.uid === ref.uid))
+      const owned = refs.some((r) => r.uid === uid);
+      const labelled = o.metadata.labels?.[clusterNameLabel] === name;
+      if (!owned || !labelled)
         await this.o.api.patch(o.kind as ManagedKind, o.metadata.namespace, o.metadata.name, {
-          metadata: { ownerReferences: [...refs, ref] },
+          metadata: { ownerReferences: owned ? refs : [...refs, ref], labels: { [clusterNameLabel]: name } },
         });
     }
   }

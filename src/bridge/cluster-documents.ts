@@ -63,6 +63,9 @@ export function clusterManifest(cluster: ApiObject, members: ApiObject[]): Manif
 export const ownedByCluster = (o: ApiObject) =>
   ['KubeadmControlPlane', 'MachineDeployment', 'MachineHealthCheck'].includes(o.kind) || o.kind.endsWith('Cluster');
 
+/** Cluster API's label naming an object's cluster: its controllers set it (the bridge too), so it is not desired state. */
+export const clusterNameLabel = 'cluster.x-k8s.io/cluster-name';
+
 /** Annotations tools keep on an object about their own work (kubectl's last apply, the bridge's), not desired state. */
 const bookkeeping = (key: string) =>
   key === 'kubectl.kubernetes.io/last-applied-configuration' || key.startsWith('capt.cluster.x-k8s.io/');
@@ -71,13 +74,14 @@ const bookkeeping = (key: string) =>
 function asManifest(o: ApiObject) {
   const { name, namespace, labels, annotations } = o.metadata;
   const kept = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => !bookkeeping(k)));
+  const ownLabels = Object.fromEntries(Object.entries(labels ?? {}).filter(([k]) => k !== clusterNameLabel));
   return {
     apiVersion: o.apiVersion,
     kind: o.kind,
     metadata: {
       name,
       namespace,
-      ...(labels ? { labels } : {}),
+      ...(Object.keys(ownLabels).length ? { labels: ownLabels } : {}),
       ...(Object.keys(kept).length ? { annotations: kept } : {}),
     },
     ...(o.spec ? { spec: o.spec } : {}),

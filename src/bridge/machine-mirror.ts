@@ -3,7 +3,7 @@ import type { CaptClient } from '../client/capt-client';
 import type { ClusterView } from '../contract/cluster';
 import type { MachineRecord, OwnerStatus } from '../contract/owner';
 import type { ObjectsByKind } from './cluster-documents';
-import type { PreviousStatus } from './cluster-status-out';
+import type { ApiCondition, PreviousStatus } from './cluster-status-out';
 import {
   machineObject,
   machineObjectStatus,
@@ -39,10 +39,11 @@ export async function mirrorMachines(
   const sets = inCluster('MachineSet');
   // Each machine's controller: its MachineSet (by template hash) or its control plane.
   const controllerOf = new Map<string, ApiObject>();
-  const wanted: { record: MachineRecord; owner: ApiObject }[] = [];
+  const wanted: { record: MachineRecord; owner: ApiObject; upToDate: boolean }[] = [];
   for (const { status, object } of owners) {
+    const current = (record: MachineRecord) => record.templateHash === status.templateHash;
     if (status.kind === 'KubeadmControlPlane') {
-      for (const record of status.machines) wanted.push({ record, owner: object });
+      for (const record of status.machines) wanted.push({ record, owner: object, upToDate: current(record) });
       continue;
     }
     const byHash = new Map<string, ApiObject>();
@@ -56,13 +57,20 @@ export async function mirrorMachines(
       await api.delete('MachineSet', namespace, stale.metadata.name);
     for (const record of status.machines) {
       const set = byHash.get(record.templateHash);
-      if (set) wanted.push({ record, owner: set });
+      if (set) wanted.push({ record, owner: set, upToDate: current(record) });
     }
   }
   for (const w of wanted) controllerOf.set(w.record.name, w.owner);
-  const outOfDate = wanted.filter(({ record }) => {
+  const upToDate = new Set(wanted.filter((w) => w.upToDate).map((w) => w.record.name));
+  // A machine's object is written again when it reported something new, or when a rollout left it behind.
+  const outOfDate = wanted.filter(({ record, upToDate }) => {
     const o = machines.find((m) => m.metadata.name === record.name);
-    return o?.metadata.annotations?.[reportSequenceAnnotation] !== String(record.sequence);
+    const shownUpToDate = (o?.status?.conditions as ApiCondition[] | undefined)?.some(
+      (c) => c.type === 'UpToDate' && c.status === 'True',
+    );
+    return (
+      o?.metadata.annotations?.[reportSequenceAnnotation] !== String(record.sequence) || shownUpToDate !== upToDate
+    );
   });
   const statuses = await client.machineStatuses(
     namespace,
@@ -73,7 +81,10 @@ export async function mirrorMachines(
     const existing = machines.find((o) => o.metadata.name === m.name);
     const object = existing ?? (await api.create(desired));
     if (existing) await api.patch('Machine', namespace, m.name, { metadata: desired.metadata, spec: desired.spec });
-    await api.patchStatusIfChanged(object, machineObjectStatus(m, object.status as PreviousStatus | undefined, now));
+    await api.patchStatusIfChanged(
+      object,
+      machineObjectStatus(m, upToDate.has(m.name), object.status as PreviousStatus | undefined, now),
+    );
   }
   // Machines that are gone from their owner's records (and from capt) go from the API too.
   const owned = new Set([...controllerOf.keys()]);

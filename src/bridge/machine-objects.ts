@@ -1,5 +1,5 @@
 import { groups } from '../api/kind-registry';
-import type { MachineStatus } from '../contract/machine';
+import type { Condition, MachineStatus } from '../contract/machine';
 import type { OwnerStatus } from '../contract/owner';
 import { apiConditions, type PreviousStatus } from './cluster-status-out';
 import type { ApiObject } from './management-client';
@@ -82,14 +82,33 @@ export function machineObject(m: MachineStatus, owner: ApiObject, infrastructure
   };
 }
 
-export function machineObjectStatus(m: MachineStatus, previous: PreviousStatus | undefined, now: string) {
+/**
+ * A Machine's status, with the two conditions Cluster API v1beta2 adds to a machine's own: Available (Running
+ * and Ready) and UpToDate (on its owner's current template).
+ */
+export function machineObjectStatus(
+  m: MachineStatus,
+  upToDate: boolean,
+  previous: PreviousStatus | undefined,
+  now: string,
+) {
   const running = m.phase === 'Running';
+  const ready = m.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+  const own: Condition[] = [
+    ...m.conditions,
+    running && ready
+      ? { type: 'Available', status: 'True' }
+      : { type: 'Available', status: 'False', reason: 'NotReady', message: `phase ${m.phase}` },
+    upToDate
+      ? { type: 'UpToDate', status: 'True', reason: 'UpToDate' }
+      : { type: 'UpToDate', status: 'False', reason: 'NotUpToDate', message: "not on its owner's current template" },
+  ];
   return {
     phase: m.phase,
     ...(m.nodeRef ? { nodeRef: { name: m.nodeRef } } : {}),
     addresses: m.addresses.map((address) => ({ type: 'InternalIP', address })),
     ...(m.failureDomain ? { failureDomain: m.failureDomain } : {}),
     initialization: { infrastructureProvisioned: !!m.providerID || running, bootstrapDataSecretCreated: true },
-    conditions: apiConditions(m.conditions, previous?.conditions, undefined, now),
+    conditions: apiConditions(own, previous?.conditions, undefined, now),
   };
 }
