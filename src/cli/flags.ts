@@ -65,6 +65,9 @@ export const flags = {
     choices: devPersistences,
     help: 'sqlite: the Temporal dev server; postgres: the production topology (Temporal server, Web UI server, PostgreSQL); default: what runs, else sqlite',
   },
+  withoutManagementApi: {
+    help: "without the management API (Cluster API's kinds served by a kube-apiserver on 127.0.0.1, CAPT_DEV_API_PORT or 6443)",
+  },
   serve: {
     value: 'QUEUES',
     help: 'what it serves: core (the capt-core and capt-owners queues) and/or a provider (local), comma-separated; default all (CAPT_WORKER_SERVES)',
