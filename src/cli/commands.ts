@@ -175,6 +175,12 @@ export const commandTree: CommandSpec[] = [
     ],
   },
   {
+    name: 'init',
+    help: "install Cluster API's CRDs and capt's provider kinds into an existing Kubernetes API (create or update)",
+    flags: ['kubeconfig'],
+    action: host.init,
+  },
+  {
     name: 'versions',
     help: "capt's version, the Kubernetes versions this host runs and their kubectl",
     flags: ['output'],

@@ -65,6 +65,7 @@ export const flags = {
     choices: devPersistences,
     help: 'sqlite: the Temporal dev server; postgres: the production topology (Temporal server, Web UI server, PostgreSQL); default: what runs, else sqlite',
   },
+  kubeconfig: { value: 'FILE', help: 'the kubeconfig of the Kubernetes API to install into (its current context)' },
   withoutManagementApi: {
     help: "without the management API (Cluster API's kinds served by a kube-apiserver on 127.0.0.1, CAPT_DEV_API_PORT or 6443)",
   },

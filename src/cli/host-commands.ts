@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadManifests } from '../api/load-manifests';
 import { manifestVariables } from '../api/variables';
@@ -25,13 +26,15 @@ import {
   type DevPersistence,
 } from '../dev/dev-stack';
 import { managementKubeconfig } from '../dev/management-api';
+import { ManagementApi } from '../management-api/api-client';
+import { installCrds } from '../management-api/crd-install';
 import {
   isControlPlaneComponent,
   controlPlaneComponents,
   nodeMonitorGraceSeconds,
 } from '../../providers/local/control-plane-components';
 import { MachineFaultError, type MachineFault } from '../../providers/local/machine-faults';
-import { availableKubernetesVersions, kubectlFor, toolPaths } from '../tools';
+import { availableKubernetesVersions, clusterApiConfig, kubectlFor, toolPaths } from '../tools';
 import { appliedText } from './apply-text';
 import {
   describeCluster,
@@ -76,6 +79,24 @@ function persistenceFlag(value: string | undefined): DevPersistence | undefined 
     );
   return found;
 }
+
+/** `capt init --kubeconfig FILE`: what `capt dev start` installs into its own apiserver, into any other. */
+export const init: Action = async (_, values) => {
+  if (!values.kubeconfig) throw new UsageError('--kubeconfig FILE is required: the Kubernetes API to install into');
+  const text = await readFile(values.kubeconfig, 'utf8').catch((err: Error) => {
+    throw new UsageError(`--kubeconfig ${values.kubeconfig}: ${err.message}`);
+  });
+  const api = await ManagementApi.fromKubeconfig(text);
+  try {
+    const { crds, applied } = await installCrds(api);
+    out(
+      `${crds} CRDs Established (Cluster API ${clusterApiConfig().version} and capt's provider kinds; ${applied} created or updated, ${crds - applied} already current)`,
+    );
+  } finally {
+    api.close();
+  }
+  return 0;
+};
 
 /** How to reach the management API; its key is printed by `capt dev kubeconfig` only. */
 const kubectlHint = 'kubectl --kubeconfig <(capt dev kubeconfig) get clusters -A';

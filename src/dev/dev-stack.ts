@@ -126,7 +126,7 @@ export async function devStart(
     opts.managementApi === false
       ? undefined
       : startManagementApi(managementApiDir(), opts.apiPort ?? 6443, onStep).then((r) =>
-          onStep(`management API ready: ${r.crds} CRDs Established at ${r.server}`),
+          onStep(`management API ready at ${r.server}: ${r.crds} CRDs Established (${r.applied} written)`),
         );
   const temporal = (async () => {
     await startCodecServerProcess(opts.codecPort ?? defaultCodecPort, uiPort, onStep);
@@ -243,9 +243,15 @@ async function startWorker(port: number, onStep: (line: string) => void): Promis
  * PostgreSQL database, the management API's etcd and the keys stay.
  */
 export async function devStop(): Promise<void> {
-  await stopManagementApi(managementApiDir());
-  await stopProcess(devDir(), 'worker', 15_000);
-  await stopProcess(devDir(), codecServerProcess, 15_000);
-  await stopProcess(devDir(), 'temporal', 15_000);
-  await stopPostgresTopology(devDir());
+  // The two halves share nothing, so each one's shutdown time overlaps the other's; both finish before an error is thrown.
+  const stopped = await Promise.allSettled([
+    stopManagementApi(managementApiDir()),
+    (async () => {
+      await stopProcess(devDir(), 'worker', 15_000);
+      await stopProcess(devDir(), codecServerProcess, 15_000);
+      await stopProcess(devDir(), 'temporal', 15_000);
+      await stopPostgresTopology(devDir());
+    })(),
+  ]);
+  for (const r of stopped) if (r.status === 'rejected') throw r.reason;
 }

@@ -155,7 +155,7 @@ export async function startManagementApi(
   dir: string,
   port: number,
   onStep: (line: string) => void,
-): Promise<{ server: string; crds: number }> {
+): Promise<{ server: string; crds: number; applied: number }> {
   const running = await runningPid(runDir(dir), 'kube-apiserver');
   const ports = running ? (await readJson<Ports>(portsFile(dir)))! : await choosePorts(dir, port);
   const server = `https://${ip}:${ports.apiserver}`;
@@ -204,7 +204,7 @@ export async function startManagementApi(
   }
   const api = new ManagementApi(server, kubeconfigCredentials(await managementKubeconfig(dir)));
   try {
-    return { server, crds: (await installCrds(api)).length };
+    return { server, ...(await installCrds(api)) };
   } finally {
     api.close();
   }

@@ -1,4 +1,5 @@
-import { Agent, request } from 'node:https';
+import { Agent, request, type AgentOptions } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
 
 type Json = Record<string, unknown>;
 
@@ -24,11 +25,25 @@ export function objectPath(ref: Omit<ObjectRef, 'name'> & { name?: string }): st
 export class ManagementApi {
   private readonly agent: Agent;
 
+  /** `headers` carry a bearer token or impersonation when the credentials are not a client certificate. */
   constructor(
     private readonly server: string,
-    tls: { ca: string; cert: string; key: string },
+    tls: Pick<AgentOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>,
+    private readonly authHeaders: Record<string, string> = {},
   ) {
     this.agent = new Agent({ ...tls, keepAlive: true, maxSockets: 4 });
+  }
+
+  /** A client for the current context of a kubeconfig, whatever its credentials (certificate, token, exec plugin). */
+  static async fromKubeconfig(text: string): Promise<ManagementApi> {
+    const config = new KubeConfig();
+    config.loadFromString(text);
+    const server = config.getCurrentCluster()?.server;
+    if (!server) throw new Error(`the kubeconfig's current context '${config.getCurrentContext()}' names no cluster`);
+    // Basic authentication is left out: Kubernetes removed it in 1.19.
+    const options: { headers?: Record<string, string> } & AgentOptions = {};
+    await config.applyToHTTPSOptions(options);
+    return new ManagementApi(server, options, options.headers);
   }
 
   private send(
@@ -37,10 +52,15 @@ export class ManagementApi {
     body?: unknown,
     contentType = 'application/json',
     timeoutMs = 30_000,
+    accept = 'application/json',
   ): Promise<{ status: number; json: Json; text: string; bytes: Buffer }> {
     return new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const headers = payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {};
+      const headers = {
+        ...this.authHeaders,
+        Accept: accept,
+        ...(payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {}),
+      };
       const req = request(
         `${this.server}${path}`,
         { method, agent: this.agent, headers, timeout: timeoutMs },
@@ -84,6 +104,16 @@ export class ManagementApi {
     if (status === 404) return undefined;
     if (status !== 200) throw new Error(`GET ${path}: ${status} ${String(json.message ?? '')}`);
     return json;
+  }
+
+  /** The metadata of every object of a collection, without the rest of them (a list of CRDs is megabytes whole). */
+  async listMetadata(path: string): Promise<{ name: string; annotations?: Record<string, string> }[]> {
+    const accept = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+    const { status, json } = await this.send('GET', path, undefined, undefined, 30_000, accept);
+    if (status !== 200) throw new Error(`GET ${path}: ${status} ${String(json.message ?? '')}`);
+    // An empty list's items are null.
+    const items = (json.items ?? []) as { metadata: { name: string; annotations?: Record<string, string> } }[];
+    return items.map((i) => i.metadata);
   }
 
   /** A non-JSON page, such as the apiserver's /metrics. */

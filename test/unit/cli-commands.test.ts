@@ -47,7 +47,18 @@ test('capt rollout status --help lists its own flags with their defaults, and no
 
 test('capt --help lists every command; capt alone does too, and exits 2', async () => {
   const commands = ['apply', 'get', 'describe', 'delete', 'repair', 'kubeconfig', 'scale', 'rollout', 'generate'];
-  const more = ['health', 'versions', 'dev', 'codec', 'codec-server', 'worker', 'upgrade', 'quickstart', 'completion'];
+  const more = [
+    'health',
+    'init',
+    'versions',
+    'dev',
+    'codec',
+    'codec-server',
+    'worker',
+    'upgrade',
+    'quickstart',
+    'completion',
+  ];
   const help = await capt('--help');
   assert.equal(help.code, 0, help.stderr);
   const listed = /\nCommands:\n([^]*?)\n\n/.exec(help.stdout)?.[1] ?? '';
