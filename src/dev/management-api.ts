@@ -9,6 +9,7 @@ import {
   clusterPkiFiles,
   controlPlaneNodeFiles,
   createClusterCertificateAuthorities,
+  soleControlPlaneNode,
   type ClusterCertificateAuthorities,
 } from '../pki/cluster-pki';
 import { kubeconfigCredentials } from '../pki/kubeconfig';
@@ -173,16 +174,7 @@ export async function startManagementApi(
     const recorded = await readJson<Ports>(portsFile(dir));
     // The node's certificates and kubeconfigs name the apiserver's address: made again when its port changes.
     if (recorded?.apiserver !== ports.apiserver || !(await exists(adminConf(dir)))) {
-      const files = await controlPlaneNodeFiles(cas, {
-        clusterName,
-        nodeName,
-        ip,
-        apiserverPort: ports.apiserver,
-        endpointHost: ip,
-        endpointPort: ports.apiserver,
-        serviceIP: '10.96.0.1',
-        serviceDomain: clusterNetworkDefaults.serviceDomain,
-      });
+      const files = await controlPlaneNodeFiles(cas, soleControlPlaneNode(clusterName, nodeName, ip, ports.apiserver));
       await writeTree(join(dir, 'etc/kubernetes'), files);
     }
     await writeJsonAtomic(portsFile(dir), ports);
