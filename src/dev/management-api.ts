@@ -163,7 +163,7 @@ export async function startManagementApi(
   if (!running) {
     if (await isListening(ip, ports.apiserver))
       throw new Error(
-        `port ${ports.apiserver} is already in use by another program; stop it or set CAPT_DEV_API_PORT to a free port`,
+        `port ${ports.apiserver} is already in use by another program (the management API listens there); stop it, set CAPT_DEV_API_PORT to a free port, or start with --without-management-api`,
       );
     onStep(`starting the management API (kube-apiserver and etcd) on ${server}`);
     if (await ensureEncryptionConfig())
