@@ -12,6 +12,8 @@ export interface ToolPaths {
   /** Debian's PostgreSQL server binaries (postgres, initdb, pg_isready). */
   postgres?: string;
   etcd: string;
+  /** Cluster API's kustomize config folders (core, bootstrap-kubeadm, controlplane-kubeadm), copied from its Go module. */
+  clusterApi?: { version: string; config: string };
   /** Kubernetes version (vX.Y.Z) -> directory holding kube-apiserver, kube-controller-manager, kube-scheduler and kubectl. */
   kubernetes: Record<string, string>;
 }
@@ -48,6 +50,16 @@ export function topologyToolPaths(): TopologyToolPaths {
     );
   }
   return { temporalServer, temporalSqlTool, temporalUiServer, postgres };
+}
+
+/** Cluster API's release and config folders; a cache set up before they were added has none. */
+export function clusterApiConfig(): { version: string; config: string } {
+  const { clusterApi } = toolPaths();
+  if (!clusterApi)
+    throw new Error(
+      `Cluster API's CRDs are missing from ${join(toolsDir(), 'manifest.json')}: run \`npm run setup\` in the capt checkout`,
+    );
+  return clusterApi;
 }
 
 /** The kubectl built with Kubernetes `version` (kubectl supports one minor of skew, so each version has its own). */

@@ -13,6 +13,9 @@ kube_versions=(v1.35.4 v1.36.3)
 temporal_server_version=v1.32.1
 temporal_ui_version=v2.55.0
 etcd_module_from=v1.36.3
+# Cluster API's CRDs for capt's management API, at the release bench/capi/module pins (one pin for both).
+capi_module=$here/../bench/capi/module
+capi_version=$(sed -n 's/^[[:space:]]*sigs\.k8s\.io\/cluster-api => sigs\.k8s\.io\/cluster-api \(v[^[:space:]]*\).*/\1/p' "$capi_module/go.mod")
 
 say() { printf '[setup] %s\n' "$*"; }
 fail() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
@@ -94,6 +97,28 @@ build_etcd() {
   rm -rf "$dir" && mv "$dir.partial" "$dir"
 }
 
+# The kustomize config of each Cluster API provider capt serves (its crd folder and default/kustomization.yaml,
+# which carry the labels), copied from the Go module; src/management-api turns them into CRDs at start.
+fetch_capi_crds() {
+  local dir=$tools/cluster-api/$capi_version/config src
+  [ -n "$capi_version" ] || fail "no cluster-api replace line in $capi_module/go.mod: run bench/capi/gen-module.sh vX.Y.Z"
+  [ -d "$dir" ] && { say "cluster-api $capi_version CRDs: cached"; return; }
+  say "cluster-api $capi_version CRDs: copying from the Go module"
+  src=$(cd "$capi_module" && go mod download -json "sigs.k8s.io/cluster-api@$capi_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$src" ] || fail "go mod download sigs.k8s.io/cluster-api@$capi_version gave no directory"
+  rm -rf "$dir.partial"
+  local name from
+  for name in core bootstrap-kubeadm controlplane-kubeadm; do
+    from=$src/${name/-//}/config
+    mkdir -p "$dir.partial/$name/default"
+    cp -r "$from/crd" "$dir.partial/$name/"
+    cp "$from/default/kustomization.yaml" "$dir.partial/$name/default/"
+  done
+  # The module cache is read-only; the copy must not be, or the next setup could not replace it.
+  chmod -R u+w "$dir.partial"
+  mv "$dir.partial" "$dir"
+}
+
 build_temporal
 build_temporal_server
 build_temporal_ui
@@ -101,6 +126,7 @@ postgres=$(postgres_bin)
 say "postgresql: $postgres"
 build_etcd
 for v in "${kube_versions[@]}"; do build_kube "$v"; done
+fetch_capi_crds
 
 cat > "$tools/manifest.json.partial" <<JSON
 {
@@ -110,6 +136,7 @@ cat > "$tools/manifest.json.partial" <<JSON
   "temporalUiServer": "$tools/temporal-ui-server/$temporal_ui_version/server",
   "postgres": "$postgres",
   "etcd": "$tools/etcd/$etcd_version/etcd",
+  "clusterApi": { "version": "$capi_version", "config": "$tools/cluster-api/$capi_version/config" },
   "kubernetes": {
 $(for v in "${kube_versions[@]}"; do printf '    "%s": "%s"%s\n' "$v" "$tools/kubernetes/$v" "$([ "$v" = "${kube_versions[-1]}" ] || echo ,)"; done)
   }

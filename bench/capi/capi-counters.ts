@@ -1,6 +1,6 @@
 import { diagnosticsPort } from './capi-management';
 import { managerNames } from './capi-modules';
-import type { ManagementApi } from './management-api';
+import type { ManagementApi } from '../../src/management-api/api-client';
 import {
   fetchMetrics,
   groupList,

@@ -1,6 +1,6 @@
 import { capiCounters } from './capi-counters';
 import type { CapiManagement } from './capi-management';
-import { objectPath } from './management-api';
+import { objectPath } from '../../src/management-api/api-client';
 import { waitUntil, type ClusterDriver, type Workload } from './scenario';
 
 type Json = Record<string, unknown>;

@@ -12,7 +12,8 @@ import { processGroup } from '../../test/fixtures/leaks';
 import { managementManifests, managerNamespace, upstreamManagerArgs, webhookPort } from './capi-manifests';
 import { capiModules, managerNames, type CapiModules, type ManagerName } from './capi-modules';
 import type { GoProfileTarget } from './go-cpu-profile';
-import { ManagementApi, objectPath } from './management-api';
+import { ManagementApi } from '../../src/management-api/api-client';
+import { waitForEstablished } from '../../src/management-api/crd-install';
 import type { Parts } from './process-usage';
 
 /** The managers' settings: v1.14's defaults, or the scale tuning Cluster API's tuning guide describes. */
@@ -108,30 +109,6 @@ async function keepLogs(cp: KubeControlPlane, dir: string): Promise<void> {
   }
 }
 
-/** A manager builds its controllers from discovery at start, so every CRD must be served first. */
-async function waitForEstablished(
-  api: ManagementApi,
-  manifests: Record<string, unknown>[],
-  timeoutMs = 60_000,
-): Promise<void> {
-  const crds = manifests
-    .filter((o) => o.kind === 'CustomResourceDefinition')
-    .map((o) => (o.metadata as { name: string }).name);
-  const deadline = Date.now() + timeoutMs;
-  for (const name of crds) {
-    for (;;) {
-      const crd = await api.get(
-        objectPath({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name }),
-      );
-      const conditions =
-        (crd?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established within ${timeoutMs / 1000} s`);
-      await sleep(200);
-    }
-  }
-}
-
 /** Waits for a manager's /readyz (its webhook server included); a manager that exits fails at once with its log. */
 async function waitForManager(stateDir: string, m: ManagerName, timeoutMs = 120_000): Promise<void> {
   const url = `http://127.0.0.1:${9450 + managerNames.indexOf(m)}/readyz`;
@@ -186,7 +163,11 @@ export async function startCapiManagement(
     await writeFile(kubeconfig, cp.kubeconfig, { mode: 0o600 });
     const manifests = await managementManifests(modules, ca.cert);
     for (const object of manifests) await api.create(object);
-    await waitForEstablished(api, manifests);
+    // A manager builds its controllers from discovery at start, so every CRD must be served first.
+    await waitForEstablished(
+      api,
+      manifests.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => (o.metadata as { name: string }).name),
+    );
     log(
       `installed ${manifests.length} objects (namespaces, CRDs, webhook configurations) of Cluster API ${modules.version}`,
     );

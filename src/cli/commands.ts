@@ -193,6 +193,12 @@ export const commandTree: CommandSpec[] = [
     ],
   },
   {
+    name: 'init',
+    help: "install Cluster API's CRDs and capt's provider kinds into an existing Kubernetes API (create or update)",
+    flags: ['kubeconfig'],
+    action: host.init,
+  },
+  {
     name: 'versions',
     help: "capt's version, the Kubernetes versions this host runs and their kubectl",
     flags: ['output'],
@@ -200,12 +206,12 @@ export const commandTree: CommandSpec[] = [
   },
   {
     name: 'dev',
-    help: 'the embedded Temporal and a capt worker, in the background',
+    help: 'the embedded Temporal, a capt worker and the management API, in the background',
     commands: [
       {
         name: 'start',
-        help: 'start Temporal (dev server or production topology), the codec server and a capt worker',
-        flags: ['persistence'],
+        help: 'start Temporal (dev server or production topology), the codec server, a capt worker and the management API',
+        flags: ['persistence', 'withoutManagementApi'],
         action: host.devStartCommand,
       },
       {
@@ -214,6 +220,11 @@ export const commandTree: CommandSpec[] = [
         action: host.devStopCommand,
       },
       { name: 'status', help: 'what runs, and where the data is', action: host.devStatusCommand },
+      {
+        name: 'kubeconfig',
+        help: "print the management API's admin kubeconfig (kubectl --kubeconfig <(capt dev kubeconfig) get clusters -A)",
+        action: host.devKubeconfigCommand,
+      },
       devMachineCommand(
         'break',
         'stop part of a local machine, for demos and tests',

@@ -65,6 +65,13 @@ export const flags = {
     choices: devPersistences,
     help: 'sqlite: the Temporal dev server; postgres: the production topology (Temporal server, Web UI server, PostgreSQL); default: what runs, else sqlite',
   },
+  kubeconfig: {
+    value: 'FILE',
+    help: 'the kubeconfig of the Kubernetes API (the management API) to serve or install into (its current context)',
+  },
+  withoutManagementApi: {
+    help: "without the management API (Cluster API's kinds served by a kube-apiserver on 127.0.0.1, CAPT_DEV_API_PORT or 6443)",
+  },
   serve: {
     value: 'QUEUES',
     help: 'what it serves: core (the capt-core and capt-owners queues) and/or a provider (local), comma-separated; default all (CAPT_WORKER_SERVES)',
@@ -72,7 +79,6 @@ export const flags = {
   ramp: { value: 'N', help: 'send this percentage (0-100) of new workflows to the new build instead of all' },
   id: { value: 'ID', help: "the key id (default: today's date and a random suffix)" },
   print: { help: 'print the key as ID:BASE64 and write nothing (to add to a key file or CAPT_CODEC_KEYS)' },
-  kubeconfig: { value: 'FILE', help: "the management API's kubeconfig (`capt dev kubeconfig` prints the dev stack's)" },
   interval: { value: 'DURATION', default: '2s', help: 'how often to read the management API' },
   port: { value: 'PORT', default: String(defaultCodecPort), help: 'the port' },
   listen: { value: 'ADDRESS', default: '127.0.0.1', help: 'the address to listen on (the default: this host only)' },

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadManifests } from '../api/load-manifests';
 import { manifestVariables } from '../api/variables';
@@ -15,14 +16,25 @@ import { startCodecServer } from '../codec/codec-server';
 import { codecTokenFile, ensureCodecToken } from '../codec/codec-token';
 import { upgradeWorkers, workerBuilds } from '../client/worker-upgrade';
 import { changeDevMachine, type MachineFaultOutcome } from '../dev/dev-machine-faults';
-import { devPersistences, devPorts, devStart, devStatus, devStop, type DevPersistence } from '../dev/dev-stack';
+import {
+  devPersistences,
+  devPorts,
+  devStart,
+  devStatus,
+  devStop,
+  managementApiDir,
+  type DevPersistence,
+} from '../dev/dev-stack';
+import { managementKubeconfig } from '../dev/management-api';
+import { ManagementApi } from '../management-api/api-client';
+import { installCrds } from '../management-api/crd-install';
 import {
   isControlPlaneComponent,
   controlPlaneComponents,
   nodeMonitorGraceSeconds,
 } from '../../providers/local/control-plane-components';
 import { MachineFaultError, type MachineFault } from '../../providers/local/machine-faults';
-import { availableKubernetesVersions, kubectlFor, toolPaths } from '../tools';
+import { availableKubernetesVersions, clusterApiConfig, kubectlFor, toolPaths } from '../tools';
 import { appliedText } from './apply-text';
 import {
   describeCluster,
@@ -69,12 +81,39 @@ function persistenceFlag(value: string | undefined): DevPersistence | undefined 
   return found;
 }
 
+/** `capt init --kubeconfig FILE`: what `capt dev start` installs into its own apiserver, into any other. */
+export const init: Action = async (_, values) => {
+  if (!values.kubeconfig) throw new UsageError('--kubeconfig FILE is required: the Kubernetes API to install into');
+  const text = await readFile(values.kubeconfig, 'utf8').catch((err: Error) => {
+    throw new UsageError(`--kubeconfig ${values.kubeconfig}: ${err.message}`);
+  });
+  const api = await ManagementApi.fromKubeconfig(text);
+  try {
+    const { crds, applied } = await installCrds(api);
+    out(
+      `${crds} CRDs Established (Cluster API ${clusterApiConfig().version} and capt's provider kinds; ${applied} created or updated, ${crds - applied} already current)`,
+    );
+  } finally {
+    api.close();
+  }
+  return 0;
+};
+
+/** How to reach the management API; its key is printed by `capt dev kubeconfig` only. */
+const kubectlHint = 'kubectl --kubeconfig <(capt dev kubeconfig) get clusters -A';
+
 export const devStartCommand: Action = async (_, values) => {
-  const status = await devStart({ ...devPorts(), persistence: persistenceFlag(values.persistence) }, (line) =>
-    out(line),
+  const status = await devStart(
+    {
+      ...devPorts(),
+      persistence: persistenceFlag(values.persistence),
+      managementApi: !values.withoutManagementApi,
+    },
+    (line) => out(line),
   );
   out(
-    `Temporal: ${status.address}\nWeb UI:   ${status.ui}\ncodec:    ${status.codecEndpoint} (temporal workflow show --codec-endpoint ${status.codecEndpoint} --codec-auth "Bearer $(cat ${codecTokenFile()})"; a browser opens ${status.codecEndpoint}/login?token=TOKEN once, TOKEN from that file)\nworker:   pid ${status.worker}\ndatabase: ${status.database}`,
+    `Temporal: ${status.address}\nWeb UI:   ${status.ui}\ncodec:    ${status.codecEndpoint} (temporal workflow show --codec-endpoint ${status.codecEndpoint} --codec-auth "Bearer $(cat ${codecTokenFile()})"; a browser opens ${status.codecEndpoint}/login?token=TOKEN once, TOKEN from that file)\nworker:   pid ${status.worker}\ndatabase: ${status.database}` +
+      (status.managementApi ? `\nAPI:      ${status.managementApiServer} (${kubectlHint})` : ''),
   );
   return 0;
 };
@@ -82,17 +121,23 @@ export const devStartCommand: Action = async (_, values) => {
 export const devStopCommand: Action = async () => {
   await devStop();
   out(
-    'stopped Temporal, the codec server and the capt worker (clusters, machines, the database and the key keep their state)',
+    'stopped Temporal, the codec server, the capt worker and the management API (clusters, machines, the databases and the keys keep their state)',
   );
   return 0;
 };
 
+const running = (pid: number | undefined, where = '') => (pid ? `running (pid ${pid})${where}` : 'stopped');
+
 export const devStatusCommand: Action = async () => {
   const s = await devStatus();
-  const running = (pid: number | undefined, where = '') => (pid ? `running (pid ${pid})${where}` : 'stopped');
   out(
-    `Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\ncodec:    ${running(s.codecServer, ` at ${s.codecEndpoint}`)}\nworker:   ${running(s.worker)}\ndatabase: ${s.database}`,
+    `Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\ncodec:    ${running(s.codecServer, ` at ${s.codecEndpoint}`)}\nworker:   ${running(s.worker)}\nAPI:      ${running(s.managementApi, ` at ${s.managementApiServer}`)}\ndatabase: ${s.database}`,
   );
+  return 0;
+};
+
+export const devKubeconfigCommand: Action = async () => {
+  process.stdout.write(await managementKubeconfig(managementApiDir()));
   return 0;
 };
 

@@ -12,12 +12,14 @@ import {
   stopPostgresTopology,
   temporalServerProcess,
 } from './postgres-topology';
+import { managementApiStatus, startManagementApi, stopManagementApi } from './management-api';
 import { toolPaths } from '../tools';
 import { isListening } from '../util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';
 
 /**
- * The embedded stack for `capt dev`: Temporal and a capt worker, in the background. Temporal is either the
+ * The embedded stack for `capt dev`: Temporal, a capt worker and the management API (Cluster API's kinds
+ * served by a real kube-apiserver, src/management-api), in the background. Temporal is either the
  * dev server (SQLite under CAPT_HOME/dev, Web UI), or with `postgres` the production topology
  * (postgres-topology.ts). Stopping it stops neither clusters nor machines.
  */
@@ -31,10 +33,15 @@ export interface DevStackOptions {
   codecPort?: number;
   /** Default: the one that runs, else sqlite. */
   persistence?: DevPersistence;
+  /** The management API's kube-apiserver, on 127.0.0.1. */
+  apiPort?: number;
+  /** False: without the management API. */
+  managementApi?: boolean;
 }
 
 export const devDir = () => join(captHome(), 'dev');
 const codecServerProcess = 'codec-server';
+export const managementApiDir = () => join(devDir(), 'management-api');
 
 const listening = (port: number) => isListening('127.0.0.1', port);
 
@@ -48,15 +55,22 @@ export interface DevStatus {
   ui: string;
   codecEndpoint: string;
   database: string;
+  /** The management API's kube-apiserver pid and address. */
+  managementApi?: number;
+  managementApiServer?: string;
 }
 
-/** Ports from CAPT_DEV_PORT / CAPT_DEV_UI_PORT / CAPT_DEV_CODEC_PORT, else Temporal's usual 7233 and 8233, and 8888. */
-export function devPorts(): Required<Pick<DevStackOptions, 'port' | 'uiPort' | 'codecPort'>> {
-  const { CAPT_DEV_PORT, CAPT_DEV_UI_PORT, CAPT_DEV_CODEC_PORT } = process.env;
+/**
+ * Ports from CAPT_DEV_PORT / CAPT_DEV_UI_PORT / CAPT_DEV_CODEC_PORT / CAPT_DEV_API_PORT, else Temporal's usual
+ * 7233 and 8233, 8888, and kubeadm's 6443.
+ */
+export function devPorts(): Required<Pick<DevStackOptions, 'port' | 'uiPort' | 'codecPort' | 'apiPort'>> {
+  const { CAPT_DEV_PORT, CAPT_DEV_UI_PORT, CAPT_DEV_CODEC_PORT, CAPT_DEV_API_PORT } = process.env;
   return {
     port: Number(CAPT_DEV_PORT ?? 7233),
     uiPort: Number(CAPT_DEV_UI_PORT ?? 8233),
     codecPort: Number(CAPT_DEV_CODEC_PORT ?? defaultCodecPort),
+    apiPort: Number(CAPT_DEV_API_PORT ?? 6443),
   };
 }
 
@@ -73,7 +87,10 @@ async function runningTemporal(): Promise<{ persistence: DevPersistence; pid: nu
 export async function devStatus(opts: DevStackOptions = devPorts()): Promise<DevStatus> {
   const temporal = await runningTemporal();
   const sqlite = join(devDir(), 'temporal.db');
+  const api = await managementApiStatus(managementApiDir());
   return {
+    managementApi: api.pid,
+    managementApiServer: api.server,
     persistence: temporal?.persistence,
     temporal: temporal?.pid,
     worker: await runningPid(devDir(), 'worker'),
@@ -104,11 +121,23 @@ export async function devStart(
     onStep(
       `created the payload encryption key ${keyFile}: keep it, nothing capt sent through Temporal can be read without it`,
     );
-  await startCodecServerProcess(opts.codecPort ?? defaultCodecPort, uiPort, onStep);
-  if (persistence === 'postgres')
-    await startPostgresTopology(devDir(), { port, uiPort }, onStep, { codecEndpoint: codec });
-  else await startDevServer(port, uiPort, codec, onStep);
-  await startWorker(port, onStep);
+  // The management API starts beside Temporal: neither waits for the other.
+  const managementApi =
+    opts.managementApi === false
+      ? undefined
+      : startManagementApi(managementApiDir(), opts.apiPort ?? 6443, onStep).then((r) =>
+          onStep(`management API ready at ${r.server}: ${r.crds} CRDs Established (${r.applied} written)`),
+        );
+  const temporal = (async () => {
+    await startCodecServerProcess(opts.codecPort ?? defaultCodecPort, uiPort, onStep);
+    if (persistence === 'postgres')
+      await startPostgresTopology(devDir(), { port, uiPort }, onStep, { codecEndpoint: codec });
+    else await startDevServer(port, uiPort, codec, onStep);
+    await startWorker(port, onStep);
+  })();
+  // Both settle before an error is thrown, so nothing is left starting behind it.
+  const [api, rest] = await Promise.allSettled([managementApi, temporal]);
+  for (const r of [rest, api]) if (r.status === 'rejected') throw r.reason;
   return devStatus(opts);
 }
 
@@ -209,10 +238,20 @@ async function startWorker(port: number, onStep: (line: string) => void): Promis
   }
 }
 
-/** Stops the worker, the codec server, then whichever Temporal runs; the SQLite file, the PostgreSQL database and the key stay. */
+/**
+ * Stops the worker, the codec server, whichever Temporal runs and the management API; the SQLite file, the
+ * PostgreSQL database, the management API's etcd and the keys stay.
+ */
 export async function devStop(): Promise<void> {
-  await stopProcess(devDir(), 'worker', 15_000);
-  await stopProcess(devDir(), codecServerProcess, 15_000);
-  await stopProcess(devDir(), 'temporal', 15_000);
-  await stopPostgresTopology(devDir());
+  // The two halves share nothing, so each one's shutdown time overlaps the other's; both finish before an error is thrown.
+  const stopped = await Promise.allSettled([
+    stopManagementApi(managementApiDir()),
+    (async () => {
+      await stopProcess(devDir(), 'worker', 15_000);
+      await stopProcess(devDir(), codecServerProcess, 15_000);
+      await stopProcess(devDir(), 'temporal', 15_000);
+      await stopPostgresTopology(devDir());
+    })(),
+  ]);
+  for (const r of stopped) if (r.status === 'rejected') throw r.reason;
 }

@@ -149,3 +149,15 @@ export async function leaderId(endpoint: string, tls: EtcdTLS): Promise<string> 
 export async function moveLeader(endpoint: string, targetId: string, tls: EtcdTLS): Promise<void> {
   await post(endpoint, '/v3/maintenance/transfer-leadership', { targetID: targetId }, tls);
 }
+
+/** The raw value stored under `key`, as the apiserver wrote it (undefined when there is none). */
+export async function getValue(endpoint: string, key: string, tls: EtcdTLS): Promise<Buffer | undefined> {
+  const res = await post<{ kvs?: { value?: string }[] }>(
+    endpoint,
+    '/v3/kv/range',
+    { key: Buffer.from(key).toString('base64') },
+    tls,
+  );
+  const value = res.kvs?.[0]?.value;
+  return value === undefined ? undefined : Buffer.from(value, 'base64');
+}

@@ -1,4 +1,5 @@
 import { createCertificateAuthority, issueCertificate, newServiceAccountKeyPair, type KeyPair } from './certificates';
+import { clusterNetworkDefaults } from '../contract/cluster-network';
 import { kubeconfig } from './kubeconfig';
 
 /** The cluster-wide secrets kubeadm creates once per cluster and copies to every control-plane machine. */
@@ -48,6 +49,23 @@ export interface ControlPlaneNode {
   /** ClusterConfiguration apiServer.certSANs: more names and addresses the apiserver's certificate carries. */
   certSANs?: string[];
 }
+
+/** One node that is its own control-plane endpoint on `ip`, with Cluster API's default service network. */
+export const soleControlPlaneNode = (
+  clusterName: string,
+  nodeName: string,
+  ip: string,
+  apiserverPort: number,
+): ControlPlaneNode => ({
+  clusterName,
+  nodeName,
+  ip,
+  apiserverPort,
+  endpointHost: ip,
+  endpointPort: apiserverPort,
+  serviceIP: '10.96.0.1',
+  serviceDomain: clusterNetworkDefaults.serviceDomain,
+});
 
 /**
  * What `kubeadm init phase certs` and `phase kubeconfig` produce on one control-plane machine: per-machine

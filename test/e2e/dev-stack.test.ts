@@ -37,6 +37,7 @@ before(async () => {
     CAPT_DEV_PORT: String(await freePortBetween(10_000, maxServicePort)),
     CAPT_DEV_UI_PORT: String(await freePort()),
     CAPT_DEV_CODEC_PORT: String(await freePort()),
+    CAPT_DEV_API_PORT: String(await freePort()),
   };
   // A new user's host: no key anywhere, so `capt dev start` makes one.
   delete process.env[codecKeysEnv];
@@ -107,6 +108,11 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI, t
     await listening('127.0.0.1', Number(env.CAPT_DEV_CODEC_PORT)),
     false,
     "the codec server's port is closed",
+  );
+  assert.equal(
+    await listening('127.0.0.1', Number(env.CAPT_DEV_API_PORT)),
+    false,
+    "the management API's port is closed",
   );
   assert.match((await capt('dev', 'status')).stdout, /Temporal: stopped/);
 });
@@ -181,7 +187,13 @@ test('capt dev start --persistence postgres runs the production topology and a w
     [],
     'nothing of the topology keeps running (the cluster made before keeps its machines, as a stopped management plane does)',
   );
-  for (const port of [env.CAPT_DEV_PORT, env.CAPT_DEV_UI_PORT, env.CAPT_DEV_CODEC_PORT, postgres.port])
+  for (const port of [
+    env.CAPT_DEV_PORT,
+    env.CAPT_DEV_UI_PORT,
+    env.CAPT_DEV_CODEC_PORT,
+    env.CAPT_DEV_API_PORT,
+    postgres.port,
+  ])
     assert.equal(await listening('127.0.0.1', Number(port)), false, `port ${port} closed`);
 
   const restarted = await capt('dev', 'start', '--persistence', 'postgres');

@@ -50,6 +50,7 @@ test('capt --help lists every command; capt alone does too, and exits 2', async 
   const more = [
     'generate',
     'health',
+    'init',
     'versions',
     'dev',
     'codec',

@@ -1,4 +1,5 @@
-import { Agent, request } from 'node:https';
+import { Agent, request, type AgentOptions } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
 
 type Json = Record<string, unknown>;
 
@@ -17,18 +18,32 @@ export function objectPath(ref: Omit<ObjectRef, 'name'> & { name?: string }): st
 }
 
 /**
- * A small JSON client for the management apiserver over mutual TLS with kept-alive connections: the
- * driver reads one status object per wait step, so a client library's per-request handshakes would be
- * the larger cost.
+ * A small JSON client for a management apiserver over mutual TLS with kept-alive connections: the
+ * benchmark's driver reads one status object per wait step, so a client library's per-request handshakes
+ * would be the larger cost.
  */
 export class ManagementApi {
   private readonly agent: Agent;
 
+  /** `headers` carry a bearer token or impersonation when the credentials are not a client certificate. */
   constructor(
     private readonly server: string,
-    tls: { ca: string; cert: string; key: string },
+    tls: Pick<AgentOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>,
+    private readonly authHeaders: Record<string, string> = {},
   ) {
     this.agent = new Agent({ ...tls, keepAlive: true, maxSockets: 4 });
+  }
+
+  /** A client for the current context of a kubeconfig, whatever its credentials (certificate, token, exec plugin). */
+  static async fromKubeconfig(text: string): Promise<ManagementApi> {
+    const config = new KubeConfig();
+    config.loadFromString(text);
+    const server = config.getCurrentCluster()?.server;
+    if (!server) throw new Error(`the kubeconfig's current context '${config.getCurrentContext()}' names no cluster`);
+    // Basic authentication is left out: Kubernetes removed it in 1.19.
+    const options: { headers?: Record<string, string> } & AgentOptions = {};
+    await config.applyToHTTPSOptions(options);
+    return new ManagementApi(server, options, options.headers);
   }
 
   private send(
@@ -37,10 +52,15 @@ export class ManagementApi {
     body?: unknown,
     contentType = 'application/json',
     timeoutMs = 30_000,
+    accept = 'application/json',
   ): Promise<{ status: number; json: Json; text: string; bytes: Buffer }> {
     return new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const headers = payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {};
+      const headers = {
+        ...this.authHeaders,
+        Accept: accept,
+        ...(payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {}),
+      };
       const req = request(
         `${this.server}${path}`,
         { method, agent: this.agent, headers, timeout: timeoutMs },
@@ -86,6 +106,16 @@ export class ManagementApi {
     return json;
   }
 
+  /** The metadata of every object of a collection, without the rest of them (a list of CRDs is megabytes whole). */
+  async listMetadata(path: string): Promise<{ name: string; annotations?: Record<string, string> }[]> {
+    const accept = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+    const { status, json } = await this.send('GET', path, undefined, undefined, 30_000, accept);
+    if (status !== 200) throw new Error(`GET ${path}: ${status} ${String(json.message ?? '')}`);
+    // An empty list's items are null.
+    const items = (json.items ?? []) as { metadata: { name: string; annotations?: Record<string, string> } }[];
+    return items.map((i) => i.metadata);
+  }
+
   /** A non-JSON page, such as the apiserver's /metrics. */
   async getText(path: string): Promise<string> {
     const { status, text } = await this.send('GET', path);
@@ -109,6 +139,19 @@ export class ManagementApi {
       namespace: metadata.namespace,
     });
     await this.expect('POST', path, [201, 409], object);
+  }
+
+  /** Server-side apply as `fieldManager`, taking over fields others set: creates or updates, so it can be repeated. */
+  async apply(object: Json, fieldManager: string): Promise<Json> {
+    const metadata = object.metadata as { name: string; namespace?: string };
+    const path = objectPath({
+      apiVersion: object.apiVersion as string,
+      kind: object.kind as string,
+      namespace: metadata.namespace,
+      name: metadata.name,
+    });
+    const query = `?fieldManager=${encodeURIComponent(fieldManager)}&force=true`;
+    return this.expect('PATCH', `${path}${query}`, [200, 201], object, 'application/apply-patch+yaml');
   }
 
   async mergePatch(path: string, patch: Json): Promise<void> {
