@@ -12,7 +12,7 @@ import {
   stopPostgresTopology,
   temporalServerProcess,
 } from './postgres-topology';
-import { managementApiStatus, startManagementApi, stopManagementApi } from './management-api';
+import { adminConf, managementApiStatus, startManagementApi, stopManagementApi } from './management-api';
 import { toolPaths } from '../tools';
 import { isListening } from '../util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';
@@ -58,6 +58,8 @@ export interface DevStatus {
   /** The management API's kube-apiserver pid and address. */
   managementApi?: number;
   managementApiServer?: string;
+  /** `capt bridge` between the management API and Temporal. */
+  bridge?: number;
 }
 
 /**
@@ -91,6 +93,7 @@ export async function devStatus(opts: DevStackOptions = devPorts()): Promise<Dev
   return {
     managementApi: api.pid,
     managementApiServer: api.server,
+    bridge: await runningPid(devDir(), 'bridge'),
     persistence: temporal?.persistence,
     temporal: temporal?.pid,
     worker: await runningPid(devDir(), 'worker'),
@@ -138,6 +141,7 @@ export async function devStart(
   // Both settle before an error is thrown, so nothing is left starting behind it.
   const [api, rest] = await Promise.allSettled([managementApi, temporal]);
   for (const r of [rest, api]) if (r.status === 'rejected') throw r.reason;
+  if (managementApi) await startBridge(port, onStep);
   return devStatus(opts);
 }
 
@@ -216,25 +220,39 @@ async function startDevServer(
 }
 
 async function startWorker(port: number, onStep: (line: string) => void): Promise<void> {
-  if (!(await runningPid(devDir(), 'worker'))) {
-    onStep('starting a capt worker');
-    await startDetached({
-      name: 'worker',
-      command: process.execPath,
-      args: [join(__dirname, '../worker/worker-main.js')],
-      stateDir: devDir(),
-      // The embedded stack's one worker is the build that runs: a rebuilt capt takes over new workflows at once.
-      env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome(), CAPT_WORKER_MAKE_CURRENT: '1' },
-    });
-    for (
-      let i = 0;
-      !(await readFile(join(devDir(), 'worker.log'), 'utf8').catch(() => '')).includes('capt worker ready');
-      i++
-    ) {
-      if (i > 240 || !(await runningPid(devDir(), 'worker')))
-        throw new Error(`the capt worker did not start:\n${await logTail(devDir(), 'worker')}`);
-      await sleep(250);
-    }
+  if (await runningPid(devDir(), 'worker')) return;
+  onStep('starting a capt worker');
+  await startDetached({
+    name: 'worker',
+    command: process.execPath,
+    args: [join(__dirname, '../worker/worker-main.js')],
+    stateDir: devDir(),
+    // The embedded stack's one worker is the build that runs: a rebuilt capt takes over new workflows at once.
+    env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome(), CAPT_WORKER_MAKE_CURRENT: '1' },
+  });
+  await untilLogged('worker', 'capt worker ready', 'the capt worker');
+}
+
+/** `capt bridge` between the management API and Temporal: Cluster API's objects applied there run here. */
+async function startBridge(port: number, onStep: (line: string) => void): Promise<void> {
+  if (await runningPid(devDir(), 'bridge')) return;
+  onStep('starting the bridge between the management API and Temporal');
+  await startDetached({
+    name: 'bridge',
+    command: process.execPath,
+    args: [join(__dirname, '../cli/main.js'), 'bridge', '--kubeconfig', adminConf(managementApiDir())],
+    stateDir: devDir(),
+    env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome() },
+  });
+  await untilLogged('bridge', 'capt bridge ready', 'the bridge');
+}
+
+/** Waits (up to a minute) until the background process `name` logs `ready`, or says why it did not start. */
+async function untilLogged(name: string, ready: string, what: string): Promise<void> {
+  for (let i = 0; !(await readFile(join(devDir(), `${name}.log`), 'utf8').catch(() => '')).includes(ready); i++) {
+    if (i > 240 || !(await runningPid(devDir(), name)))
+      throw new Error(`${what} did not start:\n${await logTail(devDir(), name)}`);
+    await sleep(250);
   }
 }
 
@@ -247,6 +265,7 @@ export async function devStop(): Promise<void> {
   const stopped = await Promise.allSettled([
     stopManagementApi(managementApiDir()),
     (async () => {
+      await stopProcess(devDir(), 'bridge', 15_000);
       await stopProcess(devDir(), 'worker', 15_000);
       await stopProcess(devDir(), codecServerProcess, 15_000);
       await stopProcess(devDir(), 'temporal', 15_000);

@@ -47,7 +47,8 @@ const clusterName = 'capt';
 
 const runDir = (dir: string) => join(dir, 'run');
 const portsFile = (dir: string) => join(dir, 'ports.json');
-const adminConf = (dir: string) => kubeconfigPath(dir, 'admin');
+/** The admin kubeconfig (system:masters) of the management API in `dir`. */
+export const adminConf = (dir: string) => kubeconfigPath(dir, 'admin');
 
 /** The apiserver's port at its last start; etcd's ports, chosen once (a member's peer URL is in its data). */
 interface Ports {

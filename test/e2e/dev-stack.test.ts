@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { codecKeysEnv } from '../../src/codec/codec-keys';
-import { availableKubernetesVersions } from '../../src/tools';
+import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
 import { deletePostgresTopology, postgresDataHome } from '../../src/dev/postgres-topology';
 import { maxServicePort } from '../../src/dev/temporal-server-config';
 import { freePort, freePortBetween } from '../../src/util/free-port';
+import { runProgram } from '../fixtures/capt-cli';
 import { listening, processesMentioning } from '../fixtures/leaks';
+import { until } from '../fixtures/until';
 
 const run = promisify(execFile);
 const cli = join(__dirname, '../../src/cli/main.js');
@@ -86,6 +88,31 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI, t
     status.stdout,
     new RegExp(`codec:\\s+running \\(pid \\d+\\) at http://127\\.0\\.0\\.1:${env.CAPT_DEV_CODEC_PORT}`),
   );
+  assert.match(status.stdout, /bridge:\s+running \(pid \d+\)/);
+  // The bridge serves the management API: a Cluster whose control plane is missing is refused on the object.
+  const kubeconfig = join(home, 'dev/management-api/etc/kubernetes/admin.conf');
+  const kubectl = (...args: string[]) =>
+    runProgram(kubectlFor(availableKubernetesVersions().at(-1)!), ['--kubeconfig', kubeconfig, ...args]);
+  const lone = JSON.stringify({
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Cluster',
+    metadata: { name: 'lone', namespace: 'default' },
+    spec: { controlPlaneRef: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane', name: 'none' } },
+  });
+  await writeFile(join(home, 'lone.json'), lone);
+  const applied = await kubectl('apply', '-f', join(home, 'lone.json'));
+  assert.equal(applied.code, 0, applied.stderr);
+  const refusal = await until('the bridge to refuse Cluster lone', async () => {
+    const got = await kubectl(
+      'get',
+      'cluster',
+      'lone',
+      '-o',
+      'jsonpath={.status.conditions[?(@.type=="Accepted")].message}',
+    );
+    return got.stdout.includes('management API, Cluster default/lone') && got.stdout;
+  });
+  assert.match(refusal, /KubeadmControlPlane/);
   const again = await capt('dev', 'start');
   assert.equal(again.code, 0, 'start is idempotent');
   assert.equal((await processesMentioning([`${home}/dev/temporal.db`])).length, 1, 'one dev server, not two');

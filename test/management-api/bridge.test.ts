@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { substituteVariables } from '../../src/api/variables';
+import { clusterFinalizer } from '../../src/bridge/bridge';
+import { managementKubeconfig, startManagementApi, stopManagementApi } from '../../src/dev/management-api';
+import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
+import { freePort } from '../../src/util/free-port';
+import { clusterDir, machinesDir } from '../../providers/local/layout';
+import { harnessWithClient } from '../fixtures/machine-harness';
+import { until } from '../fixtures/until';
+import { runCapt, runProgram } from '../fixtures/capt-cli';
+
+const root = join(__dirname, '../../..');
+const cli = join(root, 'dist/src/cli/main.js');
+const suite = harnessWithClient();
+const h = suite.harness;
+const version = availableKubernetesVersions().at(-1)!;
+let dir: string;
+let kubeconfig: string;
+let bridge: ChildProcess;
+let bridgeLog = '';
+
+const kubectl = (...args: string[]) => runProgram(kubectlFor(version), ['--kubeconfig', kubeconfig, ...args]);
+const clusterObject = async (name: string) =>
+  JSON.parse((await kubectl('get', 'cluster', name, '-o', 'json')).stdout) as {
+    metadata: { generation: number; finalizers?: string[] };
+    status: Record<string, unknown> & {
+      conditions: { type: string; status: string; reason: string; message?: string }[];
+    };
+  };
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'capt-bridge-'));
+  // The management API keeps its encryption key with capt's other secrets, under CAPT_HOME.
+  process.env.CAPT_HOME = h.home;
+  await startManagementApi(dir, await freePort('127.0.0.1'), () => undefined);
+  kubeconfig = join(dir, 'admin.kubeconfig');
+  await writeFile(kubeconfig, await managementKubeconfig(dir), { mode: 0o600 });
+  bridge = spawn(process.execPath, [cli, 'bridge', '--kubeconfig', kubeconfig, '--interval', '1s'], {
+    env: { ...process.env, TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  bridge.stdout!.on('data', (c: Buffer) => (bridgeLog += c.toString()));
+  bridge.stderr!.on('data', (c: Buffer) => (bridgeLog += c.toString()));
+});
+
+after(async () => {
+  bridge?.kill('SIGKILL');
+  await stopManagementApi(dir);
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function quickstart(name: string): Promise<string> {
+  return substituteVariables(await readFile(join(root, 'examples/quickstart.yaml'), 'utf8'), {
+    CLUSTER_NAME: name,
+    CONTROL_PLANE_MACHINE_COUNT: '1',
+    WORKER_MACHINE_COUNT: '1',
+    KUBERNETES_VERSION: version,
+  }).text;
+}
+
+test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait sees it Available, kubectl scale scales it, a refused change says why on the object, kubectl delete deletes it through its workflow', async () => {
+  const file = join(dir, 'kb.yaml');
+  await writeFile(file, await quickstart('kb'));
+  const applied = await kubectl('apply', '-f', file);
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.match(applied.stdout, /cluster\.cluster\.x-k8s\.io\/kb created/);
+
+  const waited = await kubectl('wait', '--for=condition=Available', 'cluster/kb', '--timeout=600s');
+  assert.equal(waited.code, 0, `${waited.stderr}\n${bridgeLog.slice(-3000)}`);
+  const ready = await clusterObject('kb');
+  assert.equal(ready.status.phase, 'Provisioned');
+  assert.deepEqual(ready.metadata.finalizers, [clusterFinalizer]);
+  assert.ok(
+    ready.status.conditions.every((c) => c.reason),
+    'every condition has a reason, as metav1.Condition requires',
+  );
+  // The workflows carry it out: Temporal, the provider and the object agree.
+  const view = await suite.client.clusterStatus('default', 'kb');
+  assert.equal(view.phase, 'Provisioned');
+  assert.equal((await readdir(machinesDir(clusterDir('default', 'kb')))).length, 2);
+  await until('the status to observe the generation applied', async () => {
+    const o = await clusterObject('kb');
+    return o.status.observedGeneration === o.metadata.generation && o;
+  });
+  assert.deepEqual((await clusterObject('kb')).status.workers, {
+    desiredReplicas: 1,
+    replicas: 1,
+    readyReplicas: 1,
+    availableReplicas: 1,
+    upToDateReplicas: 1,
+  });
+
+  // The <cluster>-kubeconfig Secret, as Cluster API writes it: a kubeconfig kubectl can use on the cluster.
+  const secret = await until('the kb-kubeconfig Secret', async () => {
+    const got = await kubectl('get', 'secret', 'kb-kubeconfig', '-o', 'json');
+    return got.code === 0 && (JSON.parse(got.stdout) as { type: string; data: { value: string } });
+  });
+  assert.equal(secret.type, 'cluster.x-k8s.io/secret');
+  const workloadKubeconfig = join(dir, 'kb.kubeconfig');
+  await writeFile(workloadKubeconfig, Buffer.from(secret.data.value, 'base64'), { mode: 0o600 });
+  const nodes = await runProgram(kubectlFor(version), [
+    '--kubeconfig',
+    workloadKubeconfig,
+    'get',
+    'nodes',
+    '-o',
+    'name',
+  ]);
+  assert.equal(nodes.code, 0, nodes.stderr);
+  assert.equal(nodes.stdout.trim().split('\n').length, 2, nodes.stdout);
+
+  // The scale subresource, as kubectl and cluster-autoscaler use it.
+  const scaled = await kubectl('scale', 'machinedeployment/kb-md-0', '--replicas=2');
+  assert.equal(scaled.code, 0, scaled.stderr);
+  await until('the MachineDeployment workflow to run 2 machines', async () => {
+    const md = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    return md.replicas === 2 && md.readyReplicas === 2 && md;
+  });
+  assert.equal((await readdir(machinesDir(clusterDir('default', 'kb')))).length, 3);
+  // MachineSets and Machines exist as Cluster API's controllers make them, each Machine with its Node.
+  const machines = JSON.parse((await kubectl('get', 'machines', '-o', 'json')).stdout) as {
+    items: {
+      metadata: { ownerReferences: { kind: string }[] };
+      status: { nodeRef?: { name: string }; phase: string };
+    }[];
+  };
+  await until('3 Machine objects, Running with a nodeRef', async () => {
+    const list = JSON.parse((await kubectl('get', 'machines', '-o', 'json')).stdout) as typeof machines;
+    return (
+      list.items.length === 3 && list.items.every((m) => m.status?.phase === 'Running' && m.status.nodeRef) && list
+    );
+  });
+  const sets = await kubectl('get', 'machinesets', '-o', 'name');
+  assert.match(sets.stdout, /machineset\.cluster\.x-k8s\.io\/kb-md-0-/);
+
+  // capt scale changes the workflows; the object follows and is not scaled back by the bridge.
+  const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
+  const down = await capt('scale', 'machinedeployment', 'kb-md-0', '--replicas', '1', '--wait');
+  assert.equal(down.code, 0, down.stderr);
+  await until('the MachineDeployment object to show 1 replica', async () => {
+    const md = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
+      spec: { replicas: number };
+    };
+    return md.spec.replicas === 1;
+  });
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 1);
+
+  // A control plane older than its workers is refused with capt apply's own message, on the object, and the workflow keeps its version.
+  const older = availableKubernetesVersions()[0]!;
+  assert.notEqual(older, version);
+  const patched = await kubectl(
+    'patch',
+    'kubeadmcontrolplane/kb-control-plane',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { version: older } }),
+  );
+  assert.equal(patched.code, 0, patched.stderr);
+  const refused = await until('the refusal on the Cluster object', async () => {
+    const c = (await clusterObject('kb')).status.conditions.find((x) => x.type === 'Accepted');
+    return c?.status === 'False' && c;
+  });
+  assert.match(refused.message ?? '', /management API, Cluster default\/kb/);
+  assert.match(
+    refused.message ?? '',
+    new RegExp(
+      `at spec\\.template\\.spec\\.version: workers at ${version} would be newer than the control plane at ${older}`,
+    ),
+  );
+  assert.equal((await suite.client.clusterStatus('default', 'kb')).version, version);
+  // Put back, the refusal goes.
+  await kubectl(
+    'patch',
+    'kubeadmcontrolplane/kb-control-plane',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { version } }),
+  );
+  await until('the refusal to clear', async () =>
+    (await clusterObject('kb')).status.conditions.every((c) => c.type !== 'Accepted'),
+  );
+
+  // Deletion: the object stays, Deleting, until the workflow has deleted every machine.
+  const deleted = await kubectl('delete', 'cluster', 'kb', '--wait=false');
+  assert.equal(deleted.code, 0, deleted.stderr);
+  const gone = await kubectl('wait', '--for=delete', 'cluster/kb', '--timeout=300s');
+  assert.equal(gone.code, 0, `${gone.stderr}\n${bridgeLog.slice(-3000)}`);
+  const closed = await h.env.client.workflow.getHandle('cluster/default/kb').describe();
+  assert.equal(closed.status.name, 'COMPLETED');
+  assert.deepEqual(await readdir(machinesDir(clusterDir('default', 'kb'))).catch(() => []), []);
+});
