@@ -138,6 +138,13 @@ async function startComponents(
   await waitForOk(`https://${layout.ip}:${layout.ports.apiserver}/readyz`, admin, 120_000);
   await startDetached(controllerManagerProcess(layout, stateDirInMachine));
   await startDetached(schedulerProcess(layout, stateDirInMachine));
+  // Ready once every component is, as kubeadm waits for all of them: the control plane's preflight before its
+  // next step, which checks them too, then passes at once instead of failing and retrying 10 s later.
+  await Promise.all(
+    [layout.ports.controllerManager, layout.ports.scheduler].map((port) =>
+      waitForOk(`https://${layout.ip}:${port}/healthz`, { insecure: true }, 120_000),
+    ),
+  );
   return new KubeClient(adminConf.replace(/server: .*/, `server: https://${layout.ip}:${layout.ports.apiserver}`));
 }
 
@@ -268,7 +275,8 @@ async function addLearnerPatiently(endpoint: string, peerURL: string, tls: EtcdT
     } catch (err) {
       if (!/unhealthy cluster|too many learner|not started/i.test((err as Error).message) || Date.now() > deadline)
         throw err;
-      await new Promise((r) => setTimeout(r, 1000));
+      // A refusal ends at a moment etcd knows to the millisecond; a short retry joins soon after it.
+      await sleep(250);
     }
   }
 }
