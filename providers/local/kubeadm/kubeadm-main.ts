@@ -1,4 +1,5 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join as joinPath } from 'node:path';
 import { addLearner, listMembers, promoteMember, type EtcdTLS } from '../../../src/etcd/etcd-client';
 import { KubeClient } from '../../../src/kube/kube-client';
@@ -16,8 +17,8 @@ import {
   type ControlPlaneLayout,
 } from '../control-plane-components';
 import { metadataPathInMachine, stateDirInMachine, type MachineMetadata } from '../machine-metadata';
-import { startDetached } from '../../../src/util/processes';
-import { waitForOk } from '../../../src/util/https-probe';
+import { startDetached, stopProcess } from '../../../src/util/processes';
+import { httpsGet, waitForOk } from '../../../src/util/https-probe';
 import { parseKubeadmConfig, splitHostPort, type KubeadmDocuments, type NodeRegistration } from './kubeadm-config';
 import { checkToken, joinEndpoint, KubeadmError, kubeletRegistration } from './worker-join';
 import { clusterNetworkDefaults } from '../../../src/contract/cluster-network';
@@ -137,6 +138,13 @@ async function startComponents(
   await waitForOk(`https://${layout.ip}:${layout.ports.apiserver}/readyz`, admin, 120_000);
   await startDetached(controllerManagerProcess(layout, stateDirInMachine));
   await startDetached(schedulerProcess(layout, stateDirInMachine));
+  // Ready once every component is, as kubeadm waits for all of them: the control plane's preflight before its
+  // next step, which checks them too, then passes at once instead of failing and retrying 10 s later.
+  await Promise.all(
+    [layout.ports.controllerManager, layout.ports.scheduler].map((port) =>
+      waitForOk(`https://${layout.ip}:${port}/healthz`, { insecure: true }, 120_000),
+    ),
+  );
   return new KubeClient(adminConf.replace(/server: .*/, `server: https://${layout.ip}:${layout.ports.apiserver}`));
 }
 
@@ -213,11 +221,46 @@ async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, contro
     const initialCluster = members.map((m) => `${m.name || meta.name}=${m.peerURLs[0]}`).join(',');
     const layout = layoutFor(meta, docs, initialCluster, 'existing');
     // Promoted once in sync, before its apiserver starts: the cluster never counted it before it could vote.
-    await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'), () =>
-      patiently(() => promoteMember(peers, member.id, tls), 120_000),
-    );
+    await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'), async () => {
+      await restartIfPublishLost(layout, tls);
+      await patiently(() => promoteMember(peers, member.id, tls), 120_000);
+    });
   }
   await registerKubelet(meta, docs.join?.nodeRegistration, controlPlane);
+}
+
+/**
+ * A new member's etcd proposes its name and client URLs to the leader as it starts, and serves no client until
+ * that is applied. The leader then sends it a snapshot (etcd 3.6 does for every new member), whose restore
+ * resets the peer connections: the proposal is lost, and etcd retries it only after its 7 s request timeout.
+ * A learner that has its snapshot and still serves no one is restarted, which proposes again at once; a
+ * learner does not vote, so its restart costs the cluster nothing.
+ */
+async function restartIfPublishLost(layout: ControlPlaneLayout, tls: EtcdTLS): Promise<void> {
+  const url = `https://${layout.ip}:${layout.ports.etcdClient}/health`;
+  // Any answer at all: etcd accepts client connections only once it has published itself.
+  const serving = () =>
+    httpsGet(url, tls, 200).then(
+      () => true,
+      () => false,
+    );
+  const snapshotSaved = async () =>
+    (await readdir(joinPath(layout.root, 'var/lib/etcd/member/snap')).catch(() => [] as string[])).some((f) =>
+      f.endsWith('.snap'),
+    );
+  // A publish that follows the snapshot is applied within milliseconds; this leaves it ample time.
+  const graceMs = 500;
+  let savedAt: number | undefined;
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(100)) {
+    if (await serving()) return;
+    if (savedAt === undefined && (await snapshotSaved())) savedAt = Date.now();
+    if (savedAt !== undefined && Date.now() - savedAt >= graceMs) {
+      process.stderr.write('kubeadm: etcd did not publish itself after its snapshot; restarting it\n');
+      await stopProcess(stateDirInMachine, 'etcd');
+      await startDetached(etcdProcess(layout, stateDirInMachine));
+      return;
+    }
+  }
 }
 
 /**
@@ -232,7 +275,8 @@ async function addLearnerPatiently(endpoint: string, peerURL: string, tls: EtcdT
     } catch (err) {
       if (!/unhealthy cluster|too many learner|not started/i.test((err as Error).message) || Date.now() > deadline)
         throw err;
-      await new Promise((r) => setTimeout(r, 1000));
+      // A refusal ends at a moment etcd knows to the millisecond; a short retry joins soon after it.
+      await sleep(250);
     }
   }
 }
