@@ -13,7 +13,7 @@ export interface ToolPaths {
   postgres?: string;
   etcd: string;
   /** Cluster API's kustomize config folders (core, bootstrap-kubeadm, controlplane-kubeadm), copied from its Go module. */
-  clusterApi?: { version: string; config: string };
+  clusterApi?: { version: string; config: string; clusterctl?: string };
   /** Kubernetes version (vX.Y.Z) -> directory holding kube-apiserver, kube-controller-manager, kube-scheduler and kubectl. */
   kubernetes: Record<string, string>;
 }
@@ -53,13 +53,23 @@ export function topologyToolPaths(): TopologyToolPaths {
 }
 
 /** Cluster API's release and config folders; a cache set up before they were added has none. */
-export function clusterApiConfig(): { version: string; config: string } {
+export function clusterApiConfig(): NonNullable<ToolPaths['clusterApi']> {
   const { clusterApi } = toolPaths();
   if (!clusterApi)
     throw new Error(
       `Cluster API's CRDs are missing from ${join(toolsDir(), 'manifest.json')}: run \`npm run setup\` in the capt checkout`,
     );
   return clusterApi;
+}
+
+/** clusterctl, built by setup from the Cluster API release the management API serves. */
+export function clusterctlPath(): string {
+  const { clusterctl } = clusterApiConfig();
+  if (!clusterctl)
+    throw new Error(
+      `clusterctl is missing from ${join(toolsDir(), 'manifest.json')}: run \`npm run setup\` in the capt checkout`,
+    );
+  return clusterctl;
 }
 
 /** The kubectl built with Kubernetes `version` (kubectl supports one minor of skew, so each version has its own). */

@@ -4,6 +4,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=capi-ldflags.sh
+. "$here/capi-ldflags.sh"
 tools=${CAPT_TOOLS_DIR:-$HOME/.cache/capt/tools}
 temporal_version=v1.5.1
 etcd_version=v3.6.8
@@ -119,6 +121,16 @@ fetch_capi_crds() {
   mv "$dir.partial" "$dir"
 }
 
+# clusterctl from the same pinned module, built as its users get it: the management API's tests drive it.
+build_clusterctl() {
+  local bin=$tools/cluster-api/$capi_version/clusterctl
+  [ -x "$bin" ] && { say "clusterctl $capi_version: cached"; return; }
+  say "clusterctl $capi_version: building (a few minutes, once)"
+  mkdir -p "$(dirname "$bin")"
+  (cd "$capi_module" && GOFLAGS=-buildvcs=false go build -trimpath -ldflags "$(capi_ldflags "$capi_version")" -o "$bin.partial" sigs.k8s.io/cluster-api/cmd/clusterctl)
+  mv "$bin.partial" "$bin"
+}
+
 build_temporal
 build_temporal_server
 build_temporal_ui
@@ -127,6 +139,7 @@ say "postgresql: $postgres"
 build_etcd
 for v in "${kube_versions[@]}"; do build_kube "$v"; done
 fetch_capi_crds
+build_clusterctl
 
 cat > "$tools/manifest.json.partial" <<JSON
 {
@@ -136,7 +149,7 @@ cat > "$tools/manifest.json.partial" <<JSON
   "temporalUiServer": "$tools/temporal-ui-server/$temporal_ui_version/server",
   "postgres": "$postgres",
   "etcd": "$tools/etcd/$etcd_version/etcd",
-  "clusterApi": { "version": "$capi_version", "config": "$tools/cluster-api/$capi_version/config" },
+  "clusterApi": { "version": "$capi_version", "config": "$tools/cluster-api/$capi_version/config", "clusterctl": "$tools/cluster-api/$capi_version/clusterctl" },
   "kubernetes": {
 $(for v in "${kube_versions[@]}"; do printf '    "%s": "%s"%s\n' "$v" "$tools/kubernetes/$v" "$([ "$v" = "${kube_versions[-1]}" ] || echo ,)"; done)
   }

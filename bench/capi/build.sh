@@ -19,12 +19,9 @@ missing=()
 for name in "${!managers[@]}"; do [ -x "$dir/$name" ] || missing+=("$name"); done
 if [ ${#missing[@]} -eq 0 ]; then echo "[capi] cluster-api $version: cached in $dir"; exit 0; fi
 echo "[capi] cluster-api $version: building ${missing[*]} (about 12 minutes cold)"
-minor=${version#v1.}; minor=${minor%%.*}
-# Upstream's release build stamps these; the managers log them at start.
-ldflags="-s -w"
-for kv in gitVersion=$version gitMajor=1 gitMinor=$minor gitTreeState=clean buildDate=1970-01-01T00:00:00Z; do
-  ldflags+=" -X sigs.k8s.io/cluster-api/version.$kv"
-done
+# shellcheck source=../../tools/capi-ldflags.sh
+. "$here/../../tools/capi-ldflags.sh"
+ldflags=$(capi_ldflags "$version")
 rm -rf "$dir.partial" && mkdir -p "$dir.partial"
 [ -d "$dir" ] && cp -a "$dir/." "$dir.partial/"
 cd "$here/module"

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { substituteVariables } from '../../src/api/variables';
 import { clusterFinalizer } from '../../src/bridge/bridge';
 import { managementKubeconfig, startManagementApi, stopManagementApi } from '../../src/dev/management-api';
-import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
+import { availableKubernetesVersions, clusterctlPath, kubectlFor } from '../../src/tools';
 import { freePort } from '../../src/util/free-port';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { harnessWithClient } from '../fixtures/machine-harness';
@@ -25,6 +25,12 @@ let bridge: ChildProcess;
 let bridgeLog = '';
 
 const kubectl = (...args: string[]) => runProgram(kubectlFor(version), ['--kubeconfig', kubeconfig, ...args]);
+type MachineList = {
+  items: {
+    metadata: { name: string; ownerReferences: { kind: string; name: string }[] };
+    status: { nodeRef?: { name: string }; phase: string };
+  }[];
+};
 const clusterObject = async (name: string) =>
   JSON.parse((await kubectl('get', 'cluster', name, '-o', 'json')).stdout) as {
     metadata: { generation: number; finalizers?: string[] };
@@ -123,20 +129,40 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   });
   assert.equal((await readdir(machinesDir(clusterDir('default', 'kb')))).length, 3);
   // MachineSets and Machines exist as Cluster API's controllers make them, each Machine with its Node.
-  const machines = JSON.parse((await kubectl('get', 'machines', '-o', 'json')).stdout) as {
-    items: {
-      metadata: { ownerReferences: { kind: string }[] };
-      status: { nodeRef?: { name: string }; phase: string };
-    }[];
-  };
-  await until('3 Machine objects, Running with a nodeRef', async () => {
-    const list = JSON.parse((await kubectl('get', 'machines', '-o', 'json')).stdout) as typeof machines;
+  const listed = await until('3 Machine objects, Running with a nodeRef', async () => {
+    const list = JSON.parse((await kubectl('get', 'machines', '-o', 'json')).stdout) as MachineList;
     return (
       list.items.length === 3 && list.items.every((m) => m.status?.phase === 'Running' && m.status.nodeRef) && list
     );
   });
+  // Each controlled as Cluster API's are: the workers by their MachineSet, the control-plane machine by its KCP.
+  assert.deepEqual(listed.items.map((m) => m.metadata.ownerReferences.map((r) => r.kind).join()).sort(), [
+    'KubeadmControlPlane',
+    'MachineSet',
+    'MachineSet',
+  ]);
   const sets = await kubectl('get', 'machinesets', '-o', 'name');
   assert.match(sets.stdout, /machineset\.cluster\.x-k8s\.io\/kb-md-0-/);
+
+  // clusterctl, built from Cluster API's module: its tree of the cluster, with conditions, and its kubeconfig.
+  const clusterctl = (...args: string[]) =>
+    runProgram(clusterctlPath(), [...args, '--kubeconfig', kubeconfig], { CLUSTERCTL_DISABLE_VERSIONCHECK: 'true' });
+  const tree = await until('clusterctl describe to show every machine available and up to date', async () => {
+    const d = await clusterctl('describe', 'cluster', 'kb', '--show-conditions', 'all');
+    assert.equal(d.code, 0, d.stderr);
+    return /Cluster default\/kb\s+3\/3\s+3\s+3\s+3/.test(d.stdout) && d.stdout;
+  });
+  for (const line of [
+    /KubeadmControlPlane default\/kb-control-plane, v\S+\s+1\/1\s+1\s+1\s+1/,
+    /MachineDeployment default\/kb-md-0, v\S+\s+2\/2\s+2\s+2\s+2/,
+    /Machine default\/kb-md-0-\S+, v\S+\s+1\s+1\s+1\s+1/,
+    /WorkersAvailable\s+True\s+Available/,
+    /NodeHealthy\s+True/,
+  ])
+    assert.match(tree, line, tree);
+  const got = await clusterctl('get', 'kubeconfig', 'kb');
+  assert.equal(got.code, 0, got.stderr);
+  assert.equal(got.stdout, Buffer.from(secret.data.value, 'base64').toString());
 
   // capt scale changes the workflows; the object follows and is not scaled back by the bridge.
   const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
