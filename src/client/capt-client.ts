@@ -214,7 +214,7 @@ export class CaptClient {
       await this.client.workflow.start(clusterWorkflow, {
         taskQueue: ownersTaskQueue,
         workflowId: clusterWorkflowId(model.namespace, model.name),
-        args: [{ model, ...(ownerChecks ? { ownerChecks } : {}) }],
+        args: [{ model, workersByAvailability: true, ...(ownerChecks ? { ownerChecks } : {}) }],
         staticSummary: `Cluster ${model.namespace}/${model.name} (${model.provider}, ${model.controlPlane.version})`,
         typedSearchAttributes: captAttributes({
           kind: 'Cluster',

@@ -38,7 +38,7 @@ export interface ClusterState {
   unknownSignals?: UnknownSignal[];
   /**
    * WorkersAvailable follows each MachineDeployment's Available condition, as Cluster API's does. Absent in
-   * runs from before: they required every replica running and none beyond, so a surge read as unavailable.
+   * clusters started before: they required every replica running and none beyond, so a surge read as unavailable.
    */
   workersByAvailability?: boolean;
 }

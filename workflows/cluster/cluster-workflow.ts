@@ -7,7 +7,6 @@ import {
   isCancellation,
   getExternalWorkflowHandle,
   ParentClosePolicy,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -92,6 +91,8 @@ export interface ClusterInput {
   secrets?: ClusterSecrets;
   /** Shorter owner checks for tests, which cannot wait minutes for them; the CLI never sets them. */
   ownerChecks?: OwnerCheckIntervals;
+  /** WorkersAvailable follows the MachineDeployments' Available condition (set by every client since it did). */
+  workersByAvailability?: boolean;
 }
 
 /**
@@ -123,14 +124,14 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     changedAt: {},
     held: [],
     started: [],
+    // From the input, not a patch marker (whose details Temporal keeps unencrypted): runs started before keep the old reading.
+    ...(input.workersByAvailability ? { workersByAvailability: true } : {}),
   };
   // A run continued from before generations were kept: what it started is every MachineDeployment, once workers started.
   state.generation ??= 1;
   state.changedAt ??= {};
   state.held ??= [];
   state.started ??= state.workersStarted ? state.model.machineDeployments.map((m) => m.name) : [];
-  // Histories from before it must replay with the old WorkersAvailable: it decides when the phase (a search attribute) changes.
-  if (patched('workers-available-by-availability')) state.workersByAvailability = true;
   const { changedAt, held, started } = state;
   const { facts } = state;
   const core = proxyActivities<typeof coreActivities>({
