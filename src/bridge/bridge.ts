@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { mirrorMachines } from './machine-mirror';
+import { controllerRef, labelSelector } from './machine-objects';
 import { NotFoundError, RejectedError, type CaptClient } from '../client/capt-client';
 import {
   clusterManifest,
@@ -143,10 +144,8 @@ export class Bridge {
       metadata: {
         name: `${name}-kubeconfig`,
         namespace,
-        labels: { 'cluster.x-k8s.io/cluster-name': name },
-        ownerReferences: [
-          { apiVersion: cluster.apiVersion, kind: 'Cluster', name, uid: cluster.metadata.uid!, controller: true },
-        ],
+        labels: { [clusterNameLabel]: name },
+        ownerReferences: [controllerRef(cluster)],
       },
       type: clusterSecretType,
       stringData: { value: await this.o.client.kubeconfig(namespace, name) },
@@ -228,10 +227,6 @@ export class Bridge {
     if (!view) return undefined;
     const owned = (kind: ManagedKind, owner: OwnerStatus | undefined) =>
       owner && objects[kind]?.find((o) => o.metadata.namespace === namespace && o.metadata.name === owner.name);
-    const selector = (labels: Record<string, string>) =>
-      Object.entries(labels)
-        .map(([k, v]) => (v ? `${k}=${v}` : k))
-        .join(',');
     const owners = [
       ...(view.controlPlane ? [{ status: view.controlPlane, kind: 'KubeadmControlPlane' as const }] : []),
       ...view.machineDeployments.map((status) => ({ status, kind: 'MachineDeployment' as const })),
@@ -246,7 +241,7 @@ export class Bridge {
           : machineDeploymentMachineLabels(name, status.name);
       await this.o.api.patchStatusIfChanged(
         object,
-        ownerObjectStatus(status, selector(labels), previousOf(object), observation(object)),
+        ownerObjectStatus(status, labelSelector(labels), previousOf(object), observation(object)),
       );
     }
     await mirrorMachines(this.o.api, this.o.client, view, owners, objects, now());

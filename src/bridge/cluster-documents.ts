@@ -8,8 +8,8 @@ export type ObjectsByKind = Partial<Record<ManagedKind, ApiObject[]>>;
 type Ref = { kind?: string; name?: string } | undefined;
 
 const clusterNameOf = (o: ApiObject) => (o.spec as { clusterName?: string } | undefined)?.clusterName;
-/** Objects the bridge made for a cluster's status (MachineSets' and control planes' Machines): not desired state. */
-const ownedByController = (o: ApiObject) =>
+/** Machines the bridge made for a MachineSet or control plane (not desired state), as opposed to ones a user applied. */
+export const madeByController = (o: ApiObject) =>
   (o.metadata.ownerReferences ?? []).some((r) => r.kind === 'MachineSet' || r.kind === 'KubeadmControlPlane');
 
 /**
@@ -27,7 +27,7 @@ export function clusterObjects(cluster: ApiObject, objects: ObjectsByKind): ApiO
   const spec = cluster.spec as { controlPlaneRef?: Ref; infrastructureRef?: Ref } | undefined;
   const controlPlanes = referenced(spec?.controlPlaneRef);
   const deployments = inNamespace('MachineDeployment').filter((o) => clusterNameOf(o) === name);
-  const machines = inNamespace('Machine').filter((o) => clusterNameOf(o) === name && !ownedByController(o));
+  const machines = inNamespace('Machine').filter((o) => clusterNameOf(o) === name && !madeByController(o));
   type MachineSpecRefs = { bootstrap?: { configRef?: Ref }; infrastructureRef?: Ref };
   const machineRefs = (s: MachineSpecRefs | undefined) => [
     ...referenced(s?.bootstrap?.configRef),

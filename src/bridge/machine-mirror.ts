@@ -2,13 +2,14 @@ import { providerKinds } from '../api/kind-registry';
 import type { CaptClient } from '../client/capt-client';
 import type { ClusterView } from '../contract/cluster';
 import type { MachineRecord, OwnerStatus } from '../contract/owner';
-import type { ObjectsByKind } from './cluster-documents';
+import { madeByController, type ObjectsByKind } from './cluster-documents';
 import type { ApiCondition, PreviousStatus } from './cluster-status-out';
 import {
   machineObject,
   machineObjectStatus,
   machineSetObject,
   machineSetStatus,
+  labelSelector,
   reportSequenceAnnotation,
 } from './machine-objects';
 import type { ApiObject, ManagedKind, ManagementClient } from './management-client';
@@ -35,15 +36,15 @@ export async function mirrorMachines(
     (objects[kind] ?? []).filter(
       (o) => o.metadata.namespace === namespace && (o.spec as { clusterName?: string }).clusterName === cluster,
     );
-  const machines = inCluster('Machine');
+  const machines = new Map(inCluster('Machine').map((o) => [o.metadata.name, o]));
   const sets = inCluster('MachineSet');
-  // Each machine's controller: its MachineSet (by template hash) or its control plane.
-  const controllerOf = new Map<string, ApiObject>();
-  const wanted: { record: MachineRecord; owner: ApiObject; upToDate: boolean }[] = [];
+  // Each machine's controller (its MachineSet, by template hash, or its control plane) and whether it is current.
+  const wanted = new Map<string, { record: MachineRecord; owner: ApiObject; upToDate: boolean }>();
   for (const { status, object } of owners) {
-    const current = (record: MachineRecord) => record.templateHash === status.templateHash;
+    const want = (record: MachineRecord, owner: ApiObject) =>
+      wanted.set(record.name, { record, owner, upToDate: record.templateHash === status.templateHash });
     if (status.kind === 'KubeadmControlPlane') {
-      for (const record of status.machines) wanted.push({ record, owner: object, upToDate: current(record) });
+      for (const record of status.machines) want(record, object);
       continue;
     }
     const byHash = new Map<string, ApiObject>();
@@ -51,20 +52,18 @@ export async function mirrorMachines(
       const desired = machineSetObject(object, set, cluster);
       const existing = sets.find((s) => s.metadata.name === set.name) ?? (await api.create(desired));
       byHash.set(set.hash, existing);
-      await api.patchStatusIfChanged(existing, machineSetStatus(set, selectorOf(desired)));
+      await api.patchStatusIfChanged(existing, machineSetStatus(set, labelSelector(desired.metadata.labels ?? {})));
     }
     for (const stale of sets.filter((s) => controlledBy(s, object) && ![...byHash.values()].includes(s)))
       await api.delete('MachineSet', namespace, stale.metadata.name);
     for (const record of status.machines) {
       const set = byHash.get(record.templateHash);
-      if (set) wanted.push({ record, owner: set, upToDate: current(record) });
+      if (set) want(record, set);
     }
   }
-  for (const w of wanted) controllerOf.set(w.record.name, w.owner);
-  const upToDate = new Set(wanted.filter((w) => w.upToDate).map((w) => w.record.name));
   // A machine's object is written again when it reported something new, or when a rollout left it behind.
-  const outOfDate = wanted.filter(({ record, upToDate }) => {
-    const o = machines.find((m) => m.metadata.name === record.name);
+  const outOfDate = [...wanted.values()].filter(({ record, upToDate }) => {
+    const o = machines.get(record.name);
     const shownUpToDate = (o?.status?.conditions as ApiCondition[] | undefined)?.some(
       (c) => c.type === 'UpToDate' && c.status === 'True',
     );
@@ -77,26 +76,17 @@ export async function mirrorMachines(
     outOfDate.map((w) => w.record.name),
   );
   for (const m of statuses) {
-    const desired = machineObject(m, controllerOf.get(m.name)!, infrastructureKind);
-    const existing = machines.find((o) => o.metadata.name === m.name);
+    const { owner, upToDate } = wanted.get(m.name)!;
+    const desired = machineObject(m, owner, infrastructureKind);
+    const existing = machines.get(m.name);
     const object = existing ?? (await api.create(desired));
     if (existing) await api.patch('Machine', namespace, m.name, { metadata: desired.metadata, spec: desired.spec });
     await api.patchStatusIfChanged(
       object,
-      machineObjectStatus(m, upToDate.has(m.name), object.status as PreviousStatus | undefined, now),
+      machineObjectStatus(m, upToDate, object.status as PreviousStatus | undefined, now),
     );
   }
   // Machines that are gone from their owner's records (and from capt) go from the API too.
-  const owned = new Set([...controllerOf.keys()]);
-  for (const o of machines)
-    if (!owned.has(o.metadata.name) && isControllerMade(o)) await api.delete('Machine', namespace, o.metadata.name);
+  for (const [name, o] of machines)
+    if (!wanted.has(name) && madeByController(o)) await api.delete('Machine', namespace, name);
 }
-
-/** A Machine made by the bridge for a MachineSet or control plane, not one a user applied. */
-const isControllerMade = (o: ApiObject) =>
-  (o.metadata.ownerReferences ?? []).some((r) => r.kind === 'MachineSet' || r.kind === 'KubeadmControlPlane');
-
-const selectorOf = (o: ApiObject) =>
-  Object.entries(o.metadata.labels ?? {})
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');

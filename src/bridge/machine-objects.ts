@@ -12,6 +12,12 @@ const templateHashLabel = 'machine-template-hash';
 
 type MachineSetRecord = NonNullable<OwnerStatus['machineSets']>[number];
 
+/** A label selector as the API writes one (`key=value`, a bare key for an empty value). */
+export const labelSelector = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .map(([k, v]) => (v ? `${k}=${v}` : k))
+    .join(',');
+
 /** An owner reference that makes `owner` the controller of the object (kube's garbage collector follows it). */
 export const controllerRef = (owner: ApiObject) => ({
   apiVersion: owner.apiVersion,

@@ -136,12 +136,12 @@ export async function devStart(
     if (persistence === 'postgres')
       await startPostgresTopology(devDir(), { port, uiPort }, onStep, { codecEndpoint: codec });
     else await startDevServer(port, uiPort, codec, onStep);
-    await startWorker(port, onStep);
+    await startCaptProcess('worker', port, onStep);
   })();
   // Both settle before an error is thrown, so nothing is left starting behind it.
   const [api, rest] = await Promise.allSettled([managementApi, temporal]);
   for (const r of [rest, api]) if (r.status === 'rejected') throw r.reason;
-  if (managementApi) await startBridge(port, onStep);
+  if (managementApi) await startCaptProcess('bridge', port, onStep);
   return devStatus(opts);
 }
 
@@ -219,39 +219,45 @@ async function startDevServer(
   }
 }
 
-async function startWorker(port: number, onStep: (line: string) => void): Promise<void> {
-  if (await runningPid(devDir(), 'worker')) return;
-  onStep('starting a capt worker');
-  await startDetached({
-    name: 'worker',
-    command: process.execPath,
-    args: [join(__dirname, '../worker/worker-main.js')],
-    stateDir: devDir(),
+/** capt's own Node processes of the stack: each reaches Temporal on `port` and logs `ready` once it serves. */
+const captProcesses = {
+  worker: {
+    what: 'a capt worker',
+    script: '../worker/worker-main.js',
+    args: (): string[] => [],
     // The embedded stack's one worker is the build that runs: a rebuilt capt takes over new workflows at once.
-    env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome(), CAPT_WORKER_MAKE_CURRENT: '1' },
-  });
-  await untilLogged('worker', 'capt worker ready', 'the capt worker');
-}
+    env: { CAPT_WORKER_MAKE_CURRENT: '1' } as Record<string, string>,
+    ready: 'capt worker ready',
+  },
+  // Between the management API and Temporal: Cluster API's objects applied there run here.
+  bridge: {
+    what: 'the bridge between the management API and Temporal',
+    script: '../cli/main.js',
+    args: () => ['bridge', '--kubeconfig', adminConf(managementApiDir())],
+    env: {} as Record<string, string>,
+    ready: 'capt bridge ready',
+  },
+};
 
-/** `capt bridge` between the management API and Temporal: Cluster API's objects applied there run here. */
-async function startBridge(port: number, onStep: (line: string) => void): Promise<void> {
-  if (await runningPid(devDir(), 'bridge')) return;
-  onStep('starting the bridge between the management API and Temporal');
+/** Starts one of captProcesses in the background, unless it runs, and waits (up to a minute) until it is ready. */
+async function startCaptProcess(
+  name: keyof typeof captProcesses,
+  port: number,
+  onStep: (line: string) => void,
+): Promise<void> {
+  const p = captProcesses[name];
+  if (await runningPid(devDir(), name)) return;
+  onStep(`starting ${p.what}`);
   await startDetached({
-    name: 'bridge',
+    name,
     command: process.execPath,
-    args: [join(__dirname, '../cli/main.js'), 'bridge', '--kubeconfig', adminConf(managementApiDir())],
+    args: [join(__dirname, p.script), ...p.args()],
     stateDir: devDir(),
-    env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome() },
+    env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome(), ...p.env },
   });
-  await untilLogged('bridge', 'capt bridge ready', 'the bridge');
-}
-
-/** Waits (up to a minute) until the background process `name` logs `ready`, or says why it did not start. */
-async function untilLogged(name: string, ready: string, what: string): Promise<void> {
-  for (let i = 0; !(await readFile(join(devDir(), `${name}.log`), 'utf8').catch(() => '')).includes(ready); i++) {
+  for (let i = 0; !(await readFile(join(devDir(), `${name}.log`), 'utf8').catch(() => '')).includes(p.ready); i++) {
     if (i > 240 || !(await runningPid(devDir(), name)))
-      throw new Error(`${what} did not start:\n${await logTail(devDir(), name)}`);
+      throw new Error(`${p.what} did not start:\n${await logTail(devDir(), name)}`);
     await sleep(250);
   }
 }
