@@ -16,6 +16,12 @@ interface Pipe {
   draining: boolean;
 }
 
+/** What the endpoint forwards to: the backends in service, and the connections still open to any other. */
+export interface EndpointPool {
+  inService: string[];
+  leaving: Record<string, number>;
+}
+
 /** A /readyz slower than this counts as a failed check: a stopping apiserver must leave the pool fast. */
 const probeTimeoutMs = 1000;
 
@@ -28,7 +34,14 @@ export class ApiserverLoadBalancer {
   private readonly up = new Set<string>();
   private readonly failures = new Map<string, number>();
 
-  constructor(private readonly backends: () => Promise<string[]>) {}
+  /**
+   * @param poolChanged called when the backends in service change or a connection opens or closes, so the
+   *   pool can be published to whoever waits for a machine to leave.
+   */
+  constructor(
+    private readonly backends: () => Promise<string[]>,
+    private readonly poolChanged: () => void = () => undefined,
+  ) {}
 
   listen(host: string, port: number): Promise<void> {
     this.server = createServer((client) => this.forward(client));
@@ -65,6 +78,7 @@ export class ApiserverLoadBalancer {
       this.failures.delete(b);
     }
     this.healthy = candidates.filter((b) => this.up.has(b));
+    this.poolChanged();
     // With no healthy backend left, closing connections to the ones that failed their checks helps no client.
     if (this.healthy.length === 0) return;
     for (const pipe of this.pipes) if (!this.healthy.includes(pipe.backend)) this.drain(pipe);
@@ -105,28 +119,40 @@ export class ApiserverLoadBalancer {
       upstream.removeAllListeners('error');
       const pipe: Pipe = { backend, client, upstream, lastClient: 0, lastUpstream: Date.now(), draining: false };
       this.pipes.add(pipe);
+      this.poolChanged();
       client.on('data', () => (pipe.lastClient = Date.now()));
       upstream.on('data', () => (pipe.lastUpstream = Date.now()));
       client.pipe(upstream).pipe(client);
       client.resume();
       // One side closing ends the other gracefully, so a response still buffered for the client is delivered
       // (destroying it cut kept-alive responses short: "Premature close" on a loaded host); errors end both.
+      const closed = () => {
+        if (this.pipes.delete(pipe)) this.poolChanged();
+      };
       const fail = () => {
-        this.pipes.delete(pipe);
+        closed();
         client.destroy();
         upstream.destroy();
       };
       client.on('error', fail);
       upstream.on('error', fail);
       client.on('close', () => {
-        this.pipes.delete(pipe);
+        closed();
         upstream.end();
       });
       upstream.on('close', () => {
-        this.pipes.delete(pipe);
+        closed();
         client.end();
       });
     });
+  }
+
+  /** What a leaving machine waits on; connections to backends in service are left out, so they churn unseen. */
+  pool(): EndpointPool {
+    const leaving: Record<string, number> = {};
+    for (const { backend } of this.pipes)
+      if (!this.healthy.includes(backend)) leaving[backend] = (leaving[backend] ?? 0) + 1;
+    return { inService: [...this.healthy], leaving };
   }
 
   close(): Promise<void> {

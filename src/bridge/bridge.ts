@@ -10,9 +10,11 @@ import {
   clusterManifest,
   clusterNameLabel,
   clusterObjects,
+  madeByController,
   ownedByCluster,
   type ObjectsByKind,
 } from './cluster-documents';
+import { asksDeletionFirst, marksInFlight } from './machine-annotations-door';
 import {
   clusterObjectStatus,
   ownerObjectStatus,
@@ -86,7 +88,10 @@ export class Bridge {
     const hash = manifestHash(manifest.text);
     const key = `${namespace}/${name}`;
     const applied = cluster.metadata.annotations?.[appliedManifestAnnotation] === hash;
-    if (!applied && this.refused.get(key)?.hash !== hash) {
+    const held = applied ? [] : await this.marksInFlight(cluster, objects);
+    if (held.length)
+      this.o.log.info({ cluster: key, machines: held }, 'bridge: change held until delete-machine marks reach owners');
+    if (!applied && held.length === 0 && this.refused.get(key)?.hash !== hash) {
       try {
         await this.o.client.apply(loadManifests([manifest], {}, this.o.kubernetesVersions));
         await this.o.api.annotate(cluster, appliedManifestAnnotation, hash);
@@ -104,6 +109,24 @@ export class Bridge {
     // Only once every applied change has reached its owner: before that, an owner's replicas are the old ones.
     if (applied && view && view.observedGeneration === view.generation)
       await this.writeBackReplicas(cluster, members, view);
+  }
+
+  /** Machines of the cluster marked for deletion on their objects whose owners do not know it yet. */
+  private async marksInFlight(cluster: ApiObject, objects: ObjectsByKind): Promise<string[]> {
+    const { namespace, name } = cluster.metadata;
+    const marked = (objects.Machine ?? []).filter(
+      (o) =>
+        o.metadata.namespace === namespace &&
+        (o.spec as { clusterName?: string }).clusterName === name &&
+        madeByController(o) &&
+        asksDeletionFirst(o),
+    );
+    if (marked.length === 0) return [];
+    const view = await this.o.client.clusterStatus(namespace, name).catch((err: Error) => {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    });
+    return view ? marksInFlight(marked, view) : [];
   }
 
   /**
@@ -244,7 +267,7 @@ export class Bridge {
         ownerObjectStatus(status, labelSelector(labels), previousOf(object), observation(object)),
       );
     }
-    await mirrorMachines(this.o.api, this.o.client, view, owners, objects, now());
+    await mirrorMachines(this.o.api, this.o.client, this.o.log, view, owners, objects, now());
     return view;
   }
 }

@@ -67,7 +67,7 @@ export const ownedByCluster = (o: ApiObject) =>
 export const clusterNameLabel = 'cluster.x-k8s.io/cluster-name';
 
 /** Annotations tools keep on an object about their own work (kubectl's last apply, the bridge's), not desired state. */
-const bookkeeping = (key: string) =>
+export const bookkeeping = (key: string) =>
   key === 'kubectl.kubernetes.io/last-applied-configuration' || key.startsWith('capt.cluster.x-k8s.io/');
 
 /** The object as a manifest carries it: its desired state, without what the API server or a controller wrote. */

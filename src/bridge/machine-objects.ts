@@ -2,6 +2,7 @@ import { groups } from '../api/kind-registry';
 import type { Condition, MachineStatus } from '../contract/machine';
 import type { OwnerStatus } from '../contract/owner';
 import { apiConditions, type PreviousStatus } from './cluster-status-out';
+import { annotationsDigest, mirroredAnnotationsAnnotation } from './machine-annotations-door';
 import type { ApiObject } from './management-client';
 
 /** On a Machine object the bridge made: the report of the machine it shows, so an unchanged one is not read again. */
@@ -63,8 +64,8 @@ export function machineSetStatus(set: MachineSetRecord, selector: string): Recor
 }
 
 /**
- * A Machine as Cluster API shows it, from its workflow's status: labels, owner, providerID and version; its
- * bootstrap data and infrastructure are the local provider's, named after it.
+ * A Machine as Cluster API shows it, from its workflow's status: labels, annotations, owner, providerID and
+ * version; its bootstrap data and infrastructure are the local provider's, named after it.
  */
 export function machineObject(m: MachineStatus, owner: ApiObject, infrastructureKind: string): ApiObject {
   return {
@@ -74,7 +75,11 @@ export function machineObject(m: MachineStatus, owner: ApiObject, infrastructure
       name: m.name,
       namespace: m.namespace,
       labels: m.labels,
-      annotations: { [reportSequenceAnnotation]: String(m.sequence) },
+      annotations: {
+        ...m.annotations,
+        [reportSequenceAnnotation]: String(m.sequence),
+        [mirroredAnnotationsAnnotation]: annotationsDigest(m.annotations),
+      },
       ownerReferences: [controllerRef(owner)],
     },
     spec: {

@@ -25,12 +25,14 @@ let bridge: ChildProcess;
 let bridgeLog = '';
 
 const kubectl = (...args: string[]) => runProgram(kubectlFor(version), ['--kubeconfig', kubeconfig, ...args]);
-type MachineList = {
-  items: {
-    metadata: { name: string; ownerReferences: { kind: string; name: string }[] };
-    status: { nodeRef?: { name: string }; phase: string };
-  }[];
+type MachineObject = {
+  metadata: { name: string; ownerReferences: { kind: string; name: string }[]; annotations?: Record<string, string> };
+  spec: { providerID?: string };
+  status: { nodeRef?: { name: string }; phase: string };
 };
+type MachineList = { items: MachineObject[] };
+const machineObject = async (name: string) =>
+  JSON.parse((await kubectl('get', 'machine', name, '-o', 'json')).stdout) as MachineObject;
 const clusterObject = async (name: string) =>
   JSON.parse((await kubectl('get', 'cluster', name, '-o', 'json')).stdout) as {
     metadata: { generation: number; finalizers?: string[] };
@@ -170,18 +172,90 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   // clusterctl prints the Secret's kubeconfig, with a newline of its own.
   assert.equal(got.stdout.trimEnd(), Buffer.from(secret.data.value, 'base64').toString().trimEnd());
 
+  // cluster-autoscaler's clusterapi contract, driven with kubectl as the autoscaler drives it (it cannot be built
+  // here): node-group size annotations kept, each Machine's providerID its Node's, delete-machine then a scale-down.
+  const sizes = {
+    'cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size': '1',
+    'cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size': '3',
+  };
+  const sized = await kubectl(
+    'annotate',
+    'machinedeployment/kb-md-0',
+    ...Object.entries(sizes).map(([k, v]) => `${k}=${v}`),
+  );
+  assert.equal(sized.code, 0, sized.stderr);
+  for (const m of listed.items) {
+    const node = await runProgram(kubectlFor(version), [
+      '--kubeconfig',
+      workloadKubeconfig,
+      'get',
+      'node',
+      m.status.nodeRef!.name,
+      '-o',
+      'jsonpath={.spec.providerID}',
+    ]);
+    assert.equal(node.code, 0, node.stderr);
+    assert.ok(m.spec.providerID, `machine ${m.metadata.name} has a providerID`);
+    assert.equal(m.spec.providerID, node.stdout, `machine ${m.metadata.name}'s providerID is its Node's`);
+  }
+  // Without the mark the MachineDeployment would take the first by name (its stand-in for Random): mark the last.
+  const workers = listed.items
+    .filter((m) => m.metadata.ownerReferences[0]!.kind === 'MachineSet')
+    .map((m) => m.metadata.name)
+    .sort();
+  const [kept, marked] = workers as [string, string];
+  const mark = await kubectl('annotate', `machine/${marked}`, 'cluster.x-k8s.io/delete-machine=yes');
+  assert.equal(mark.code, 0, mark.stderr);
+  const autoscaled = await kubectl('scale', 'machinedeployment/kb-md-0', '--replicas=1');
+  assert.equal(autoscaled.code, 0, autoscaled.stderr);
+  const afterMark = await until('the MachineDeployment workflow to run 1 machine', async () => {
+    const md = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    return (
+      md.replicas === 1 &&
+      md.machines.length === 1 &&
+      md.machines.every((m) => m.phase === 'Running' && !m.deleting) &&
+      md
+    );
+  });
+  assert.deepEqual(
+    afterMark.machines.map((m) => m.name),
+    [kept],
+    `${marked} carried delete-machine and went first`,
+  );
+  await until(`the Machine object ${marked} to go`, async () => (await kubectl('get', 'machine', marked)).code !== 0);
+  const md = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
+    metadata: { annotations: Record<string, string> };
+    spec: { replicas: number };
+  };
+  assert.equal(md.spec.replicas, 1);
+  for (const [k, v] of Object.entries(sizes)) assert.equal(md.metadata.annotations[k], v, `${k} read back`);
+
   // capt scale changes the workflows; the object follows and is not scaled back by the bridge.
   const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
-  const down = await capt('scale', 'machinedeployment', 'kb-md-0', '--replicas', '1', '--wait');
-  assert.equal(down.code, 0, down.stderr);
-  await until('the MachineDeployment object to show 1 replica', async () => {
-    const md = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
+  const up = await capt('scale', 'machinedeployment', 'kb-md-0', '--replicas', '2', '--wait');
+  assert.equal(up.code, 0, up.stderr);
+  await until('the MachineDeployment object to show 2 replicas', async () => {
+    const o = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
       spec: { replicas: number };
     };
-    return md.spec.replicas === 1;
+    return o.spec.replicas === 2;
   });
   await new Promise((r) => setTimeout(r, 3000));
-  assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 1);
+  assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 2);
+  // Annotations set and removed with kubectl reach the machine's workflow, as delete-machine did.
+  const noted = await kubectl('annotate', `machine/${kept}`, 'example.com/note=kept');
+  assert.equal(noted.code, 0, noted.stderr);
+  await until(`machine ${kept}'s workflow to carry example.com/note`, async () => {
+    const [m] = await suite.client.machineStatuses('default', [kept]);
+    return m?.annotations['example.com/note'] === 'kept';
+  });
+  const unnoted = await kubectl('annotate', `machine/${kept}`, 'example.com/note-');
+  assert.equal(unnoted.code, 0, unnoted.stderr);
+  await until(`machine ${kept}'s workflow to drop example.com/note`, async () => {
+    const [m] = await suite.client.machineStatuses('default', [kept]);
+    return !!m && !('example.com/note' in m.annotations);
+  });
+  assert.equal((await machineObject(kept)).metadata.annotations?.['example.com/note'], undefined);
 
   // A control plane older than its workers is refused with capt apply's own message, on the object, and the workflow keeps its version.
   const older = availableKubernetesVersions()[0]!;
