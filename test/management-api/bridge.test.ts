@@ -230,18 +230,6 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   assert.equal(md.spec.replicas, 1);
   for (const [k, v] of Object.entries(sizes)) assert.equal(md.metadata.annotations[k], v, `${k} read back`);
 
-  // capt scale changes the workflows; the object follows and is not scaled back by the bridge.
-  const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
-  const up = await capt('scale', 'machinedeployment', 'kb-md-0', '--replicas', '2', '--wait');
-  assert.equal(up.code, 0, up.stderr);
-  await until('the MachineDeployment object to show 2 replicas', async () => {
-    const o = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
-      spec: { replicas: number };
-    };
-    return o.spec.replicas === 2;
-  });
-  await new Promise((r) => setTimeout(r, 3000));
-  assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 2);
   // Annotations set and removed with kubectl reach the machine's workflow, as delete-machine did.
   const noted = await kubectl('annotate', `machine/${kept}`, 'example.com/note=kept');
   assert.equal(noted.code, 0, noted.stderr);
@@ -256,6 +244,46 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
     return !!m && !('example.com/note' in m.annotations);
   });
   assert.equal((await machineObject(kept)).metadata.annotations?.['example.com/note'], undefined);
+
+  // Paused with kubectl as with a manifest: a scale is recorded but carried out only once unpaused.
+  const pause = (paused: boolean) =>
+    kubectl('patch', 'cluster/kb', '--type=merge', '-p', JSON.stringify({ spec: { paused } }));
+  assert.equal((await pause(true)).code, 0);
+  await until('the Cluster object to show Paused', async () =>
+    (await clusterObject('kb')).status.conditions.some((c) => c.type === 'Paused' && c.status === 'True'),
+  );
+  assert.equal((await suite.client.clusterStatus('default', 'kb')).paused, true);
+  assert.equal((await kubectl('scale', 'machinedeployment/kb-md-0', '--replicas=2')).code, 0);
+  const pending = await until('the paused MachineDeployment to record the scale', async () => {
+    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    return o.replicas === 2 && o;
+  });
+  await new Promise((r) => setTimeout(r, 3000));
+  const stillOne = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+  assert.deepEqual(
+    stillOne.machines.map((m) => m.name),
+    [kept],
+    `no machine is created while paused (${JSON.stringify(pending.step)})`,
+  );
+  assert.equal((await readdir(machinesDir(clusterDir('default', 'kb')))).length, 2);
+  assert.equal((await pause(false)).code, 0);
+  await until('the unpaused MachineDeployment to run 2 machines', async () => {
+    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    return o.readyReplicas === 2 && o.machines.length === 2;
+  });
+
+  // capt scale changes the workflows; the object follows and is not scaled back by the bridge.
+  const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
+  const down = await capt('scale', 'machinedeployment', 'kb-md-0', '--replicas', '1', '--wait');
+  assert.equal(down.code, 0, down.stderr);
+  await until('the MachineDeployment object to show 1 replica', async () => {
+    const o = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
+      spec: { replicas: number };
+    };
+    return o.spec.replicas === 1;
+  });
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 1);
 
   // A control plane older than its workers is refused with capt apply's own message, on the object, and the workflow keeps its version.
   const older = availableKubernetesVersions()[0]!;
