@@ -14,9 +14,11 @@ interface Pipe {
   lastClient: number;
   lastUpstream: number;
   draining: boolean;
+  /** The balancer closed its side: the client sees the connection end and sends no more on it. */
+  ended?: boolean;
 }
 
-/** What the endpoint forwards to: the backends in service, and the connections still open to any other. */
+/** What the endpoint forwards to: the backends in service, and the connections any other still carries. */
 export interface EndpointPool {
   inService: string[];
   leaving: Record<string, number>;
@@ -98,8 +100,20 @@ export class ApiserverLoadBalancer {
       const idle = pipe.lastUpstream >= pipe.lastClient && Date.now() - pipe.lastUpstream >= 50;
       if (!idle && Date.now() < giveUpAt) return;
       clearInterval(timer);
+      pipe.ended = true;
+      this.poolChanged();
+      // Unpiped and read on to each peer's end, so both sockets close: left piped, ending one side paused the
+      // other and both stayed half-open for the process's life. A peer that never ends is cut off after 5 s.
+      pipe.client.unpipe(pipe.upstream);
+      pipe.upstream.unpipe(pipe.client);
       pipe.client.end();
       pipe.upstream.end();
+      pipe.client.resume();
+      pipe.upstream.resume();
+      setTimeout(() => {
+        pipe.client.destroy();
+        pipe.upstream.destroy();
+      }, 5_000).unref();
     }, 20);
     pipe.client.once('close', () => clearInterval(timer));
   }
@@ -147,11 +161,14 @@ export class ApiserverLoadBalancer {
     });
   }
 
-  /** What a leaving machine waits on; connections to backends in service are left out, so they churn unseen. */
+  /**
+   * What a leaving machine waits on: connections to backends out of service that the balancer has not closed
+   * yet (busy ones, watches); connections to backends in service are left out, so they churn unseen.
+   */
   pool(): EndpointPool {
     const leaving: Record<string, number> = {};
-    for (const { backend } of this.pipes)
-      if (!this.healthy.includes(backend)) leaving[backend] = (leaving[backend] ?? 0) + 1;
+    for (const { backend, ended } of this.pipes)
+      if (!ended && !this.healthy.includes(backend)) leaving[backend] = (leaving[backend] ?? 0) + 1;
     return { inService: [...this.healthy], leaving };
   }
 
