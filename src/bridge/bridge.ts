@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { mirrorMachines } from './machine-mirror';
+import { bridgeLeaseRef, type BridgeLease } from './bridge-lease';
 import { controllerRef, labelSelector } from './machine-objects';
 import { NotFoundError, RejectedError, type CaptClient } from '../client/capt-client';
 import {
@@ -40,6 +41,8 @@ export interface BridgeOptions {
   log: Logger;
   /** The Kubernetes versions the local provider can run here, as `capt apply` checks them; undefined: not checked. */
   kubernetesVersions?: string[];
+  /** Several bridges may run: only the holder of this lease passes. Without one, this bridge always does. */
+  lease?: BridgeLease;
 }
 
 const manifestHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
@@ -56,12 +59,43 @@ export class Bridge {
 
   constructor(private readonly o: BridgeOptions) {}
 
-  /** Passes every `intervalMs` until `signal` aborts; a failed pass is logged and the next one tries again. */
+  /** Whether this bridge holds the lease, as last renewed; undefined before the first try. */
+  private leading?: boolean;
+
+  /**
+   * Passes every `intervalMs` until `signal` aborts, while this bridge holds the lease (when it has one); a failed
+   * pass is logged and the next one tries again.
+   */
   async run(intervalMs: number, signal: AbortSignal): Promise<void> {
+    const lease = this.o.lease;
+    const kept = lease ? this.keepLease(lease, intervalMs, signal) : undefined;
     while (!signal.aborted) {
-      await this.pass().catch((err: Error) => this.o.log.warn({ err }, 'bridge pass failed'));
+      if (!lease || this.leading)
+        await this.pass().catch((err: Error) => this.o.log.warn({ err }, 'bridge pass failed'));
       await sleep(intervalMs, undefined, { signal }).catch(() => undefined);
     }
+    await kept;
+  }
+
+  /**
+   * Renews the lease every `intervalMs`, apart from the passes (a long pass must not let it lapse), and lets it go
+   * on stop. A renewal that fails stops the passes: two bridges must not both act on a cluster.
+   */
+  private async keepLease(lease: BridgeLease, intervalMs: number, signal: AbortSignal): Promise<void> {
+    const where = `Lease ${bridgeLeaseRef.namespace}/${bridgeLeaseRef.name}`;
+    while (!signal.aborted) {
+      const leading = await lease.hold().catch((err: Error) => {
+        this.o.log.warn({ err }, `bridge: could not renew ${where}`);
+        return false;
+      });
+      if (leading !== this.leading)
+        this.o.log.info(
+          leading ? `bridge: leading (holds ${where})` : `bridge: standing by (another bridge holds ${where})`,
+        );
+      this.leading = leading;
+      await sleep(intervalMs, undefined, { signal }).catch(() => undefined);
+    }
+    await lease.release().catch((err: Error) => this.o.log.warn({ err }, `bridge: could not release ${where}`));
   }
 
   async pass(): Promise<void> {

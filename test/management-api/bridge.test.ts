@@ -21,8 +21,9 @@ const h = suite.harness;
 const version = availableKubernetesVersions().at(-1)!;
 let dir: string;
 let kubeconfig: string;
-let bridge: ChildProcess;
-let bridgeLog = '';
+// Two bridges, as an operator may run for availability: one holds the Lease and acts, the other stands by.
+const bridges: { process: ChildProcess; log: string }[] = [];
+const bridgeLog = () => bridges.map((b, i) => `bridge ${i}:\n${b.log.slice(-3000)}`).join('\n');
 
 const kubectl = (...args: string[]) => runProgram(kubectlFor(version), ['--kubeconfig', kubeconfig, ...args]);
 type MachineObject = {
@@ -48,16 +49,20 @@ before(async () => {
   await startManagementApi(dir, await freePort('127.0.0.1'), () => undefined);
   kubeconfig = join(dir, 'admin.kubeconfig');
   await writeFile(kubeconfig, await managementKubeconfig(dir), { mode: 0o600 });
-  bridge = spawn(process.execPath, [cli, 'bridge', '--kubeconfig', kubeconfig, '--interval', '1s'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  bridge.stdout!.on('data', (c: Buffer) => (bridgeLog += c.toString()));
-  bridge.stderr!.on('data', (c: Buffer) => (bridgeLog += c.toString()));
+  for (let i = 0; i < 2; i++) {
+    const child = spawn(process.execPath, [cli, 'bridge', '--kubeconfig', kubeconfig, '--interval', '1s'], {
+      env: { ...process.env, TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const bridge = { process: child, log: '' };
+    child.stdout!.on('data', (c: Buffer) => (bridge.log += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (bridge.log += c.toString()));
+    bridges.push(bridge);
+  }
 });
 
 after(async () => {
-  bridge?.kill('SIGKILL');
+  for (const b of bridges) b.process.kill('SIGKILL');
   await stopManagementApi(dir);
   await rm(dir, { recursive: true, force: true });
 });
@@ -79,7 +84,7 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   assert.match(applied.stdout, /cluster\.cluster\.x-k8s\.io\/kb created/);
 
   const waited = await kubectl('wait', '--for=condition=Available', 'cluster/kb', '--timeout=600s');
-  assert.equal(waited.code, 0, `${waited.stderr}\n${bridgeLog.slice(-3000)}`);
+  assert.equal(waited.code, 0, `${waited.stderr}\n${bridgeLog()}`);
   const ready = await clusterObject('kb');
   assert.equal(ready.status.phase, 'Provisioned');
   assert.deepEqual(ready.metadata.finalizers, [clusterFinalizer]);
@@ -102,6 +107,14 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
     availableReplicas: 1,
     upToDateReplicas: 1,
   });
+
+  // One bridge led and applied the cluster; the other stood by throughout.
+  const leaders = bridges.filter((b) => b.log.includes('bridge: leading'));
+  assert.equal(leaders.length, 1, bridgeLog());
+  const standby = bridges.find((b) => !leaders.includes(b))!;
+  assert.match(standby.log, /bridge: standing by \(another bridge holds Lease kube-system\/capt-bridge\)/);
+  assert.doesNotMatch(standby.log, /applied the cluster/);
+  assert.match(leaders[0]!.log, /applied the cluster from the management API/);
 
   // The <cluster>-kubeconfig Secret, as Cluster API writes it: a kubeconfig kubectl can use on the cluster.
   const secret = await until('the kb-kubeconfig Secret', async () => {
@@ -324,7 +337,7 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   const deleted = await kubectl('delete', 'cluster', 'kb', '--wait=false');
   assert.equal(deleted.code, 0, deleted.stderr);
   const gone = await kubectl('wait', '--for=delete', 'cluster/kb', '--timeout=300s');
-  assert.equal(gone.code, 0, `${gone.stderr}\n${bridgeLog.slice(-3000)}`);
+  assert.equal(gone.code, 0, `${gone.stderr}\n${bridgeLog()}`);
   const closed = await h.env.client.workflow.getHandle('cluster/default/kb').describe();
   assert.equal(closed.status.name, 'COMPLETED');
   assert.deepEqual(await readdir(machinesDir(clusterDir('default', 'kb'))).catch(() => []), []);
