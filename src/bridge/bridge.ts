@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
-import { mirrorMachines } from './machine-mirror';
+import { mirrorMachines, releaseMachineObject } from './machine-mirror';
 import { bridgeLeaseRef, type BridgeLease } from './bridge-lease';
 import { controllerRef, labelSelector } from './machine-objects';
 import { NotFoundError, RejectedError, type CaptClient } from '../client/capt-client';
@@ -11,7 +11,7 @@ import {
   clusterManifest,
   clusterNameLabel,
   clusterObjects,
-  madeByController,
+  madeMachineObjects,
   ownedByCluster,
   type ObjectsByKind,
 } from './cluster-documents';
@@ -112,7 +112,7 @@ export class Bridge {
   private async reconcile(cluster: ApiObject, objects: ObjectsByKind, secrets: Set<string>): Promise<void> {
     const { namespace, name } = cluster.metadata;
     const finalizers = cluster.metadata.finalizers ?? [];
-    if (cluster.metadata.deletionTimestamp) return this.deleting(cluster);
+    if (cluster.metadata.deletionTimestamp) return this.deleting(cluster, objects);
     // The finalizer first, so a deletion from now on waits for the workflow.
     if (!finalizers.includes(clusterFinalizer))
       return this.o.api.setFinalizers(cluster, [...finalizers, clusterFinalizer]);
@@ -148,13 +148,7 @@ export class Bridge {
   /** Machines of the cluster marked for deletion on their objects whose owners do not know it yet. */
   private async marksInFlight(cluster: ApiObject, objects: ObjectsByKind): Promise<string[]> {
     const { namespace, name } = cluster.metadata;
-    const marked = (objects.Machine ?? []).filter(
-      (o) =>
-        o.metadata.namespace === namespace &&
-        (o.spec as { clusterName?: string }).clusterName === name &&
-        madeByController(o) &&
-        asksDeletionFirst(o),
-    );
+    const marked = madeMachineObjects(objects, namespace, name).filter(asksDeletionFirst);
     if (marked.length === 0) return [];
     const view = await this.o.client.clusterStatus(namespace, name).catch((err: Error) => {
       if (err instanceof NotFoundError) return undefined;
@@ -227,17 +221,21 @@ export class Bridge {
     }
   }
 
-  /** A Cluster being deleted: its workflow deletes everything, then the finalizer lets the object go. */
-  private async deleting(cluster: ApiObject): Promise<void> {
+  /**
+   * A Cluster being deleted: its workflow deletes everything while its objects show it, then the Machine objects'
+   * finalizers and its own let them go.
+   */
+  private async deleting(cluster: ApiObject, objects: ObjectsByKind): Promise<void> {
     const { namespace, name } = cluster.metadata;
     const finalizers = cluster.metadata.finalizers ?? [];
     if (!finalizers.includes(clusterFinalizer)) return;
     try {
       const summary = await this.o.client.clusterSummary(namespace, name);
       if (summary.phase !== 'Deleting') await this.o.client.deleteCluster(namespace, name);
-      await this.writeStatus(cluster, {}, false, undefined);
+      await this.writeStatus(cluster, objects, false, undefined);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
+      for (const o of madeMachineObjects(objects, namespace, name)) await releaseMachineObject(this.o.api, o);
       await this.o.api.setFinalizers(
         cluster,
         finalizers.filter((f) => f !== clusterFinalizer),

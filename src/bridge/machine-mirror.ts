@@ -12,6 +12,7 @@ import {
   machineSetObject,
   machineSetStatus,
   labelSelector,
+  machineFinalizer,
   reportSequenceAnnotation,
 } from './machine-objects';
 import type { ApiObject, ManagedKind, ManagementClient } from './management-client';
@@ -97,8 +98,10 @@ export async function mirrorMachines(
     const object = existing ?? (await api.create(desired));
     // A merge patch keeps keys it does not name: the ones the machine no longer has are removed by name.
     const gone = Object.keys(existing ? ownAnnotations(existing) : {}).filter((k) => !(k in m.annotations));
+    // Finalizers are set when the object is made: one cannot be added to an object being deleted.
+    const { finalizers: _made, ...kept } = desired.metadata;
     const metadata = {
-      ...desired.metadata,
+      ...kept,
       annotations: { ...desired.metadata.annotations, ...Object.fromEntries(gone.map((k) => [k, null])) },
     };
     if (existing) await api.patch('Machine', namespace, m.name, { metadata, spec: desired.spec });
@@ -107,7 +110,41 @@ export async function mirrorMachines(
       machineObjectStatus(m, upToDate, object.status as PreviousStatus | undefined, now),
     );
   }
-  // Machines that are gone from their owner's records (and from capt) go from the API too.
-  for (const [name, o] of machines)
-    if (!wanted.has(name) && madeByController(o)) await api.delete('Machine', namespace, name);
+  await mirrorDeletions(api, client, log, [...machines.values()].filter(madeByController), wanted);
+}
+
+/**
+ * Deletion both ways, as Cluster API's Machine finalizer makes it: a machine capt deletes shows a deletion
+ * timestamp (and phase Deleting) while it drains, and its object goes when the machine is gone; a Machine object
+ * deleted with kubectl deletes its machine, which its owner replaces.
+ */
+async function mirrorDeletions(
+  api: ManagementClient,
+  client: CaptClient,
+  log: Logger,
+  machines: ApiObject[],
+  wanted: Map<string, { record: MachineRecord }>,
+): Promise<void> {
+  for (const o of machines) {
+    const { namespace, name, deletionTimestamp } = o.metadata;
+    const record = wanted.get(name)?.record;
+    if (record && deletionTimestamp && !record.deleting)
+      await client.deleteMachine(namespace, name).catch((err: Error) => {
+        if (!(err instanceof RejectedError)) throw err;
+        log.warn({ machine: `${namespace}/${name}`, reason: err.message }, 'bridge: machine deletion refused');
+      });
+    else if (record?.deleting && !deletionTimestamp) await api.delete('Machine', namespace, name);
+    else if (!record) await releaseMachineObject(api, o);
+  }
+}
+
+/** A Machine object whose machine is gone: its finalizer comes off and it goes. */
+export async function releaseMachineObject(api: ManagementClient, o: ApiObject): Promise<void> {
+  const finalizers = o.metadata.finalizers ?? [];
+  if (finalizers.includes(machineFinalizer))
+    await api.setFinalizers(
+      o,
+      finalizers.filter((f) => f !== machineFinalizer),
+    );
+  if (!o.metadata.deletionTimestamp) await api.delete('Machine', o.metadata.namespace, o.metadata.name);
 }

@@ -7,6 +7,8 @@ import type { ApiObject } from './management-client';
 
 /** On a Machine object the bridge made: the report of the machine it shows, so an unchanged one is not read again. */
 export const reportSequenceAnnotation = 'capt.cluster.x-k8s.io/report-sequence';
+/** Cluster API's finalizer on a Machine: the object stays, with its deletion timestamp, until the machine is gone. */
+export const machineFinalizer = 'machine.cluster.x-k8s.io';
 /** Cluster API's label naming a Machine's MachineSet. */
 export const machineSetNameLabel = 'cluster.x-k8s.io/set-name';
 const templateHashLabel = 'machine-template-hash';
@@ -81,6 +83,7 @@ export function machineObject(m: MachineStatus, owner: ApiObject, infrastructure
         [mirroredAnnotationsAnnotation]: annotationsDigest(m.annotations),
       },
       ownerReferences: [controllerRef(owner)],
+      finalizers: [machineFinalizer],
     },
     spec: {
       clusterName: m.cluster,

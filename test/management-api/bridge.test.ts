@@ -185,6 +185,7 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   // clusterctl prints the Secret's kubeconfig, with a newline of its own.
   assert.equal(got.stdout.trimEnd(), Buffer.from(secret.data.value, 'base64').toString().trimEnd());
 
+  const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
   // cluster-autoscaler's clusterapi contract, driven with kubectl as the autoscaler drives it (it cannot be built
   // here): node-group size annotations kept, each Machine's providerID its Node's, delete-machine then a scale-down.
   const sizes = {
@@ -258,6 +259,43 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   });
   assert.equal((await machineObject(kept)).metadata.annotations?.['example.com/note'], undefined);
 
+  // Deletion both ways, as Cluster API's Machine finalizer makes it. A machine capt deletes (held at a pre-drain hook
+  // set with kubectl) shows its deletion timestamp and phase Deleting, and its object goes with it.
+  const hook = 'pre-drain.delete.hook.machine.cluster.x-k8s.io/hold';
+  assert.equal((await kubectl('annotate', `machine/${kept}`, `${hook}=bridge-test`)).code, 0);
+  await until(`machine ${kept}'s workflow to carry the hook`, async () => {
+    const [m] = await suite.client.machineStatuses('default', [kept]);
+    return m?.annotations[hook] === 'bridge-test';
+  });
+  const held = await capt('delete', 'machine', kept);
+  assert.equal(held.code, 0, held.stderr);
+  const deleting = await until(`the Machine object ${kept} to show its deletion`, async () => {
+    const o = (await machineObject(kept)) as MachineObject & { metadata: { deletionTimestamp?: string } };
+    return !!o.metadata.deletionTimestamp && o.status.phase === 'Deleting' && o;
+  });
+  assert.deepEqual((deleting.metadata as { finalizers?: string[] }).finalizers, ['machine.cluster.x-k8s.io']);
+  assert.equal((await kubectl('annotate', `machine/${kept}`, `${hook}-`)).code, 0);
+  const released = await kubectl('wait', '--for=delete', `machine/${kept}`, '--timeout=120s');
+  assert.equal(released.code, 0, `${released.stderr}\n${bridgeLog()}`);
+  // A Machine object deleted with kubectl deletes its machine, and the MachineDeployment replaces it.
+  const replacement = await until('the MachineDeployment to replace the deleted machine', async () => {
+    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    const [m] = o.machines;
+    return o.machines.length === 1 && m!.name !== kept && m!.phase === 'Running' && m!.name;
+  });
+  await until(
+    `the Machine object ${replacement}`,
+    async () => (await kubectl('get', 'machine', replacement)).code === 0,
+  );
+  const removed = await kubectl('delete', `machine/${replacement}`, '--timeout=120s');
+  assert.equal(removed.code, 0, `${removed.stderr}\n${bridgeLog()}`);
+  const last = await until('the MachineDeployment to replace the machine deleted with kubectl', async () => {
+    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    const [m] = o.machines;
+    return o.machines.length === 1 && m!.name !== replacement && m!.phase === 'Running' && m!.name;
+  });
+  assert.equal((await readdir(machinesDir(clusterDir('default', 'kb')))).length, 2);
+
   // Paused with kubectl as with a manifest: a scale is recorded but carried out only once unpaused.
   const pause = (paused: boolean) =>
     kubectl('patch', 'cluster/kb', '--type=merge', '-p', JSON.stringify({ spec: { paused } }));
@@ -275,7 +313,7 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   const stillOne = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
   assert.deepEqual(
     stillOne.machines.map((m) => m.name),
-    [kept],
+    [last],
     `no machine is created while paused (${JSON.stringify(pending.step)})`,
   );
   assert.equal((await readdir(machinesDir(clusterDir('default', 'kb')))).length, 2);
@@ -286,7 +324,6 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   });
 
   // capt scale changes the workflows; the object follows and is not scaled back by the bridge.
-  const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
   const down = await capt('scale', 'machinedeployment', 'kb-md-0', '--replicas', '1', '--wait');
   assert.equal(down.code, 0, down.stderr);
   await until('the MachineDeployment object to show 1 replica', async () => {
