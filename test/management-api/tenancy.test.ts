@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
 import { tenantRole, tenantViewRole } from '../../src/management-api/tenant-roles';
 import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
-import { freePort } from '../../src/util/free-port';
+import { devStackEnv } from '../fixtures/dev-stack-env';
 import { runCapt, runProgram, type CliResult } from '../fixtures/capt-cli';
 import { processesMentioning } from '../fixtures/leaks';
 import { until } from '../fixtures/until';
@@ -97,13 +97,7 @@ let teamB: string;
 
 before(async () => {
   home = await mkdtemp(join(tmpdir(), 'capt-tenancy-'));
-  env = {
-    CAPT_HOME: home,
-    CAPT_DEV_PORT: String(await freePort()),
-    CAPT_DEV_UI_PORT: String(await freePort()),
-    CAPT_DEV_CODEC_PORT: String(await freePort()),
-    CAPT_DEV_API_PORT: String(await freePort()),
-  };
+  env = await devStackEnv(home);
   const started = await capt('dev', 'start');
   ok(started);
   devStartOutput = started.stdout;
