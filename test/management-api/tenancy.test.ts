@@ -217,11 +217,15 @@ test("a ResourceQuota on count/clusters.cluster.x-k8s.io and count/machines.clus
   };
   ok(await asAdmin('apply', '-f', await manifestFile('quota.json', JSON.stringify(quota))));
   // Admission refuses every object a quota counts until the quota controller has written its usage.
-  await until('the quota controller to count team-b', async () => {
-    const got = await kubectl(teamB, 'get', 'resourcequota', 'cluster-api', '-o', 'jsonpath={.status.used}');
-    const used = JSON.parse(got.stdout || '{}') as Record<string, string>;
-    return Object.keys(quota.spec.hard).every((k) => used[k] === '0');
-  });
+  await until(
+    'the quota controller to count team-b',
+    async () => {
+      const got = await asAdmin('get', 'resourcequota', 'cluster-api', '-n', 'team-b', '-o', 'jsonpath={.status.used}');
+      const used = JSON.parse(got.stdout || '{}') as Record<string, string>;
+      return Object.keys(quota.spec.hard).every((k) => used[k] === '0');
+    },
+    { timeoutMs: 90_000 },
+  );
   ok(await kubectl(teamB, 'apply', '-f', await pausedCluster('b1', 'team-b')));
   const second = await kubectl(teamB, 'apply', '-f', await pausedCluster('b2', 'team-b'));
   assert.notEqual(second.code, 0);
