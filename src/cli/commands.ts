@@ -194,7 +194,7 @@ export const commandTree: CommandSpec[] = [
   },
   {
     name: 'init',
-    help: "install Cluster API's CRDs and capt's provider kinds into an existing Kubernetes API (create or update)",
+    help: "install Cluster API's CRDs, capt's provider kinds and the tenant ClusterRoles into an existing Kubernetes API (create or update)",
     flags: ['kubeconfig'],
     action: host.init,
   },

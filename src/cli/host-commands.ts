@@ -27,7 +27,8 @@ import {
 } from '../dev/dev-stack';
 import { managementKubeconfig } from '../dev/management-api';
 import { ManagementApi } from '../management-api/api-client';
-import { installCrds } from '../management-api/crd-install';
+import { installCrdsAndRoles } from '../management-api/crd-install';
+import { tenantRolesApplied } from '../management-api/tenant-roles';
 import {
   isControlPlaneComponent,
   controlPlaneComponents,
@@ -89,9 +90,9 @@ export const init: Action = async (_, values) => {
   });
   const api = await ManagementApi.fromKubeconfig(text);
   try {
-    const { crds, applied } = await installCrds(api);
+    const { crds, applied, roles } = await installCrdsAndRoles(api);
     out(
-      `${crds} CRDs Established (Cluster API ${clusterApiConfig().version} and capt's provider kinds; ${applied} created or updated, ${crds - applied} already current)`,
+      `${crds} CRDs Established (Cluster API ${clusterApiConfig().version} and capt's provider kinds; ${applied} created or updated, ${crds - applied} already current)\n${tenantRolesApplied(roles)}`,
     );
   } finally {
     api.close();

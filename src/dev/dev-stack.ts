@@ -13,6 +13,7 @@ import {
   temporalServerProcess,
 } from './postgres-topology';
 import { adminConf, managementApiStatus, startManagementApi, stopManagementApi } from './management-api';
+import { tenantRolesApplied } from '../management-api/tenant-roles';
 import { toolPaths } from '../tools';
 import { isListening } from '../util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';
@@ -128,9 +129,10 @@ export async function devStart(
   const managementApi =
     opts.managementApi === false
       ? undefined
-      : startManagementApi(managementApiDir(), opts.apiPort ?? 6443, onStep).then((r) =>
-          onStep(`management API ready at ${r.server}: ${r.crds} CRDs Established (${r.applied} written)`),
-        );
+      : startManagementApi(managementApiDir(), opts.apiPort ?? 6443, onStep).then((r) => {
+          onStep(`management API ready at ${r.server}: ${r.crds} CRDs Established (${r.applied} written)`);
+          onStep(tenantRolesApplied(r.roles));
+        });
   const temporal = (async () => {
     await startCodecServerProcess(opts.codecPort ?? defaultCodecPort, uiPort, onStep);
     if (persistence === 'postgres')

@@ -30,7 +30,7 @@ import {
   type ControlPlaneLayout,
 } from '../../providers/local/control-plane-components';
 import { ManagementApi } from '../management-api/api-client';
-import { installCrds } from '../management-api/crd-install';
+import { installCrdsAndRoles } from '../management-api/crd-install';
 
 /**
  * capt's management API: a real etcd, kube-apiserver and kube-controller-manager (garbage collection,
@@ -151,13 +151,14 @@ const withLogs = async (dir: string, err: Error) =>
 
 /**
  * Starts etcd, the apiserver and the controller-manager (each kept running by a restart loop, as static pods
- * are), then creates or updates the CRDs and waits until they are Established. What runs already is kept.
+ * are), then creates or updates the CRDs (waiting until they are Established) and the tenant ClusterRoles. What
+ * runs already is kept.
  */
 export async function startManagementApi(
   dir: string,
   port: number,
   onStep: (line: string) => void,
-): Promise<{ server: string; crds: number; applied: number }> {
+): Promise<{ server: string; crds: number; applied: number; roles: string[] }> {
   const running = await runningPid(runDir(dir), 'kube-apiserver');
   const ports = running ? (await readJson<Ports>(portsFile(dir)))! : await choosePorts(dir, port);
   const server = `https://${ip}:${ports.apiserver}`;
@@ -197,7 +198,7 @@ export async function startManagementApi(
   }
   const api = new ManagementApi(server, kubeconfigCredentials(await managementKubeconfig(dir)));
   try {
-    return { server, ...(await installCrds(api)) };
+    return { server, ...(await installCrdsAndRoles(api)) };
   } finally {
     api.close();
   }

@@ -4,8 +4,9 @@ import { clusterApiConfig } from '../tools';
 import { objectPath, type ManagementApi } from './api-client';
 import { providerCrds, storageVersionOnly, type Json } from './capi-crds';
 import { localProviderCrds } from './provider-crds';
+import { tenantClusterRoles } from './tenant-roles';
 
-/** The field manager capt's writes of its CRDs are recorded under. */
+/** The field manager capt's writes of its CRDs and roles are recorded under. */
 export const crdFieldManager = 'capt';
 
 /** Cluster API's providers capt serves the kinds of: core, the kubeadm bootstrap and the kubeadm control plane. */
@@ -21,7 +22,7 @@ export async function managementCrds(): Promise<Json[]> {
   return [...upstream.flat().map(storageVersionOnly), ...localProviderCrds()];
 }
 
-const crdName = (crd: Json) => (crd.metadata as { name: string }).name;
+const nameOf = (object: Json) => (object.metadata as { name: string }).name;
 
 /** A client builds its view from discovery, so a CRD is usable only once it is Established. */
 export async function waitForEstablished(api: ManagementApi, names: string[], timeoutMs = 60_000): Promise<void> {
@@ -51,10 +52,14 @@ const withDigest = (crd: Json): Json => {
 
 /**
  * Creates or updates every CRD capt serves (server-side apply, so it can be repeated) and waits until those it
- * wrote are Established. Applying the 20 CRDs (5 MB) takes seconds, so those whose digest is current are skipped.
+ * wrote are Established; then applies the tenant ClusterRoles over their kinds. Applying the 20 CRDs (5 MB)
+ * takes seconds, so those whose digest is current are skipped; the two roles are small and always applied.
  */
-export async function installCrds(api: ManagementApi): Promise<{ crds: number; applied: number }> {
-  const crds = (await managementCrds()).map(withDigest);
+export async function installCrdsAndRoles(
+  api: ManagementApi,
+): Promise<{ crds: number; applied: number; roles: string[] }> {
+  const served = await managementCrds();
+  const crds = served.map(withDigest);
   const live = new Map(
     (await api.listMetadata('/apis/apiextensions.k8s.io/v1/customresourcedefinitions')).map((m) => [
       m.name,
@@ -63,8 +68,10 @@ export async function installCrds(api: ManagementApi): Promise<{ crds: number; a
   );
   const digestOf = (crd: Json) =>
     (crd.metadata as { annotations: Record<string, string> }).annotations[digestAnnotation];
-  const stale = crds.filter((crd) => live.get(crdName(crd)) !== digestOf(crd));
+  const stale = crds.filter((crd) => live.get(nameOf(crd)) !== digestOf(crd));
   await Promise.all(stale.map((crd) => api.apply(crd, crdFieldManager)));
-  await waitForEstablished(api, stale.map(crdName));
-  return { crds: crds.length, applied: stale.length };
+  await waitForEstablished(api, stale.map(nameOf));
+  const roles = tenantClusterRoles(served);
+  await Promise.all(roles.map((role) => api.apply(role, crdFieldManager)));
+  return { crds: crds.length, applied: stale.length, roles: roles.map(nameOf) };
 }

@@ -10,7 +10,7 @@ import { getValue } from '../../src/etcd/etcd-client';
 import { managementApiDir } from '../../src/dev/dev-stack';
 import { encryptionConfigFile, managementEtcd } from '../../src/dev/management-api';
 import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
-import { freePort } from '../../src/util/free-port';
+import { devStackEnv } from '../fixtures/dev-stack-env';
 import { runCapt, type CliResult } from '../fixtures/capt-cli';
 import { listening, processesMentioning } from '../fixtures/leaks';
 
@@ -45,13 +45,7 @@ before(async () => {
   home = await mkdtemp(join(tmpdir(), 'capt-home-'));
   // This process computes the capt home's paths (managementApiDir, encryptionConfigFile) as the CLI does.
   process.env.CAPT_HOME = home;
-  env = {
-    CAPT_HOME: home,
-    CAPT_DEV_PORT: String(await freePort()),
-    CAPT_DEV_UI_PORT: String(await freePort()),
-    CAPT_DEV_CODEC_PORT: String(await freePort()),
-    CAPT_DEV_API_PORT: String(await freePort()),
-  };
+  env = await devStackEnv(home);
   const started = Date.now();
   const result = await capt('dev', 'start');
   assert.equal(result.code, 0, result.stderr);
