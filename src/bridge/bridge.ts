@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { mirrorMachines, releaseMachineObject } from './machine-mirror';
+import { healthCheckObjectStatus } from './health-check-status-out';
 import { bridgeLeaseRef, type BridgeLease } from './bridge-lease';
 import { controllerRef, labelSelector } from './machine-objects';
 import { NotFoundError, RejectedError, type CaptClient } from '../client/capt-client';
@@ -298,6 +299,17 @@ export class Bridge {
         object,
         ownerObjectStatus(status, labelSelector(labels), previousOf(object), observation(object)),
       );
+    }
+    for (const { status } of owners) {
+      const health = status.healthCheck;
+      const check =
+        health &&
+        objects.MachineHealthCheck?.find((o) => o.metadata.namespace === namespace && o.metadata.name === health.name);
+      if (check)
+        await this.o.api.patchStatusIfChanged(
+          check,
+          healthCheckObjectStatus(check, status, health, previousOf(check), observation(check)),
+        );
     }
     await mirrorMachines(this.o.api, this.o.client, this.o.log, view, owners, objects, now());
     return view;

@@ -84,7 +84,7 @@ export interface Observation {
   now: string;
 }
 
-const observedOf = (o: Observation, previous: PreviousStatus | undefined) =>
+export const observedOf = (o: Observation, previous: PreviousStatus | undefined) =>
   o.observed ? o.generation : previous?.observedGeneration;
 
 /** The Cluster object's status from the cluster workflow's: conditions, phase, initialization and replica counts. */

@@ -32,6 +32,7 @@ type MachineObject = {
   status: { nodeRef?: { name: string }; phase: string };
 };
 type MachineList = { items: MachineObject[] };
+type ApiConditionShape = { type: string; status: string };
 const machineObject = async (name: string) =>
   JSON.parse((await kubectl('get', 'machine', name, '-o', 'json')).stdout) as MachineObject;
 const clusterObject = async (name: string) =>
@@ -334,6 +335,43 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   });
   await new Promise((r) => setTimeout(r, 3000));
   assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 1);
+
+  // A MachineHealthCheck applied with kubectl is carried out by the MachineDeployment it selects, and its status
+  // is written as Cluster API writes it.
+  const check = join(dir, 'kb-health.yaml');
+  await writeFile(
+    check,
+    JSON.stringify({
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'MachineHealthCheck',
+      metadata: { name: 'kb-md-0-health', namespace: 'default' },
+      spec: {
+        clusterName: 'kb',
+        selector: { matchLabels: { 'node.cluster.x-k8s.io/pool': 'md-0' } },
+        checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 300 }] },
+        remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 2 } },
+      },
+    }),
+  );
+  assert.equal((await kubectl('apply', '-f', check)).code, 0);
+  const [worker] = (await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).machines;
+  const checked = await until('the MachineHealthCheck object to show its status', async () => {
+    const o = JSON.parse((await kubectl('get', 'machinehealthcheck', 'kb-md-0-health', '-o', 'json')).stdout) as {
+      status?: { conditions?: ApiConditionShape[] } & Record<string, unknown>;
+    };
+    return o.status?.expectedMachines === 1 && o.status.observedGeneration === 1 && o.status;
+  });
+  assert.deepEqual(
+    { ...checked, conditions: checked.conditions?.map((c) => `${c.type}=${c.status}`) },
+    {
+      expectedMachines: 1,
+      currentHealthy: 1,
+      remediationsAllowed: 2,
+      targets: [worker!.name],
+      conditions: ['RemediationAllowed=True'],
+      observedGeneration: 1,
+    },
+  );
 
   // A control plane older than its workers is refused with capt apply's own message, on the object, and the workflow keeps its version.
   const older = availableKubernetesVersions()[0]!;
