@@ -327,12 +327,22 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   // capt scale changes the workflows; the object follows and is not scaled back by the bridge.
   const down = await capt('scale', 'machinedeployment', 'kb-md-0', '--replicas', '1', '--wait');
   assert.equal(down.code, 0, down.stderr);
-  await until('the MachineDeployment object to show 1 replica', async () => {
-    const o = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
-      spec: { replicas: number };
-    };
-    return o.spec.replicas === 1;
-  });
+  // The status lag: from the workflows done (--wait returned) to the object showing it, spec and status.
+  const scaledAt = Date.now();
+  await until(
+    'the MachineDeployment object to show 1 replica',
+    async () => {
+      const o = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
+        spec: { replicas: number };
+        status: { replicas: number; readyReplicas: number };
+      };
+      return o.spec.replicas === 1 && o.status.replicas === 1 && o.status.readyReplicas === 1;
+    },
+    { intervalMs: 100 },
+  );
+  console.log(
+    `# status lag: the MachineDeployment object showed capt scale ${Date.now() - scaledAt} ms after it ended`,
+  );
   await new Promise((r) => setTimeout(r, 3000));
   assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 1);
 
