@@ -111,6 +111,41 @@ export async function mirrorMachines(
     );
   }
   await mirrorDeletions(api, client, log, [...machines.values()].filter(madeByController), wanted);
+  await mirrorStandaloneStatus(
+    api,
+    client,
+    view,
+    [...machines.values()].filter((o) => !madeByController(o)),
+    now,
+  );
+}
+
+/**
+ * The status of Machines a user applied (a cluster's own, outside any owner), from their workflows: their
+ * objects are desired state, so only the status and the report number the bridge reads by are written.
+ */
+async function mirrorStandaloneStatus(
+  api: ManagementClient,
+  client: CaptClient,
+  view: ClusterView,
+  standalone: ApiObject[],
+  now: string,
+): Promise<void> {
+  const records = new Map(view.machines.map((r) => [r.name, r]));
+  const stale = standalone.filter((o) => {
+    const record = records.get(o.metadata.name);
+    return record && o.metadata.annotations?.[reportSequenceAnnotation] !== String(record.sequence);
+  });
+  if (stale.length === 0) return;
+  const statuses = await client.machineStatuses(
+    view.namespace,
+    stale.map((o) => o.metadata.name),
+  );
+  for (const m of statuses) {
+    const o = stale.find((x) => x.metadata.name === m.name)!;
+    await api.patchStatusIfChanged(o, machineObjectStatus(m, true, o.status as PreviousStatus | undefined, now));
+    await api.annotate(o, reportSequenceAnnotation, String(m.sequence));
+  }
 }
 
 /**

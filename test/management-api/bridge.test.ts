@@ -418,6 +418,46 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
     (await clusterObject('kb')).status.conditions.every((c) => c.type !== 'Accepted'),
   );
 
+  // A Machine of the cluster's own, applied with kubectl: made by the cluster workflow, its status written back.
+  const lone = join(dir, 'kb-lone.yaml');
+  const loneDocs = [
+    {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Machine',
+      metadata: { name: 'kb-lone', namespace: 'default' },
+      spec: {
+        clusterName: 'kb',
+        version,
+        bootstrap: { configRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfig', name: 'kb-lone' } },
+        infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalMachine', name: 'kb-lone' },
+      },
+    },
+    {
+      apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta2',
+      kind: 'KubeadmConfig',
+      metadata: { name: 'kb-lone', namespace: 'default' },
+    },
+    {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+      kind: 'LocalMachine',
+      metadata: { name: 'kb-lone', namespace: 'default' },
+    },
+  ];
+  await writeFile(lone, loneDocs.map((d) => JSON.stringify(d)).join('\n---\n'));
+  const loneApplied = await kubectl('apply', '-f', lone);
+  assert.equal(loneApplied.code, 0, loneApplied.stderr);
+  const loneObject = await until('the standalone Machine object to show it Running with its Node', async () => {
+    const o = await machineObject('kb-lone');
+    return o.status?.phase === 'Running' && o.status.nodeRef && o;
+  });
+  const [loneStatus] = await suite.client.machineStatuses('default', ['kb-lone']);
+  assert.equal(loneObject.status.nodeRef!.name, loneStatus!.nodeRef);
+  assert.ok(
+    (loneObject.status as { conditions?: ApiConditionShape[] }).conditions?.some(
+      (c) => c.type === 'Available' && c.status === 'True',
+    ),
+  );
+
   // Deletion: the object stays, Deleting, until the workflow has deleted every machine.
   const deleted = await kubectl('delete', 'cluster', 'kb', '--wait=false');
   assert.equal(deleted.code, 0, deleted.stderr);
