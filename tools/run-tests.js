@@ -4,7 +4,8 @@
 // 2-core machine busy without crowding it. Each lane claims its own loopback block, so local machines of
 // files running side by side never race for an address. A file's output is printed whole when it ends.
 // Extra arguments filter by path.
-const { existsSync, readFileSync, readdirSync, statSync } = require('node:fs');
+const { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } = require('node:fs');
+const { tmpdir } = require('node:os');
 const { dirname, join, relative, resolve } = require('node:path');
 const { spawn } = require('node:child_process');
 
@@ -138,18 +139,38 @@ async function lane(n) {
   for (let run = queue.shift(); run; run = queue.shift()) await runFile(run, n);
 }
 
-void Promise.all(Array.from({ length: lanes }, (_, n) => lane(n))).then(() => {
-  // Cancelled tests (a test's own timeout, or its file stopped) are failures, and so is a file that failed whole.
-  const failed = totals.fail + totals.cancelled + failedFiles.length;
-  for (const f of failedFiles) console.log(`# failed file ${f}`);
-  const byTime = fileSeconds.sort((a, b) => b.seconds - a.seconds);
-  console.log(`# file times, longest first: ${byTime.map((f) => `${f.name} ${f.seconds} s`).join(', ')}`);
-  console.log(
-    `# all files: tests ${totals.tests}, pass ${totals.pass}, fail ${totals.fail}, cancelled ${totals.cancelled}, skipped ${totals.skipped}, todo ${totals.todo}, files failed whole ${failedFiles.length}`,
-  );
-  // Skipped and todo tests are neither passed nor failed (node counts a todo test's failure as neither), so
-  // the closing line names them together; the line above tells them apart.
-  const notRun = totals.skipped + totals.todo;
-  console.log(`${totals.pass} passed, ${failed} failed${notRun > 0 ? `, ${notRun} skipped` : ''}`);
-  process.exit(failed > 0 ? 1 : 0);
-});
+/**
+ * The machine harness's workflow bundle, made once for the run rather than once per file (two seconds of a core
+ * each): its path goes to every file in CAPT_TEST_HARNESS_BUNDLE. Not made for a run of unit tests alone.
+ */
+async function harnessBundle() {
+  const fixtures = join(root, 'fixtures', 'temporal.js');
+  if (!existsSync(fixtures) || runs.every((r) => relative(root, r.file).startsWith('unit'))) return undefined;
+  const { bundle } = require(fixtures);
+  const dir = mkdtempSync(join(tmpdir(), 'capt-test-bundle-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'workflow-bundle.js');
+  writeFileSync(path, (await bundle(require.resolve(join(root, 'workflows', 'harness-workflows')))).code);
+  return path;
+}
+
+void harnessBundle()
+  .then((path) => {
+    if (path) process.env.CAPT_TEST_HARNESS_BUNDLE = path;
+    return Promise.all(Array.from({ length: lanes }, (_, n) => lane(n)));
+  })
+  .then(() => {
+    // Cancelled tests (a test's own timeout, or its file stopped) are failures, and so is a file that failed whole.
+    const failed = totals.fail + totals.cancelled + failedFiles.length;
+    for (const f of failedFiles) console.log(`# failed file ${f}`);
+    const byTime = fileSeconds.sort((a, b) => b.seconds - a.seconds);
+    console.log(`# file times, longest first: ${byTime.map((f) => `${f.name} ${f.seconds} s`).join(', ')}`);
+    console.log(
+      `# all files: tests ${totals.tests}, pass ${totals.pass}, fail ${totals.fail}, cancelled ${totals.cancelled}, skipped ${totals.skipped}, todo ${totals.todo}, files failed whole ${failedFiles.length}`,
+    );
+    // Skipped and todo tests are neither passed nor failed (node counts a todo test's failure as neither), so
+    // the closing line names them together; the line above tells them apart.
+    const notRun = totals.skipped + totals.todo;
+    console.log(`${totals.pass} passed, ${failed} failed${notRun > 0 ? `, ${notRun} skipped` : ''}`);
+    process.exit(failed > 0 ? 1 : 0);
+  });
