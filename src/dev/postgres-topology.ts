@@ -73,11 +73,17 @@ export function postgresDataHome(): string {
   );
 }
 
-async function newState(home: string): Promise<TopologyState> {
+/** Ports for the server's services, free when chosen (the schema keeps them in a smallint, so below 32768). */
+async function servicePorts(): Promise<ServicePorts> {
   const ports = {} as ServicePorts;
   const servicePort = () => freePortBetween(10_000, maxServicePort);
   for (const service of temporalServices)
     ports[service] = { grpc: await servicePort(), membership: await servicePort() };
+  return ports;
+}
+
+async function newState(home: string): Promise<TopologyState> {
+  const ports = await servicePorts();
   // This capt home has no record of a database there: it belongs to another topology, or to one whose records were lost.
   if (
     await access(join(home, 'data', 'PG_VERSION')).then(
@@ -161,23 +167,20 @@ export async function startPostgresTopology(
   if (!serverRunning) {
     await refuseBusyPort(ports.port, 'CAPT_DEV_PORT');
     onStep(`starting the Temporal server on ${address}`);
-    const configFile = join(stateDir, 'temporal-server.yaml');
-    const dynamicConfigFile = join(stateDir, 'temporal-dynamic-config.yaml');
-    await writePrivate(dynamicConfigFile, temporalDynamicConfigYaml());
-    await writePrivate(
-      configFile,
-      temporalServerConfigYaml({
-        ports: { ...state.ports, frontend: { ...state.ports.frontend, grpc: ports.port } },
-        postgres: sql,
-        dynamicConfigFile,
-      }),
-    );
-    await startDetached({
-      name: temporalServerProcess,
-      command: tools.temporalServer,
-      args: ['--config-file', configFile, '--allow-no-auth', 'start'],
-      stateDir,
-    });
+    // A service port taken by another program between its choice and the server's bind is chosen again.
+    for (let attempt = 1; ; attempt++) {
+      await startTemporalServer(stateDir, tools.temporalServer, state, ports.port, sql);
+      const failed = await waitListening(stateDir, temporalServerProcess, ports.port, 'the Temporal server').then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      if (!failed) break;
+      const taken = /listen tcp 127\.0\.0\.1:(\d+): bind: address already in use/.exec(failed.message)?.[1];
+      if (!taken || Number(taken) === ports.port || attempt === 3) throw failed;
+      onStep(`port ${taken}, one of the Temporal server's services, was taken meanwhile; choosing others`);
+      state.ports = await servicePorts();
+      await saveState(stateDir, state);
+    }
   }
   await waitListening(stateDir, temporalServerProcess, ports.port, 'the Temporal server');
   await registerCaptNamespace(address).catch(async (err: unknown) => {
@@ -203,6 +206,32 @@ export async function startPostgresTopology(
     });
   }
   await waitListening(stateDir, temporalUiProcess, ports.uiPort, 'the Temporal Web UI');
+}
+
+async function startTemporalServer(
+  stateDir: string,
+  command: string,
+  state: TopologyState,
+  frontendPort: number,
+  sql: { port: number; user: string; password: string },
+): Promise<void> {
+  const configFile = join(stateDir, 'temporal-server.yaml');
+  const dynamicConfigFile = join(stateDir, 'temporal-dynamic-config.yaml');
+  await writePrivate(dynamicConfigFile, temporalDynamicConfigYaml());
+  await writePrivate(
+    configFile,
+    temporalServerConfigYaml({
+      ports: { ...state.ports, frontend: { ...state.ports.frontend, grpc: frontendPort } },
+      postgres: sql,
+      dynamicConfigFile,
+    }),
+  );
+  await startDetached({
+    name: temporalServerProcess,
+    command,
+    args: ['--config-file', configFile, '--allow-no-auth', 'start'],
+    stateDir,
+  });
 }
 
 /** Stops the UI, the server, then PostgreSQL (its sessions must end first); the database stays for the next start. */
