@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every compiled test file under dist/test with node's test runner, one process per file, in lanes
-// (CAPT_TEST_LANES, default 2): the tests mostly wait on real servers, so two files at a time keep a
-// 2-core machine busy without crowding it. Each lane claims its own loopback block, so local machines of
+// (CAPT_TEST_LANES, default 3): the tests mostly wait on real servers (two lanes left a third of a 2-core
+// machine idle), so three files at a time keep it busy. Each lane claims its own loopback block, so local machines of
 // files running side by side never race for an address. A file's output is printed whole when it ends.
 // Extra arguments filter by path.
 const { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } = require('node:fs');
@@ -82,7 +82,7 @@ const rank = (f) => {
   return i < 0 ? longest.length : i;
 };
 const queue = runs.sort((a, b) => rank(a.file) - rank(b.file));
-const lanes = Math.max(1, Math.min(Number(process.env.CAPT_TEST_LANES ?? 2) || 1, queue.length));
+const lanes = Math.max(1, Math.min(Number(process.env.CAPT_TEST_LANES ?? 3) || 1, queue.length));
 // A file that hangs is stopped after this long and counted as failed, so CI never stalls on one.
 const fileTimeoutMs = Number(process.env.CAPT_TEST_FILE_TIMEOUT_MINUTES ?? 30) * 60_000;
 const totals = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
