@@ -55,7 +55,7 @@ const probe = {
   apiVersion: 'cluster.x-k8s.io/v1beta2',
   kind: 'Cluster',
   metadata: { name: 'capt-webhook-probe', namespace: 'default' },
-  spec: {},
+  spec: { paused: true },
 };
 
 /**
