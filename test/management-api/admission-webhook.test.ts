@@ -130,8 +130,13 @@ test('a change a running cluster refuses (a downgrade, too many workers) fails a
   assert.notEqual(viaCapt.code, 0);
   assert.equal(viaCapt.stderr, `error: ${message}\n`);
 
-  // A MachineDeployment over the bound of machines per owner, for the same cluster.
-  const workers = (await manifest('kept')).slice(text.length).replace(/^ {2}replicas: \d+$/m, '  replicas: 10001');
+  // A MachineDeployment over the bound of machines per owner, for the same cluster, after its templates (until
+  // they are there, the cluster is not complete and its MachineDeployment not checked whole).
+  const [deployment, ...templates] = (await manifest('kept'))
+    .slice(text.length)
+    .split(/^---\n/m)
+    .filter(Boolean);
+  const workers = [...templates, deployment!.replace(/^ {2}replicas: \d+$/m, '  replicas: 10001')].join('---\n');
   const tooMany = await kube(workers, 'apply', '-f', '-');
   assert.notEqual(tooMany.code, 0);
   assert.match(
