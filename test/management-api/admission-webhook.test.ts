@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { substituteVariables } from '../../src/api/variables';
 import { appliedManifestAnnotation } from '../../src/bridge/bridge';
 import { webhookConfigurationName, webhookName } from '../../src/bridge/webhook-registration';
-import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
-import { freePort } from '../../src/util/free-port';
-import { runCapt, type CliResult } from '../fixtures/capt-cli';
+import { availableKubernetesVersions } from '../../src/tools';
+import { startDevStack, type DevStackUnderTest } from '../fixtures/dev-stack';
 import { listening, processesMentioning } from '../fixtures/leaks';
 import { until } from '../fixtures/until';
 
@@ -21,23 +18,11 @@ import { until } from '../fixtures/until';
  */
 
 const [older, version] = availableKubernetesVersions().slice(-2) as [string, string];
-const kubectl = kubectlFor(version);
 const denied = `admission webhook "${webhookName}" denied the request: `;
-let home: string;
-let env: Record<string, string>;
-let kubeconfigFile: string;
+let stack: DevStackUnderTest;
 
-const capt = (...args: string[]) => runCapt(env, ...args);
-
-/** kubectl with the dev stack's kubeconfig; `input` goes to its stdin (`-f -`). */
-function kube(input: string | undefined, ...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = execFile(kubectl, ['--kubeconfig', kubeconfigFile, ...args], (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-    child.stdin!.end(input ?? '');
-  });
-}
+const capt = (...args: string[]) => stack.capt(...args);
+const kube = (input: string | undefined, ...args: string[]) => stack.kubectl(input, ...args);
 
 /** The quickstart, paused (nothing is made), with `edit` applied to its text. */
 async function manifest(name: string, edit: (text: string) => string = (t) => t): Promise<string> {
@@ -53,28 +38,11 @@ const withoutWorkers = (text: string) =>
   text.split(/^---\napiVersion: cluster\.x-k8s\.io\/v1beta2\nkind: MachineDeployment/m)[0]!;
 
 before(async () => {
-  home = await mkdtemp(join(tmpdir(), 'capt-home-'));
-  env = {
-    CAPT_HOME: home,
-    CAPT_DEV_PORT: String(await freePort()),
-    CAPT_DEV_UI_PORT: String(await freePort()),
-    CAPT_DEV_CODEC_PORT: String(await freePort()),
-    CAPT_DEV_API_PORT: String(await freePort()),
-  };
-  const started = Date.now();
-  const result = await capt('dev', 'start');
-  assert.equal(result.code, 0, result.stderr);
-  console.log(`# capt dev start (with the bridge's admission webhook registered): ${Date.now() - started} ms`);
-  const kubeconfig = await capt('dev', 'kubeconfig');
-  assert.equal(kubeconfig.code, 0, kubeconfig.stderr);
-  kubeconfigFile = join(home, 'test.kubeconfig');
-  await writeFile(kubeconfigFile, kubeconfig.stdout, { mode: 0o600 });
+  stack = await startDevStack();
+  console.log(`# capt dev start (with the bridge's admission webhook registered): ${stack.started.ms} ms`);
 });
 
-after(async () => {
-  await capt('dev', 'stop');
-  await rm(home, { recursive: true, force: true });
-});
+after(() => stack.remove());
 
 test("kubectl apply of an object capt refuses fails at once with capt's located message, and the object is not stored", async () => {
   const users = await manifest('refused', (text) =>
@@ -124,7 +92,7 @@ test('a change a running cluster refuses (a downgrade, too many workers) fails a
   );
   assert.equal(stored.stdout, version);
   // capt apply of the same change says the same.
-  const file = join(home, 'kept-older.yaml');
+  const file = join(stack.home, 'kept-older.yaml');
   await writeFile(file, text.replace(`version: ${version}`, `version: ${older}`));
   const viaCapt = await capt('apply', '-f', file);
   assert.notEqual(viaCapt.code, 0);
@@ -205,5 +173,5 @@ test('capt dev stop stops the webhook with the bridge: nothing listens on its po
   ).stdout;
   assert.equal((await capt('dev', 'stop')).code, 0);
   assert.equal(await listening('127.0.0.1', Number(new URL(url).port)), false);
-  assert.deepEqual(await processesMentioning([home]), []);
+  assert.deepEqual(await processesMentioning([stack.home]), []);
 });
