@@ -99,7 +99,9 @@ export async function startAdmissionWebhook(opts: {
       const request = parseAdmissionReview(await readBody(req));
       const refusal = await withDeadline(opts.decide(request), decisionTimeoutMs);
       answered++;
-      if (refusal) opts.log.info({ uid: request.uid, refusal }, 'admission: refused');
+      // The object only: a refusal quotes values from the request.
+      const object = `${request.object?.kind} ${request.object?.metadata.namespace}/${request.object?.metadata.name}`;
+      if (refusal) opts.log.info({ uid: request.uid, object }, 'admission: refused');
       send(res, 200, admissionResponse(request.uid, refusal));
     } catch (err) {
       const status = err instanceof RequestError ? err.status : err instanceof MalformedReviewError ? 400 : 500;
