@@ -1,3 +1,4 @@
+import { dnsNameRule, isDnsName } from '../util/checked-paths';
 import type { ApiObject } from './management-client';
 
 /**
@@ -25,7 +26,10 @@ export class MalformedReviewError extends Error {
 const operations = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'] as const;
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** An object as the apiserver sends it: a kind and a name, in a namespace (every kind reviewed is namespaced). */
+/**
+ * An object as the apiserver sends it: a kind and a name, in a namespace (every kind reviewed is namespaced).
+ * The namespace becomes part of the API paths the webhook reads, so both are checked as the apiserver checks them.
+ */
 function apiObject(v: unknown, field: string): ApiObject | undefined {
   if (v === undefined || v === null) return undefined;
   const metadata = isRecord(v) && isRecord(v.metadata) ? v.metadata : undefined;
@@ -39,6 +43,9 @@ function apiObject(v: unknown, field: string): ApiObject | undefined {
     throw new MalformedReviewError(
       `request.${field} must be an object with apiVersion, kind, metadata.name and namespace`,
     );
+  for (const key of ['name', 'namespace'] as const)
+    if (!isDnsName(metadata[key] as string))
+      throw new MalformedReviewError(`request.${field}.metadata.${key} ${dnsNameRule}`);
   return v as unknown as ApiObject;
 }
 

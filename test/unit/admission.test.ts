@@ -66,6 +66,14 @@ test('an AdmissionReview that is not one is refused with what is wrong; a good o
     /^request\.object must be an object with apiVersion, kind, metadata\.name and namespace$/,
   );
   const cluster = one(quickstart(), 'Cluster');
+  malformed(
+    review({
+      uid: 'u',
+      operation: 'CREATE',
+      object: { ...cluster, metadata: { name: 'x', namespace: '../kube-system' } },
+    }),
+    /^request\.object\.metadata\.namespace must be a lowercase DNS name/,
+  );
   assert.deepEqual(parseAdmissionReview(review({ uid: 'u', operation: 'DELETE', oldObject: cluster })), {
     uid: 'u',
     operation: 'DELETE',
