@@ -166,6 +166,37 @@ test('a malformed AdmissionReview posted to the webhook gets a 400 saying why, a
   );
 });
 
+test('while no bridge answers, kubectl apply goes through (failurePolicy Ignore) and the bridge, back, refuses the cluster on its object with the same message', async () => {
+  const status = await capt('dev', 'status');
+  const pid = Number(/^bridge:\s+running \(pid (\d+)\)$/m.exec(status.stdout)?.[1]);
+  assert.ok(pid > 0, status.stdout);
+  process.kill(pid, 'SIGTERM');
+  await until('the bridge to stop', async () => /^bridge:\s+stopped$/m.test((await capt('dev', 'status')).stdout));
+  const users = withoutWorkers(
+    await manifest('ignored', (text) =>
+      text.replace(/^ {2}kubeadmConfigSpec:\n/m, '  kubeadmConfigSpec:\n    users:\n      - name: admin\n'),
+    ),
+  );
+  const applied = await kube(users, 'apply', '-f', '-');
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.equal((await capt('dev', 'start')).code, 0, 'dev start starts the bridge again');
+  const refusal = await until('the bridge to refuse Cluster ignored', async () => {
+    const got = await kube(
+      undefined,
+      'get',
+      'cluster',
+      'ignored',
+      '-o',
+      'jsonpath={.status.conditions[?(@.type=="Accepted")].message}',
+    );
+    return got.stdout;
+  });
+  assert.equal(
+    refusal,
+    "management API, Cluster default/ignored (document 3) KubeadmControlPlane/ignored-control-plane at spec.kubeadmConfigSpec.users: users are not created by capt's providers: create them in preKubeadmCommands (useradd) or remove the field",
+  );
+});
+
 test('capt dev stop stops the webhook with the bridge: nothing listens on its port', async () => {
   const url = (
     await kube(
