@@ -61,7 +61,7 @@ export interface InfrastructureProvider {
   deleteMachine(ref: MachineRef): Promise<void>;
   /** How many machines the provider holds for a cluster: what `capt repair cluster` compares with the machine workflows. */
   countMachines(namespace: string, cluster: string): Promise<number>;
-  /** Takes a control-plane machine out of the endpoint's load balancing before it leaves; gone is success. */
+  /** Takes a control-plane machine out of the endpoint's load balancing before it leaves, and returns once the endpoint no longer forwards to it; gone is success. */
   detachFromEndpoint(ref: MachineRef): Promise<void>;
   checkBootstrap(ref: MachineRef): Promise<BootstrapCheck>;
 }

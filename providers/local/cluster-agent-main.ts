@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readFile } from 'node:fs/promises';
-import { readJson } from '../../src/util/files';
+import { readJson, writeFileAtomic } from '../../src/util/files';
 import { kubeconfigCredentials } from '../../src/pki/kubeconfig';
 import { readMachineJsonSync } from './machine-files';
 import { trustedRegistration } from './kubelet/trusted-registration';
@@ -12,6 +12,7 @@ import { kubeletConcurrency, SimulatedKubelets } from './kubelet/simulated-kubel
 import {
   agentJoinPort,
   clusterKubeconfigPath,
+  endpointPoolPath,
   kubeletConfigPath,
   machineDir,
   machineRecordPath,
@@ -94,11 +95,23 @@ async function main(): Promise<void> {
   const dir = process.argv[2]!;
   const cluster = (await readJson<LocalClusterRecord>(join(dir, 'cluster.json')))!;
   const machines = new MachineFolders(dir);
-  const lb = new ApiserverLoadBalancer(async () =>
-    machines
-      .powered()
-      .filter((m) => m.record.role === 'control-plane' && !m.record.detached)
-      .map((m) => `${m.record.ip}:6443`),
+  // The pool is written whenever it changes, one write at a time, so a leaving machine's detach can see it go.
+  let published = '';
+  let publishing = Promise.resolve();
+  const publishPool = () =>
+    (publishing = publishing.then(async () => {
+      const pool = JSON.stringify(lb.pool());
+      if (pool === published) return;
+      published = pool;
+      await writeFileAtomic(endpointPoolPath(dir), pool).catch((err: Error) => console.error(err.message));
+    }));
+  const lb = new ApiserverLoadBalancer(
+    async () =>
+      machines
+        .powered()
+        .filter((m) => m.record.role === 'control-plane' && !m.record.detached)
+        .map((m) => `${m.record.ip}:6443`),
+    () => void publishPool(),
   );
   await lb.listen(cluster.endpoint.host, cluster.endpoint.port);
   // Worker joins are checked against the cluster CA of the kubeconfig the host wrote for this agent.

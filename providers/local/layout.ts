@@ -11,6 +11,8 @@ export const clusterDir = (namespace: string, cluster: string) =>
   pathUnder(localRoot(), ['namespace', namespace], ['cluster', cluster]);
 export const namespaceDir = (namespace: string) => pathUnder(localRoot(), ['namespace', namespace]);
 export const clusterRunDir = (dir: string) => join(dir, 'run');
+/** The cluster agent's endpoint pool (load-balancer.ts EndpointPool), rewritten whenever it changes. */
+export const endpointPoolPath = (dir: string) => join(clusterRunDir(dir), 'endpoint-pool.json');
 /** The kubeconfig the simulated kubelets act with, as kwok's do (0600, written by createCluster). */
 export const clusterKubeconfigPath = (dir: string) => join(dir, 'admin.kubeconfig');
 export const machinesDir = (dir: string) => join(dir, 'machines');

@@ -14,6 +14,14 @@ interface Pipe {
   lastClient: number;
   lastUpstream: number;
   draining: boolean;
+  /** The balancer closed its side: the client sees the connection end and sends no more on it. */
+  ended?: boolean;
+}
+
+/** What the endpoint forwards to: the backends in service, and the connections any other still carries. */
+export interface EndpointPool {
+  inService: string[];
+  leaving: Record<string, number>;
 }
 
 /** A /readyz slower than this counts as a failed check: a stopping apiserver must leave the pool fast. */
@@ -28,7 +36,14 @@ export class ApiserverLoadBalancer {
   private readonly up = new Set<string>();
   private readonly failures = new Map<string, number>();
 
-  constructor(private readonly backends: () => Promise<string[]>) {}
+  /**
+   * @param poolChanged called when the backends in service change or a connection opens or closes, so the
+   *   pool can be published to whoever waits for a machine to leave.
+   */
+  constructor(
+    private readonly backends: () => Promise<string[]>,
+    private readonly poolChanged: () => void = () => undefined,
+  ) {}
 
   listen(host: string, port: number): Promise<void> {
     this.server = createServer((client) => this.forward(client));
@@ -65,6 +80,7 @@ export class ApiserverLoadBalancer {
       this.failures.delete(b);
     }
     this.healthy = candidates.filter((b) => this.up.has(b));
+    this.poolChanged();
     // With no healthy backend left, closing connections to the ones that failed their checks helps no client.
     if (this.healthy.length === 0) return;
     for (const pipe of this.pipes) if (!this.healthy.includes(pipe.backend)) this.drain(pipe);
@@ -84,8 +100,20 @@ export class ApiserverLoadBalancer {
       const idle = pipe.lastUpstream >= pipe.lastClient && Date.now() - pipe.lastUpstream >= 50;
       if (!idle && Date.now() < giveUpAt) return;
       clearInterval(timer);
+      pipe.ended = true;
+      this.poolChanged();
+      // Unpiped and read on to each peer's end, so both sockets close: left piped, ending one side paused the
+      // other and both stayed half-open for the process's life. A peer that never ends is cut off after 5 s.
+      pipe.client.unpipe(pipe.upstream);
+      pipe.upstream.unpipe(pipe.client);
       pipe.client.end();
       pipe.upstream.end();
+      pipe.client.resume();
+      pipe.upstream.resume();
+      setTimeout(() => {
+        pipe.client.destroy();
+        pipe.upstream.destroy();
+      }, 5_000).unref();
     }, 20);
     pipe.client.once('close', () => clearInterval(timer));
   }
@@ -105,28 +133,43 @@ export class ApiserverLoadBalancer {
       upstream.removeAllListeners('error');
       const pipe: Pipe = { backend, client, upstream, lastClient: 0, lastUpstream: Date.now(), draining: false };
       this.pipes.add(pipe);
+      this.poolChanged();
       client.on('data', () => (pipe.lastClient = Date.now()));
       upstream.on('data', () => (pipe.lastUpstream = Date.now()));
       client.pipe(upstream).pipe(client);
       client.resume();
       // One side closing ends the other gracefully, so a response still buffered for the client is delivered
       // (destroying it cut kept-alive responses short: "Premature close" on a loaded host); errors end both.
+      const closed = () => {
+        if (this.pipes.delete(pipe)) this.poolChanged();
+      };
       const fail = () => {
-        this.pipes.delete(pipe);
+        closed();
         client.destroy();
         upstream.destroy();
       };
       client.on('error', fail);
       upstream.on('error', fail);
       client.on('close', () => {
-        this.pipes.delete(pipe);
+        closed();
         upstream.end();
       });
       upstream.on('close', () => {
-        this.pipes.delete(pipe);
+        closed();
         client.end();
       });
     });
+  }
+
+  /**
+   * What a leaving machine waits on: connections to backends out of service that the balancer has not closed
+   * yet (busy ones, watches); connections to backends in service are left out, so they churn unseen.
+   */
+  pool(): EndpointPool {
+    const leaving: Record<string, number> = {};
+    for (const { backend, ended } of this.pipes)
+      if (!ended && !this.healthy.includes(backend)) leaving[backend] = (leaving[backend] ?? 0) + 1;
+    return { inService: [...this.healthy], leaving };
   }
 
   close(): Promise<void> {

@@ -26,6 +26,7 @@ import {
   clusterDir,
   clusterKubeconfigPath,
   clusterRunDir,
+  endpointPoolPath,
   machineDir,
   machineHostDir,
   machineRecordPath,
@@ -47,6 +48,7 @@ import { adminKubeconfig } from '../../src/secrets/cluster-secrets';
 import { isListening } from '../../src/util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../../src/util/processes';
 import { standardPorts } from './control-plane-components';
+import type { EndpointPool } from './load-balancer';
 
 /** LocalMachineTemplate spec knobs. */
 export interface LocalMachineTemplateSpec {
@@ -245,9 +247,12 @@ export class LocalProvider implements InfrastructureProvider {
   }
 
   async detachFromEndpoint(ref: MachineRef): Promise<void> {
-    const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
+    const dir = clusterDir(ref.namespace, ref.cluster);
+    const mdir = machineDir(dir, ref.name);
     const record = await readJson<LocalMachineRecord>(machineRecordPath(mdir));
-    if (record && !record.detached) await writeJsonAtomic(machineRecordPath(mdir), { ...record, detached: true });
+    if (!record) return;
+    if (!record.detached) await writeJsonAtomic(machineRecordPath(mdir), { ...record, detached: true });
+    await endpointLeft(endpointPoolPath(dir), `${record.ip}:6443`);
   }
 
   /** Tests and demos: stops part of a machine, or all of it, to simulate a failure (machine-faults.ts). */
@@ -309,6 +314,18 @@ export class LocalProvider implements InfrastructureProvider {
       };
     }
     return { state: 'pending', detail: report ? 'cloud-init is running' : 'machine is booting' };
+  }
+}
+
+/**
+ * Waits until the cluster agent's load balancer has taken `backend` out of service and closed its kept-alive
+ * connections (it drains them between requests within a check, 0.5 s). A watch is closed only after 10 s, and
+ * an agent that publishes no pool says nothing: both are given up on after 3 s, the drain's usual bound.
+ */
+async function endpointLeft(poolPath: string, backend: string): Promise<void> {
+  for (const deadline = Date.now() + 3_000; Date.now() < deadline; await sleep(50)) {
+    const pool = await readJson<EndpointPool>(poolPath);
+    if (pool && !pool.inService.includes(backend) && !pool.leaving[backend]) return;
   }
 }
 

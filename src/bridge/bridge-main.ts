@@ -1,10 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { CaptClient } from '../client/capt-client';
 import { ManagementApi } from '../management-api/api-client';
 import { logger } from '../worker/logging';
 import { Admission } from './admission';
 import { startAdmissionWebhook, type AdmissionWebhook } from './admission-webhook';
 import { Bridge } from './bridge';
+import { BridgeLease } from './bridge-lease';
 import { ManagementClient } from './management-client';
 import { registerAdmissionWebhook } from './webhook-registration';
 
@@ -23,6 +26,9 @@ export async function bridgeMain(opts: {
 }): Promise<void> {
   const kubeconfig = readFileSync(opts.kubeconfigFile, 'utf8');
   const api = new ManagementClient(kubeconfig);
+  // Unique per process, so a second bridge on this host stands by rather than sharing the lease.
+  const identity = `${hostname()}_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const lease = new BridgeLease(kubeconfig, { identity, durationSeconds: 15 });
   const client = await CaptClient.connect();
   const stopping = new AbortController();
   void opts.stop.then(() => stopping.abort());
@@ -41,10 +47,10 @@ export async function bridgeMain(opts: {
       await registerAdmissionWebhook(registrar, webhook).finally(() => registrar.close());
     }
     log.info(
-      { kubeconfig: opts.kubeconfigFile, intervalMs: opts.intervalMs, webhook: webhook?.url },
+      { kubeconfig: opts.kubeconfigFile, intervalMs: opts.intervalMs, identity, webhook: webhook?.url },
       'capt bridge ready',
     );
-    await new Bridge({ api, client, log, kubernetesVersions: opts.kubernetesVersions }).run(
+    await new Bridge({ api, client, log, lease, kubernetesVersions: opts.kubernetesVersions }).run(
       opts.intervalMs,
       stopping.signal,
     );

@@ -3,16 +3,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
-import { mirrorMachines } from './machine-mirror';
+import { mirrorMachines, releaseMachineObject } from './machine-mirror';
+import { bridgeLeaseRef, type BridgeLease } from './bridge-lease';
 import { controllerRef, labelSelector } from './machine-objects';
 import { NotFoundError, RejectedError, type CaptClient } from '../client/capt-client';
 import {
   clusterManifest,
   clusterNameLabel,
   clusterObjects,
+  madeMachineObjects,
   ownedByCluster,
   type ObjectsByKind,
 } from './cluster-documents';
+import { asksDeletionFirst, marksInFlight } from './machine-annotations-door';
 import {
   clusterObjectStatus,
   ownerObjectStatus,
@@ -38,6 +41,8 @@ export interface BridgeOptions {
   log: Logger;
   /** The Kubernetes versions the local provider can run here, as `capt apply` checks them; undefined: not checked. */
   kubernetesVersions?: string[];
+  /** Several bridges may run: only the holder of this lease passes. Without one, this bridge always does. */
+  lease?: BridgeLease;
 }
 
 const manifestHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
@@ -54,12 +59,43 @@ export class Bridge {
 
   constructor(private readonly o: BridgeOptions) {}
 
-  /** Passes every `intervalMs` until `signal` aborts; a failed pass is logged and the next one tries again. */
+  /** Whether this bridge holds the lease, as last renewed; undefined before the first try. */
+  private leading?: boolean;
+
+  /**
+   * Passes every `intervalMs` until `signal` aborts, while this bridge holds the lease (when it has one); a failed
+   * pass is logged and the next one tries again.
+   */
   async run(intervalMs: number, signal: AbortSignal): Promise<void> {
+    const lease = this.o.lease;
+    const kept = lease ? this.keepLease(lease, intervalMs, signal) : undefined;
     while (!signal.aborted) {
-      await this.pass().catch((err: Error) => this.o.log.warn({ err }, 'bridge pass failed'));
+      if (!lease || this.leading)
+        await this.pass().catch((err: Error) => this.o.log.warn({ err }, 'bridge pass failed'));
       await sleep(intervalMs, undefined, { signal }).catch(() => undefined);
     }
+    await kept;
+  }
+
+  /**
+   * Renews the lease every `intervalMs`, apart from the passes (a long pass must not let it lapse), and lets it go
+   * on stop. A renewal that fails stops the passes: two bridges must not both act on a cluster.
+   */
+  private async keepLease(lease: BridgeLease, intervalMs: number, signal: AbortSignal): Promise<void> {
+    const where = `Lease ${bridgeLeaseRef.namespace}/${bridgeLeaseRef.name}`;
+    while (!signal.aborted) {
+      const leading = await lease.hold().catch((err: Error) => {
+        this.o.log.warn({ err }, `bridge: could not renew ${where}`);
+        return false;
+      });
+      if (leading !== this.leading)
+        this.o.log.info(
+          leading ? `bridge: leading (holds ${where})` : `bridge: standing by (another bridge holds ${where})`,
+        );
+      this.leading = leading;
+      await sleep(intervalMs, undefined, { signal }).catch(() => undefined);
+    }
+    await lease.release().catch((err: Error) => this.o.log.warn({ err }, `bridge: could not release ${where}`));
   }
 
   async pass(): Promise<void> {
@@ -76,7 +112,7 @@ export class Bridge {
   private async reconcile(cluster: ApiObject, objects: ObjectsByKind, secrets: Set<string>): Promise<void> {
     const { namespace, name } = cluster.metadata;
     const finalizers = cluster.metadata.finalizers ?? [];
-    if (cluster.metadata.deletionTimestamp) return this.deleting(cluster);
+    if (cluster.metadata.deletionTimestamp) return this.deleting(cluster, objects);
     // The finalizer first, so a deletion from now on waits for the workflow.
     if (!finalizers.includes(clusterFinalizer))
       return this.o.api.setFinalizers(cluster, [...finalizers, clusterFinalizer]);
@@ -86,7 +122,10 @@ export class Bridge {
     const hash = manifestHash(manifest.text);
     const key = `${namespace}/${name}`;
     const applied = cluster.metadata.annotations?.[appliedManifestAnnotation] === hash;
-    if (!applied && this.refused.get(key)?.hash !== hash) {
+    const held = applied ? [] : await this.marksInFlight(cluster, objects);
+    if (held.length)
+      this.o.log.info({ cluster: key, machines: held }, 'bridge: change held until delete-machine marks reach owners');
+    if (!applied && held.length === 0 && this.refused.get(key)?.hash !== hash) {
       try {
         await this.o.client.apply(loadManifests([manifest], {}, this.o.kubernetesVersions));
         await this.o.api.annotate(cluster, appliedManifestAnnotation, hash);
@@ -104,6 +143,18 @@ export class Bridge {
     // Only once every applied change has reached its owner: before that, an owner's replicas are the old ones.
     if (applied && view && view.observedGeneration === view.generation)
       await this.writeBackReplicas(cluster, members, view);
+  }
+
+  /** Machines of the cluster marked for deletion on their objects whose owners do not know it yet. */
+  private async marksInFlight(cluster: ApiObject, objects: ObjectsByKind): Promise<string[]> {
+    const { namespace, name } = cluster.metadata;
+    const marked = madeMachineObjects(objects, namespace, name).filter(asksDeletionFirst);
+    if (marked.length === 0) return [];
+    const view = await this.o.client.clusterStatus(namespace, name).catch((err: Error) => {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    });
+    return view ? marksInFlight(marked, view) : [];
   }
 
   /**
@@ -170,17 +221,21 @@ export class Bridge {
     }
   }
 
-  /** A Cluster being deleted: its workflow deletes everything, then the finalizer lets the object go. */
-  private async deleting(cluster: ApiObject): Promise<void> {
+  /**
+   * A Cluster being deleted: its workflow deletes everything while its objects show it, then the Machine objects'
+   * finalizers and its own let them go.
+   */
+  private async deleting(cluster: ApiObject, objects: ObjectsByKind): Promise<void> {
     const { namespace, name } = cluster.metadata;
     const finalizers = cluster.metadata.finalizers ?? [];
     if (!finalizers.includes(clusterFinalizer)) return;
     try {
       const summary = await this.o.client.clusterSummary(namespace, name);
       if (summary.phase !== 'Deleting') await this.o.client.deleteCluster(namespace, name);
-      await this.writeStatus(cluster, {}, false, undefined);
+      await this.writeStatus(cluster, objects, false, undefined);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
+      for (const o of madeMachineObjects(objects, namespace, name)) await releaseMachineObject(this.o.api, o);
       await this.o.api.setFinalizers(
         cluster,
         finalizers.filter((f) => f !== clusterFinalizer),
@@ -244,7 +299,7 @@ export class Bridge {
         ownerObjectStatus(status, labelSelector(labels), previousOf(object), observation(object)),
       );
     }
-    await mirrorMachines(this.o.api, this.o.client, view, owners, objects, now());
+    await mirrorMachines(this.o.api, this.o.client, this.o.log, view, owners, objects, now());
     return view;
   }
 }

@@ -12,6 +12,12 @@ const clusterNameOf = (o: ApiObject) => (o.spec as { clusterName?: string } | un
 export const madeByController = (o: ApiObject) =>
   (o.metadata.ownerReferences ?? []).some((r) => r.kind === 'MachineSet' || r.kind === 'KubeadmControlPlane');
 
+/** The Machine objects the bridge made for a cluster's owners. */
+export const madeMachineObjects = (objects: ObjectsByKind, namespace: string, cluster: string) =>
+  (objects.Machine ?? []).filter(
+    (o) => o.metadata.namespace === namespace && clusterNameOf(o) === cluster && madeByController(o),
+  );
+
 /**
  * A cluster's objects as the management API holds them: the Cluster, the objects it references, the
  * MachineDeployments, MachineHealthChecks and standalone Machines that name it, and the templates those
@@ -67,7 +73,7 @@ export const ownedByCluster = (o: ApiObject) =>
 export const clusterNameLabel = 'cluster.x-k8s.io/cluster-name';
 
 /** Annotations tools keep on an object about their own work (kubectl's last apply, the bridge's), not desired state. */
-const bookkeeping = (key: string) =>
+export const bookkeeping = (key: string) =>
   key === 'kubectl.kubernetes.io/last-applied-configuration' || key.startsWith('capt.cluster.x-k8s.io/');
 
 /** The object as a manifest carries it: its desired state, without what the API server or a controller wrote. */

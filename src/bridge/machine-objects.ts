@@ -2,10 +2,13 @@ import { groups } from '../api/kind-registry';
 import type { Condition, MachineStatus } from '../contract/machine';
 import type { OwnerStatus } from '../contract/owner';
 import { apiConditions, type PreviousStatus } from './cluster-status-out';
+import { annotationsDigest, mirroredAnnotationsAnnotation } from './machine-annotations-door';
 import type { ApiObject } from './management-client';
 
 /** On a Machine object the bridge made: the report of the machine it shows, so an unchanged one is not read again. */
 export const reportSequenceAnnotation = 'capt.cluster.x-k8s.io/report-sequence';
+/** Cluster API's finalizer on a Machine: the object stays, with its deletion timestamp, until the machine is gone. */
+export const machineFinalizer = 'machine.cluster.x-k8s.io';
 /** Cluster API's label naming a Machine's MachineSet. */
 export const machineSetNameLabel = 'cluster.x-k8s.io/set-name';
 const templateHashLabel = 'machine-template-hash';
@@ -63,8 +66,8 @@ export function machineSetStatus(set: MachineSetRecord, selector: string): Recor
 }
 
 /**
- * A Machine as Cluster API shows it, from its workflow's status: labels, owner, providerID and version; its
- * bootstrap data and infrastructure are the local provider's, named after it.
+ * A Machine as Cluster API shows it, from its workflow's status: labels, annotations, owner, providerID and
+ * version; its bootstrap data and infrastructure are the local provider's, named after it.
  */
 export function machineObject(m: MachineStatus, owner: ApiObject, infrastructureKind: string): ApiObject {
   return {
@@ -74,8 +77,13 @@ export function machineObject(m: MachineStatus, owner: ApiObject, infrastructure
       name: m.name,
       namespace: m.namespace,
       labels: m.labels,
-      annotations: { [reportSequenceAnnotation]: String(m.sequence) },
+      annotations: {
+        ...m.annotations,
+        [reportSequenceAnnotation]: String(m.sequence),
+        [mirroredAnnotationsAnnotation]: annotationsDigest(m.annotations),
+      },
       ownerReferences: [controllerRef(owner)],
+      finalizers: [machineFinalizer],
     },
     spec: {
       clusterName: m.cluster,

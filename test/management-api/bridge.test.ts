@@ -21,16 +21,19 @@ const h = suite.harness;
 const version = availableKubernetesVersions().at(-1)!;
 let dir: string;
 let kubeconfig: string;
-let bridge: ChildProcess;
-let bridgeLog = '';
+// Two bridges, as an operator may run for availability: one holds the Lease and acts, the other stands by.
+const bridges: { process: ChildProcess; log: string }[] = [];
+const bridgeLog = () => bridges.map((b, i) => `bridge ${i}:\n${b.log.slice(-3000)}`).join('\n');
 
 const kubectl = (...args: string[]) => runProgram(kubectlFor(version), ['--kubeconfig', kubeconfig, ...args]);
-type MachineList = {
-  items: {
-    metadata: { name: string; ownerReferences: { kind: string; name: string }[] };
-    status: { nodeRef?: { name: string }; phase: string };
-  }[];
+type MachineObject = {
+  metadata: { name: string; ownerReferences: { kind: string; name: string }[]; annotations?: Record<string, string> };
+  spec: { providerID?: string };
+  status: { nodeRef?: { name: string }; phase: string };
 };
+type MachineList = { items: MachineObject[] };
+const machineObject = async (name: string) =>
+  JSON.parse((await kubectl('get', 'machine', name, '-o', 'json')).stdout) as MachineObject;
 const clusterObject = async (name: string) =>
   JSON.parse((await kubectl('get', 'cluster', name, '-o', 'json')).stdout) as {
     metadata: { generation: number; finalizers?: string[] };
@@ -46,16 +49,20 @@ before(async () => {
   await startManagementApi(dir, await freePort('127.0.0.1'), () => undefined);
   kubeconfig = join(dir, 'admin.kubeconfig');
   await writeFile(kubeconfig, await managementKubeconfig(dir), { mode: 0o600 });
-  bridge = spawn(process.execPath, [cli, 'bridge', '--kubeconfig', kubeconfig, '--interval', '1s'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  bridge.stdout!.on('data', (c: Buffer) => (bridgeLog += c.toString()));
-  bridge.stderr!.on('data', (c: Buffer) => (bridgeLog += c.toString()));
+  for (let i = 0; i < 2; i++) {
+    const child = spawn(process.execPath, [cli, 'bridge', '--kubeconfig', kubeconfig, '--interval', '1s'], {
+      env: { ...process.env, TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const bridge = { process: child, log: '' };
+    child.stdout!.on('data', (c: Buffer) => (bridge.log += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (bridge.log += c.toString()));
+    bridges.push(bridge);
+  }
 });
 
 after(async () => {
-  bridge?.kill('SIGKILL');
+  for (const b of bridges) b.process.kill('SIGKILL');
   await stopManagementApi(dir);
   await rm(dir, { recursive: true, force: true });
 });
@@ -77,7 +84,7 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   assert.match(applied.stdout, /cluster\.cluster\.x-k8s\.io\/kb created/);
 
   const waited = await kubectl('wait', '--for=condition=Available', 'cluster/kb', '--timeout=600s');
-  assert.equal(waited.code, 0, `${waited.stderr}\n${bridgeLog.slice(-3000)}`);
+  assert.equal(waited.code, 0, `${waited.stderr}\n${bridgeLog()}`);
   const ready = await clusterObject('kb');
   assert.equal(ready.status.phase, 'Provisioned');
   assert.deepEqual(ready.metadata.finalizers, [clusterFinalizer]);
@@ -100,6 +107,14 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
     availableReplicas: 1,
     upToDateReplicas: 1,
   });
+
+  // One bridge led and applied the cluster; the other stood by throughout.
+  const leaders = bridges.filter((b) => b.log.includes('bridge: leading'));
+  assert.equal(leaders.length, 1, bridgeLog());
+  const standby = bridges.find((b) => !leaders.includes(b))!;
+  assert.match(standby.log, /bridge: standing by \(another bridge holds Lease kube-system\/capt-bridge\)/);
+  assert.doesNotMatch(standby.log, /applied the cluster/);
+  assert.match(leaders[0]!.log, /applied the cluster from the management API/);
 
   // The <cluster>-kubeconfig Secret, as Cluster API writes it: a kubeconfig kubectl can use on the cluster.
   const secret = await until('the kb-kubeconfig Secret', async () => {
@@ -170,15 +185,152 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   // clusterctl prints the Secret's kubeconfig, with a newline of its own.
   assert.equal(got.stdout.trimEnd(), Buffer.from(secret.data.value, 'base64').toString().trimEnd());
 
-  // capt scale changes the workflows; the object follows and is not scaled back by the bridge.
   const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
+  // cluster-autoscaler's clusterapi contract, driven with kubectl as the autoscaler drives it (it cannot be built
+  // here): node-group size annotations kept, each Machine's providerID its Node's, delete-machine then a scale-down.
+  const sizes = {
+    'cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size': '1',
+    'cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size': '3',
+  };
+  const sized = await kubectl(
+    'annotate',
+    'machinedeployment/kb-md-0',
+    ...Object.entries(sizes).map(([k, v]) => `${k}=${v}`),
+  );
+  assert.equal(sized.code, 0, sized.stderr);
+  for (const m of listed.items) {
+    const node = await runProgram(kubectlFor(version), [
+      '--kubeconfig',
+      workloadKubeconfig,
+      'get',
+      'node',
+      m.status.nodeRef!.name,
+      '-o',
+      'jsonpath={.spec.providerID}',
+    ]);
+    assert.equal(node.code, 0, node.stderr);
+    assert.ok(m.spec.providerID, `machine ${m.metadata.name} has a providerID`);
+    assert.equal(m.spec.providerID, node.stdout, `machine ${m.metadata.name}'s providerID is its Node's`);
+  }
+  // Without the mark the MachineDeployment would take the first by name (its stand-in for Random): mark the last.
+  const workers = listed.items
+    .filter((m) => m.metadata.ownerReferences[0]!.kind === 'MachineSet')
+    .map((m) => m.metadata.name)
+    .sort();
+  const [kept, marked] = workers as [string, string];
+  const mark = await kubectl('annotate', `machine/${marked}`, 'cluster.x-k8s.io/delete-machine=yes');
+  assert.equal(mark.code, 0, mark.stderr);
+  const autoscaled = await kubectl('scale', 'machinedeployment/kb-md-0', '--replicas=1');
+  assert.equal(autoscaled.code, 0, autoscaled.stderr);
+  const afterMark = await until('the MachineDeployment workflow to run 1 machine', async () => {
+    const md = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    return (
+      md.replicas === 1 &&
+      md.machines.length === 1 &&
+      md.machines.every((m) => m.phase === 'Running' && !m.deleting) &&
+      md
+    );
+  });
+  assert.deepEqual(
+    afterMark.machines.map((m) => m.name),
+    [kept],
+    `${marked} carried delete-machine and went first`,
+  );
+  await until(`the Machine object ${marked} to go`, async () => (await kubectl('get', 'machine', marked)).code !== 0);
+  const md = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
+    metadata: { annotations: Record<string, string> };
+    spec: { replicas: number };
+  };
+  assert.equal(md.spec.replicas, 1);
+  for (const [k, v] of Object.entries(sizes)) assert.equal(md.metadata.annotations[k], v, `${k} read back`);
+
+  // Annotations set and removed with kubectl reach the machine's workflow, as delete-machine did.
+  const noted = await kubectl('annotate', `machine/${kept}`, 'example.com/note=kept');
+  assert.equal(noted.code, 0, noted.stderr);
+  await until(`machine ${kept}'s workflow to carry example.com/note`, async () => {
+    const [m] = await suite.client.machineStatuses('default', [kept]);
+    return m?.annotations['example.com/note'] === 'kept';
+  });
+  const unnoted = await kubectl('annotate', `machine/${kept}`, 'example.com/note-');
+  assert.equal(unnoted.code, 0, unnoted.stderr);
+  await until(`machine ${kept}'s workflow to drop example.com/note`, async () => {
+    const [m] = await suite.client.machineStatuses('default', [kept]);
+    return !!m && !('example.com/note' in m.annotations);
+  });
+  assert.equal((await machineObject(kept)).metadata.annotations?.['example.com/note'], undefined);
+
+  // Deletion both ways, as Cluster API's Machine finalizer makes it. A machine capt deletes (held at a pre-drain hook
+  // set with kubectl) shows its deletion timestamp and phase Deleting, and its object goes with it.
+  const hook = 'pre-drain.delete.hook.machine.cluster.x-k8s.io/hold';
+  assert.equal((await kubectl('annotate', `machine/${kept}`, `${hook}=bridge-test`)).code, 0);
+  await until(`machine ${kept}'s workflow to carry the hook`, async () => {
+    const [m] = await suite.client.machineStatuses('default', [kept]);
+    return m?.annotations[hook] === 'bridge-test';
+  });
+  const held = await capt('delete', 'machine', kept);
+  assert.equal(held.code, 0, held.stderr);
+  const deleting = await until(`the Machine object ${kept} to show its deletion`, async () => {
+    const o = (await machineObject(kept)) as MachineObject & { metadata: { deletionTimestamp?: string } };
+    return !!o.metadata.deletionTimestamp && o.status.phase === 'Deleting' && o;
+  });
+  assert.deepEqual((deleting.metadata as { finalizers?: string[] }).finalizers, ['machine.cluster.x-k8s.io']);
+  assert.equal((await kubectl('annotate', `machine/${kept}`, `${hook}-`)).code, 0);
+  const released = await kubectl('wait', '--for=delete', `machine/${kept}`, '--timeout=120s');
+  assert.equal(released.code, 0, `${released.stderr}\n${bridgeLog()}`);
+  // A Machine object deleted with kubectl deletes its machine, and the MachineDeployment replaces it.
+  const replacement = await until('the MachineDeployment to replace the deleted machine', async () => {
+    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    const [m] = o.machines;
+    return o.machines.length === 1 && m!.name !== kept && m!.phase === 'Running' && m!.name;
+  });
+  await until(
+    `the Machine object ${replacement}`,
+    async () => (await kubectl('get', 'machine', replacement)).code === 0,
+  );
+  const removed = await kubectl('delete', `machine/${replacement}`, '--timeout=120s');
+  assert.equal(removed.code, 0, `${removed.stderr}\n${bridgeLog()}`);
+  const last = await until('the MachineDeployment to replace the machine deleted with kubectl', async () => {
+    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    const [m] = o.machines;
+    return o.machines.length === 1 && m!.name !== replacement && m!.phase === 'Running' && m!.name;
+  });
+  assert.equal((await readdir(machinesDir(clusterDir('default', 'kb')))).length, 2);
+
+  // Paused with kubectl as with a manifest: a scale is recorded but carried out only once unpaused.
+  const pause = (paused: boolean) =>
+    kubectl('patch', 'cluster/kb', '--type=merge', '-p', JSON.stringify({ spec: { paused } }));
+  assert.equal((await pause(true)).code, 0);
+  await until('the Cluster object to show Paused', async () =>
+    (await clusterObject('kb')).status.conditions.some((c) => c.type === 'Paused' && c.status === 'True'),
+  );
+  assert.equal((await suite.client.clusterStatus('default', 'kb')).paused, true);
+  assert.equal((await kubectl('scale', 'machinedeployment/kb-md-0', '--replicas=2')).code, 0);
+  const pending = await until('the paused MachineDeployment to record the scale', async () => {
+    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    return o.replicas === 2 && o;
+  });
+  await new Promise((r) => setTimeout(r, 3000));
+  const stillOne = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+  assert.deepEqual(
+    stillOne.machines.map((m) => m.name),
+    [last],
+    `no machine is created while paused (${JSON.stringify(pending.step)})`,
+  );
+  assert.equal((await readdir(machinesDir(clusterDir('default', 'kb')))).length, 2);
+  assert.equal((await pause(false)).code, 0);
+  await until('the unpaused MachineDeployment to run 2 machines', async () => {
+    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    return o.readyReplicas === 2 && o.machines.length === 2;
+  });
+
+  // capt scale changes the workflows; the object follows and is not scaled back by the bridge.
   const down = await capt('scale', 'machinedeployment', 'kb-md-0', '--replicas', '1', '--wait');
   assert.equal(down.code, 0, down.stderr);
   await until('the MachineDeployment object to show 1 replica', async () => {
-    const md = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
+    const o = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as {
       spec: { replicas: number };
     };
-    return md.spec.replicas === 1;
+    return o.spec.replicas === 1;
   });
   await new Promise((r) => setTimeout(r, 3000));
   assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 1);
@@ -222,7 +374,7 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   const deleted = await kubectl('delete', 'cluster', 'kb', '--wait=false');
   assert.equal(deleted.code, 0, deleted.stderr);
   const gone = await kubectl('wait', '--for=delete', 'cluster/kb', '--timeout=300s');
-  assert.equal(gone.code, 0, `${gone.stderr}\n${bridgeLog.slice(-3000)}`);
+  assert.equal(gone.code, 0, `${gone.stderr}\n${bridgeLog()}`);
   const closed = await h.env.client.workflow.getHandle('cluster/default/kb').describe();
   assert.equal(closed.status.name, 'COMPLETED');
   assert.deepEqual(await readdir(machinesDir(clusterDir('default', 'kb'))).catch(() => []), []);

@@ -329,9 +329,10 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     for (const m of state.machines) if (m.name === victim.name) m.deleting = true;
     // Out of the endpoint first, so no client reaches an apiserver whose etcd member is about to go.
     setStep('DetachingEndpoint', `taking ${victim.name} out of the control-plane endpoint`);
+    // Returns once the load balancer stopped forwarding to it and drained its kept-alive connections.
     await provider.detachFromEndpoint({ namespace: facts.namespace, cluster: facts.name, name: victim.name });
-    // The load balancer re-checks every 0.5 s and then drains kept-alive connections; 3 s covers both.
-    await sleep('3s');
+    // A fixed 3 s wait stood here before the detach waited itself; the timer stays so those histories replay.
+    await sleep(1);
     if (address) {
       setStep('RemovingEtcdMember', `removing etcd member ${victim.name} (leadership moves first if it leads)`);
       await core.removeEtcdMember({
