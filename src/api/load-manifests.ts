@@ -342,6 +342,7 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
       problems.push({
         ...owner.loc,
         path: `${path}.name`,
+        missing: true,
         message: `${ref.kind} ${ref.namespace ?? owner.namespace}/${ref.name} is not in the manifests`,
         hint: same.length
           ? `defined ${ref.kind}s: ${same.join(', ')}`
@@ -449,6 +450,7 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
       problems.push({
         ...p.loc,
         path: 'spec.clusterName',
+        missing: true,
         message: `Cluster ${p.namespace}/${clusterName} is not in the manifests`,
         hint: 'apply the Cluster with its MachineDeployments, or fix clusterName',
       });

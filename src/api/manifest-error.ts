@@ -10,6 +10,11 @@ export interface ManifestLocation {
 export interface ManifestProblem extends ManifestLocation {
   message: string;
   hint?: string;
+  /**
+   * A reference to an object the manifests do not hold. Objects applied one by one (kubectl, GitOps) are
+   * incomplete until the last arrives, so admission lets this problem alone through.
+   */
+  missing?: true;
 }
 
 /** Every problem found in a set of manifests; nothing is submitted while there is one. */

@@ -2,20 +2,26 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { CaptClient } from '../client/capt-client';
+import { ManagementApi } from '../management-api/api-client';
 import { logger } from '../worker/logging';
+import { Admission } from './admission';
+import { startAdmissionWebhook, type AdmissionWebhook } from './admission-webhook';
 import { Bridge } from './bridge';
 import { BridgeLease } from './bridge-lease';
 import { ManagementClient } from './management-client';
+import { registerAdmissionWebhook } from './webhook-registration';
 
 /**
  * `capt bridge`: the management API's door to capt, in the foreground until `stop` resolves. Temporal is
  * reached as every capt client reaches it (TEMPORAL_ADDRESS, the payload key); the management API through
- * `kubeconfigFile`.
+ * `kubeconfigFile`. With `webhookPort`, it also serves and registers the admission webhook on 127.0.0.1 (the
+ * apiserver must reach it there), and is ready only once the apiserver calls it.
  */
 export async function bridgeMain(opts: {
   kubeconfigFile: string;
   intervalMs: number;
   kubernetesVersions?: string[];
+  webhookPort?: number;
   stop: Promise<void>;
 }): Promise<void> {
   const kubeconfig = readFileSync(opts.kubeconfigFile, 'utf8');
@@ -27,13 +33,29 @@ export async function bridgeMain(opts: {
   const stopping = new AbortController();
   void opts.stop.then(() => stopping.abort());
   const log = logger.child({ component: 'bridge' });
-  log.info({ kubeconfig: opts.kubeconfigFile, intervalMs: opts.intervalMs, identity }, 'capt bridge ready');
+  let webhook: AdmissionWebhook | undefined;
   try {
+    if (opts.webhookPort !== undefined) {
+      const admission = new Admission({ api, client, log, kubernetesVersions: opts.kubernetesVersions });
+      webhook = await startAdmissionWebhook({
+        host: '127.0.0.1',
+        port: opts.webhookPort,
+        decide: (request) => admission.refusal(request),
+        log,
+      });
+      const registrar = await ManagementApi.fromKubeconfig(kubeconfig);
+      await registerAdmissionWebhook(registrar, webhook).finally(() => registrar.close());
+    }
+    log.info(
+      { kubeconfig: opts.kubeconfigFile, intervalMs: opts.intervalMs, identity, webhook: webhook?.url },
+      'capt bridge ready',
+    );
     await new Bridge({ api, client, log, lease, kubernetesVersions: opts.kubernetesVersions }).run(
       opts.intervalMs,
       stopping.signal,
     );
   } finally {
+    await webhook?.close();
     await client.close();
   }
 }

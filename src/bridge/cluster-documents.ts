@@ -77,7 +77,7 @@ export const bookkeeping = (key: string) =>
   key === 'kubectl.kubernetes.io/last-applied-configuration' || key.startsWith('capt.cluster.x-k8s.io/');
 
 /** The object as a manifest carries it: its desired state, without what the API server or a controller wrote. */
-function asManifest(o: ApiObject) {
+export function asManifest(o: ApiObject) {
   const { name, namespace, labels, annotations } = o.metadata;
   const kept = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => !bookkeeping(k)));
   const ownLabels = Object.fromEntries(Object.entries(labels ?? {}).filter(([k]) => k !== clusterNameLabel));

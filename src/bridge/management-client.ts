@@ -54,10 +54,12 @@ export class ManagementClient {
     this.core = new KubeClient(kubeconfig);
   }
 
-  /** Every object of `kind`, in every namespace. */
-  async list(kind: ManagedKind): Promise<ApiObject[]> {
+  /** Every object of `kind`, in `namespace` or in every namespace. */
+  async list(kind: ManagedKind, namespace?: string): Promise<ApiObject[]> {
     try {
-      const list = (await this.api.listClusterCustomObject(resource(kind))) as { items: ApiObject[] };
+      const list = (await (namespace === undefined
+        ? this.api.listClusterCustomObject(resource(kind))
+        : this.api.listNamespacedCustomObject({ ...resource(kind), namespace }))) as { items: ApiObject[] };
       return list.items;
     } catch (err) {
       translate(err, `listing ${managedResources[kind].plural}`);

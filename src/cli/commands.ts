@@ -260,7 +260,7 @@ export const commandTree: CommandSpec[] = [
   {
     name: 'bridge',
     help: "serve Cluster API's objects in a management API: clusters applied there run here, their status is written back",
-    flags: ['kubeconfig', 'interval', ...temporalFlags],
+    flags: ['kubeconfig', 'interval', 'webhookPort', ...temporalFlags],
     action: host.bridge,
   },
   {

@@ -80,6 +80,10 @@ export const flags = {
   id: { value: 'ID', help: "the key id (default: today's date and a random suffix)" },
   print: { help: 'print the key as ID:BASE64 and write nothing (to add to a key file or CAPT_CODEC_KEYS)' },
   interval: { value: 'DURATION', default: '2s', help: 'how often to read the management API' },
+  webhookPort: {
+    value: 'PORT',
+    help: "also serve capt's validating admission webhook on 127.0.0.1:PORT (0: any free port) and register it with the management API",
+  },
   port: { value: 'PORT', default: String(defaultCodecPort), help: 'the port' },
   listen: { value: 'ADDRESS', default: '127.0.0.1', help: 'the address to listen on (the default: this host only)' },
   corsOrigin: {

@@ -209,9 +209,9 @@ export const codecKeyNew: Action = async (_, values) => {
   return 0;
 };
 
-function portFlag(text: string): number {
+function portFlag(text: string, flag = '--port'): number {
   const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65535) throw new UsageError(`--port ${text}: expected a port number, 0 to 65535`);
+  if (!/^\d+$/.test(text) || port > 65535) throw new UsageError(`${flag} ${text}: expected a port number, 0 to 65535`);
   return port;
 }
 
@@ -259,6 +259,7 @@ export const bridge: Action = async (_, values) => {
     kubeconfigFile: values.kubeconfig,
     intervalMs: durationMs(values.interval!),
     kubernetesVersions: localKubernetesVersions(),
+    webhookPort: values.webhookPort === undefined ? undefined : portFlag(values.webhookPort, '--webhook-port'),
     stop: stopSignal(),
   });
   return 0;

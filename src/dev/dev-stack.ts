@@ -231,11 +231,12 @@ const captProcesses = {
     env: { CAPT_WORKER_MAKE_CURRENT: '1' } as Record<string, string>,
     ready: 'capt worker ready',
   },
-  // Between the management API and Temporal: Cluster API's objects applied there run here.
+  // Between the management API and Temporal: Cluster API's objects applied there run here. Its admission
+  // webhook takes any free port: the bridge registers the one it got.
   bridge: {
     what: 'the bridge between the management API and Temporal',
     script: '../cli/main.js',
-    args: () => ['bridge', '--kubeconfig', adminConf(managementApiDir())],
+    args: () => ['bridge', '--kubeconfig', adminConf(managementApiDir()), '--webhook-port', '0'],
     env: {} as Record<string, string>,
     ready: 'capt bridge ready',
   },

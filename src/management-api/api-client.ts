@@ -17,6 +17,17 @@ export function objectPath(ref: Omit<ObjectRef, 'name'> & { name?: string }): st
   return `${base}${ns}/${ref.kind.toLowerCase()}s${ref.name ? `/${ref.name}` : ''}`;
 }
 
+/** The REST path of an object's collection, or with `named` of the object. */
+function pathOf(object: Json, named = false): string {
+  const metadata = object.metadata as { name: string; namespace?: string };
+  return objectPath({
+    apiVersion: object.apiVersion as string,
+    kind: object.kind as string,
+    namespace: metadata.namespace,
+    ...(named ? { name: metadata.name } : {}),
+  });
+}
+
 /**
  * A small JSON client for a management apiserver over mutual TLS with kept-alive connections: the
  * benchmark's driver reads one status object per wait step, so a client library's per-request handshakes
@@ -132,24 +143,17 @@ export class ManagementApi {
 
   /** Creates the object; one that exists already is left as it is (the management cluster is new for each run). */
   async create(object: Json): Promise<void> {
-    const metadata = object.metadata as { name: string; namespace?: string };
-    const path = objectPath({
-      apiVersion: object.apiVersion as string,
-      kind: object.kind as string,
-      namespace: metadata.namespace,
-    });
-    await this.expect('POST', path, [201, 409], object);
+    await this.expect('POST', pathOf(object), [201, 409], object);
+  }
+
+  /** A server-side dry run of creating the object (admission runs, nothing is stored): the HTTP status. */
+  async dryRunCreate(object: Json): Promise<number> {
+    return (await this.send('POST', `${pathOf(object)}?dryRun=All`, object)).status;
   }
 
   /** Server-side apply as `fieldManager`, taking over fields others set: creates or updates, so it can be repeated. */
   async apply(object: Json, fieldManager: string): Promise<Json> {
-    const metadata = object.metadata as { name: string; namespace?: string };
-    const path = objectPath({
-      apiVersion: object.apiVersion as string,
-      kind: object.kind as string,
-      namespace: metadata.namespace,
-      name: metadata.name,
-    });
+    const path = pathOf(object, true);
     const query = `?fieldManager=${encodeURIComponent(fieldManager)}&force=true`;
     return this.expect('PATCH', `${path}${query}`, [200, 201], object, 'application/apply-patch+yaml');
   }

@@ -89,7 +89,8 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI, t
     new RegExp(`codec:\\s+running \\(pid \\d+\\) at http://127\\.0\\.0\\.1:${env.CAPT_DEV_CODEC_PORT}`),
   );
   assert.match(status.stdout, /bridge:\s+running \(pid \d+\)/);
-  // The bridge serves the management API: a Cluster whose control plane is missing is refused on the object.
+  // The bridge serves the management API: a Cluster whose control plane is missing is refused on the object
+  // (the admission webhook lets it in: its objects may still be on their way).
   const kubeconfig = join(home, 'dev/management-api/etc/kubernetes/admin.conf');
   const kubectl = (...args: string[]) =>
     runProgram(kubectlFor(availableKubernetesVersions().at(-1)!), ['--kubeconfig', kubeconfig, ...args]);
@@ -97,7 +98,10 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI, t
     apiVersion: 'cluster.x-k8s.io/v1beta2',
     kind: 'Cluster',
     metadata: { name: 'lone', namespace: 'default' },
-    spec: { controlPlaneRef: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane', name: 'none' } },
+    spec: {
+      controlPlaneRef: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane', name: 'none' },
+      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalCluster', name: 'none' },
+    },
   });
   await writeFile(join(home, 'lone.json'), lone);
   const applied = await kubectl('apply', '-f', join(home, 'lone.json'));

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -10,8 +9,7 @@ import { getValue } from '../../src/etcd/etcd-client';
 import { managementApiDir } from '../../src/dev/dev-stack';
 import { encryptionConfigFile, managementEtcd } from '../../src/dev/management-api';
 import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
-import { devStackEnv } from '../fixtures/dev-stack-env';
-import { runCapt, type CliResult } from '../fixtures/capt-cli';
+import { startDevStack, type DevStackUnderTest } from '../fixtures/dev-stack';
 import { listening, processesMentioning } from '../fixtures/leaks';
 
 /**
@@ -21,52 +19,31 @@ import { listening, processesMentioning } from '../fixtures/leaks';
  */
 
 const kubectl = kubectlFor(availableKubernetesVersions().at(-1)!);
+let stack: DevStackUnderTest;
 let home: string;
 let env: Record<string, string>;
 let kubeconfigFile: string;
 
-const capt = (...args: string[]) => runCapt(env, ...args);
-
-async function kube(...args: string[]): Promise<CliResult> {
-  return kubeWithInput(undefined, ...args);
-}
-
-/** kubectl with the dev stack's kubeconfig; `input` goes to its stdin (`-f -`). */
-function kubeWithInput(input: string | undefined, ...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = execFile(kubectl, ['--kubeconfig', kubeconfigFile, ...args], (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-    child.stdin!.end(input ?? '');
-  });
-}
+const capt = (...args: string[]) => stack.capt(...args);
+const kube = (...args: string[]) => stack.kubectl(undefined, ...args);
+const kubeWithInput = (input: string | undefined, ...args: string[]) => stack.kubectl(input, ...args);
 
 before(async () => {
-  home = await mkdtemp(join(tmpdir(), 'capt-home-'));
+  stack = await startDevStack();
+  ({ home, env, kubeconfigFile } = stack);
   // This process computes the capt home's paths (managementApiDir, encryptionConfigFile) as the CLI does.
   process.env.CAPT_HOME = home;
-  env = await devStackEnv(home);
-  const started = Date.now();
-  const result = await capt('dev', 'start');
-  assert.equal(result.code, 0, result.stderr);
-  console.log(`# capt dev start (Temporal, worker and management API, cold): ${Date.now() - started} ms`);
+  console.log(`# capt dev start (Temporal, worker and management API, cold): ${stack.started.ms} ms`);
   assert.match(
-    result.stdout,
+    stack.started.stdout,
     new RegExp(
       `^API:\\s+https://127\\.0\\.0\\.1:${env.CAPT_DEV_API_PORT} \\(kubectl --kubeconfig <\\(capt dev kubeconfig\\)`,
       'm',
     ),
   );
-  const kubeconfig = await capt('dev', 'kubeconfig');
-  assert.equal(kubeconfig.code, 0, kubeconfig.stderr);
-  kubeconfigFile = join(home, 'test.kubeconfig');
-  await writeFile(kubeconfigFile, kubeconfig.stdout, { mode: 0o600 });
 });
 
-after(async () => {
-  await capt('dev', 'stop');
-  await rm(home, { recursive: true, force: true });
-});
+after(() => stack.remove());
 
 test('kubectl --kubeconfig <(capt dev kubeconfig) reaches the management API; its key is in no other output and its files are 0600', async () => {
   const { stdout, stderr } = await promisify(execFile)(

@@ -1,0 +1,119 @@
+import { isDeepStrictEqual } from 'node:util';
+import { stringify } from 'yaml';
+import { loadManifests, type ManifestSource } from '../api/load-manifests';
+import { ManifestError } from '../api/manifest-error';
+import type { ClusterModel } from '../api/model';
+import type { AdmissionRequest } from './admission-review';
+import { asManifest, clusterManifest, clusterObjects, madeByController, type ObjectsByKind } from './cluster-documents';
+import type { ApiObject, ManagedKind } from './management-client';
+
+/**
+ * What the admission webhook decides from the objects alone: the manifest the bridge would build for each
+ * Cluster the incoming object belongs to, with the object in place, loaded exactly as `capt apply` loads a
+ * file. Whether a change is one a running cluster takes is asked of its workflow (admission.ts).
+ */
+
+/** The kinds a Cluster's manifest is made of (cluster-documents.ts), which the webhook reviews. */
+export const reviewedKinds = [
+  'Cluster',
+  'KubeadmControlPlane',
+  'MachineDeployment',
+  'MachineHealthCheck',
+  'Machine',
+  'KubeadmConfig',
+  'KubeadmConfigTemplate',
+  'LocalCluster',
+  'LocalMachineTemplate',
+  'LocalMachine',
+] as const satisfies readonly ManagedKind[];
+
+export interface AdmissionCheck {
+  /** capt's located message when the objects are refused as they are. */
+  refusal?: string;
+  /** Each Cluster the object belongs to, loaded: `next` with the object, `previous` as stored (when it loads). */
+  clusters: { next: ClusterModel; previous?: ClusterModel }[];
+}
+
+const key = (o: ApiObject) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
+
+/**
+ * Whether the request needs the objects read at all. Never a deletion, nor an object on its way out (only
+ * its finalizers change), nor a Machine a MachineSet or control plane made; an update only when the desired
+ * state changed, so the bridge's own writes (finalizers, owners, annotations of its own) always pass.
+ */
+export function needsReview(request: AdmissionRequest): boolean {
+  const { operation, object, oldObject } = request;
+  if ((operation !== 'CREATE' && operation !== 'UPDATE') || !object) return false;
+  if (!(reviewedKinds as readonly string[]).includes(object.kind)) return false;
+  if (object.metadata.deletionTimestamp || madeByController(object)) return false;
+  return !(operation === 'UPDATE' && oldObject && isDeepStrictEqual(asManifest(oldObject), asManifest(object)));
+}
+
+/** The objects with `object` in place of the stored one of its kind and name, or added. */
+function withObject(objects: ObjectsByKind, object: ApiObject): ObjectsByKind {
+  const kind = object.kind as ManagedKind;
+  return { ...objects, [kind]: [...(objects[kind] ?? []).filter((o) => key(o) !== key(object)), object] };
+}
+
+/** The Clusters whose manifest holds `object`: a Cluster's own; none for an object no Cluster references yet. */
+function clustersOf(object: ApiObject, objects: ObjectsByKind): ApiObject[] {
+  if (object.kind === 'Cluster') return [object];
+  return (objects.Cluster ?? []).filter((c) => clusterObjects(c, objects).some((o) => key(o) === key(object)));
+}
+
+/**
+ * The manifest loaded as `capt apply` loads it. Objects arrive one by one (kubectl apply -f, GitOps, in any
+ * order), so a reference to one not there yet is no refusal: the cluster is checked whole once it is complete.
+ */
+function load(source: ManifestSource, kubernetesVersions?: string[]): { models: ClusterModel[]; refusal?: string } {
+  try {
+    return { models: loadManifests([source], {}, kubernetesVersions) };
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    const refused = err.problems.filter((p) => !p.missing);
+    return { models: [], refusal: refused.length ? new ManifestError(refused).message : undefined };
+  }
+}
+
+/**
+ * Checks the object of a request `needsReview` passed, among the objects of its namespace as stored. An
+ * object of no Cluster (a template applied before its Cluster) is checked on its own, as far as one goes.
+ */
+export function checkAdmission(
+  request: AdmissionRequest,
+  objects: ObjectsByKind,
+  kubernetesVersions?: string[],
+): AdmissionCheck {
+  const object = request.object!;
+  const next = withObject(objects, object);
+  const clusters = clustersOf(object, next);
+  if (!clusters.length) {
+    const { namespace, name } = object.metadata;
+    const alone = { file: `management API, ${object.kind} ${namespace}/${name}`, text: stringify(asManifest(object)) };
+    return { refusal: load(alone, kubernetesVersions).refusal, clusters: [] };
+  }
+  const out: AdmissionCheck = { clusters: [] };
+  for (const cluster of clusters) {
+    const loaded = load(clusterManifest(cluster, clusterObjects(cluster, next)), kubernetesVersions);
+    if (loaded.refusal) return { refusal: loaded.refusal, clusters: [] };
+    if (!loaded.models[0]) continue;
+    const previous = request.oldObject && storedModel(request.oldObject, cluster, objects, kubernetesVersions);
+    out.clusters.push({ next: loaded.models[0], previous });
+  }
+  return out;
+}
+
+/** The cluster's model before the change (`old` in place), when its stored objects load without a problem. */
+function storedModel(
+  old: ApiObject,
+  cluster: ApiObject,
+  objects: ObjectsByKind,
+  kubernetesVersions?: string[],
+): ClusterModel | undefined {
+  const oldCluster = old.kind === 'Cluster' ? old : cluster;
+  const loaded = load(
+    clusterManifest(oldCluster, clusterObjects(oldCluster, withObject(objects, old))),
+    kubernetesVersions,
+  );
+  return loaded.refusal ? undefined : loaded.models[0];
+}

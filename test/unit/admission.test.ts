@@ -1,0 +1,280 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import pino from 'pino';
+import { parseAllDocuments } from 'yaml';
+import { substituteVariables } from '../../src/api/variables';
+import {
+  admissionResponse,
+  MalformedReviewError,
+  parseAdmissionReview,
+  type AdmissionRequest,
+} from '../../src/bridge/admission-review';
+import { checkAdmission, needsReview } from '../../src/bridge/admission-rules';
+import { maxReviewBytes, startAdmissionWebhook } from '../../src/bridge/admission-webhook';
+import type { ObjectsByKind } from '../../src/bridge/cluster-documents';
+import type { ApiObject, ManagedKind } from '../../src/bridge/management-client';
+import { validatingWebhookConfiguration } from '../../src/bridge/webhook-registration';
+import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
+import { formatSpecProblems } from '../../src/spec-rules/spec-problem';
+
+/** The quickstart's objects as the management API lists them. */
+function quickstart(): ObjectsByKind {
+  const { text } = substituteVariables(readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8'), {
+    CLUSTER_NAME: 'one',
+  });
+  const objects: ObjectsByKind = {};
+  for (const doc of parseAllDocuments(text)) {
+    const o = doc.toJSON() as ApiObject;
+    o.metadata = { ...o.metadata, uid: `uid-${o.metadata.name}`, generation: 1 };
+    (objects[o.kind as ManagedKind] ??= []).push(o);
+  }
+  return objects;
+}
+
+const one = (objects: ObjectsByKind, kind: ManagedKind) => structuredClone(objects[kind]![0]!);
+const create = (object: ApiObject): AdmissionRequest => ({ uid: 'u1', operation: 'CREATE', object });
+const update = (oldObject: ApiObject, object: ApiObject): AdmissionRequest => ({
+  uid: 'u2',
+  operation: 'UPDATE',
+  object,
+  oldObject,
+});
+
+test('an AdmissionReview that is not one is refused with what is wrong; a good one gives its request', () => {
+  const malformed = (body: string, message: RegExp) =>
+    assert.throws(
+      () => parseAdmissionReview(body),
+      (err: Error) => err instanceof MalformedReviewError && message.test(err.message),
+    );
+  malformed('{"apiVersion":', /^the body is not JSON: /);
+  malformed('[]', /^expected an AdmissionReview of admission\.k8s\.io\/v1$/);
+  malformed('{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview"}', /^expected an AdmissionReview/);
+  const review = (request: unknown) =>
+    JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request });
+  malformed(review(undefined), /^the AdmissionReview has no request$/);
+  malformed(review({ operation: 'CREATE' }), /^request\.uid is missing$/);
+  malformed(
+    review({ uid: 'u', operation: 'PATCH' }),
+    /^request\.operation must be one of CREATE, UPDATE, DELETE, CONNECT$/,
+  );
+  malformed(review({ uid: 'u', operation: 'CREATE' }), /^a CREATE request carries its object in request\.object$/);
+  malformed(
+    review({ uid: 'u', operation: 'CREATE', object: { kind: 'Cluster', metadata: { name: 'x' } } }),
+    /^request\.object must be an object with apiVersion, kind, metadata\.name and namespace$/,
+  );
+  const cluster = one(quickstart(), 'Cluster');
+  malformed(
+    review({
+      uid: 'u',
+      operation: 'CREATE',
+      object: { ...cluster, metadata: { name: 'x', namespace: '../kube-system' } },
+    }),
+    /^request\.object\.metadata\.namespace must be a lowercase DNS name/,
+  );
+  assert.deepEqual(parseAdmissionReview(review({ uid: 'u', operation: 'DELETE', oldObject: cluster })), {
+    uid: 'u',
+    operation: 'DELETE',
+    object: undefined,
+    oldObject: cluster,
+  });
+});
+
+test('the response allows, or refuses with 422 and capt’s message', () => {
+  assert.deepEqual(admissionResponse('u', undefined), {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    response: { uid: 'u', allowed: true },
+  });
+  assert.deepEqual(admissionResponse('u', 'why'), {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    response: { uid: 'u', allowed: false, status: { code: 422, reason: 'Invalid', message: 'why' } },
+  });
+});
+
+test('deletions, objects on their way out, machines a controller made and writes that leave the desired state alone need no review', () => {
+  const objects = quickstart();
+  const cluster = one(objects, 'Cluster');
+  assert.equal(needsReview(create(cluster)), true);
+  assert.equal(needsReview({ uid: 'u', operation: 'DELETE', oldObject: cluster }), false);
+  const bookkept = structuredClone(cluster);
+  bookkept.metadata.finalizers = ['cluster.cluster.x-k8s.io'];
+  bookkept.metadata.labels = { 'cluster.x-k8s.io/cluster-name': 'one' };
+  bookkept.metadata.annotations = { 'capt.cluster.x-k8s.io/applied-manifest': 'abc' };
+  bookkept.status = { phase: 'Provisioned' };
+  assert.equal(needsReview(update(cluster, bookkept)), false, "the bridge's own writes");
+  const paused = structuredClone(cluster);
+  paused.spec = { ...paused.spec, paused: true };
+  assert.equal(needsReview(update(cluster, paused)), true);
+  const deleting = structuredClone(paused);
+  deleting.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+  assert.equal(needsReview(update(cluster, deleting)), false);
+  const machineSet = { ...structuredClone(cluster), kind: 'MachineSet' };
+  assert.equal(needsReview(create(machineSet)), false, 'not a kind of a manifest');
+  const made = { ...structuredClone(cluster), kind: 'Machine' };
+  made.metadata.ownerReferences = [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet', name: 's', uid: 'u' }];
+  assert.equal(needsReview(create(made)), false, 'a Machine of a MachineSet');
+});
+
+test("a field capt refuses, in a complete cluster, is refused with the bridge's located message", () => {
+  const objects = quickstart();
+  const kcp = one(objects, 'KubeadmControlPlane');
+  (kcp.spec as { kubeadmConfigSpec: Record<string, unknown> }).kubeadmConfigSpec.users = [{ name: 'admin' }];
+  assert.equal(
+    checkAdmission(create(kcp), objects).refusal,
+    "management API, Cluster default/one (document 3) KubeadmControlPlane/one-control-plane at spec.kubeadmConfigSpec.users: users are not created by capt's providers: create them in preKubeadmCommands (useradd) or remove the field",
+  );
+  const md = one(objects, 'MachineDeployment');
+  (md.spec as { replicas: number }).replicas = 10_001;
+  assert.match(
+    checkAdmission(update(one(objects, 'MachineDeployment'), md), objects).refusal ?? '',
+    /^management API, Cluster default\/one \(document \d\) MachineDeployment\/one-md-0 at spec\.replicas: /,
+  );
+});
+
+test('objects arriving one by one are let through until their cluster is complete; one of no Cluster is checked alone', () => {
+  const objects = quickstart();
+  // kubectl apply -f creates the Cluster first: its control plane and infrastructure are not there yet.
+  assert.deepEqual(checkAdmission(create(one(objects, 'Cluster')), {}), { clusters: [] });
+  // Complete, it loads: the model goes on to the change rules.
+  const complete = checkAdmission(create(one(objects, 'Cluster')), objects);
+  assert.equal(complete.refusal, undefined);
+  assert.equal(complete.clusters[0]!.next.controlPlane.name, 'one-control-plane');
+  // A template before its Cluster: its own fields are checked.
+  const template = one(objects, 'KubeadmConfigTemplate');
+  (template.spec as { template: { spec: Record<string, unknown> } }).template.spec.users = [{ name: 'admin' }];
+  assert.match(
+    checkAdmission(create(template), {}).refusal ?? '',
+    /^management API, KubeadmConfigTemplate default\/one-md-0 \(document 1\) KubeadmConfigTemplate\/one-md-0 at spec\.template\.spec\.users: users are not created/,
+  );
+  // A Cluster referencing a kind capt does not take is refused although its control plane is missing.
+  const wrong = one(objects, 'Cluster');
+  (wrong.spec as { infrastructureRef: { kind: string } }).infrastructureRef.kind = 'DockerCluster';
+  assert.match(
+    checkAdmission(create(wrong), {}).refusal ?? '',
+    /Cluster\/one at spec\.infrastructureRef\.kind: DockerCluster cannot be used here/,
+  );
+});
+
+test('an update gives the model before and after, so a downgrade is refused with the change rules', () => {
+  // Without workers, which a control plane older than theirs would refuse first.
+  const { MachineDeployment: _md, ...objects } = quickstart();
+  const kcp = one(objects, 'KubeadmControlPlane');
+  const older = structuredClone(kcp);
+  (older.spec as { version: string }).version = 'v1.35.4';
+  const { refusal, clusters } = checkAdmission(update(kcp, older), objects);
+  assert.equal(refusal, undefined);
+  const { previous, next } = clusters[0]!;
+  assert.equal(previous?.controlPlane.version, 'v1.36.3');
+  assert.equal(next.controlPlane.version, 'v1.35.4');
+  assert.equal(
+    formatSpecProblems(clusterChangeProblems(previous!, next)),
+    'KubeadmControlPlane default/one-control-plane at spec.version: cannot update Kubernetes version from v1.36.3 to v1.35.4: downgrades are not supported; `capt rollout undo` returns to an earlier revision',
+  );
+});
+
+test('the configuration asks about creates and updates of every kind of a manifest, Ignore on failure, within 5 s', () => {
+  const config = validatingWebhookConfiguration('https://127.0.0.1:9443/validate', 'PEM');
+  const [webhook] = (config as { webhooks: Record<string, unknown>[] }).webhooks;
+  assert.deepEqual(webhook!.clientConfig, { url: 'https://127.0.0.1:9443/validate', caBundle: 'UEVN' });
+  assert.deepEqual(webhook!.rules, [
+    {
+      apiGroups: ['cluster.x-k8s.io'],
+      apiVersions: ['v1beta2'],
+      operations: ['CREATE', 'UPDATE'],
+      resources: ['clusters', 'machinedeployments', 'machinehealthchecks', 'machines'],
+      scope: 'Namespaced',
+    },
+    {
+      apiGroups: ['controlplane.cluster.x-k8s.io'],
+      apiVersions: ['v1beta2'],
+      operations: ['CREATE', 'UPDATE'],
+      resources: ['kubeadmcontrolplanes'],
+      scope: 'Namespaced',
+    },
+    {
+      apiGroups: ['bootstrap.cluster.x-k8s.io'],
+      apiVersions: ['v1beta2'],
+      operations: ['CREATE', 'UPDATE'],
+      resources: ['kubeadmconfigs', 'kubeadmconfigtemplates'],
+      scope: 'Namespaced',
+    },
+    {
+      apiGroups: ['infrastructure.cluster.x-k8s.io'],
+      apiVersions: ['v1beta2'],
+      operations: ['CREATE', 'UPDATE'],
+      resources: ['localclusters', 'localmachinetemplates', 'localmachines'],
+      scope: 'Namespaced',
+    },
+  ]);
+  assert.equal(webhook!.failurePolicy, 'Ignore');
+  assert.equal(webhook!.timeoutSeconds, 5);
+  assert.equal(webhook!.sideEffects, 'None');
+});
+
+test('the webhook answers over HTTPS; bad requests get 400, 404, 405 or 413 and it keeps serving', async () => {
+  const webhook = await startAdmissionWebhook({
+    host: '127.0.0.1',
+    port: 0,
+    decide: async (r) => (r.object?.metadata.name === 'bad' ? 'refused: bad' : undefined),
+    log: pino({ level: 'silent' }),
+  });
+  const post = (body: string | Buffer, opts: { method?: string; path?: string } = {}) =>
+    new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
+      const url = new URL(webhook.url);
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: opts.path ?? url.pathname,
+          method: opts.method ?? 'POST',
+          ca: webhook.caBundle,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode!,
+              json: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>,
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const review = (name: string) =>
+    JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'u',
+        operation: 'CREATE',
+        object: { ...one(quickstart(), 'Cluster'), metadata: { name, namespace: 'default' } },
+      },
+    });
+  try {
+    const malformed = await post('{"apiVersion":');
+    assert.equal(malformed.status, 400);
+    assert.match(String(malformed.json.message), /^the body is not JSON: /);
+    assert.deepEqual(await post(Buffer.alloc(maxReviewBytes + 1, 0x20)), {
+      status: 413,
+      json: { message: `an AdmissionReview is at most ${maxReviewBytes} bytes` },
+    });
+    assert.equal((await post('', { method: 'GET' })).status, 405);
+    assert.equal((await post(review('bad'), { path: '/mutate' })).status, 404);
+    assert.deepEqual((await post(review('bad'))).json.response, {
+      uid: 'u',
+      allowed: false,
+      status: { code: 422, reason: 'Invalid', message: 'refused: bad' },
+    });
+    assert.deepEqual((await post(review('good'))).json.response, { uid: 'u', allowed: true });
+    assert.equal(webhook.answered(), 2);
+  } finally {
+    await webhook.close();
+  }
+});
