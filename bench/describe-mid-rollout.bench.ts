@@ -70,7 +70,16 @@ async function main(): Promise<void> {
     await kubectl('apply', '-f', manifest);
     const started = Date.now();
     await kubectl('wait', '--for=condition=Available', 'cluster/mid', '--timeout=15m');
-    console.log(`cluster mid Available ${Math.round((Date.now() - started) / 1000)} s after kubectl apply`);
+    // Every machine up, not only enough for Available, so the rollout replaces running machines of every owner.
+    await kubectl(
+      'wait',
+      '--for=jsonpath={.status.readyReplicas}=3',
+      'kubeadmcontrolplane/mid-control-plane',
+      '--timeout=10m',
+    );
+    for (const md of ['mid-md-0', 'mid-md-1'])
+      await kubectl('wait', '--for=jsonpath={.status.readyReplicas}=2', `machinedeployment/${md}`, '--timeout=10m');
+    console.log(`cluster mid's 7 machines ready ${Math.round((Date.now() - started) / 1000)} s after kubectl apply`);
     const patch = (kind: string, name: string, body: object) =>
       kubectl('patch', `${kind}/${name}`, '--type=merge', '-p', JSON.stringify(body));
     await patch('kubeadmcontrolplane', 'mid-control-plane', { spec: { version: newer } });
