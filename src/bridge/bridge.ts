@@ -297,7 +297,7 @@ export class Bridge {
           : machineDeploymentMachineLabels(name, status.name);
       await this.o.api.patchStatusIfChanged(
         object,
-        ownerObjectStatus(status, labelSelector(labels), previousOf(object), observation(object)),
+        ownerObjectStatus(status, view, labelSelector(labels), previousOf(object), observation(object)),
       );
     }
     for (const { status } of owners) {

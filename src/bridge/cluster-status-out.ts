@@ -1,4 +1,4 @@
-import type { ClusterView } from '../contract/cluster';
+import type { ClusterView, PendingChange } from '../contract/cluster';
 import type { Condition } from '../contract/machine';
 import type { OwnerStatus } from '../contract/owner';
 
@@ -24,8 +24,15 @@ const trueReasons: Record<string, string> = {
 const validReason = (r: string | undefined, fallback: string) =>
   r && /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/.test(r) ? r : fallback;
 
+/**
+ * The version change an owner has not received because it waits for the control plane's: the objects already
+ * ask for it, so none of the owner's machines is up to date, though its workflow still counts them so.
+ */
+export const heldForControlPlane = (view: ClusterView, owner: OwnerStatus): PendingChange | undefined =>
+  view.pending.find((p) => p.reason === 'HeldForControlPlane' && p.kind === owner.kind && p.name === owner.name);
+
 /** Each owner's replica counts, summed as Cluster API sums them into status.controlPlane and status.workers. */
-function replicaCounts(owners: (OwnerStatus | undefined)[]) {
+function replicaCounts(owners: (OwnerStatus | undefined)[], view: ClusterView) {
   const present = owners.filter((o): o is OwnerStatus => !!o);
   const sum = (f: (o: OwnerStatus) => number) => present.reduce((n, o) => n + f(o), 0);
   return {
@@ -33,7 +40,7 @@ function replicaCounts(owners: (OwnerStatus | undefined)[]) {
     replicas: sum((o) => o.machines.filter((m) => !m.deleting).length),
     readyReplicas: sum((o) => o.readyReplicas),
     availableReplicas: sum((o) => o.availableReplicas),
-    upToDateReplicas: sum((o) => o.updatedReplicas),
+    upToDateReplicas: sum((o) => (heldForControlPlane(view, o) ? 0 : o.updatedReplicas)),
   };
 }
 
@@ -93,7 +100,7 @@ export function clusterObjectStatus(
   previous: PreviousStatus | undefined,
   o: Observation,
 ): Record<string, unknown> {
-  const rollingOut = view.pending.filter((p) => p.reason === 'RollingOut');
+  const rollingOut = view.pending.filter((p) => p.reason === 'RollingOut' || p.reason === 'HeldForControlPlane');
   const own: Condition[] = [
     ...view.conditions.filter((c) => c.type !== 'Paused'),
     {
@@ -122,8 +129,8 @@ export function clusterObjectStatus(
       infrastructureProvisioned: view.conditions.some((c) => c.type === 'InfrastructureReady' && c.status === 'True'),
       controlPlaneInitialized: !!view.controlPlane?.initialized,
     },
-    controlPlane: replicaCounts([view.controlPlane]),
-    workers: replicaCounts(view.machineDeployments),
+    controlPlane: replicaCounts([view.controlPlane], view),
+    workers: replicaCounts(view.machineDeployments, view),
     ...(observedGeneration !== undefined ? { observedGeneration } : {}),
   };
 }
@@ -135,11 +142,19 @@ export function clusterObjectStatus(
  */
 export function ownerObjectStatus(
   owner: OwnerStatus,
+  view: ClusterView,
   selector: string,
   previous: PreviousStatus | undefined,
   o: Observation,
 ): Record<string, unknown> {
-  const { replicas, readyReplicas, availableReplicas, upToDateReplicas } = replicaCounts([owner]);
+  const { replicas, readyReplicas, availableReplicas, upToDateReplicas } = replicaCounts([owner], view);
+  const held = heldForControlPlane(view, owner);
+  const conditions = held
+    ? [
+        ...owner.conditions.filter((c) => c.type !== 'RollingOut'),
+        { type: 'RollingOut', status: 'True' as const, reason: 'HeldForControlPlane', message: held.message },
+      ]
+    : owner.conditions;
   const observedGeneration = observedOf(o, previous);
   const live = owner.machines.filter((m) => !m.deleting).length;
   return {
@@ -148,7 +163,7 @@ export function ownerObjectStatus(
     readyReplicas,
     availableReplicas,
     upToDateReplicas,
-    conditions: apiConditions(owner.conditions, previous?.conditions, o.observed ? o.generation : undefined, o.now),
+    conditions: apiConditions(conditions, previous?.conditions, o.observed ? o.generation : undefined, o.now),
     ...(owner.kind === 'KubeadmControlPlane'
       ? { version: owner.version, initialization: { controlPlaneInitialized: owner.initialized } }
       : {

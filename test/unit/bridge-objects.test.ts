@@ -220,7 +220,7 @@ test("a MachineDeployment's status: the scale subresource's replicas and selecto
     // Mid-rollout with maxSurge 1: two old machines (one leaving) and one new one.
     machines: [record('a', { templateHash: 'old' }), record('b', { templateHash: 'old', deleting: true }), record('c')],
   };
-  const status = ownerObjectStatus(md, 'cluster.x-k8s.io/deployment-name=one-md-0', undefined, {
+  const status = ownerObjectStatus(md, view({}), 'cluster.x-k8s.io/deployment-name=one-md-0', undefined, {
     generation: 3,
     observed: false,
     now: 'T',
@@ -240,10 +240,39 @@ test("a MachineDeployment's status: the scale subresource's replicas and selecto
   assert.deepEqual(status.conditions, [
     { type: 'Available', status: 'True', reason: 'Available', message: '', lastTransitionTime: 'T' },
   ]);
-  const scalingUp = ownerObjectStatus({ ...md, replicas: 3 }, 's', undefined, {
+  const scalingUp = ownerObjectStatus({ ...md, replicas: 3 }, view({}), 's', undefined, {
     generation: 3,
     observed: true,
     now: 'T',
   });
   assert.deepEqual([scalingUp.phase, scalingUp.observedGeneration], ['ScalingUp', 3]);
+  // A version change held for the control plane: the object asks for it, so no machine is up to date yet.
+  const waiting = 'v1.36.3 waits until the control plane runs v1.36.3 (kubelets may not be newer than the apiserver)';
+  const heldView = view({
+    pending: [
+      { kind: 'MachineDeployment', name: 'one-md-0', generation: 3, reason: 'HeldForControlPlane', message: waiting },
+    ],
+  });
+  const held = ownerObjectStatus(
+    { ...md, machines: [record('a'), record('c')], updatedReplicas: 2 },
+    heldView,
+    's',
+    undefined,
+    {
+      generation: 3,
+      observed: false,
+      now: 'T',
+    },
+  );
+  assert.equal(held.upToDateReplicas, 0);
+  assert.deepEqual(
+    (held.conditions as ApiCondition[]).find((c) => c.type === 'RollingOut'),
+    {
+      type: 'RollingOut',
+      status: 'True',
+      reason: 'HeldForControlPlane',
+      message: waiting,
+      lastTransitionTime: 'T',
+    },
+  );
 });
