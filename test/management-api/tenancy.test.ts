@@ -241,6 +241,8 @@ test("a ResourceQuota on count/clusters.cluster.x-k8s.io and count/machines.clus
     metadata: { name, namespace: 'team-b' },
     spec: {
       clusterName: 'b1',
+      // A whole Machine, as the admission webhook takes it: the quota is what refuses the second.
+      version: availableKubernetesVersions().at(-1),
       bootstrap: { dataSecretName: `${name}-bootstrap` },
       infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalMachine', name },
     },
