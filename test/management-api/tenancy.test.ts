@@ -243,7 +243,7 @@ test("a ResourceQuota on count/clusters.cluster.x-k8s.io and count/machines.clus
       clusterName: 'b1',
       // A whole Machine, as the admission webhook takes it: the quota is what refuses the second.
       version: availableKubernetesVersions().at(-1),
-      bootstrap: { dataSecretName: `${name}-bootstrap` },
+      bootstrap: { configRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfig', name } },
       infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalMachine', name },
     },
   });
