@@ -340,9 +340,7 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
     },
     { intervalMs: 100 },
   );
-  console.log(
-    `status lag: the MachineDeployment object showed capt scale ${Date.now() - scaledAt} ms after it ended`,
-  );
+  console.log(`status lag: the MachineDeployment object showed capt scale ${Date.now() - scaledAt} ms after it ended`);
   await new Promise((r) => setTimeout(r, 3000));
   assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 1);
 
