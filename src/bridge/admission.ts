@@ -5,7 +5,7 @@ import { clusterChangeProblems } from '../spec-rules/cluster-rules';
 import { formatSpecProblems } from '../spec-rules/spec-problem';
 import type { AdmissionRequest } from './admission-review';
 import { checkAdmission, needsReview, reviewedKinds } from './admission-rules';
-import type { ObjectsByKind } from './cluster-documents';
+import { readObjects } from './cluster-documents';
 import type { ManagementClient } from './management-client';
 
 export interface AdmissionOptions {
@@ -28,8 +28,7 @@ export class Admission {
   async refusal(request: AdmissionRequest): Promise<string | undefined> {
     if (!needsReview(request)) return undefined;
     const namespace = request.object!.metadata.namespace;
-    const lists = await Promise.all(reviewedKinds.map((kind) => this.o.api.list(kind, namespace)));
-    const objects: ObjectsByKind = Object.fromEntries(reviewedKinds.map((kind, i) => [kind, lists[i]]));
+    const objects = await readObjects(this.o.api, reviewedKinds, namespace);
     const check = checkAdmission(request, objects, this.o.kubernetesVersions);
     if (check.refusal) return check.refusal;
     for (const { next, previous } of check.clusters) {

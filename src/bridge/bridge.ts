@@ -14,6 +14,7 @@ import {
   clusterObjects,
   madeMachineObjects,
   ownedByCluster,
+  readObjects,
   type ObjectsByKind,
 } from './cluster-documents';
 import { asksDeletionFirst, marksInFlight } from './machine-annotations-door';
@@ -100,9 +101,7 @@ export class Bridge {
   }
 
   async pass(): Promise<void> {
-    const kinds = Object.keys(managedResources) as ManagedKind[];
-    const lists = await Promise.all(kinds.map((k) => this.o.api.list(k)));
-    const objects: ObjectsByKind = Object.fromEntries(kinds.map((k, i) => [k, lists[i]]));
+    const objects = await readObjects(this.o.api, Object.keys(managedResources) as ManagedKind[]);
     const secrets = new Set(await this.o.api.core.secretNames(`type=${clusterSecretType}`));
     for (const cluster of objects.Cluster ?? [])
       await this.reconcile(cluster, objects, secrets).catch((err: Error) =>
@@ -149,13 +148,13 @@ export class Bridge {
   /** Machines of the cluster marked for deletion on their objects whose owners do not know it yet. */
   private async marksInFlight(cluster: ApiObject, objects: ObjectsByKind): Promise<string[]> {
     const { namespace, name } = cluster.metadata;
-    const marked = madeMachineObjects(objects, namespace, name).filter(asksDeletionFirst);
-    if (marked.length === 0) return [];
+    const made = madeMachineObjects(objects, namespace, name);
+    if (!made.some(asksDeletionFirst)) return [];
     const view = await this.o.client.clusterStatus(namespace, name).catch((err: Error) => {
       if (err instanceof NotFoundError) return undefined;
       throw err;
     });
-    return view ? marksInFlight(marked, view) : [];
+    return view ? marksInFlight(made, view) : [];
   }
 
   /**

@@ -1,9 +1,19 @@
 import { stringify } from 'yaml';
 import type { ManifestSource } from '../api/load-manifests';
-import type { ApiObject, ManagedKind } from './management-client';
+import type { ApiObject, ManagedKind, ManagementClient } from './management-client';
 
 /** Every object the bridge read, by kind. */
 export type ObjectsByKind = Partial<Record<ManagedKind, ApiObject[]>>;
+
+/** The objects of `kinds`, read side by side: in one namespace, or in all. */
+export async function readObjects(
+  api: ManagementClient,
+  kinds: readonly ManagedKind[],
+  namespace?: string,
+): Promise<ObjectsByKind> {
+  const lists = await Promise.all(kinds.map((kind) => api.list(kind, namespace)));
+  return Object.fromEntries(kinds.map((kind, i) => [kind, lists[i]]));
+}
 
 type Ref = { kind?: string; name?: string } | undefined;
 

@@ -38,11 +38,9 @@ export async function mirrorMachines(
   const { namespace, name: cluster } = view;
   // An edit the machine refuses (it is being deleted, say) is undone on the object, which shows what capt runs.
   const annotate = (read: MachineStatus, o: ApiObject) =>
-    client.annotateMachine(namespace, read.name, annotationChange(read.annotations, ownAnnotations(o))).catch((err) => {
-      if (!(err instanceof RejectedError)) throw err;
-      log.warn({ machine: `${namespace}/${read.name}`, reason: (err as Error).message }, 'bridge: annotation refused');
-      return read;
-    });
+    client
+      .annotateMachine(namespace, read.name, annotationChange(read.annotations, ownAnnotations(o)))
+      .catch(loggedRefusal(log, `${namespace}/${read.name}`, 'annotation', read));
   const infrastructureKind = providerKinds[view.provider]?.machine ?? 'LocalMachine';
   const inCluster = (kind: ManagedKind) =>
     (objects[kind] ?? []).filter(
@@ -95,13 +93,13 @@ export async function mirrorMachines(
     const existing = machines.get(read.name);
     const m = existing && annotationsEdited(existing) ? await annotate(read, existing) : read;
     const desired = machineObject(m, owner, infrastructureKind);
-    const object = existing ?? (await api.create(desired));
+    // The finalizer is set when the object is made: none can be added to an object being deleted.
+    const object =
+      existing ?? (await api.create({ ...desired, metadata: { ...desired.metadata, finalizers: [machineFinalizer] } }));
     // A merge patch keeps keys it does not name: the ones the machine no longer has are removed by name.
     const gone = Object.keys(existing ? ownAnnotations(existing) : {}).filter((k) => !(k in m.annotations));
-    // Finalizers are set when the object is made: one cannot be added to an object being deleted.
-    const { finalizers: _made, ...kept } = desired.metadata;
     const metadata = {
-      ...kept,
+      ...desired.metadata,
       annotations: { ...desired.metadata.annotations, ...Object.fromEntries(gone.map((k) => [k, null])) },
     };
     if (existing) await api.patch('Machine', namespace, m.name, { metadata, spec: desired.spec });
@@ -148,6 +146,15 @@ async function mirrorStandaloneStatus(
   }
 }
 
+/** A change the machine's workflow refused is logged and `instead` taken; any other error goes on up. */
+const loggedRefusal =
+  <T>(log: Logger, machine: string, what: string, instead: T) =>
+  (err: unknown): T => {
+    if (!(err instanceof RejectedError)) throw err;
+    log.warn({ machine, reason: err.message }, `bridge: ${what} refused`);
+    return instead;
+  };
+
 /**
  * Deletion both ways, as Cluster API's Machine finalizer makes it: a machine capt deletes shows a deletion
  * timestamp (and phase Deleting) while it drains, and its object goes when the machine is gone; a Machine object
@@ -164,10 +171,9 @@ async function mirrorDeletions(
     const { namespace, name, deletionTimestamp } = o.metadata;
     const record = wanted.get(name)?.record;
     if (record && deletionTimestamp && !record.deleting)
-      await client.deleteMachine(namespace, name).catch((err: Error) => {
-        if (!(err instanceof RejectedError)) throw err;
-        log.warn({ machine: `${namespace}/${name}`, reason: err.message }, 'bridge: machine deletion refused');
-      });
+      await client
+        .deleteMachine(namespace, name)
+        .catch(loggedRefusal(log, `${namespace}/${name}`, 'machine deletion', undefined));
     else if (record?.deleting && !deletionTimestamp) await api.delete('Machine', namespace, name);
     else if (!record) await releaseMachineObject(api, o);
   }

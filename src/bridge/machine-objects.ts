@@ -83,7 +83,6 @@ export function machineObject(m: MachineStatus, owner: ApiObject, infrastructure
         [mirroredAnnotationsAnnotation]: annotationsDigest(m.annotations),
       },
       ownerReferences: [controllerRef(owner)],
-      finalizers: [machineFinalizer],
     },
     spec: {
       clusterName: m.cluster,
