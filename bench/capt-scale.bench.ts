@@ -1,24 +1,31 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterDir, machinesDir } from '../providers/local/layout';
 import { loadManifests } from '../src/api/load-manifests';
+import { substituteVariables } from '../src/api/variables';
 import type { ClusterModel } from '../src/api/model';
 import { CaptClient } from '../src/client/capt-client';
 import { measureHistories } from '../test/fixtures/history-guard';
 import { processesMentioning } from '../test/fixtures/leaks';
 import { MachineHarness } from '../test/fixtures/machine-harness';
 import { resultHeader, runBenchmark, writeResult } from './bench-result';
+import { ManagementApiDoor } from './management-api-door';
 import { stopOnSignal } from './stop-on-signal';
 
 /**
  * capt at scale, against the real stack (Temporal dev server, a capt worker process, the local provider):
  * one cluster of 1 control plane + a MachineDeployment scaled to N workers, rolled out at maxSurge 10%,
  * scaled to 0 and deleted. `node dist/bench/capt-scale.bench.js [N]` writes bench/results/capt-scale-<N>.json.
+ * With `--management-api` the operations go through the management API (kubectl apply, scale, patch and
+ * delete, a `capt bridge` carrying them to the workflows and writing every object's status back), and the
+ * result, capt-scale-<N>-management-api.json, adds the status lag and the apiserver's requests per machine.
  */
-const workers = Number(process.argv[2] ?? 1000);
+const args = process.argv.slice(2);
+const workers = Number(args.find((a) => /^\d+$/.test(a)) ?? 1000);
+const throughApi = args.includes('--management-api');
 const root = join(__dirname, '../..');
 const MD = 'bench-md-0';
 
@@ -65,7 +72,7 @@ async function capt(address: string, ...args: string[]): Promise<void> {
  * is what the launchers' children used once they ended (a worker machine's cloud-init and its sandbox),
  * which no running process shows.
  */
-async function cpuSeconds(workerPid: number): Promise<Record<string, number>> {
+async function cpuSeconds(workerPid: number, door?: ManagementApiDoor): Promise<Record<string, number>> {
   // Fields 14-15 are the process's own user and system ticks, 16-17 those of its ended, reaped children.
   const ticksOf = async (pids: number[], first: number) => {
     let ticks = 0;
@@ -76,8 +83,12 @@ async function cpuSeconds(workerPid: number): Promise<Record<string, number>> {
     return ticks / 100;
   };
   const of = (pids: number[]) => ticksOf(pids, 11);
-  const mentioning = async (needle: string) => (await processesMentioning([needle])).map((p) => p.pid);
+  const management = door ? await door.pids() : { managementApi: [], bridge: [] };
+  // The management API runs the same programs as the workload cluster: its own are counted apart.
+  const mentioning = async (needle: string) =>
+    (await processesMentioning([needle])).map((p) => p.pid).filter((pid) => !management.managementApi.includes(pid));
   const parts: Record<string, number[]> = {
+    ...(door ? management : {}),
     worker: [workerPid],
     temporal: await mentioning('start-dev'),
     kubeApiserver: await mentioning('kube-apiserver '),
@@ -132,6 +143,80 @@ async function settle(client: CaptClient, replicas: number, what: string, starte
   }
 }
 
+/** How the bench asks capt for each step: through its CLI, or through the management API with kubectl. */
+interface Operations {
+  apply(model: ClusterModel, text: string): Promise<void>;
+  scale(replicas: number): Promise<void>;
+  restart(): Promise<void>;
+  deleteCluster(): Promise<void>;
+}
+
+const throughCli = (client: CaptClient, address: string): Operations => ({
+  apply: async (model) => void (await client.apply([model])),
+  scale: (replicas) => capt(address, 'scale', 'machinedeployment', MD, '--replicas', String(replicas)),
+  restart: () => capt(address, 'rollout', 'restart', `machinedeployment/${MD}`),
+  deleteCluster: () => capt(address, 'delete', 'cluster', 'bench', '--wait', '--timeout', '15m'),
+});
+
+const throughManagementApi = (door: ManagementApiDoor): Operations => ({
+  apply: async (_, text) => {
+    const file = join(door.dir, 'bench.yaml');
+    await writeFile(file, text);
+    await door.kubectl('apply', '-f', file);
+    // The workflow starts at the bridge's next pass.
+    await door.kubectl('wait', '--for=condition=Available', 'cluster/bench', '--timeout=600s');
+  },
+  scale: async (replicas) => void (await door.kubectl('scale', `machinedeployment/${MD}`, `--replicas=${replicas}`)),
+  // What `clusterctl alpha rollout restart` writes.
+  restart: async () =>
+    void (await door.kubectl(
+      'patch',
+      `machinedeployment/${MD}`,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { rollout: { after: new Date().toISOString() } } }),
+    )),
+  deleteCluster: async () => void (await door.kubectl('delete', 'cluster', 'bench', '--timeout=15m')),
+});
+
+type MachineDeploymentObject = {
+  metadata: { generation: number };
+  status?: { replicas?: number; readyReplicas?: number; upToDateReplicas?: number; observedGeneration?: number };
+};
+
+/**
+ * The status lag once the workflows have settled a step: how long until the MachineDeployment's object shows
+ * it (replicas, ready and up to date, for its current generation), and, per machine Running, from when its
+ * owner saw it Running to when the bench's watch saw its Machine object Running.
+ */
+async function statusLag(
+  door: ManagementApiDoor,
+  client: CaptClient,
+  replicas: number,
+): Promise<{ objectMs: number; machineMs: { p50: number; p95: number; max: number; count: number } }> {
+  const settledAt = Date.now();
+  for (const deadline = settledAt + 300_000; ; await sleep(250)) {
+    const o = await door.object<MachineDeploymentObject>('machinedeployment', MD);
+    const st = o.status ?? {};
+    if (
+      st.observedGeneration === o.metadata.generation &&
+      (st.replicas ?? 0) === replicas &&
+      (st.readyReplicas ?? 0) === replicas &&
+      (st.upToDateReplicas ?? 0) === replicas
+    )
+      break;
+    if (Date.now() > deadline)
+      throw new Error(`the MachineDeployment object did not show ${replicas} ready replicas: ${JSON.stringify(st)}`);
+  }
+  const objectMs = Date.now() - settledAt;
+  const records = (await client.ownerStatus('machinedeployment', 'default', MD)).machines;
+  for (const deadline = Date.now() + 300_000; records.some((r) => !door.seenRunning.has(r.name)); await sleep(250))
+    if (Date.now() > deadline) throw new Error('not every Machine object was seen Running');
+  const lags = records.map((r) => door.seenRunning.get(r.name)! - Date.parse(r.runningSince!)).sort((a, b) => a - b);
+  const at = (q: number) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? 0;
+  return { objectMs, machineMs: { p50: at(0.5), p95: at(0.95), max: lags.at(-1) ?? 0, count: lags.length } };
+}
+
 async function main(): Promise<void> {
   const h = new MachineHarness(undefined, { guard: false });
   await h.start();
@@ -140,64 +225,95 @@ async function main(): Promise<void> {
     h.worker!.pid,
     (await processesMentioning(['start-dev'])).map((p) => p.pid),
   );
+  const door = throughApi ? await ManagementApiDoor.start(h.env.address, h.home) : undefined;
+  const ops = door ? throughManagementApi(door) : throughCli(client, h.env.address);
   const result: Record<string, unknown> = {
     ...resultHeader(),
     workers,
+    door: door ? 'management API (kubectl, capt bridge)' : 'capt CLI',
   };
   const { stop, letGo } = stopOnSignal("capt's stack and its machines", async () => {
     await memory.stop();
+    await door?.stop();
     await client.close();
     await h.stop();
   });
+  const cpu = () => cpuSeconds(h.worker!.pid, door);
+  const lags: Record<string, Awaited<ReturnType<typeof statusLag>>> = {};
+  const requests: Record<string, number> = {};
+  // After a step the workflows have settled: how long its objects took to show it, and what it cost the API.
+  const observe = async (step: string, replicas: number, machines: number, requestsBefore: number) => {
+    if (!door) return;
+    lags[step] = await statusLag(door, client, replicas);
+    requests[step] = Number(((await door.requests()) - requestsBefore) / machines);
+    console.log(`${step}: status lag ${JSON.stringify(lags[step])}; ${requests[step]} API requests per machine`);
+  };
+  const requestCount = async () => (door ? door.requests() : 0);
   try {
-    const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
-    const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
+    // 1000 nodes need more /24 node ranges than the quickstart's /16 pod network holds.
+    const text = (await readFile(join(root, 'examples/quickstart.yaml'), 'utf8')).replace(
+      'maxSurge: 1',
+      "maxSurge: '10%'",
+    );
+    const variables = {
       CLUSTER_NAME: 'bench',
       CONTROL_PLANE_MACHINE_COUNT: '1',
       WORKER_MACHINE_COUNT: '0',
-    }) as [ClusterModel];
-    // 1000 nodes need more /24 node ranges than the quickstart's /16 pod network holds.
-    model.podSubnet = '10.128.0.0/12';
-    const md = model.machineDeployments[0]!;
-    md.strategy = { ...md.strategy, type: 'RollingUpdate', maxSurge: '10%', maxUnavailable: 0 };
-    await client.apply([model]);
+      POD_CIDR: '10.128.0.0/12',
+    };
+    const [model] = loadManifests([{ file: 'quickstart.yaml', text }], variables) as [ClusterModel];
+    await ops.apply(model, substituteVariables(text, variables).text);
     await client.waitForCluster('default', 'bench', () => undefined, 600_000);
 
     let startedAt = Date.now();
-    const cpuBeforeScaleUp = await cpuSeconds(h.worker!.pid);
-    await capt(h.env.address, 'scale', 'machinedeployment', MD, '--replicas', String(workers));
+    let requestsBefore = await requestCount();
+    const cpuBeforeScaleUp = await cpu();
+    await ops.scale(workers);
     const scaleUp = await settle(client, workers, 'scale-up', startedAt);
-    const cpuScaleUp = perMachine(cpuBeforeScaleUp, await cpuSeconds(h.worker!.pid), workers);
+    const cpuScaleUp = perMachine(cpuBeforeScaleUp, await cpu(), workers);
     console.log(`scale-up: ${workers} workers Running in ${scaleUp} s`);
+    await observe('scaleUp', workers, workers, requestsBefore);
 
     // One wave of the rollout as its own figures: create maxSurge machines, then delete them.
     const wave = Math.ceil(workers / 10);
+    console.log(`wave: ${wave} machines created, then deleted`);
     startedAt = Date.now();
-    await capt(h.env.address, 'scale', 'machinedeployment', MD, '--replicas', String(workers + wave));
+    await ops.scale(workers + wave);
     const waveCreate = await settle(client, workers + wave, 'wave create', startedAt);
     startedAt = Date.now();
-    await capt(h.env.address, 'scale', 'machinedeployment', MD, '--replicas', String(workers));
+    await ops.scale(workers);
     const waveDelete = await settle(client, workers, 'wave delete', startedAt);
     while ((await providerMachines()) > workers) await sleep(200);
     const waveDeleteProvider = (Date.now() - startedAt) / 1000;
 
     startedAt = Date.now();
-    const cpuBeforeRollout = await cpuSeconds(h.worker!.pid);
-    await capt(h.env.address, 'rollout', 'restart', `machinedeployment/${MD}`);
+    requestsBefore = await requestCount();
+    const cpuBeforeRollout = await cpu();
+    const before = (await client.ownerStatus('machinedeployment', 'default', MD)).revision;
+    await ops.restart();
+    // Through the management API the restart reaches the workflow at the bridge's next pass.
+    for (const deadline = Date.now() + 120_000; ; await sleep(250)) {
+      if ((await client.ownerStatus('machinedeployment', 'default', MD)).revision !== before) break;
+      if (Date.now() > deadline) throw new Error('the restart did not reach the MachineDeployment within 120 s');
+    }
+    console.log(`rollout: started ${(Date.now() - startedAt) / 1000} s after the restart was asked`);
     const rollout = await settle(client, workers, 'rollout', startedAt);
-    const cpuRollout = perMachine(cpuBeforeRollout, await cpuSeconds(h.worker!.pid), workers);
+    const cpuRollout = perMachine(cpuBeforeRollout, await cpu(), workers);
     const waves = Math.ceil(workers / wave);
     const ideal = waves * (waveCreate + waveDeleteProvider);
     console.log(
       `rollout: ${rollout} s; ideal ${ideal.toFixed(1)} s (${waves} waves of ${waveCreate} s create + ${waveDeleteProvider} s delete)`,
     );
+    await observe('rollout', workers, workers, requestsBefore);
 
     startedAt = Date.now();
-    await capt(h.env.address, 'scale', 'machinedeployment', MD, '--replicas', '0');
+    requestsBefore = await requestCount();
+    await ops.scale(0);
     while ((await client.ownerStatus('machinedeployment', 'default', MD)).machines.length > 0) await sleep(500);
     const scaleDown = (Date.now() - startedAt) / 1000;
+    await observe('scaleDown', 0, workers, requestsBefore);
     startedAt = Date.now();
-    await capt(h.env.address, 'delete', 'cluster', 'bench', '--wait', '--timeout', '15m');
+    await ops.deleteCluster();
     const deletion = (Date.now() - startedAt) / 1000;
 
     const histories = await measureHistories(h.env.client);
@@ -212,6 +328,9 @@ async function main(): Promise<void> {
       clusterDirectory: (await readdir(clusterDir('default', 'bench')).catch(() => [])).length,
       processes: (await processesMentioning([join(h.home, 'local')])).length,
       runningWorkflows: running,
+      ...(door
+        ? { apiObjects: (await door.kubectl('get', 'clusters,machinesets,machines', '-A', '-o', 'name')).trim() }
+        : {}),
     };
     Object.assign(result, {
       seconds: {
@@ -248,12 +367,13 @@ async function main(): Promise<void> {
         ),
       },
       leftover,
+      ...(door ? { statusLag: lags, managementApiRequestsPerMachine: requests } : {}),
     });
   } finally {
     await stop();
     letGo();
   }
-  await writeResult(`capt-scale-${workers}`, result);
+  await writeResult(`capt-scale-${workers}${door ? '-management-api' : ''}`, result);
 }
 
 runBenchmark(main);

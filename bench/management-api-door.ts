@@ -1,0 +1,112 @@
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { managementKubeconfig, startManagementApi, stopManagementApi } from '../src/dev/management-api';
+import { availableKubernetesVersions, kubectlFor } from '../src/tools';
+import { freePort } from '../src/util/free-port';
+import { processesMentioning } from '../test/fixtures/leaks';
+
+type MachineEvent = { metadata: { name: string }; status?: { phase?: string } };
+
+/**
+ * The management API as a bench's door to capt: a real kube-apiserver, etcd and controller-manager, one
+ * `capt bridge` (with its admission webhook, as `capt dev start` runs it), kubectl for the operations, a watch
+ * of the Machine objects for the status lag, and the apiserver's own request counter.
+ */
+export class ManagementApiDoor {
+  private bridge?: ChildProcess;
+  private bridgeLog = '';
+  private watch?: AbortController;
+  private stopping = false;
+  /** When this process first saw each Machine object Running (ms since the epoch). */
+  readonly seenRunning = new Map<string, number>();
+
+  private constructor(
+    readonly dir: string,
+    readonly kubeconfig: string,
+  ) {}
+
+  static async start(temporalAddress: string, captHome: string): Promise<ManagementApiDoor> {
+    const dir = await mkdtemp(join(tmpdir(), 'capt-bench-api-'));
+    process.env.CAPT_HOME = captHome;
+    await startManagementApi(dir, await freePort('127.0.0.1'), () => undefined);
+    const kubeconfig = join(dir, 'admin.kubeconfig');
+    await writeFile(kubeconfig, await managementKubeconfig(dir), { mode: 0o600 });
+    const door = new ManagementApiDoor(dir, kubeconfig);
+    const cli = join(__dirname, '../src/cli/main.js');
+    door.bridge = spawn(process.execPath, [cli, 'bridge', '--kubeconfig', kubeconfig, '--webhook-port', '0'], {
+      env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress, CAPT_HOME: captHome },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const keep = (c: Buffer) => (door.bridgeLog = (door.bridgeLog + c.toString()).slice(-20_000));
+    door.bridge.stdout!.on('data', keep);
+    door.bridge.stderr!.on('data', keep);
+    for (const deadline = Date.now() + 60_000; !door.bridgeLog.includes('capt bridge ready');) {
+      if (Date.now() > deadline || door.bridge.exitCode !== null)
+        throw new Error(`capt bridge did not get ready:\n${door.bridgeLog}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await door.watchMachines();
+    return door;
+  }
+
+  /** The last lines the bridge logged, for a failure's message. */
+  log(): string {
+    return this.bridgeLog.slice(-4000);
+  }
+
+  async kubectl(...args: string[]): Promise<string> {
+    const kubectl = kubectlFor(availableKubernetesVersions().at(-1)!);
+    return (await promisify(execFile)(kubectl, ['--kubeconfig', this.kubeconfig, ...args], { maxBuffer: 1 << 26 }))
+      .stdout;
+  }
+
+  async object<T>(kind: string, name: string): Promise<T> {
+    return JSON.parse(await this.kubectl('get', kind, name, '-o', 'json')) as T;
+  }
+
+  /** Every request the management apiserver has answered since it started (apiserver_request_total). */
+  async requests(): Promise<number> {
+    const metrics = await this.kubectl('get', '--raw', '/metrics');
+    let total = 0;
+    for (const line of metrics.split('\n'))
+      if (line.startsWith('apiserver_request_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    return total;
+  }
+
+  /** The management API's processes and the bridge: what the door costs beside the rest of the stack. */
+  async pids(): Promise<{ managementApi: number[]; bridge: number[] }> {
+    return {
+      managementApi: (await processesMentioning([this.dir])).map((p) => p.pid),
+      bridge: this.bridge?.pid ? [this.bridge.pid] : [],
+    };
+  }
+
+  /** Watches the Machine objects (a list, then the changes), noting when each is first seen Running. */
+  private async watchMachines(): Promise<void> {
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.kubeconfig);
+    this.watch = await new Watch(kc).watch(
+      '/apis/cluster.x-k8s.io/v1beta2/machines',
+      {},
+      (type: string, o: MachineEvent) => {
+        if (type !== 'DELETED' && o.status?.phase === 'Running' && !this.seenRunning.has(o.metadata.name))
+          this.seenRunning.set(o.metadata.name, Date.now());
+      },
+      // A watch the apiserver ends (its timeout) is opened again.
+      () => void (this.stopping || this.watchMachines().catch(() => undefined)),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.watch?.abort();
+    this.bridge?.kill('SIGTERM');
+    await new Promise((r) => (this.bridge?.exitCode !== null ? r(undefined) : this.bridge.once('exit', r)));
+    await stopManagementApi(this.dir);
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
