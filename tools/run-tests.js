@@ -41,8 +41,13 @@ if (selected.length === 0) {
 }
 // These run a second time against the production topology (Temporal server + PostgreSQL), unless
 // CAPT_TEST_TEMPORAL names one Temporal for every file (test/fixtures/temporal.ts reads it):
-// fault/temporal-restart is a whole cluster lifecycle (create, rollout, control-plane upgrade, delete).
-const alsoOnPostgres = ['machine-deployment/machine-deployment-rollout', 'fault/temporal-restart'];
+// fault/temporal-restart is a whole cluster lifecycle (create, rollout, control-plane upgrade, delete), and
+// management-api/bridge one driven through the management API (kubectl apply, scale, undo, delete).
+const alsoOnPostgres = [
+  'machine-deployment/machine-deployment-rollout',
+  'fault/temporal-restart',
+  'management-api/bridge.test',
+];
 // These need the production topology's server whatever CAPT_TEST_TEMPORAL says: upgrade/worker-upgrade
 // moves owners to a new build at continue-as-new, which the dev server's Temporal (1.29.1) cannot.
 const onlyOnPostgres = ['upgrade/worker-upgrade'];
@@ -68,6 +73,7 @@ const longest = [
   'upgrade/worker-upgrade',
   'e2e/cli',
   'cluster/control-plane.test',
+  'management-api/bridge.test',
   'machine/machine-durability',
   'cluster/owner-recovery',
   'local-provider/machine-faults',

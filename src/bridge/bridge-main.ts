@@ -8,7 +8,8 @@ import { Admission } from './admission';
 import { startAdmissionWebhook, type AdmissionWebhook } from './admission-webhook';
 import { Bridge } from './bridge';
 import { BridgeLease } from './bridge-lease';
-import { ManagementClient } from './management-client';
+import { ManagementClient, managedResources, type ManagedKind } from './management-client';
+import { ObjectCache } from './object-cache';
 import { registerAdmissionWebhook } from './webhook-registration';
 
 /**
@@ -33,6 +34,7 @@ export async function bridgeMain(opts: {
   const stopping = new AbortController();
   void opts.stop.then(() => stopping.abort());
   const log = logger.child({ component: 'bridge' });
+  const cache = new ObjectCache(kubeconfig, api, Object.keys(managedResources) as ManagedKind[], log);
   let webhook: AdmissionWebhook | undefined;
   try {
     if (opts.webhookPort !== undefined) {
@@ -50,11 +52,13 @@ export async function bridgeMain(opts: {
       { kubeconfig: opts.kubeconfigFile, intervalMs: opts.intervalMs, identity, webhook: webhook?.url },
       'capt bridge ready',
     );
-    await new Bridge({ api, client, log, lease, kubernetesVersions: opts.kubernetesVersions }).run(
+    await cache.start();
+    await new Bridge({ api, client, log, lease, cache, kubernetesVersions: opts.kubernetesVersions }).run(
       opts.intervalMs,
       stopping.signal,
     );
   } finally {
+    await cache.stop();
     await webhook?.close();
     await client.close();
   }

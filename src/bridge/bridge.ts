@@ -4,6 +4,9 @@ import type { Logger } from 'pino';
 import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { mirrorMachines, releaseMachineObject } from './machine-mirror';
+import { writeBackTemplates } from './template-write-back';
+import { machinesOverQuota } from './machine-quota';
+import type { ObjectCache } from './object-cache';
 import { healthCheckObjectStatus } from './health-check-status-out';
 import { bridgeLeaseRef, type BridgeLease } from './bridge-lease';
 import { controllerRef, labelSelector } from './machine-objects';
@@ -45,6 +48,8 @@ export interface BridgeOptions {
   kubernetesVersions?: string[];
   /** Several bridges may run: only the holder of this lease passes. Without one, this bridge always does. */
   lease?: BridgeLease;
+  /** The objects as watched; without it (or while it is not listed) each pass lists them. */
+  cache?: ObjectCache;
 }
 
 const manifestHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
@@ -101,7 +106,9 @@ export class Bridge {
   }
 
   async pass(): Promise<void> {
-    const objects = await readObjects(this.o.api, Object.keys(managedResources) as ManagedKind[]);
+    const objects =
+      (await this.o.cache?.objects()) ??
+      (await readObjects(this.o.api, Object.keys(managedResources) as ManagedKind[]));
     const secrets = new Set(await this.o.api.core.secretNames(`type=${clusterSecretType}`));
     for (const cluster of objects.Cluster ?? [])
       await this.reconcile(cluster, objects, secrets).catch((err: Error) =>
@@ -125,24 +132,60 @@ export class Bridge {
     const held = applied ? [] : await this.marksInFlight(cluster, objects);
     if (held.length)
       this.o.log.info({ cluster: key, machines: held }, 'bridge: change held until delete-machine marks reach owners');
+    // Over the machines quota is looked at again every pass: the quota may be raised, or other clusters shrink.
+    let overQuota: string | undefined;
     if (!applied && held.length === 0 && this.refused.get(key)?.hash !== hash) {
       try {
-        await this.o.client.apply(loadManifests([manifest], {}, this.o.kubernetesVersions));
-        await this.o.api.annotate(cluster, appliedManifestAnnotation, hash);
-        this.refused.delete(key);
-        this.o.log.info({ cluster: key }, 'bridge: applied the cluster from the management API');
+        const models = loadManifests([manifest], {}, this.o.kubernetesVersions);
+        overQuota = await machinesOverQuota(this.o.api.core, models[0]!, objects);
+        if (!overQuota) {
+          await this.o.client.apply(models);
+          await this.o.api.annotate(cluster, appliedManifestAnnotation, hash);
+          this.refused.delete(key);
+          this.o.log.info({ cluster: key }, 'bridge: applied the cluster from the management API');
+        }
       } catch (err) {
         if (!(err instanceof ManifestError || err instanceof RejectedError)) throw err;
         this.refused.set(key, { hash, message: err.message });
       }
     }
-    const refusal = this.refused.get(key)?.hash === hash ? this.refused.get(key)!.message : undefined;
+    const refusal = overQuota ?? (this.refused.get(key)?.hash === hash ? this.refused.get(key)!.message : undefined);
     const view = await this.writeStatus(cluster, objects, applied, refusal);
     if (view?.controlPlane?.initialized && !secrets.has(`${namespace}/${name}-kubeconfig`))
       await this.writeKubeconfigSecret(cluster);
     // Only once every applied change has reached its owner: before that, an owner's replicas are the old ones.
     if (applied && view && view.observedGeneration === view.generation)
-      await this.writeBackReplicas(cluster, members, view);
+      await this.writeBack(cluster, objects, members, view);
+  }
+
+  /**
+   * What the workflows carry out that the objects do not show yet (a `capt rollout undo`, a `capt scale`) is
+   * written to them, and the manifest they now make is noted as applied, so the next pass neither reverts it nor
+   * applies it again.
+   */
+  private async writeBack(
+    cluster: ApiObject,
+    objects: ObjectsByKind,
+    members: ApiObject[],
+    view: ClusterView,
+  ): Promise<void> {
+    // The objects a changed one makes the cluster of: a template it names now may be one no other object did.
+    const membersWith = (changed: ApiObject[]) => {
+      const replaced = (o: ApiObject) =>
+        changed.find(
+          (c) =>
+            c.kind === o.kind && c.metadata.namespace === o.metadata.namespace && c.metadata.name === o.metadata.name,
+        ) ?? o;
+      const kinds = Object.entries(objects).map(([kind, list]) => [kind, list.map(replaced)]);
+      return clusterObjects(cluster, Object.fromEntries(kinds) as ObjectsByKind);
+    };
+    const load = (changed: ApiObject[]) =>
+      loadManifests([clusterManifest(cluster, membersWith(changed))], {}, this.o.kubernetesVersions)[0]!;
+    const templates = await writeBackTemplates(this.o.api, this.o.client, this.o.log, members, view, load);
+    const withTemplates = templates.length ? membersWith(templates) : members;
+    const next = await this.writeBackReplicas(withTemplates, view);
+    if (templates.length || next !== withTemplates)
+      await this.o.api.annotate(cluster, appliedManifestAnnotation, manifestHash(clusterManifest(cluster, next).text));
   }
 
   /** Machines of the cluster marked for deletion on their objects whose owners do not know it yet. */
@@ -159,10 +202,10 @@ export class Bridge {
 
   /**
    * A scale made with `capt scale` (or by a remediation's owner) to a cluster whose objects have not changed
-   * since they were applied: the objects take the replicas the workflows carry out, and the new manifest is
-   * noted as applied, so the next pass neither reverts the scale nor applies it again.
+   * since they were applied: the objects take the replicas the workflows carry out. Returns the objects as they
+   * are now (`members` itself when nothing changed).
    */
-  private async writeBackReplicas(cluster: ApiObject, members: ApiObject[], view: ClusterView): Promise<void> {
+  private async writeBackReplicas(members: ApiObject[], view: ClusterView): Promise<ApiObject[]> {
     const replicasOf = (o: ApiObject) =>
       o.kind === 'KubeadmControlPlane'
         ? view.controlPlane?.name === o.metadata.name
@@ -175,13 +218,12 @@ export class Bridge {
       const replicas = replicasOf(o);
       return replicas !== undefined && replicas !== (o.spec as { replicas?: number }).replicas;
     });
-    if (changed.length === 0) return;
-    const next = members.map((o) => (changed.includes(o) ? { ...o, spec: { ...o.spec, replicas: replicasOf(o) } } : o));
+    if (changed.length === 0) return members;
     for (const o of changed)
       await this.o.api.patch(o.kind as ManagedKind, o.metadata.namespace, o.metadata.name, {
         spec: { replicas: replicasOf(o) },
       });
-    await this.o.api.annotate(cluster, appliedManifestAnnotation, manifestHash(clusterManifest(cluster, next).text));
+    return members.map((o) => (changed.includes(o) ? { ...o, spec: { ...o.spec, replicas: replicasOf(o) } } : o));
   }
 
   /**

@@ -23,6 +23,11 @@ export interface ApiObject {
   status?: Record<string, unknown>;
 }
 
+export interface ApiObjectList {
+  items: ApiObject[];
+  metadata?: { resourceVersion?: string };
+}
+
 /** The kinds the bridge reads and writes, each at the version the management API stores (v1beta2). */
 export const managedResources = {
   Cluster: { group: groups.core, plural: 'clusters' },
@@ -49,29 +54,54 @@ export class ManagementClient {
   /** Core kinds (Secrets) through the same client capt uses for workload clusters. */
   readonly core: KubeClient;
 
+  /**
+   * Told of every write, with the resourceVersion it made (undefined: the object is gone), so a cache of these
+   * objects can tell when it has caught up with this client's own writes.
+   */
+  written?: (kind: ManagedKind, namespace: string, name: string, resourceVersion: string | undefined) => void;
+
   constructor(kubeconfig: string) {
     this.api = new CustomObjectsApi(kubeApiConfiguration(kubeconfig).configuration);
     this.core = new KubeClient(kubeconfig);
   }
 
+  private wrote(kind: ManagedKind, answer: unknown): ApiObject {
+    const o = answer as ApiObject;
+    this.written?.(kind, o.metadata.namespace, o.metadata.name, o.metadata.resourceVersion);
+    return o;
+  }
+
   /** Every object of `kind`, in `namespace` or in every namespace. */
   async list(kind: ManagedKind, namespace?: string): Promise<ApiObject[]> {
+    return (await this.listWithVersion(kind, namespace)).items;
+  }
+
+  /** The list with its resourceVersion, where a watch of the same objects starts. */
+  async listWithVersion(kind: ManagedKind, namespace?: string): Promise<ApiObjectList> {
     try {
-      const list = (await (namespace === undefined
+      return (await (namespace === undefined
         ? this.api.listClusterCustomObject(resource(kind))
-        : this.api.listNamespacedCustomObject({ ...resource(kind), namespace }))) as { items: ApiObject[] };
-      return list.items;
+        : this.api.listNamespacedCustomObject({ ...resource(kind), namespace }))) as ApiObjectList;
     } catch (err) {
       translate(err, `listing ${managedResources[kind].plural}`);
     }
   }
 
+  /** The path that watches every object of `kind`. */
+  static watchPath(kind: ManagedKind): string {
+    const { group, plural } = managedResources[kind];
+    return `/apis/${group}/${version}/${plural}`;
+  }
+
   /** Merge-patches the object's status; an object deleted meanwhile is left alone. */
   async patchStatus(kind: ManagedKind, namespace: string, name: string, status: Record<string, unknown>) {
     try {
-      await this.api.patchNamespacedCustomObjectStatus(
-        { ...resource(kind), namespace, name, body: { status } },
-        mergePatch,
+      this.wrote(
+        kind,
+        await this.api.patchNamespacedCustomObjectStatus(
+          { ...resource(kind), namespace, name, body: { status } },
+          mergePatch,
+        ),
       );
     } catch (err) {
       if (!gone(err)) translate(err, `writing the status of ${kind} ${namespace}/${name}`);
@@ -83,7 +113,10 @@ export class ManagementClient {
     const { namespace, name } = object.metadata;
     const kind = object.kind as ManagedKind;
     try {
-      return (await this.api.createNamespacedCustomObject({ ...resource(kind), namespace, body: object })) as ApiObject;
+      return this.wrote(
+        kind,
+        await this.api.createNamespacedCustomObject({ ...resource(kind), namespace, body: object }),
+      );
     } catch (err) {
       if (!(err instanceof ApiException && err.code === 409)) translate(err, `creating ${kind} ${namespace}/${name}`);
     }
@@ -97,7 +130,10 @@ export class ManagementClient {
   /** Merge-patches the object (not its status). */
   async patch(kind: ManagedKind, namespace: string, name: string, body: object): Promise<void> {
     try {
-      await this.api.patchNamespacedCustomObject({ ...resource(kind), namespace, name, body }, mergePatch);
+      this.wrote(
+        kind,
+        await this.api.patchNamespacedCustomObject({ ...resource(kind), namespace, name, body }, mergePatch),
+      );
     } catch (err) {
       if (!gone(err)) translate(err, `patching ${kind} ${namespace}/${name}`);
     }
@@ -106,7 +142,14 @@ export class ManagementClient {
   /** Deleting what is gone already succeeds. */
   async delete(kind: ManagedKind, namespace: string, name: string): Promise<void> {
     try {
-      await this.api.deleteNamespacedCustomObject({ ...resource(kind), namespace, name });
+      const deleted = (await this.api.deleteNamespacedCustomObject({
+        ...resource(kind),
+        namespace,
+        name,
+      })) as Partial<ApiObject>;
+      // An object with finalizers stays, marked; one without is gone (the answer is a Status then).
+      if (deleted.kind === kind) this.wrote(kind, deleted);
+      else this.written?.(kind, namespace, name, undefined);
     } catch (err) {
       if (!gone(err)) translate(err, `deleting ${kind} ${namespace}/${name}`);
     }
@@ -132,7 +175,7 @@ export class ManagementClient {
   async setFinalizers(object: ApiObject, finalizers: string[]): Promise<void> {
     const { namespace, name, resourceVersion } = object.metadata;
     try {
-      await this.api.patchNamespacedCustomObject(
+      const written = await this.api.patchNamespacedCustomObject(
         {
           ...resource(object.kind as ManagedKind),
           namespace,
@@ -141,6 +184,7 @@ export class ManagementClient {
         },
         mergePatch,
       );
+      this.wrote(object.kind as ManagedKind, written);
     } catch (err) {
       if (!gone(err)) translate(err, `setting the finalizers of ${object.kind} ${namespace}/${name}`);
     }

@@ -1,4 +1,10 @@
-import { NamespaceNotFoundError, ServiceError, type QueryDefinition, type WorkflowHandle } from '@temporalio/client';
+import {
+  NamespaceNotFoundError,
+  ServiceError,
+  WorkflowNotFoundError,
+  type QueryDefinition,
+  type WorkflowHandle,
+} from '@temporalio/client';
 
 const attempts = 8;
 
@@ -20,11 +26,29 @@ export async function withServiceRetry<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A workflow query, with withServiceRetry's patience. */
+/**
+ * A workflow query, with withServiceRetry's patience. A query that arrives as its workflow continues as new can
+ * also be answered "not found" (seen in a 1000-machine rollout, whose owner continues as new every few hundred
+ * machines): when the workflow still runs, that is tried again like a service error.
+ */
 export function queryWithRetry<T, Args extends unknown[]>(
   handle: WorkflowHandle,
   query: QueryDefinition<T, Args>,
   ...args: Args
 ): Promise<T> {
-  return withServiceRetry(() => handle.query(query, ...args));
+  return withServiceRetry(async () => {
+    try {
+      return await handle.query(query, ...args);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError && (await stillRunning(handle)))
+        throw new ServiceError(`workflow ${handle.workflowId} was between runs; query again`, { cause: err });
+      throw err;
+    }
+  });
 }
+
+const stillRunning = (handle: WorkflowHandle) =>
+  handle.describe().then(
+    (d) => d.status.name === 'RUNNING',
+    () => false,
+  );

@@ -20,6 +20,7 @@ import {
   type V1Namespace,
   type V1Node,
   type V1Pod,
+  type V1ResourceQuota,
   type V1Secret,
 } from '@kubernetes/client-node';
 
@@ -350,7 +351,6 @@ export class KubeClient {
     }
   }
 
-  /** Get-or-create. */
   /** `namespace/name` of every Secret matching `fieldSelector`, in every namespace. */
   async secretNames(fieldSelector: string): Promise<string[]> {
     try {
@@ -361,6 +361,16 @@ export class KubeClient {
     }
   }
 
+  /** The namespace's ResourceQuotas, with what the quota controller counted as used. */
+  async resourceQuotas(namespace: string): Promise<V1ResourceQuota[]> {
+    try {
+      return (await this.core.listNamespacedResourceQuota({ namespace })).items;
+    } catch (err) {
+      translate(err, `listing the resource quotas of namespace ${namespace}`);
+    }
+  }
+
+  /** Get-or-create. */
   async ensureSecret(secret: V1Secret): Promise<void> {
     try {
       await this.core.createNamespacedSecret({ namespace: secret.metadata!.namespace!, body: secret });

@@ -344,6 +344,68 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   await new Promise((r) => setTimeout(r, 3000));
   assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 1);
 
+  // The bridge reads the objects from its watches: passes (every second here) list nothing.
+  const machineLists = async () => {
+    const metrics = (await kubectl('get', '--raw', '/metrics')).stdout.split('\n');
+    return metrics
+      .filter((l) => l.startsWith('apiserver_request_total{') && /resource="machines"/.test(l) && /verb="LIST"/.test(l))
+      .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  };
+  // Listing each pass would make at least 5 lists here; a watch the apiserver ends is listed again once.
+  const listsBefore = await machineLists();
+  await new Promise((r) => setTimeout(r, 5000));
+  const lists = (await machineLists()) - listsBefore;
+  assert.ok(lists <= 1, `${lists} lists of the Machines in 5 s: passes read them from the watch\n${bridgeLog()}`);
+
+  // capt rollout undo is written back too: the object names the template the workflow runs again, so a later
+  // kubectl change does not roll the undone template out again.
+  type TemplateRefs = { spec: { template: { spec: { infrastructureRef: { name: string } } } } };
+  const infrastructureName = async () =>
+    (JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as TemplateRefs).spec
+      .template.spec.infrastructureRef.name;
+  const rolledOut = (revision: number) =>
+    until(`revision ${revision} of kb-md-0 rolled out`, async () => {
+      const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+      return o.revision === revision && o.rolloutComplete && o.readyReplicas === o.replicas && o;
+    });
+  const first = (await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).revision;
+  const otherTemplate = join(dir, 'kb-md-0-b.yaml');
+  await writeFile(
+    otherTemplate,
+    JSON.stringify({
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+      kind: 'LocalMachineTemplate',
+      metadata: { name: 'kb-md-0-b', namespace: 'default' },
+      spec: { template: { spec: { bootDelaySeconds: 0 } } },
+    }),
+  );
+  assert.equal((await kubectl('apply', '-f', otherTemplate)).code, 0);
+  const toB = { spec: { template: { spec: { infrastructureRef: { name: 'kb-md-0-b' } } } } };
+  assert.equal(
+    (await kubectl('patch', 'machinedeployment/kb-md-0', '--type=merge', '-p', JSON.stringify(toB))).code,
+    0,
+  );
+  await rolledOut(first + 1);
+  const undone = await capt('rollout', 'undo', 'machinedeployment/kb-md-0', '--wait');
+  assert.equal(undone.code, 0, undone.stderr);
+  await rolledOut(first + 2);
+  await until(
+    'the MachineDeployment object to name the undone template',
+    async () => (await infrastructureName()) === 'kb-md-0',
+  ).catch((err: Error) => assert.fail(`${err.message}\n${bridgeLog()}`));
+  assert.equal((await kubectl('scale', 'machinedeployment/kb-md-0', '--replicas=2')).code, 0);
+  const scaledAfterUndo = await until('kb-md-0 scaled to 2 after the undo', async () => {
+    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    return o.readyReplicas === 2 && o.machines.length === 2 && o;
+  });
+  assert.equal(scaledAfterUndo.revision, first + 2, 'the scale made no new revision: the undone template stays');
+  assert.equal((await kubectl('scale', 'machinedeployment/kb-md-0', '--replicas=1')).code, 0);
+  await until('kb-md-0 back to 1', async () => {
+    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    return o.readyReplicas === 1 && o.machines.length === 1;
+  });
+  assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).revision, first + 2);
+
   // A MachineHealthCheck applied with kubectl is carried out by the MachineDeployment it selects, and its status
   // is written as Cluster API writes it.
   const check = join(dir, 'kb-health.yaml');

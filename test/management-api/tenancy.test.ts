@@ -260,6 +260,42 @@ test("a ResourceQuota on count/clusters.cluster.x-k8s.io and count/machines.clus
     (await kubectl(teamB, 'delete', 'resourcequota', 'cluster-api')).stderr,
     /cannot delete resource "resourcequotas"/,
   );
+
+  // The machines b1's replicas would make pass the quota too: the bridge holds the cluster back with the quota's
+  // words on the object, so no workflow builds them; once the quota is raised, it goes ahead.
+  const accepted = async () => {
+    const got = await kubectl(teamB, 'get', 'cluster', 'b1', '-o', 'jsonpath={.status.conditions}');
+    return (JSON.parse(got.stdout || '[]') as { type: string; status: string; message?: string }[]).find(
+      (c) => c.type === 'Accepted',
+    );
+  };
+  // m1 names a bootstrap config and infrastructure that do not exist, which would refuse b1 for another reason.
+  ok(await kubectl(teamB, 'delete', 'machine', 'm1'));
+  const overQuota = await until('the bridge to hold b1 back by the machines quota', async () => {
+    const c = await accepted();
+    return c?.status === 'False' && c.message?.includes('exceeded quota') && c.message;
+  });
+  assert.match(
+    overQuota,
+    /^Cluster team-b\/b1: its control plane's and MachineDeployments' replicas make \d+ Machines, \d+ more than it has: exceeded quota: cluster-api, requested: count\/machines\.cluster\.x-k8s\.io=\d+, used: count\/machines\.cluster\.x-k8s\.io=\d+, limited: count\/machines\.cluster\.x-k8s\.io=1; lower the replicas/,
+  );
+  assert.notEqual((await capt('describe', 'cluster', 'b1', '-n', 'team-b')).code, 0, 'no workflow runs b1');
+  ok(
+    await asAdmin(
+      '-n',
+      'team-b',
+      'patch',
+      'resourcequota',
+      'cluster-api',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { hard: { 'count/machines.cluster.x-k8s.io': '10' } } }),
+    ),
+  );
+  await until('b1 to be handed to its workflow once the quota allows it', async () => {
+    const described = await capt('describe', 'cluster', 'b1', '-n', 'team-b');
+    return described.code === 0 && (await accepted()) === undefined;
+  });
 });
 
 test("deleting a tenant's ServiceAccount revokes its token", async () => {

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { forEachBounded } from '../../src/util/bounded-parallel';
+
+const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('every item runs once, never more than the limit at a time, and a freed slot is taken at once', async () => {
+  let inFlight = 0;
+  let most = 0;
+  const done: number[] = [];
+  // Item 0 is slow: the others must not wait for it in waves.
+  await forEachBounded([...Array(20).keys()], 4, async (i) => {
+    inFlight++;
+    most = Math.max(most, inFlight);
+    await tick(i === 0 ? 60 : 2);
+    done.push(i);
+    inFlight--;
+  });
+  assert.equal(most, 4);
+  assert.deepEqual(
+    [...done].sort((a, b) => a - b),
+    [...Array(20).keys()],
+  );
+  assert.equal(done.at(-1), 0, 'the slow item ends last: the rest went on in the other three slots');
+});
+
+test('the first failure is thrown once the items already started have settled, and no new item starts', async () => {
+  const started: number[] = [];
+  let settled = 0;
+  await assert.rejects(
+    forEachBounded([...Array(10).keys()], 3, async (i) => {
+      started.push(i);
+      await tick(5);
+      settled++;
+      if (i === 1) throw new Error('item 1 failed');
+    }),
+    /item 1 failed/,
+  );
+  assert.equal(settled, started.length, 'nothing left running');
+  assert.ok(started.length < 10, `items after the failure were not started (${started.join(', ')})`);
+});
+
+test('no items: nothing runs', async () => {
+  let runs = 0;
+  await forEachBounded([], 5, async () => void runs++);
+  assert.equal(runs, 0);
+});
