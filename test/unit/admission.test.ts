@@ -16,6 +16,7 @@ import { checkAdmission, needsReview } from '../../src/bridge/admission-rules';
 import { maxReviewBytes, startAdmissionWebhook } from '../../src/bridge/admission-webhook';
 import type { ObjectsByKind } from '../../src/bridge/cluster-documents';
 import type { ApiObject, ManagedKind } from '../../src/bridge/management-client';
+import { validatePath, validatingRoute } from '../../src/bridge/validating-route';
 import { validatingWebhookConfiguration } from '../../src/bridge/webhook-registration';
 import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
 import { formatSpecProblems } from '../../src/spec-rules/spec-problem';
@@ -219,7 +220,12 @@ test('the webhook answers over HTTPS; bad requests get 400, 404, 405 or 413 and 
   const webhook = await startAdmissionWebhook({
     host: '127.0.0.1',
     port: 0,
-    decide: async (r) => (r.object?.metadata.name === 'bad' ? 'refused: bad' : undefined),
+    routes: {
+      [validatePath]: validatingRoute(
+        async (r) => (r.object?.metadata.name === 'bad' ? 'refused: bad' : undefined),
+        pino({ level: 'silent' }),
+      ),
+    },
     log: pino({ level: 'silent' }),
   });
   const post = (body: string | Buffer, opts: { method?: string; path?: string } = {}) =>
@@ -229,7 +235,7 @@ test('the webhook answers over HTTPS; bad requests get 400, 404, 405 or 413 and 
         {
           host: url.hostname,
           port: url.port,
-          path: opts.path ?? url.pathname,
+          path: opts.path ?? validatePath,
           method: opts.method ?? 'POST',
           ca: webhook.caBundle,
         },
@@ -266,14 +272,14 @@ test('the webhook answers over HTTPS; bad requests get 400, 404, 405 or 413 and 
       json: { message: `an AdmissionReview is at most ${maxReviewBytes} bytes` },
     });
     assert.equal((await post('', { method: 'GET' })).status, 405);
-    assert.equal((await post(review('bad'), { path: '/mutate' })).status, 404);
+    assert.equal((await post(review('bad'), { path: '/elsewhere' })).status, 404);
     assert.deepEqual((await post(review('bad'))).json.response, {
       uid: 'u',
       allowed: false,
       status: { code: 422, reason: 'Invalid', message: 'refused: bad' },
     });
     assert.deepEqual((await post(review('good'))).json.response, { uid: 'u', allowed: true });
-    assert.equal(webhook.answered(), 2);
+    assert.equal(webhook.answered(validatePath), 2);
   } finally {
     await webhook.close();
   }
