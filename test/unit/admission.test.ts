@@ -18,6 +18,8 @@ import type { ObjectsByKind } from '../../src/bridge/cluster-documents';
 import type { ApiObject, ManagedKind } from '../../src/bridge/management-client';
 import { validatePath, validatingRoute } from '../../src/bridge/validating-route';
 import { validatingWebhookConfiguration } from '../../src/bridge/webhook-registration';
+import { withDefaults } from '../../src/defaulting/defaults';
+import type { PlainObject } from '../../src/defaulting/plain-object';
 import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
 import { formatSpecProblems } from '../../src/spec-rules/spec-problem';
 
@@ -118,6 +120,18 @@ test('deletions, objects on their way out, machines a controller made and writes
   const made = { ...structuredClone(cluster), kind: 'Machine' };
   made.metadata.ownerReferences = [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet', name: 's', uid: 'u' }];
   assert.equal(needsReview(create(made)), false, 'a Machine of a MachineSet');
+});
+
+test("an update that only fills in Cluster API's defaults (an object stored before the defaulting webhook answered) needs no review", () => {
+  const stored = one(quickstart(), 'KubeadmControlPlane');
+  delete stored.spec!.rollout;
+  const owned = withDefaults(stored as unknown as PlainObject) as unknown as ApiObject;
+  owned.metadata.ownerReferences = [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'one', uid: 'u' }];
+  assert.notDeepEqual(owned.spec, stored.spec, 'the rollout strategy defaulted');
+  assert.equal(needsReview(update(stored, owned)), false, "the bridge's owner reference, defaulted");
+  const changed = structuredClone(owned);
+  changed.spec!.replicas = 3;
+  assert.equal(needsReview(update(stored, changed)), true, 'a change besides the defaults');
 });
 
 test("a field capt refuses, in a complete cluster, is refused with the bridge's located message", () => {
