@@ -70,6 +70,10 @@ export function parseAdmissionReview(body: string): AdmissionRequest {
   return { uid: request.uid, operation, object, oldObject: apiObject(request.oldObject, 'oldObject') };
 }
 
+/** The request's object by kind and name, for logs: a refusal quotes values from the request, so it is not logged. */
+export const objectNamed = (r: AdmissionRequest) =>
+  `${r.object?.kind} ${r.object?.metadata.namespace}/${r.object?.metadata.name}`;
+
 /**
  * The AdmissionReview answering `uid`: allowed, or refused with capt's message (kubectl prints it after
  * `admission webhook "NAME" denied the request: `). 422, as the apiserver answers an invalid object.
@@ -81,5 +85,20 @@ export function admissionResponse(uid: string, refusal: string | undefined) {
     response: refusal
       ? { uid, allowed: false, status: { code: 422, reason: 'Invalid', message: refusal } }
       : { uid, allowed: true },
+  };
+}
+
+/** The AdmissionReview allowing `uid` with `patch` applied to its object (a JSON Patch, base64 as the API wants it). */
+export function defaultingResponse(uid: string, patch: readonly object[]) {
+  if (!patch.length) return admissionResponse(uid, undefined);
+  return {
+    apiVersion: admissionReviewVersion,
+    kind: 'AdmissionReview',
+    response: {
+      uid,
+      allowed: true,
+      patchType: 'JSONPatch',
+      patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
+    },
   };
 }

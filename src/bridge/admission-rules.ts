@@ -3,6 +3,9 @@ import { stringify } from 'yaml';
 import { loadManifests, type ManifestSource } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import type { ClusterModel } from '../api/model';
+import { withDefaults } from '../defaulting/defaults';
+import type { PlainObject } from '../defaulting/plain-object';
+import { AnnotationValueError } from '../defaulting/replicas-default';
 import type { AdmissionRequest } from './admission-review';
 import { asManifest, clusterManifest, clusterObjects, madeByController, type ObjectsByKind } from './cluster-documents';
 import type { ApiObject, ManagedKind } from './management-client';
@@ -46,7 +49,23 @@ export function needsReview(request: AdmissionRequest): boolean {
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || !object) return false;
   if (!(reviewedKinds as readonly string[]).includes(object.kind)) return false;
   if (object.metadata.deletionTimestamp || madeByController(object)) return false;
-  return !(operation === 'UPDATE' && oldObject && isDeepStrictEqual(asManifest(oldObject), asManifest(object)));
+  return !(operation === 'UPDATE' && oldObject && sameDesiredState(oldObject, object));
+}
+
+/**
+ * Whether `next` asks for what `old` asked for: the same manifest, or only Cluster API's defaults filled in
+ * (the defaulting webhook adds them to an object stored before it answered, at its next write, the bridge's
+ * own included).
+ */
+function sameDesiredState(old: ApiObject, next: ApiObject): boolean {
+  if (isDeepStrictEqual(asManifest(old), asManifest(next))) return true;
+  try {
+    const defaulted = withDefaults(old as unknown as PlainObject, old as unknown as PlainObject);
+    return isDeepStrictEqual(asManifest(defaulted as unknown as ApiObject), asManifest(next));
+  } catch (err) {
+    if (err instanceof AnnotationValueError) return false;
+    throw err;
+  }
 }
 
 /** The objects with `object` in place of the stored one of its kind and name, or added. */

@@ -2,27 +2,26 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { createCertificateAuthority, issueCertificate } from '../pki/certificates';
-import {
-  admissionResponse,
-  MalformedReviewError,
-  parseAdmissionReview,
-  type AdmissionRequest,
-} from './admission-review';
+import { MalformedReviewError } from './admission-review';
 
-/** Where the apiserver posts its AdmissionReviews. */
-export const admissionPath = '/validate';
 /** An object is at most 1.5 MiB in etcd and a review carries two (object and oldObject), with room to spare. */
 export const maxReviewBytes = 4 << 20;
 /** Longer than this and the answer would come after the apiserver gave up (the configuration asks for 5 s). */
 export const decisionTimeoutMs = 4_000;
 
+/**
+ * What one path of the server answers: the request's body (read and bounded) in, the JSON to send back out.
+ * A MalformedReviewError is answered with a 400 and its message.
+ */
+export type WebhookRoute = (body: string) => Promise<object>;
+
 export interface AdmissionWebhook {
-  /** The URL the apiserver calls. */
+  /** Where the apiserver calls it (`https://HOST:PORT`): a route's URL is this and its path. */
   url: string;
   /** The PEM certificate of the authority that signed the serving certificate: the configuration's caBundle. */
   caBundle: string;
-  /** How many reviews it has answered (what the registration waits for). */
-  answered(): number;
+  /** How many requests `path` has answered (what the registration waits for). */
+  answered(path: string): number;
   close(): Promise<void>;
 }
 
@@ -72,7 +71,7 @@ const send = (res: ServerResponse, status: number, body: object) => {
 };
 
 /**
- * Serves the validating admission webhook on `host`:`port` over HTTPS, with a certificate authority and
+ * Serves the admission webhooks (a route per path) on `host`:`port` over HTTPS, with a certificate authority and
  * serving certificate made at each start and kept in memory only (the registration carries the authority,
  * so nothing secret is stored and a restarted bridge simply registers its new one). Every request is
  * bounded: its body, the time to send it, the time to decide. What is not an AdmissionReview gets a 400.
@@ -80,7 +79,7 @@ const send = (res: ServerResponse, status: number, body: object) => {
 export async function startAdmissionWebhook(opts: {
   host: string;
   port: number;
-  decide: (request: AdmissionRequest) => Promise<string | undefined>;
+  routes: Record<string, WebhookRoute>;
   log: Logger;
 }): Promise<AdmissionWebhook> {
   const ca = await createCertificateAuthority('capt-admission-webhook-ca');
@@ -90,19 +89,16 @@ export async function startAdmissionWebhook(opts: {
     dnsNames: ['localhost'],
     usage: 'server',
   });
-  let answered = 0;
+  const answered = new Map<string, number>();
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     try {
-      if (new URL(req.url ?? '/', 'https://webhook').pathname !== admissionPath)
-        throw new RequestError(404, `not found: AdmissionReviews go to ${admissionPath}`);
+      const path = new URL(req.url ?? '/', 'https://webhook').pathname;
+      const route = Object.hasOwn(opts.routes, path) ? opts.routes[path] : undefined;
+      if (!route) throw new RequestError(404, `not found: post to ${Object.keys(opts.routes).join(' or ')}`);
       if (req.method !== 'POST') throw new RequestError(405, 'POST an AdmissionReview');
-      const request = parseAdmissionReview(await readBody(req));
-      const refusal = await withDeadline(opts.decide(request), decisionTimeoutMs);
-      answered++;
-      // The object only: a refusal quotes values from the request.
-      const object = `${request.object?.kind} ${request.object?.metadata.namespace}/${request.object?.metadata.name}`;
-      if (refusal) opts.log.info({ uid: request.uid, object }, 'admission: refused');
-      send(res, 200, admissionResponse(request.uid, refusal));
+      const answer = await withDeadline(route(await readBody(req)), decisionTimeoutMs);
+      answered.set(path, (answered.get(path) ?? 0) + 1);
+      send(res, 200, answer);
     } catch (err) {
       const status = err instanceof RequestError ? err.status : err instanceof MalformedReviewError ? 400 : 500;
       if (status >= 500) opts.log.warn({ err }, 'admission: no decision');
@@ -119,9 +115,9 @@ export async function startAdmissionWebhook(opts: {
   });
   const { port } = server.address() as { port: number };
   return {
-    url: `https://${opts.host}:${port}${admissionPath}`,
+    url: `https://${opts.host}:${port}`,
     caBundle: ca.cert,
-    answered: () => answered,
+    answered: (path) => answered.get(path) ?? 0,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

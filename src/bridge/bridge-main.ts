@@ -7,16 +7,18 @@ import { logger } from '../worker/logging';
 import { Admission } from './admission';
 import { startAdmissionWebhook, type AdmissionWebhook } from './admission-webhook';
 import { Bridge } from './bridge';
+import { defaultingRoute, mutatePath } from './defaulting-route';
 import { BridgeLease } from './bridge-lease';
 import { ManagementClient, managedResources, type ManagedKind } from './management-client';
 import { ObjectCache } from './object-cache';
+import { validatePath, validatingRoute } from './validating-route';
 import { registerAdmissionWebhook } from './webhook-registration';
 
 /**
  * `capt bridge`: the management API's door to capt, in the foreground until `stop` resolves. Temporal is
  * reached as every capt client reaches it (TEMPORAL_ADDRESS, the payload key); the management API through
- * `kubeconfigFile`. With `webhookPort`, it also serves and registers the admission webhook on 127.0.0.1 (the
- * apiserver must reach it there), and is ready only once the apiserver calls it.
+ * `kubeconfigFile`. With `webhookPort`, it also serves and registers the admission webhooks (defaulting and
+ * validating) on 127.0.0.1 (the apiserver must reach them there), and is ready only once the apiserver calls both.
  */
 export async function bridgeMain(opts: {
   kubeconfigFile: string;
@@ -42,7 +44,10 @@ export async function bridgeMain(opts: {
       webhook = await startAdmissionWebhook({
         host: '127.0.0.1',
         port: opts.webhookPort,
-        decide: (request) => admission.refusal(request),
+        routes: {
+          [validatePath]: validatingRoute((request) => admission.refusal(request), log),
+          [mutatePath]: defaultingRoute(log),
+        },
         log,
       });
       const registrar = await ManagementApi.fromKubeconfig(kubeconfig);

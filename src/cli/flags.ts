@@ -82,7 +82,7 @@ export const flags = {
   interval: { value: 'DURATION', default: '2s', help: 'how often to read the management API' },
   webhookPort: {
     value: 'PORT',
-    help: "also serve capt's validating admission webhook on 127.0.0.1:PORT (0: any free port) and register it with the management API",
+    help: "also serve capt's defaulting and validating admission webhooks on 127.0.0.1:PORT (0: any free port) and register them with the management API",
   },
   port: { value: 'PORT', default: String(defaultCodecPort), help: 'the port' },
   listen: { value: 'ADDRESS', default: '127.0.0.1', help: 'the address to listen on (the default: this host only)' },

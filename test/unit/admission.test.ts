@@ -16,7 +16,10 @@ import { checkAdmission, needsReview } from '../../src/bridge/admission-rules';
 import { maxReviewBytes, startAdmissionWebhook } from '../../src/bridge/admission-webhook';
 import type { ObjectsByKind } from '../../src/bridge/cluster-documents';
 import type { ApiObject, ManagedKind } from '../../src/bridge/management-client';
+import { validatePath, validatingRoute } from '../../src/bridge/validating-route';
 import { validatingWebhookConfiguration } from '../../src/bridge/webhook-registration';
+import { withDefaults } from '../../src/defaulting/defaults';
+import type { PlainObject } from '../../src/defaulting/plain-object';
 import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
 import { formatSpecProblems } from '../../src/spec-rules/spec-problem';
 
@@ -119,6 +122,18 @@ test('deletions, objects on their way out, machines a controller made and writes
   assert.equal(needsReview(create(made)), false, 'a Machine of a MachineSet');
 });
 
+test("an update that only fills in Cluster API's defaults (an object stored before the defaulting webhook answered) needs no review", () => {
+  const stored = one(quickstart(), 'KubeadmControlPlane');
+  delete stored.spec!.rollout;
+  const owned = withDefaults(stored as unknown as PlainObject) as unknown as ApiObject;
+  owned.metadata.ownerReferences = [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'one', uid: 'u' }];
+  assert.notDeepEqual(owned.spec, stored.spec, 'the rollout strategy defaulted');
+  assert.equal(needsReview(update(stored, owned)), false, "the bridge's owner reference, defaulted");
+  const changed = structuredClone(owned);
+  changed.spec!.replicas = 3;
+  assert.equal(needsReview(update(stored, changed)), true, 'a change besides the defaults');
+});
+
 test("a field capt refuses, in a complete cluster, is refused with the bridge's located message", () => {
   const objects = quickstart();
   const kcp = one(objects, 'KubeadmControlPlane');
@@ -219,7 +234,12 @@ test('the webhook answers over HTTPS; bad requests get 400, 404, 405 or 413 and 
   const webhook = await startAdmissionWebhook({
     host: '127.0.0.1',
     port: 0,
-    decide: async (r) => (r.object?.metadata.name === 'bad' ? 'refused: bad' : undefined),
+    routes: {
+      [validatePath]: validatingRoute(
+        async (r) => (r.object?.metadata.name === 'bad' ? 'refused: bad' : undefined),
+        pino({ level: 'silent' }),
+      ),
+    },
     log: pino({ level: 'silent' }),
   });
   const post = (body: string | Buffer, opts: { method?: string; path?: string } = {}) =>
@@ -229,7 +249,7 @@ test('the webhook answers over HTTPS; bad requests get 400, 404, 405 or 413 and 
         {
           host: url.hostname,
           port: url.port,
-          path: opts.path ?? url.pathname,
+          path: opts.path ?? validatePath,
           method: opts.method ?? 'POST',
           ca: webhook.caBundle,
         },
@@ -266,14 +286,14 @@ test('the webhook answers over HTTPS; bad requests get 400, 404, 405 or 413 and 
       json: { message: `an AdmissionReview is at most ${maxReviewBytes} bytes` },
     });
     assert.equal((await post('', { method: 'GET' })).status, 405);
-    assert.equal((await post(review('bad'), { path: '/mutate' })).status, 404);
+    assert.equal((await post(review('bad'), { path: '/elsewhere' })).status, 404);
     assert.deepEqual((await post(review('bad'))).json.response, {
       uid: 'u',
       allowed: false,
       status: { code: 422, reason: 'Invalid', message: 'refused: bad' },
     });
     assert.deepEqual((await post(review('good'))).json.response, { uid: 'u', allowed: true });
-    assert.equal(webhook.answered(), 2);
+    assert.equal(webhook.answered(validatePath), 2);
   } finally {
     await webhook.close();
   }
