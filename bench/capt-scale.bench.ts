@@ -116,6 +116,18 @@ const providerMachines = async () =>
     d.startsWith(`${MD}-`),
   ).length;
 
+/** A status read that failed (a busy worker answering late) is logged and tried again, for up to a minute. */
+async function patiently<T>(read: () => Promise<T>): Promise<T> {
+  for (const deadline = Date.now() + 60_000; ; await sleep(1000)) {
+    try {
+      return await read();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      console.log(`status read failed, trying again: ${(err as Error).message}`);
+    }
+  }
+}
+
 /**
  * Waits until the MachineDeployment has `replicas` machines, all Running on its newest revision; returns
  * seconds. It watches the cluster's small summary of the MachineDeployment, as `capt get clusters` does, and
@@ -125,10 +137,12 @@ const providerMachines = async () =>
 async function settle(client: CaptClient, replicas: number, what: string, startedAt = Date.now()): Promise<number> {
   let lastLog = Date.now();
   for (;;) {
-    const summary = (await client.clusterSummary('default', 'bench')).machineDeployments.find((m) => m.name === MD);
+    const summary = (await patiently(() => client.clusterSummary('default', 'bench'))).machineDeployments.find(
+      (m) => m.name === MD,
+    );
     const logDue = Date.now() - lastLog > 10_000;
     if ((summary?.ready && summary.replicas === replicas) || logDue) {
-      const s = await client.ownerStatus('machinedeployment', 'default', MD);
+      const s = await patiently(() => client.ownerStatus('machinedeployment', 'default', MD));
       if (s.rolloutComplete && s.machines.length === replicas && s.readyReplicas === replicas)
         return (Date.now() - startedAt) / 1000;
       if (s.failedMachines) throw new Error(`${what}: ${s.failedMachines} machines failed; ${s.step}`);

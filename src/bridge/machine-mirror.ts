@@ -20,10 +20,12 @@ import type { ApiObject, ManagedKind, ManagementClient } from './management-clie
 import { annotationChange, annotationsEdited, ownAnnotations } from './machine-annotations-door';
 
 /**
- * Machine objects written at once: a scale-up of hundreds makes hundreds of objects in one pass, and one at a
- * time the pass (and with it every status the bridge writes) took tens of seconds at 1000 machines.
+ * Machines read and their objects written at once: a scale-up of hundreds makes hundreds of objects in one pass,
+ * and one at a time the pass (and with it every status the bridge writes) took tens of seconds at 1000 machines.
  */
-const writesInFlight = 16;
+const writesInFlight = 32;
+/** Machine objects brought up to date in one pass; the rest wait for the next. */
+const perPass = 250;
 
 const controlledBy = (o: ApiObject, owner: ApiObject) =>
   (o.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid);
@@ -91,11 +93,12 @@ export async function mirrorMachines(
       (o !== undefined && annotationsEdited(o))
     );
   });
-  const statuses = await client.machineStatuses(
-    namespace,
-    outOfDate.map((w) => w.record.name),
-  );
-  await forEachBounded(statuses, writesInFlight, async (read) => {
+  // Each machine read and written in turn, many at once: read all first, the pass waited for the slowest of a
+  // thousand queries (a busy worker answers them late) before it wrote the first object. At most `perPass`, so a
+  // pass (and the owners' statuses it writes first) comes round again within seconds.
+  await forEachBounded(outOfDate.slice(0, perPass), writesInFlight, async ({ record }) => {
+    const [read] = await client.machineStatuses(namespace, [record.name]);
+    if (!read) return;
     const { owner, upToDate } = wanted.get(read.name)!;
     const existing = machines.get(read.name);
     const m = existing && annotationsEdited(existing) ? await annotate(read, existing) : read;

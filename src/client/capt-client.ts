@@ -2,6 +2,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
   Client,
   Connection,
+  ServiceError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
@@ -467,6 +468,11 @@ export class CaptClient {
   /** A query to a control plane or MachineDeployment, its absence said as kubectl says it. */
   private async ownerQuery<T>(kind: OwnerKind, ns: string, name: string, query: QueryDefinition<T>): Promise<T> {
     return queryWithRetry(this.owner(kind, ns, name), query).catch((err: Error) => {
+      // A service that kept failing (a query timing out on a busy worker) is no proof the owner is gone.
+      if (err instanceof ServiceError && !(err instanceof WorkflowNotFoundError))
+        throw new Error(`${kind} ${ns}/${name} did not answer: ${err.message} (${String(err.cause?.message)})`, {
+          cause: err,
+        });
       throw new NotFoundError(
         `${kind} ${ns}/${name} not found (${err.message.split('\n')[0]}); \`capt get ${kind}s -A\` lists them`,
       );
