@@ -36,9 +36,9 @@ class RequestError extends Error {
 }
 
 /** The body, refused past `maxReviewBytes` as it arrives (a Content-Length that says so is refused unread). */
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage, review: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const tooLarge = () => new RequestError(413, `an AdmissionReview is at most ${maxReviewBytes} bytes`);
+    const tooLarge = () => new RequestError(413, `${review} is at most ${maxReviewBytes} bytes`);
     if (Number(req.headers['content-length'] ?? 0) > maxReviewBytes) return reject(tooLarge());
     const chunks: Buffer[] = [];
     let size = 0;
@@ -71,17 +71,25 @@ const send = (res: ServerResponse, status: number, body: object) => {
   res.end(text);
 };
 
+/** One path the webhook server answers: the review it takes (`an AdmissionReview`, for messages) and its answer. */
+export interface ReviewRoute {
+  review: string;
+  answer: (body: string) => Promise<object>;
+}
+
 /**
- * Serves the validating admission webhook on `host`:`port` over HTTPS, with a certificate authority and
- * serving certificate made at each start and kept in memory only (the registration carries the authority,
- * so nothing secret is stored and a restarted bridge simply registers its new one). Every request is
- * bounded: its body, the time to send it, the time to decide. What is not an AdmissionReview gets a 400.
+ * Serves the validating admission webhook, and the other `routes` given (the conversion webhook), on
+ * `host`:`port` over HTTPS, with a certificate authority and serving certificate made at each start and kept
+ * in memory only (the registration carries the authority, so nothing secret is stored and a restarted bridge
+ * simply registers its new one). Every request is bounded: its body, the time to send it, the time to answer.
+ * What is not the review its path takes gets a 400.
  */
 export async function startAdmissionWebhook(opts: {
   host: string;
   port: number;
   decide: (request: AdmissionRequest) => Promise<string | undefined>;
   log: Logger;
+  routes?: Record<string, ReviewRoute>;
 }): Promise<AdmissionWebhook> {
   const ca = await createCertificateAuthority('capt-admission-webhook-ca');
   const serving = await issueCertificate(ca, {
@@ -91,21 +99,29 @@ export async function startAdmissionWebhook(opts: {
     usage: 'server',
   });
   let answered = 0;
+  const validate = async (body: string) => {
+    const request = parseAdmissionReview(body);
+    const refusal = await opts.decide(request);
+    answered++;
+    // The object only: a refusal quotes values from the request.
+    const object = `${request.object?.kind} ${request.object?.metadata.namespace}/${request.object?.metadata.name}`;
+    if (refusal) opts.log.info({ uid: request.uid, object }, 'admission: refused');
+    return admissionResponse(request.uid, refusal);
+  };
+  const routes: Record<string, ReviewRoute> = {
+    [admissionPath]: { review: 'an AdmissionReview', answer: validate },
+    ...opts.routes,
+  };
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     try {
-      if (new URL(req.url ?? '/', 'https://webhook').pathname !== admissionPath)
-        throw new RequestError(404, `not found: AdmissionReviews go to ${admissionPath}`);
-      if (req.method !== 'POST') throw new RequestError(405, 'POST an AdmissionReview');
-      const request = parseAdmissionReview(await readBody(req));
-      const refusal = await withDeadline(opts.decide(request), decisionTimeoutMs);
-      answered++;
-      // The object only: a refusal quotes values from the request.
-      const object = `${request.object?.kind} ${request.object?.metadata.namespace}/${request.object?.metadata.name}`;
-      if (refusal) opts.log.info({ uid: request.uid, object }, 'admission: refused');
-      send(res, 200, admissionResponse(request.uid, refusal));
+      const path = new URL(req.url ?? '/', 'https://webhook').pathname;
+      const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
+      if (!route) throw new RequestError(404, `not found: reviews go to ${Object.keys(routes).join(', ')}`);
+      if (req.method !== 'POST') throw new RequestError(405, `POST ${route.review}`);
+      send(res, 200, await withDeadline(route.answer(await readBody(req, route.review)), decisionTimeoutMs));
     } catch (err) {
       const status = err instanceof RequestError ? err.status : err instanceof MalformedReviewError ? 400 : 500;
-      if (status >= 500) opts.log.warn({ err }, 'admission: no decision');
+      if (status >= 500) opts.log.warn({ err }, 'webhook: no answer');
       send(res, status, { message: (err as Error).message });
     }
   };
