@@ -1,9 +1,10 @@
 import { isObject, type Json, type Path } from './json-tree';
 
 /**
- * Structural pruning as the apiserver does it after a conversion: a field the target version's schema does not
- * declare is dropped (unless its schema preserves unknown fields). Done here first, so that whatever the target
- * cannot hold is known before the object leaves the webhook and goes into the conversion data, not silently lost.
+ * What the apiserver does to a converted object with the target version's schema: a field the schema does not
+ * declare is dropped (unless its schema preserves unknown fields), and a field it defaults is set. Done here
+ * first, so that what the target cannot hold, and what it adds (v1beta1 defaults a control plane's rollout
+ * strategy), are known before the object leaves the webhook and go into the conversion data.
  */
 
 export interface Schema {
@@ -13,6 +14,7 @@ export interface Schema {
   items?: Schema;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-embedded-resource'?: boolean;
+  default?: unknown;
 }
 
 /** What every object keeps whatever its schema: the apiserver handles these itself. */
@@ -34,10 +36,13 @@ function prune(value: unknown, schema: Schema | undefined, path: Path, pruned: P
     else if (preserve || schema.additionalProperties === true || (embedded && rootFields.has(key))) out[key] = child;
     else pruned.push([...path, key]);
   }
+  for (const [key, declared] of Object.entries(schema.properties ?? {}))
+    if (!(key in out) && declared.default !== undefined)
+      out[key] = prune(structuredClone(declared.default), declared, [...path, key], pruned);
   return out;
 }
 
-/** `object` as the apiserver would keep it under `schema`, and the paths of what it would drop. */
+/** `object` as the apiserver would keep it under `schema` (pruned, defaulted), and the paths of what it would drop. */
 export function pruneToSchema(object: Json, schema: Schema): { object: Json; pruned: Path[] } {
   const pruned: Path[] = [];
   return { object: prune(object, schema, [], pruned) as Json, pruned };
