@@ -1,5 +1,5 @@
 import { ConversionError, convertObject, type ConversionSchemas } from '../conversion/convert';
-import { MalformedReviewError } from './admission-review';
+import { MalformedReviewError, reviewRequest } from './admission-review';
 import type { ReviewRoute } from './admission-webhook';
 
 /**
@@ -22,17 +22,7 @@ export interface ConversionRequest {
 }
 
 export function parseConversionReview(body: string): ConversionRequest {
-  let review: unknown;
-  try {
-    review = JSON.parse(body);
-  } catch (err) {
-    throw new MalformedReviewError(`the body is not JSON: ${(err as Error).message}`);
-  }
-  if (!isRecord(review) || review.apiVersion !== conversionReviewVersion || review.kind !== 'ConversionReview')
-    throw new MalformedReviewError(`expected a ConversionReview of ${conversionReviewVersion}`);
-  const request = review.request;
-  if (!isRecord(request)) throw new MalformedReviewError('the ConversionReview has no request');
-  if (typeof request.uid !== 'string' || !request.uid) throw new MalformedReviewError('request.uid is missing');
+  const request = reviewRequest(body, conversionReviewVersion, 'ConversionReview');
   if (typeof request.desiredAPIVersion !== 'string' || !request.desiredAPIVersion)
     throw new MalformedReviewError('request.desiredAPIVersion is missing');
   const objects = request.objects;

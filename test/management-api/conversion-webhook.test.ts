@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { substituteVariables } from '../../src/api/variables';
@@ -9,6 +8,7 @@ import { conversionDataAnnotation } from '../../src/conversion/conversion-data';
 import { availableKubernetesVersions } from '../../src/tools';
 import { startDevStack, type DevStackUnderTest } from '../fixtures/dev-stack';
 import { until } from '../fixtures/until';
+import { postToWebhook } from '../fixtures/webhook-post';
 
 /**
  * Cluster API's v1beta1 served through capt's conversion webhook, as `capt dev start` serves and registers it
@@ -176,16 +176,10 @@ async function conversionClientConfig(): Promise<{ url: string; caBundle: string
 test('a malformed ConversionReview posted to the webhook gets a 400 saying why; an object it cannot convert fails the review', async () => {
   const { url, caBundle } = await conversionClientConfig();
   assert.match(url, /^https:\/\/127\.0\.0\.1:\d+\/convert$/);
-  const post = (body: string) =>
-    new Promise<{ status: number; body: Json }>((resolve, reject) => {
-      const req = request(url, { method: 'POST', ca: Buffer.from(caBundle, 'base64').toString() }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as Json }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+  const post = async (body: string) => {
+    const answer = await postToWebhook({ url, caBundle }, body);
+    return { status: answer.status, body: JSON.parse(answer.body) as Json };
+  };
   const notJson = await post('{"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "request": ');
   assert.equal(notJson.status, 400);
   assert.match(notJson.body.message, /^the body is not JSON: /);
