@@ -107,7 +107,8 @@ test('a v1beta1 cluster applied with kubectl reads back in v1beta1 as written an
   // The bridge reads v1beta2: it takes the cluster as capt apply would (nothing refused).
   const cluster = await until('the bridge to apply Cluster oldapi', async () => {
     const got = await getJson('clusters.v1beta2.cluster.x-k8s.io', 'oldapi');
-    return got.metadata.annotations?.[appliedManifestAnnotation] ? got : undefined;
+    // Applied, and its status written (a moment apart).
+    return got.metadata.annotations?.[appliedManifestAnnotation] && got.status?.conditions ? got : undefined;
   });
   const conditions = (cluster.status?.conditions ?? []) as { type: string; status: string; message?: string }[];
   assert.deepEqual(
