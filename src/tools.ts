@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** Paths of the external binaries that `npm run setup` (tools/setup.sh) built or unpacked. */
 export interface ToolPaths {
@@ -60,6 +60,14 @@ export function clusterApiConfig(): NonNullable<ToolPaths['clusterApi']> {
       `Cluster API's CRDs are missing from ${join(toolsDir(), 'manifest.json')}: run \`npm run setup\` in the capt checkout`,
     );
   return clusterApi;
+}
+
+/** Cluster API's e2e manifests at the same release (setup copies them beside the config): the conversion tests' corpus. */
+export function clusterApiE2eData(): string {
+  const dir = join(dirname(clusterApiConfig().config), 'e2e-data');
+  if (!existsSync(dir))
+    throw new Error(`Cluster API's e2e manifests are missing from ${dir}: run \`npm run setup\` in the capt checkout`);
+  return dir;
 }
 
 /** clusterctl, built by setup from the Cluster API release the management API serves. */

@@ -121,6 +121,21 @@ fetch_capi_crds() {
   mv "$dir.partial" "$dir"
 }
 
+# Cluster API's own e2e manifests (test/e2e/data/infrastructure-docker of its test module, at the same release):
+# the conversion tests round-trip every object of the kinds capt converts in them.
+fetch_capi_e2e_data() {
+  local dir=$tools/cluster-api/$capi_version/e2e-data src
+  [ -d "$dir" ] && { say "cluster-api $capi_version e2e manifests: cached"; return; }
+  say "cluster-api $capi_version e2e manifests: copying from the Go module"
+  src=$(cd "$capi_module" && go mod download -json "sigs.k8s.io/cluster-api/test@$capi_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$src/e2e/data/infrastructure-docker" ] || fail "go mod download sigs.k8s.io/cluster-api/test@$capi_version gave no e2e/data"
+  rm -rf "$dir.partial"
+  mkdir -p "$dir.partial"
+  cp -r "$src/e2e/data/infrastructure-docker" "$dir.partial/"
+  chmod -R u+w "$dir.partial"
+  mv "$dir.partial" "$dir"
+}
+
 # clusterctl from the same pinned module, built as its users get it: the management API's tests drive it.
 build_clusterctl() {
   local bin=$tools/cluster-api/$capi_version/clusterctl
@@ -139,6 +154,7 @@ say "postgresql: $postgres"
 build_etcd
 for v in "${kube_versions[@]}"; do build_kube "$v"; done
 fetch_capi_crds
+fetch_capi_e2e_data
 build_clusterctl
 
 cat > "$tools/manifest.json.partial" <<JSON

@@ -49,19 +49,32 @@ function apiObject(v: unknown, field: string): ApiObject | undefined {
   return v as unknown as ApiObject;
 }
 
-/** The request of an AdmissionReview body; a MalformedReviewError says what is wrong with one that is not. */
-export function parseAdmissionReview(body: string): AdmissionRequest {
+/**
+ * The request of a review body (an AdmissionReview, a ConversionReview): JSON of `apiVersion` and `kind` with a
+ * request that has a uid. A MalformedReviewError says what is wrong with one that is not.
+ */
+export function reviewRequest(
+  body: string,
+  apiVersion: string,
+  kind: string,
+): Record<string, unknown> & { uid: string } {
   let review: unknown;
   try {
     review = JSON.parse(body);
   } catch (err) {
     throw new MalformedReviewError(`the body is not JSON: ${(err as Error).message}`);
   }
-  if (!isRecord(review) || review.apiVersion !== admissionReviewVersion || review.kind !== 'AdmissionReview')
-    throw new MalformedReviewError(`expected an AdmissionReview of ${admissionReviewVersion}`);
+  if (!isRecord(review) || review.apiVersion !== apiVersion || review.kind !== kind)
+    throw new MalformedReviewError(`expected ${kind === 'AdmissionReview' ? 'an' : 'a'} ${kind} of ${apiVersion}`);
   const request = review.request;
-  if (!isRecord(request)) throw new MalformedReviewError('the AdmissionReview has no request');
+  if (!isRecord(request)) throw new MalformedReviewError(`the ${kind} has no request`);
   if (typeof request.uid !== 'string' || !request.uid) throw new MalformedReviewError('request.uid is missing');
+  return request as Record<string, unknown> & { uid: string };
+}
+
+/** The request of an AdmissionReview body; a MalformedReviewError says what is wrong with one that is not. */
+export function parseAdmissionReview(body: string): AdmissionRequest {
+  const request = reviewRequest(body, admissionReviewVersion, 'AdmissionReview');
   const operation = operations.find((o) => o === request.operation);
   if (!operation) throw new MalformedReviewError(`request.operation must be one of ${operations.join(', ')}`);
   const object = apiObject(request.object, 'object');

@@ -13,12 +13,17 @@ import { ManagementClient, managedResources, type ManagedKind } from './manageme
 import { ObjectCache } from './object-cache';
 import { validatePath, validatingRoute } from './validating-route';
 import { registerAdmissionWebhook } from './webhook-registration';
+import { conversionPath, convertedCrds, registerConversionWebhook } from './conversion-registration';
+import { conversionRoute } from './conversion-review';
+import { conversionSchemas } from '../conversion/convert';
+import type { Json } from '../conversion/json-tree';
 
 /**
  * `capt bridge`: the management API's door to capt, in the foreground until `stop` resolves. Temporal is
  * reached as every capt client reaches it (TEMPORAL_ADDRESS, the payload key); the management API through
  * `kubeconfigFile`. With `webhookPort`, it also serves and registers the admission webhooks (defaulting and
- * validating) on 127.0.0.1 (the apiserver must reach them there), and is ready only once the apiserver calls both.
+ * validating) and the conversion webhook (v1beta1 served) on 127.0.0.1 (the apiserver must reach them there),
+ * and is ready only once the apiserver calls both admission webhooks and serves v1beta1 through the other.
  */
 export async function bridgeMain(opts: {
   kubeconfigFile: string;
@@ -41,17 +46,27 @@ export async function bridgeMain(opts: {
   try {
     if (opts.webhookPort !== undefined) {
       const admission = new Admission({ api, client, log, kubernetesVersions: opts.kubernetesVersions });
-      webhook = await startAdmissionWebhook({
-        host: '127.0.0.1',
-        port: opts.webhookPort,
-        routes: {
-          [validatePath]: validatingRoute((request) => admission.refusal(request), log),
-          [mutatePath]: defaultingRoute(log),
-        },
-        log,
-      });
       const registrar = await ManagementApi.fromKubeconfig(kubeconfig);
-      await registerAdmissionWebhook(registrar, webhook).finally(() => registrar.close());
+      try {
+        // The conversion follows the schemas the apiserver serves, read from the CRDs themselves.
+        const schemas = conversionSchemas((await convertedCrds(registrar)) as unknown as Json[]);
+        webhook = await startAdmissionWebhook({
+          host: '127.0.0.1',
+          port: opts.webhookPort,
+          routes: {
+            [validatePath]: validatingRoute((request) => admission.refusal(request), log),
+            [mutatePath]: defaultingRoute(log),
+            [conversionPath]: conversionRoute(schemas),
+          },
+          log,
+        });
+        await registerAdmissionWebhook(registrar, webhook);
+        const conversionUrl = new URL(conversionPath, webhook.url).href;
+        const converted = await registerConversionWebhook(registrar, conversionUrl, webhook.caBundle);
+        log.info({ url: conversionUrl, crds: converted.length }, 'conversion webhook registered: v1beta1 served');
+      } finally {
+        registrar.close();
+      }
     }
     log.info(
       { kubeconfig: opts.kubeconfigFile, intervalMs: opts.intervalMs, identity, webhook: webhook?.url },

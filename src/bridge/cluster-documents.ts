@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import type { ManifestSource } from '../api/load-manifests';
 import type { ApiObject, ManagedKind, ManagementClient } from './management-client';
+import { conversionDataAnnotation } from '../conversion/conversion-data';
 
 /** Every object the bridge read, by kind. */
 export type ObjectsByKind = Partial<Record<ManagedKind, ApiObject[]>>;
@@ -82,9 +83,11 @@ export const ownedByCluster = (o: ApiObject) =>
 /** Cluster API's label naming an object's cluster: its controllers set it (the bridge too), so it is not desired state. */
 export const clusterNameLabel = 'cluster.x-k8s.io/cluster-name';
 
-/** Annotations tools keep on an object about their own work (kubectl's last apply, the bridge's), not desired state. */
+/** Annotations tools keep on an object about their own work (kubectl's last apply, the bridge's, conversion data), not desired state. */
 export const bookkeeping = (key: string) =>
-  key === 'kubectl.kubernetes.io/last-applied-configuration' || key.startsWith('capt.cluster.x-k8s.io/');
+  key === 'kubectl.kubernetes.io/last-applied-configuration' ||
+  key === conversionDataAnnotation ||
+  key.startsWith('capt.cluster.x-k8s.io/');
 
 /** The object as a manifest carries it: its desired state, without what the API server or a controller wrote. */
 export function asManifest(o: ApiObject) {

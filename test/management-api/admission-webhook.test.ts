@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { substituteVariables } from '../../src/api/variables';
@@ -10,6 +9,7 @@ import { availableKubernetesVersions } from '../../src/tools';
 import { startDevStack, type DevStackUnderTest } from '../fixtures/dev-stack';
 import { listening, processesMentioning } from '../fixtures/leaks';
 import { until } from '../fixtures/until';
+import { postToWebhook } from '../fixtures/webhook-post';
 
 /**
  * capt's validating admission webhook, as `capt dev start` serves and registers it (in the bridge): kubectl
@@ -129,16 +129,7 @@ test('a malformed AdmissionReview posted to the webhook gets a 400 saying why, a
   ) as { webhooks: { clientConfig: { url: string; caBundle: string }; failurePolicy: string }[] };
   const { url, caBundle } = config.webhooks[0]!.clientConfig;
   assert.match(url, /^https:\/\/127\.0\.0\.1:\d+\/validate$/);
-  const post = (body: string) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(url, { method: 'POST', ca: Buffer.from(caBundle, 'base64').toString() }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+  const post = (body: string) => postToWebhook({ url, caBundle }, body);
   const malformed = await post('{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": ');
   assert.equal(malformed.status, 400);
   assert.match(JSON.parse(malformed.body).message, /^the body is not JSON: /);

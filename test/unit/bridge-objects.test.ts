@@ -28,10 +28,11 @@ function apiObjects(cluster: string): ObjectsByKind {
       uid: `uid-${o.metadata.name}`,
       resourceVersion: '7',
       generation: 1,
-      // Tools' bookkeeping, not desired state: kubectl's last apply, the bridge's applied manifest.
+      // Tools' bookkeeping, not desired state: kubectl's last apply, the bridge's applied manifest, conversion data.
       annotations: {
         'kubectl.kubernetes.io/last-applied-configuration': '{}',
         'capt.cluster.x-k8s.io/applied-manifest': 'abc',
+        'cluster.x-k8s.io/conversion-data': '{"restores":"v1beta1","fields":[]}',
       },
     };
     o.status = { phase: 'Provisioned' };
@@ -47,7 +48,7 @@ test("a Cluster's manifest from the management API loads as the same model as th
   const cluster = objects.Cluster!.find((c) => c.metadata.name === 'one')!;
   const manifest = clusterManifest(cluster, clusterObjects(cluster, objects));
   assert.equal(manifest.file, 'management API, Cluster default/one');
-  assert.doesNotMatch(manifest.text, /\btwo\b|last-applied|applied-manifest|resourceVersion|status:/);
+  assert.doesNotMatch(manifest.text, /\btwo\b|last-applied|applied-manifest|conversion-data|resourceVersion|status:/);
   const [fromApi, ...more] = loadManifests([manifest], {});
   assert.equal(more.length, 0);
   const { text } = substituteVariables(readFileSync(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8'), {
