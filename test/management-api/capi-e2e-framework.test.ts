@@ -76,7 +76,7 @@ test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteCluste
   assert.equal(objects.code, 0, objects.stderr);
   assert.equal(objects.stdout.trim(), '');
   const machines = await stack.capt('get', 'machines', '-A', '-o', 'json');
-  assert.deepEqual(JSON.parse(machines.stdout), []);
+  assert.deepEqual(JSON.parse(machines.stdout), { items: [] });
   const machineDirs = machinesDir(join(stack.home, 'local', 'default', cluster));
   assert.deepEqual(await readdir(machineDirs).catch(() => []), []);
 });

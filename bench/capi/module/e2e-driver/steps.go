@@ -7,6 +7,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -98,11 +99,7 @@ var _ = ginkgo.Describe("capt's objects", ginkgo.Ordered, func() {
 	})
 
 	ginkgo.It("DeleteClusterAndWait", func(ctx context.Context) {
-		framework.DeleteClusterAndWait(ctx, framework.DeleteClusterAndWaitInput{
-			ClusterProxy: proxy, Cluster: cluster,
-			// Read only to dump artifacts when ArtifactFolder is set, which the driver leaves empty.
-			ClusterctlConfigPath: "unused",
-		}, intervals()...)
+		deleteClusterAndWait(ctx, proxy, cluster)
 	})
 })
 
@@ -119,6 +116,25 @@ func upgradeControlPlane(ctx context.Context, c client.Client, cluster *clusterv
 	framework.WaitForControlPlaneMachinesToBeUpgraded(ctx, framework.WaitForControlPlaneMachinesToBeUpgradedInput{
 		Lister: c, Cluster: cluster, MachineCount: int(*cp.Spec.Replicas), KubernetesUpgradeVersion: opts.upgradeTo,
 	}, intervals()...)
+}
+
+// deleteClusterAndWait is DeleteClusterAndWait's three parts: DeleteCluster, WaitForClusterDeleted, then every
+// Cluster API object of the namespace gone (GetCAPIResources empty). The helper itself cannot be called: its
+// argument check, Expect(input.Cluster).ToNot(BeEmpty()), fails on any *Cluster with this Gomega ("BeEmpty
+// matcher expects a string/array/map/channel/slice/iterator"); Cluster API's own specs delete through
+// DeleteAllClustersAndWait, which makes no such check, and neither checks what is left.
+func deleteClusterAndWait(ctx context.Context, proxy framework.ClusterProxy, cluster *clusterv1.Cluster) {
+	framework.DeleteCluster(ctx, framework.DeleteClusterInput{Deleter: proxy.GetClient(), Cluster: cluster})
+	framework.WaitForClusterDeleted(ctx, framework.WaitForClusterDeletedInput{
+		ClusterProxy: proxy, Cluster: cluster,
+		// Read only to dump artifacts when ArtifactFolder is set, which the driver leaves empty.
+		ClusterctlConfigPath: "unused",
+	}, intervals()...)
+	gomega.Eventually(func() []*unstructured.Unstructured {
+		return framework.GetCAPIResources(ctx, framework.GetCAPIResourcesInput{
+			Lister: proxy.GetClient(), Namespace: cluster.Namespace,
+		})
+	}, opts.timeout, opts.poll).Should(gomega.BeEmpty(), "There are still Cluster API resources in the %q namespace", cluster.Namespace)
 }
 
 // expectedNodes is the control plane's replicas and the MachineDeployments', as the upgrade spec counts them.
