@@ -49,7 +49,8 @@ export function machineSetObject(deployment: ApiObject, set: MachineSetRecord, c
   };
   const labels = { ...template?.metadata?.labels, ...own };
   // Cluster API's webhook selects by the deployment's name when the deployment names no labels of its own.
-  const selected = selector?.matchLabels ?? { 'cluster.x-k8s.io/deployment-name': deployment.metadata.name };
+  const named = selector?.matchLabels && Object.keys(selector.matchLabels).length > 0;
+  const selected = named ? selector.matchLabels : { 'cluster.x-k8s.io/deployment-name': deployment.metadata.name };
   return {
     apiVersion: `${groups.core}/v1beta2`,
     kind: 'MachineSet',

@@ -339,10 +339,17 @@ test("a MachineDeployment's selector finds its MachineSet and the set's selector
     undefined,
   );
 
-  // A deployment without a selector is selected by its name, as Cluster API's webhook defaults it.
-  const bare = { ...deployment, spec: { ...(deployment.spec as object), selector: undefined } };
-  const bareSet = machineSetObject(bare, { name: 's', hash: 'h' } as Parameters<typeof machineSetObject>[1], 'one');
-  assert.equal((bareSet.spec as typeof setSpec).selector.matchLabels['cluster.x-k8s.io/deployment-name'], 'one-md-0');
+  // A deployment without a selector, or with an empty one, is selected by its name, as Cluster API's webhook
+  // defaults it.
+  for (const selector of [undefined, { matchLabels: {} }]) {
+    const bare = { ...deployment, spec: { ...(deployment.spec as object), selector } };
+    const bareSet = machineSetObject(bare, { name: 's', hash: 'h' } as Parameters<typeof machineSetObject>[1], 'one');
+    assert.deepEqual((bareSet.spec as typeof setSpec).selector.matchLabels, {
+      'cluster.x-k8s.io/deployment-name': 'one-md-0',
+      'cluster.x-k8s.io/cluster-name': 'one',
+      'machine-template-hash': 'h',
+    });
+  }
 });
 
 test('the Cluster becomes an owner of the templates its control plane and MachineDeployments reference, without labelling them', () => {
