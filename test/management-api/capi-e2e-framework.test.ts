@@ -64,7 +64,7 @@ test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteCluste
     steps.map((s) => [s, 'passed']),
   );
 
-  // Nothing is left: no Cluster API object, no capt machine or cluster, no local machine's directory.
+  // Nothing is left: no Cluster API object, no machine in capt's workflows, no local machine's directory.
   const objects = await stack.kubectl(
     undefined,
     'get',
