@@ -13,7 +13,7 @@ export interface ToolPaths {
   postgres?: string;
   etcd: string;
   /** Cluster API's kustomize config folders (core, bootstrap-kubeadm, controlplane-kubeadm), copied from its Go module. */
-  clusterApi?: { version: string; config: string; clusterctl?: string };
+  clusterApi?: { version: string; config: string; clusterctl?: string; e2eDriver?: string };
   /** Kubernetes version (vX.Y.Z) -> directory holding kube-apiserver, kube-controller-manager, kube-scheduler and kubectl. */
   kubernetes: Record<string, string>;
 }
@@ -71,13 +71,21 @@ export function clusterApiE2eData(): string {
 }
 
 /** clusterctl, built by setup from the Cluster API release the management API serves. */
-export function clusterctlPath(): string {
-  const { clusterctl } = clusterApiConfig();
-  if (!clusterctl)
+export const clusterctlPath = (): string => clusterApiTool('clusterctl', 'clusterctl');
+
+/**
+ * The driver of Cluster API's e2e framework (bench/capi/module/e2e-driver), built by setup at the same release;
+ * its path changes with its source, so a stale one is never run.
+ */
+export const e2eDriverPath = (): string => clusterApiTool('e2eDriver', "Cluster API's e2e driver");
+
+function clusterApiTool(key: 'clusterctl' | 'e2eDriver', what: string): string {
+  const path = clusterApiConfig()[key];
+  if (!path)
     throw new Error(
-      `clusterctl is missing from ${join(toolsDir(), 'manifest.json')}: run \`npm run setup\` in the capt checkout`,
+      `${what} is missing from ${join(toolsDir(), 'manifest.json')}: run \`npm run setup\` in the capt checkout`,
     );
-  return clusterctl;
+  return path;
 }
 
 /** The kubectl built with Kubernetes `version` (kubectl supports one minor of skew, so each version has its own). */

@@ -146,6 +146,24 @@ build_clusterctl() {
   mv "$bin.partial" "$bin"
 }
 
+# Cluster API's e2e framework, driven by bench/capi/module/e2e-driver (a main package of the same pinned module):
+# its test runs the framework's waiters against capt's objects. Cached by the release and a hash of the driver's
+# source and the module's go.mod and go.sum, so a changed driver is built again and an old one never used.
+e2e_driver_bin() {
+  local hash
+  hash=$(cat "$capi_module"/e2e-driver/*.go "$capi_module/go.mod" "$capi_module/go.sum" | sha256sum | cut -c1-16)
+  printf '%s' "$tools/cluster-api/$capi_version/e2e-driver-$hash/e2e-driver"
+}
+build_e2e_driver() {
+  local bin
+  bin=$(e2e_driver_bin)
+  [ -x "$bin" ] && { say "cluster-api $capi_version e2e driver: cached"; return; }
+  say "cluster-api $capi_version e2e driver: building (about 3 minutes cold, once per change to it)"
+  mkdir -p "$(dirname "$bin")"
+  (cd "$capi_module" && go build -trimpath -ldflags "-s -w" -o "$bin.partial" ./e2e-driver)
+  mv "$bin.partial" "$bin"
+}
+
 build_temporal
 build_temporal_server
 build_temporal_ui
@@ -156,6 +174,7 @@ for v in "${kube_versions[@]}"; do build_kube "$v"; done
 fetch_capi_crds
 fetch_capi_e2e_data
 build_clusterctl
+build_e2e_driver
 
 cat > "$tools/manifest.json.partial" <<JSON
 {
@@ -165,7 +184,7 @@ cat > "$tools/manifest.json.partial" <<JSON
   "temporalUiServer": "$tools/temporal-ui-server/$temporal_ui_version/server",
   "postgres": "$postgres",
   "etcd": "$tools/etcd/$etcd_version/etcd",
-  "clusterApi": { "version": "$capi_version", "config": "$tools/cluster-api/$capi_version/config", "clusterctl": "$tools/cluster-api/$capi_version/clusterctl" },
+  "clusterApi": { "version": "$capi_version", "config": "$tools/cluster-api/$capi_version/config", "clusterctl": "$tools/cluster-api/$capi_version/clusterctl", "e2eDriver": "$(e2e_driver_bin)" },
   "kubernetes": {
 $(for v in "${kube_versions[@]}"; do printf '    "%s": "%s"%s\n' "$v" "$tools/kubernetes/$v" "$([ "$v" = "${kube_versions[-1]}" ] || echo ,)"; done)
   }

@@ -2,7 +2,8 @@
 # Writes bench/capi/module/{go.mod,go.sum,tools.go}: a wrapper module that pins Cluster API's core, api and
 # test modules (the test module holds the docker provider and its in-memory backend). Upstream's go.mod
 # points the api module at ./api with a replace, which `go install` cannot follow, so the wrapper maps it
-# back to the release. Run once per new Cluster API version; the output is committed.
+# back to the release. Run once per new Cluster API version; the output is committed. The module also holds
+# e2e-driver (Cluster API's e2e framework against capt's objects), so tidy keeps what it imports.
 set -euo pipefail
 version=${1:?usage: gen-module.sh vX.Y.Z}
 dir=$(cd "$(dirname "$0")" && pwd)/module

@@ -17,6 +17,7 @@ import {
   clusterObjects,
   madeMachineObjects,
   ownedByCluster,
+  sharedByClusters,
   readObjects,
   type ObjectsByKind,
 } from './cluster-documents';
@@ -247,18 +248,20 @@ export class Bridge {
 
   /**
    * Makes the Cluster an owner of its control plane, infrastructure, MachineDeployments and checks, and labels
-   * them with its name, as Cluster API's controllers do (clusterctl finds a cluster's objects by that label).
+   * them with its name, as Cluster API's controllers do (clusterctl finds a cluster's objects by that label); and an
+   * owner of the templates they reference, unlabelled, so they go with it too.
    */
   private async adopt(cluster: ApiObject, members: ApiObject[]): Promise<void> {
     const { name, uid } = cluster.metadata;
     const ref = { apiVersion: cluster.apiVersion, kind: 'Cluster', name, uid: uid! };
-    for (const o of members.filter((m) => m !== cluster && ownedByCluster(m))) {
+    for (const o of members.filter((m) => m !== cluster && (ownedByCluster(m) || sharedByClusters(m)))) {
       const refs = o.metadata.ownerReferences ?? [];
       const owned = refs.some((r) => r.uid === uid);
-      const labelled = o.metadata.labels?.[clusterNameLabel] === name;
+      const labels = ownedByCluster(o) ? { [clusterNameLabel]: name } : {};
+      const labelled = !ownedByCluster(o) || o.metadata.labels?.[clusterNameLabel] === name;
       if (!owned || !labelled)
         await this.o.api.patch(o.kind as ManagedKind, o.metadata.namespace, o.metadata.name, {
-          metadata: { ownerReferences: owned ? refs : [...refs, ref], labels: { [clusterNameLabel]: name } },
+          metadata: { ownerReferences: owned ? refs : [...refs, ref], labels },
         });
     }
   }

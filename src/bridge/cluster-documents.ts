@@ -80,6 +80,13 @@ export function clusterManifest(cluster: ApiObject, members: ApiObject[]): Manif
 export const ownedByCluster = (o: ApiObject) =>
   ['KubeadmControlPlane', 'MachineDeployment', 'MachineHealthCheck'].includes(o.kind) || o.kind.endsWith('Cluster');
 
+/**
+ * The machine templates a control plane and MachineDeployments reference: Cluster API's controllers add each
+ * Cluster that uses one to its owners, not as its controller and without a cluster label (clusters may share a
+ * template), so the garbage collector deletes it with the last of them.
+ */
+export const sharedByClusters = (o: ApiObject) => o.kind.endsWith('Template');
+
 /** Cluster API's label naming an object's cluster: its controllers set it (the bridge too), so it is not desired state. */
 export const clusterNameLabel = 'cluster.x-k8s.io/cluster-name';
 

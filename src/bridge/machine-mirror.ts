@@ -12,7 +12,7 @@ import {
   machineObjectStatus,
   machineSetObject,
   machineSetStatus,
-  labelSelector,
+  machineSetSelector,
   machineFinalizer,
   reportSequenceAnnotation,
 } from './machine-objects';
@@ -71,7 +71,7 @@ export async function mirrorMachines(
       const desired = machineSetObject(object, set, cluster);
       const existing = sets.find((s) => s.metadata.name === set.name) ?? (await api.create(desired));
       byHash.set(set.hash, existing);
-      await api.patchStatusIfChanged(existing, machineSetStatus(set, labelSelector(desired.metadata.labels ?? {})));
+      await api.patchStatusIfChanged(existing, machineSetStatus(set, machineSetSelector(existing)));
     }
     for (const stale of sets.filter((s) => controlledBy(s, object) && ![...byHash.values()].includes(s)))
       await api.delete('MachineSet', namespace, stale.metadata.name);

@@ -31,15 +31,26 @@ export const controllerRef = (owner: ApiObject) => ({
   blockOwnerDeletion: true,
 });
 
-/** A MachineDeployment's MachineSet as Cluster API names and labels it, its template the MachineDeployment's. */
+/**
+ * A MachineDeployment's MachineSet as Cluster API's MachineDeployment controller (and the defaults of its webhooks)
+ * makes it: its labels and its template's are the deployment's template labels, its selector the deployment's, each
+ * with the template hash, the deployment's name and the cluster's, so the deployment's selector finds its sets and
+ * each set's selector its machines (Cluster API's e2e framework lists them so).
+ */
 export function machineSetObject(deployment: ApiObject, set: MachineSetRecord, cluster: string): ApiObject {
-  const template = (deployment.spec as { template?: { metadata?: { labels?: Record<string, string> }; spec?: object } })
-    .template;
-  const labels = {
+  const { selector, template } = deployment.spec as {
+    selector?: { matchLabels?: Record<string, string> | null };
+    template?: { metadata?: { labels?: Record<string, string> }; spec?: object };
+  };
+  const own = {
     'cluster.x-k8s.io/cluster-name': cluster,
     'cluster.x-k8s.io/deployment-name': deployment.metadata.name,
     [templateHashLabel]: set.hash,
   };
+  const labels = { ...template?.metadata?.labels, ...own };
+  // Cluster API's webhook selects by the deployment's name when the deployment names no labels of its own.
+  const named = selector?.matchLabels && Object.keys(selector.matchLabels).length > 0;
+  const selected = named ? selector.matchLabels : { 'cluster.x-k8s.io/deployment-name': deployment.metadata.name };
   return {
     apiVersion: `${groups.core}/v1beta2`,
     kind: 'MachineSet',
@@ -52,11 +63,10 @@ export function machineSetObject(deployment: ApiObject, set: MachineSetRecord, c
     spec: {
       clusterName: cluster,
       replicas: set.machines,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels: { ...template?.metadata?.labels, ...labels } },
-        spec: { ...template?.spec, version: set.version },
+      selector: {
+        matchLabels: { ...selected, 'cluster.x-k8s.io/cluster-name': cluster, [templateHashLabel]: set.hash },
       },
+      template: { metadata: { labels }, spec: { ...template?.spec, version: set.version } },
     },
   };
 }
@@ -65,18 +75,24 @@ export function machineSetStatus(set: MachineSetRecord, selector: string): Recor
   return { selector, replicas: set.machines, readyReplicas: set.ready, upToDateReplicas: set.machines };
 }
 
+/** The label selector string of a MachineSet's `spec.selector` (its status and scale subresource show it). */
+export const machineSetSelector = (set: ApiObject) =>
+  labelSelector((set.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels);
+
 /**
  * A Machine as Cluster API shows it, from its workflow's status: labels, annotations, owner, providerID and
- * version; its bootstrap data and infrastructure are the local provider's, named after it.
+ * version; its bootstrap data and infrastructure are the local provider's, named after it. A MachineSet's machine
+ * also carries the set's template hash label, as its MachineSet's template gives it in Cluster API.
  */
 export function machineObject(m: MachineStatus, owner: ApiObject, infrastructureKind: string): ApiObject {
+  const hash = owner.kind === 'MachineSet' ? owner.metadata.labels?.[templateHashLabel] : undefined;
   return {
     apiVersion: `${groups.core}/v1beta2`,
     kind: 'Machine',
     metadata: {
       name: m.name,
       namespace: m.namespace,
-      labels: m.labels,
+      labels: hash ? { ...m.labels, [templateHashLabel]: hash } : m.labels,
       annotations: {
         ...m.annotations,
         [reportSequenceAnnotation]: String(m.sequence),

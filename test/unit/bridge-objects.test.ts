@@ -5,11 +5,19 @@ import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { loadManifests } from '../../src/api/load-manifests';
 import { substituteVariables } from '../../src/api/variables';
-import { clusterManifest, clusterObjects, type ObjectsByKind } from '../../src/bridge/cluster-documents';
+import {
+  clusterManifest,
+  clusterObjects,
+  ownedByCluster,
+  sharedByClusters,
+  type ObjectsByKind,
+} from '../../src/bridge/cluster-documents';
 import { clusterObjectStatus, ownerObjectStatus, type ApiCondition } from '../../src/bridge/cluster-status-out';
+import { labelSelector, machineObject, machineSetObject, machineSetSelector } from '../../src/bridge/machine-objects';
 import type { ApiObject, ManagedKind } from '../../src/bridge/management-client';
 import type { ClusterView } from '../../src/contract/cluster';
-import { MachinePhase } from '../../src/contract/machine';
+import { MachinePhase, type MachineStatus } from '../../src/contract/machine';
+import { machineDeploymentMachineLabels } from '../../src/contract/machine-labels';
 import type { MachineRecord, OwnerStatus } from '../../src/contract/owner';
 
 /** The quickstart's objects as the management API would list them: with server fields and in the `default` namespace. */
@@ -276,4 +284,84 @@ test("a MachineDeployment's status: the scale subresource's replicas and selecto
       lastTransitionTime: 'T',
     },
   );
+});
+
+/** Does `selector` (matchLabels) select an object carrying `labels`? */
+const selects = (selector: Record<string, string>, labels: Record<string, string> | undefined) =>
+  Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+
+test("a MachineDeployment's selector finds its MachineSet and the set's selector its machines, as Cluster API's e2e framework lists them", () => {
+  const deployment = apiObjects('one').MachineDeployment![0]!;
+  const mdSelector = (deployment.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
+  const set = machineSetObject(
+    deployment,
+    { name: 'one-md-0-abc12', hash: 'abc12', version: 'v1.36.3', machines: 2, ready: 2 } as Parameters<
+      typeof machineSetObject
+    >[1],
+    'one',
+  );
+  assert.ok(
+    selects(mdSelector, set.metadata.labels),
+    `${JSON.stringify(mdSelector)} selects ${JSON.stringify(set.metadata.labels)}`,
+  );
+  const setSpec = set.spec as {
+    selector: { matchLabels: Record<string, string> };
+    template: { metadata: { labels: Record<string, string> } };
+  };
+  assert.deepEqual(setSpec.selector.matchLabels, {
+    ...mdSelector,
+    'cluster.x-k8s.io/cluster-name': 'one',
+    'machine-template-hash': 'abc12',
+  });
+  assert.ok(selects(setSpec.selector.matchLabels, setSpec.template.metadata.labels));
+  assert.equal(
+    machineSetSelector(set),
+    `${labelSelector(mdSelector)},cluster.x-k8s.io/cluster-name=one,machine-template-hash=abc12`,
+  );
+  // The machine's labels as its workflow carries them (the template's, the deployment's, the set's name); the
+  // object adds the template hash, which only a set's machines have.
+  const labels = machineDeploymentMachineLabels('one', 'one-md-0', {
+    ...(deployment.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels,
+    'cluster.x-k8s.io/set-name': set.metadata.name,
+  });
+  const status = {
+    namespace: 'default',
+    name: 'one-md-0-abc12-x',
+    cluster: 'one',
+    labels,
+    annotations: {},
+    version: 'v1.36.3',
+    sequence: 1,
+  } as unknown as MachineStatus;
+  assert.ok(selects(setSpec.selector.matchLabels, machineObject(status, set, 'LocalMachine').metadata.labels));
+  const controlPlane = apiObjects('one').KubeadmControlPlane![0]!;
+  assert.equal(
+    machineObject(status, controlPlane, 'LocalMachine').metadata.labels?.['machine-template-hash'],
+    undefined,
+  );
+
+  // A deployment without a selector, or with an empty one, is selected by its name, as Cluster API's webhook
+  // defaults it.
+  for (const selector of [undefined, { matchLabels: {} }]) {
+    const bare = { ...deployment, spec: { ...(deployment.spec as object), selector } };
+    const bareSet = machineSetObject(bare, { name: 's', hash: 'h' } as Parameters<typeof machineSetObject>[1], 'one');
+    assert.deepEqual((bareSet.spec as typeof setSpec).selector.matchLabels, {
+      'cluster.x-k8s.io/deployment-name': 'one-md-0',
+      'cluster.x-k8s.io/cluster-name': 'one',
+      'machine-template-hash': 'h',
+    });
+  }
+});
+
+test('the Cluster becomes an owner of the templates its control plane and MachineDeployments reference, without labelling them', () => {
+  const objects = apiObjects('one');
+  const members = clusterObjects(objects.Cluster![0]!, objects);
+  assert.deepEqual(
+    members
+      .filter(sharedByClusters)
+      .map((o) => `${o.kind}/${o.metadata.name}`)
+      .sort(),
+    ['KubeadmConfigTemplate/one-md-0', 'LocalMachineTemplate/one-control-plane', 'LocalMachineTemplate/one-md-0'],
+  );
+  assert.ok(members.filter(sharedByClusters).every((o) => !ownedByCluster(o)));
 });

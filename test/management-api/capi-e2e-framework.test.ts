@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { availableKubernetesVersions, e2eDriverPath } from '../../src/tools';
+import { machinesDir } from '../../providers/local/layout';
+import { runProgram } from '../fixtures/capt-cli';
+import { startDevStack, type DevStackUnderTest } from '../fixtures/dev-stack';
+
+/**
+ * Cluster API's own e2e framework (sigs.k8s.io/cluster-api/test/framework at the pinned release), run by
+ * bench/capi/module/e2e-driver against `capt dev start`'s management API: a cluster applied with kubectl at the
+ * older Kubernetes version passes the framework's waiters for the cluster, its control plane and its
+ * MachineDeployment's nodes, is upgraded by the framework's helpers to the newer version, and is deleted by its
+ * DeleteClusterAndWait, which also finds no Cluster API object left in the namespace.
+ */
+
+const [older, newer] = availableKubernetesVersions().slice(-2) as [string, string];
+const cluster = 'e2e';
+/** The driver's steps, named after the framework's functions they call, in order. */
+const steps = [
+  'DiscoveryAndWaitForCluster',
+  'DiscoveryAndWaitForControlPlaneInitialized',
+  'WaitForControlPlaneAndMachinesReady',
+  'DiscoveryAndWaitForMachineDeployments',
+  'UpgradeControlPlaneAndWaitForUpgrade',
+  'UpgradeMachineDeploymentsAndWait',
+  'WaitForNodesReady',
+  'DeleteClusterAndWait',
+];
+let stack: DevStackUnderTest;
+
+before(async () => {
+  stack = await startDevStack();
+});
+
+after(async () => {
+  // A driver that failed midway leaves the cluster: delete it so `capt dev stop` leaves no machine behind.
+  await stack?.kubectl(undefined, 'delete', 'cluster', cluster, '--ignore-not-found', '--timeout=5m');
+  await stack?.remove();
+});
+
+test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteClusterAndWait pass against capt's objects", async () => {
+  const generated = await stack.capt(
+    'generate',
+    'cluster',
+    cluster,
+    '--kubernetes-version',
+    older,
+    '--worker-machine-count',
+    '2',
+  );
+  assert.equal(generated.code, 0, generated.stderr);
+  const applied = await stack.kubectl(generated.stdout, 'apply', '-f', '-');
+  assert.equal(applied.code, 0, applied.stderr);
+
+  const args = ['-kubeconfig', stack.kubeconfigFile, '-cluster', cluster, '-upgrade-to', newer];
+  const run = await runProgram(e2eDriverPath(), [...args, '-timeout', '10m', '-ginkgo.no-color']);
+  const ran = [...run.stdout.matchAll(/^step (\S+): (\w+) in (\S+)$/gm)];
+  console.log(ran.map((m) => m[0]).join('\n'));
+  assert.equal(run.code, 0, `${run.stdout.slice(-6000)}\n${run.stderr.slice(-2000)}`);
+  assert.deepEqual(
+    ran.map((m) => [m[1], m[2]]),
+    steps.map((s) => [s, 'passed']),
+  );
+
+  // Nothing is left: no Cluster API object, no machine in capt's workflows, no local machine's directory.
+  const objects = await stack.kubectl(
+    undefined,
+    'get',
+    'clusters,machinedeployments,machinesets,machines,kubeadmcontrolplanes,localmachinetemplates,kubeadmconfigtemplates',
+    '-A',
+    '-o',
+    'name',
+  );
+  assert.equal(objects.code, 0, objects.stderr);
+  assert.equal(objects.stdout.trim(), '');
+  const machines = await stack.capt('get', 'machines', '-A', '-o', 'json');
+  assert.deepEqual(JSON.parse(machines.stdout), { items: [] });
+  const machineDirs = machinesDir(join(stack.home, 'local', 'default', cluster));
+  assert.deepEqual(await readdir(machineDirs).catch(() => []), []);
+});
