@@ -101,19 +101,16 @@ test("kubectl api-resources lists Cluster API's kinds and capt's provider kinds,
     (await labels('localmachinetemplates.infrastructure.cluster.x-k8s.io'))['cluster.x-k8s.io/v1beta2'],
     'v1beta2',
   );
-  // Until capt serves Cluster API's conversion webhook, v1beta1 is not served.
+  // v1beta1 is served too, through the bridge's conversion webhook.
   const v1beta1 = await kube('get', 'clusters.v1beta1.cluster.x-k8s.io', '-A');
-  assert.notEqual(v1beta1.code, 0);
+  assert.equal(v1beta1.code, 0, v1beta1.stderr);
 });
 
 test("kubectl applies Cluster API's quickstart objects (a v1beta2 Cluster, its LocalCluster, KubeadmControlPlane, MachineDeployment and templates) and reads them back", async () => {
-  // Cluster API's defaulting webhook (a later step here) sets a MachineDeployment's selector; until then it is written out.
+  // Paused: the bridge hands it to a workflow that makes no machines, so `capt dev stop` later leaves nothing running.
   const manifest = substituteVariables(await readFile(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8'), {
     CLUSTER_NAME: 'first',
-  }).text.replace(
-    /^(kind: MachineDeployment\n(?:.*\n)*?spec:\n)/m,
-    '$1  selector:\n    matchLabels:\n      node.cluster.x-k8s.io/pool: md-0\n',
-  );
+  }).text.replace(/^(kind: Cluster\n(?:.*\n)*?spec:\n)/m, '$1  paused: true\n');
   const applied = await kubeWithInput(manifest, 'apply', '-f', '-');
   assert.equal(applied.code, 0, applied.stderr);
   assert.match(applied.stdout, /^cluster\.cluster\.x-k8s\.io\/first created$/m);
