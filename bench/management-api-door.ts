@@ -7,6 +7,7 @@ import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { managementKubeconfig, startManagementApi, stopManagementApi } from '../src/dev/management-api';
 import { availableKubernetesVersions, kubectlFor } from '../src/tools';
 import { freePort } from '../src/util/free-port';
+import { apiserverRequests } from '../test/fixtures/apiserver-requests';
 import { processesMentioning } from '../test/fixtures/leaks';
 
 type MachineEvent = { metadata: { name: string }; status?: { phase?: string } };
@@ -70,11 +71,7 @@ export class ManagementApiDoor {
 
   /** Every request the management apiserver has answered since it started (apiserver_request_total). */
   async requests(): Promise<number> {
-    const metrics = await this.kubectl('get', '--raw', '/metrics');
-    let total = 0;
-    for (const line of metrics.split('\n'))
-      if (line.startsWith('apiserver_request_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-    return total;
+    return apiserverRequests(await this.kubectl('get', '--raw', '/metrics'));
   }
 
   /** The management API's processes and the bridge: what the door costs beside the rest of the stack. */

@@ -11,6 +11,7 @@ import { availableKubernetesVersions, clusterctlPath, kubectlFor } from '../../s
 import { freePort } from '../../src/util/free-port';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { harnessWithClient } from '../fixtures/machine-harness';
+import { apiserverRequests } from '../fixtures/apiserver-requests';
 import { until } from '../fixtures/until';
 import { runCapt, runProgram } from '../fixtures/capt-cli';
 
@@ -345,12 +346,11 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).replicas, 1);
 
   // The bridge reads the objects from its watches: passes (every second here) list nothing.
-  const machineLists = async () => {
-    const metrics = (await kubectl('get', '--raw', '/metrics')).stdout.split('\n');
-    return metrics
-      .filter((l) => l.startsWith('apiserver_request_total{') && /resource="machines"/.test(l) && /verb="LIST"/.test(l))
-      .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-  };
+  const machineLists = async () =>
+    apiserverRequests(
+      (await kubectl('get', '--raw', '/metrics')).stdout,
+      (l) => /resource="machines"/.test(l) && /verb="LIST"/.test(l),
+    );
   // Listing each pass would make at least 5 lists here; a watch the apiserver ends is listed again once.
   const listsBefore = await machineLists();
   await new Promise((r) => setTimeout(r, 5000));
@@ -363,12 +363,13 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   const infrastructureName = async () =>
     (JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as TemplateRefs).spec
       .template.spec.infrastructureRef.name;
+  const kbMd0 = () => suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
   const rolledOut = (revision: number) =>
     until(`revision ${revision} of kb-md-0 rolled out`, async () => {
-      const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+      const o = await kbMd0();
       return o.revision === revision && o.rolloutComplete && o.readyReplicas === o.replicas && o;
     });
-  const first = (await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).revision;
+  const first = (await kbMd0()).revision;
   const otherTemplate = join(dir, 'kb-md-0-b.yaml');
   await writeFile(
     otherTemplate,
@@ -395,16 +396,16 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   ).catch((err: Error) => assert.fail(`${err.message}\n${bridgeLog()}`));
   assert.equal((await kubectl('scale', 'machinedeployment/kb-md-0', '--replicas=2')).code, 0);
   const scaledAfterUndo = await until('kb-md-0 scaled to 2 after the undo', async () => {
-    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    const o = await kbMd0();
     return o.readyReplicas === 2 && o.machines.length === 2 && o;
   });
   assert.equal(scaledAfterUndo.revision, first + 2, 'the scale made no new revision: the undone template stays');
   assert.equal((await kubectl('scale', 'machinedeployment/kb-md-0', '--replicas=1')).code, 0);
   await until('kb-md-0 back to 1', async () => {
-    const o = await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0');
+    const o = await kbMd0();
     return o.readyReplicas === 1 && o.machines.length === 1;
   });
-  assert.equal((await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).revision, first + 2);
+  assert.equal((await kbMd0()).revision, first + 2);
 
   // A MachineHealthCheck applied with kubectl is carried out by the MachineDeployment it selects, and its status
   // is written as Cluster API writes it.
