@@ -5,6 +5,7 @@ import { loadManifests } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { mirrorMachines, releaseMachineObject } from './machine-mirror';
 import { writeBackTemplates } from './template-write-back';
+import { MirroredReports } from './mirrored-reports';
 import { machinesOverQuota } from './machine-quota';
 import type { ObjectCache } from './object-cache';
 import { healthCheckObjectStatus } from './health-check-status-out';
@@ -58,12 +59,13 @@ const manifestHash = (text: string) => createHash('sha256').update(text).digest(
 /**
  * The management API's door to capt: each pass reads Cluster API's objects, hands a Cluster whose manifest
  * changed to its workflow exactly as `capt apply` would, deletes a Cluster being deleted through its
- * workflow, and writes each Cluster's status from its workflow's. It keeps nothing between passes but
- * what it noted on the objects, so it can stop and start at any time.
+ * workflow, and writes each Cluster's status from its workflow's. Between passes it keeps only what a restarted
+ * bridge finds again (the refusals, the reports Machine objects show), so it can stop and start at any time.
  */
 export class Bridge {
   /** Per cluster, the manifest last refused and why: it is not tried again until it changes. */
   private readonly refused = new Map<string, { hash: string; message: string }>();
+  private readonly reports = new MirroredReports();
 
   constructor(private readonly o: BridgeOptions) {}
 
@@ -107,9 +109,10 @@ export class Bridge {
   }
 
   async pass(): Promise<void> {
-    const objects =
-      (await this.o.cache?.objects()) ??
-      (await readObjects(this.o.api, Object.keys(managedResources) as ManagedKind[]));
+    const cached = await this.o.cache?.objects();
+    if (cached === 'behind') return;
+    const objects = cached ?? (await readObjects(this.o.api, Object.keys(managedResources) as ManagedKind[]));
+    this.reports.keepOnly(objects.Machine ?? []);
     const secrets = new Set(await this.o.api.core.secretNames(`type=${clusterSecretType}`));
     for (const cluster of objects.Cluster ?? [])
       await this.reconcile(cluster, objects, secrets).catch((err: Error) =>
@@ -355,7 +358,7 @@ export class Bridge {
           healthCheckObjectStatus(check, status, health, previousOf(check), observation(check)),
         );
     }
-    await mirrorMachines(this.o.api, this.o.client, this.o.log, view, owners, objects, now());
+    await mirrorMachines(this.o.api, this.o.client, this.o.log, view, owners, objects, this.reports, now());
     return view;
   }
 }

@@ -19,9 +19,11 @@ export async function readObjects(
 type Ref = { kind?: string; name?: string } | undefined;
 
 const clusterNameOf = (o: ApiObject) => (o.spec as { clusterName?: string } | undefined)?.clusterName;
+/** The owners whose Machines the bridge makes: an object one of them owns is the bridge's, not desired state. */
+export const controllerOwnerKinds = ['MachineSet', 'KubeadmControlPlane'] as const;
 /** Machines the bridge made for a MachineSet or control plane (not desired state), as opposed to ones a user applied. */
 export const madeByController = (o: ApiObject) =>
-  (o.metadata.ownerReferences ?? []).some((r) => r.kind === 'MachineSet' || r.kind === 'KubeadmControlPlane');
+  (o.metadata.ownerReferences ?? []).some((r) => (controllerOwnerKinds as readonly string[]).includes(r.kind));
 
 /** The Machine objects the bridge made for a cluster's owners. */
 export const madeMachineObjects = (objects: ObjectsByKind, namespace: string, cluster: string) =>

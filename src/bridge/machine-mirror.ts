@@ -2,7 +2,7 @@ import { providerKinds } from '../api/kind-registry';
 import { forEachBounded } from '../util/bounded-parallel';
 import type { Logger } from 'pino';
 import { RejectedError, type CaptClient } from '../client/capt-client';
-import type { MachineStatus } from '../contract/machine';
+import { MachinePhase, type MachineStatus } from '../contract/machine';
 import type { ClusterView } from '../contract/cluster';
 import type { MachineRecord, OwnerStatus } from '../contract/owner';
 import { madeByController, type ObjectsByKind } from './cluster-documents';
@@ -14,8 +14,9 @@ import {
   machineSetStatus,
   machineSetSelector,
   machineFinalizer,
-  reportSequenceAnnotation,
+  machineObjectChanged,
 } from './machine-objects';
+import type { MirroredReports } from './mirrored-reports';
 import type { ApiObject, ManagedKind, ManagementClient } from './management-client';
 import { annotationChange, annotationsEdited, ownAnnotations } from './machine-annotations-door';
 
@@ -24,8 +25,12 @@ import { annotationChange, annotationsEdited, ownAnnotations } from './machine-a
  * and one at a time the pass (and with it every status the bridge writes) took tens of seconds at 1000 machines.
  */
 const writesInFlight = 32;
-/** Machine objects brought up to date in one pass; the rest wait for the next. */
-const perPass = 250;
+/**
+ * How long a pass starts machines' reads and writes; the rest wait for the next pass. A read waits on the
+ * machine's worker, which answers late while it makes hundreds of machines: a pass that took every machine
+ * then held every other status (and the machines already running) for tens of seconds.
+ */
+const machinesBudgetMs = 3_000;
 
 const controlledBy = (o: ApiObject, owner: ApiObject) =>
   (o.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid);
@@ -42,6 +47,7 @@ export async function mirrorMachines(
   view: ClusterView,
   owners: { status: OwnerStatus; object: ApiObject }[],
   objects: ObjectsByKind,
+  reports: MirroredReports,
   now: string,
 ): Promise<void> {
   const { namespace, name: cluster } = view;
@@ -88,61 +94,76 @@ export async function mirrorMachines(
       (c) => c.type === 'UpToDate' && c.status === 'True',
     );
     return (
-      o?.metadata.annotations?.[reportSequenceAnnotation] !== String(record.sequence) ||
+      reports.sequence(o) !== String(record.sequence) ||
       shownUpToDate !== upToDate ||
       (o !== undefined && annotationsEdited(o))
     );
   });
   // Each machine read and written in turn, many at once: read all first, the pass waited for the slowest of a
-  // thousand queries (a busy worker answers them late) before it wrote the first object. At most `perPass`, so a
-  // pass (and the owners' statuses it writes first) comes round again within seconds.
-  await forEachBounded(outOfDate.slice(0, perPass), writesInFlight, async ({ record }) => {
-    const [read] = await client.machineStatuses(namespace, [record.name]);
-    if (!read) return;
-    const { owner, upToDate } = wanted.get(read.name)!;
-    const existing = machines.get(read.name);
-    const m = existing && annotationsEdited(existing) ? await annotate(read, existing) : read;
-    const desired = machineObject(m, owner, infrastructureKind);
-    // The finalizer is set when the object is made: none can be added to an object being deleted.
-    const object =
-      existing ?? (await api.create({ ...desired, metadata: { ...desired.metadata, finalizers: [machineFinalizer] } }));
-    // A merge patch keeps keys it does not name: the ones the machine no longer has are removed by name.
-    const gone = Object.keys(existing ? ownAnnotations(existing) : {}).filter((k) => !(k in m.annotations));
-    const metadata = {
-      ...desired.metadata,
-      annotations: { ...desired.metadata.annotations, ...Object.fromEntries(gone.map((k) => [k, null])) },
-    };
-    if (existing) await api.patch('Machine', namespace, m.name, { metadata, spec: desired.spec });
-    await api.patchStatusIfChanged(
-      object,
-      machineObjectStatus(m, upToDate, object.status as PreviousStatus | undefined, now),
-    );
-  });
+  // thousand queries (a busy worker answers them late) before it wrote the first object. Objects that exist come
+  // first (a machine running, or being deleted), then new machines already running, then the rest, oldest first:
+  // under load a machine is often running by the time its object is made, and one read makes it with its status.
+  const order = ({ record }: { record: MachineRecord }) =>
+    machines.has(record.name) ? 0 : record.phase === MachinePhase.Running ? 1 : 2;
+  outOfDate.sort((a, b) => order(a) - order(b) || a.record.createdAt.localeCompare(b.record.createdAt));
+  const until = Date.now() + machinesBudgetMs;
+  await forEachBounded(
+    outOfDate,
+    writesInFlight,
+    async ({ record }) => {
+      const [read] = await client.machineStatuses(namespace, [record.name]);
+      if (!read) return;
+      const { owner, upToDate } = wanted.get(read.name)!;
+      const existing = machines.get(read.name);
+      const m = existing && annotationsEdited(existing) ? await annotate(read, existing) : read;
+      const desired = machineObject(m, owner, infrastructureKind);
+      // The finalizer is set when the object is made: none can be added to an object being deleted.
+      const object =
+        existing ??
+        (await api.create({ ...desired, metadata: { ...desired.metadata, finalizers: [machineFinalizer] } }));
+      // A merge patch keeps keys it does not name: the ones the machine no longer has are removed by name.
+      const gone = Object.keys(existing ? ownAnnotations(existing) : {}).filter((k) => !(k in m.annotations));
+      const metadata = {
+        ...desired.metadata,
+        annotations: { ...desired.metadata.annotations, ...Object.fromEntries(gone.map((k) => [k, null])) },
+      };
+      if (existing && (gone.length > 0 || machineObjectChanged(existing, desired)))
+        await api.patch('Machine', namespace, m.name, { metadata, spec: desired.spec });
+      await api.patchStatusIfChanged(
+        object,
+        machineObjectStatus(m, upToDate, object.status as PreviousStatus | undefined, now),
+      );
+      reports.note(object, m.sequence);
+    },
+    until,
+  );
   await mirrorDeletions(api, client, log, [...machines.values()].filter(madeByController), wanted);
   await mirrorStandaloneStatus(
     api,
     client,
     view,
     [...machines.values()].filter((o) => !madeByController(o)),
+    reports,
     now,
   );
 }
 
 /**
  * The status of Machines a user applied (a cluster's own, outside any owner), from their workflows: their
- * objects are desired state, so only the status and the report number the bridge reads by are written.
+ * objects are desired state, so only the status is written (the report it shows is kept in memory).
  */
 async function mirrorStandaloneStatus(
   api: ManagementClient,
   client: CaptClient,
   view: ClusterView,
   standalone: ApiObject[],
+  reports: MirroredReports,
   now: string,
 ): Promise<void> {
   const records = new Map(view.machines.map((r) => [r.name, r]));
   const stale = standalone.filter((o) => {
     const record = records.get(o.metadata.name);
-    return record && o.metadata.annotations?.[reportSequenceAnnotation] !== String(record.sequence);
+    return record && reports.sequence(o) !== String(record.sequence);
   });
   if (stale.length === 0) return;
   const statuses = await client.machineStatuses(
@@ -152,7 +173,7 @@ async function mirrorStandaloneStatus(
   for (const m of statuses) {
     const o = stale.find((x) => x.metadata.name === m.name)!;
     await api.patchStatusIfChanged(o, machineObjectStatus(m, true, o.status as PreviousStatus | undefined, now));
-    await api.annotate(o, reportSequenceAnnotation, String(m.sequence));
+    reports.note(o, m.sequence);
   }
 }
 

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { groups } from '../api/kind-registry';
 import type { Condition, MachineStatus } from '../contract/machine';
 import type { OwnerStatus } from '../contract/owner';
@@ -109,6 +110,24 @@ export function machineObject(m: MachineStatus, owner: ApiObject, infrastructure
       ...(m.failureDomain ? { failureDomain: m.failureDomain } : {}),
     },
   };
+}
+
+/**
+ * Whether `existing` misses anything of `desired`'s metadata (labels, annotations but the report it shows, its
+ * controller) or spec: a report that changes none of them is written to the status alone.
+ */
+export function machineObjectChanged(existing: ApiObject, desired: ApiObject): boolean {
+  const holds = (have: object | undefined, want: object | undefined, besides?: string) =>
+    Object.entries(want ?? {}).every(
+      ([k, v]) => k === besides || isDeepStrictEqual((have as Record<string, unknown> | undefined)?.[k], v),
+    );
+  const controllers = (o: ApiObject) => (o.metadata.ownerReferences ?? []).map((r) => r.uid);
+  return !(
+    holds(existing.metadata.labels, desired.metadata.labels) &&
+    holds(existing.metadata.annotations, desired.metadata.annotations, reportSequenceAnnotation) &&
+    isDeepStrictEqual(controllers(existing), controllers(desired)) &&
+    holds(existing.spec, desired.spec)
+  );
 }
 
 /**

@@ -6,13 +6,11 @@ import type { ObjectsByKind } from './cluster-documents';
 import { ManagementClient, type ApiObject, type ManagedKind } from './management-client';
 
 /**
- * Whether an object seen at `seen` shows a write that left it at `written` (undefined: deleted). Kubernetes'
- * resourceVersions are etcd revisions here, so a later one is a larger number; were they not numbers, only the
- * same one counts.
+ * Whether resourceVersion `seen` is `written` or later. Kubernetes' resourceVersions are etcd revisions here, so
+ * a later one is a larger number; were they not numbers, only the same one counts.
  */
-function shows(seen: string | undefined, written: string | undefined): boolean {
-  if (written === undefined) return seen === undefined;
-  if (seen === undefined) return false;
+function atOrAfter(seen: string | undefined, written: string): boolean {
+  if (!seen) return false;
   const [a, b] = [Number(seen), Number(written)];
   return seen === written || (Number.isSafeInteger(a) && Number.isSafeInteger(b) && a >= b);
 }
@@ -97,11 +95,15 @@ export class ObjectCache {
   /**
    * Every object of every kind as the watches know them, once they show this bridge's own writes: a pass that
    * read an object older than its last write (its annotation of the applied manifest, say) would act on a state
-   * that no longer is. Undefined while any kind is not listed, or a write has not come back within `waitMs`.
+   * that no longer is. Undefined while any kind is not listed (the pass lists them itself); 'behind' when a write
+   * has not come back within `waitMs`, and the pass waits for the next: listing every kind then, as a busy
+   * bridge's watches fell behind, was most of the management apiserver's reads in a rollout.
    */
-  async objects(waitMs = 2000): Promise<ObjectsByKind | undefined> {
-    for (const deadline = Date.now() + waitMs; !this.caughtUp(); await sleep(20))
-      if (Date.now() > deadline) return undefined;
+  async objects(waitMs = 2000): Promise<ObjectsByKind | 'behind' | undefined> {
+    for (const deadline = Date.now() + waitMs; !this.caughtUp(); await sleep(20)) {
+      if (!this.informers.every((i) => i.synced)) return undefined;
+      if (Date.now() > deadline) return 'behind';
+    }
     return Object.fromEntries(this.informers.map((i) => [i.kind, i.watch.list() as unknown as ApiObject[]]));
   }
 
@@ -109,9 +111,16 @@ export class ObjectCache {
     if (!this.informers.every((i) => i.synced)) return false;
     for (const [key, { version, at }] of this.expected) {
       const [kind, namespace, name] = key.split('/') as [ManagedKind, string, string];
-      const seen = this.informers.find((i) => i.kind === kind)?.watch.get(name, namespace)?.metadata?.resourceVersion;
+      const watch = this.informers.find((i) => i.kind === kind)!.watch;
+      const seen = watch.get(name, namespace)?.metadata?.resourceVersion;
+      // A watch past the write shows it or a later state: a write that removed the last finalizer of an object
+      // being deleted leaves nothing to see, and waiting to see it held every pass of a rollout for seconds.
+      const shown =
+        version === undefined
+          ? seen === undefined
+          : atOrAfter(seen, version) || atOrAfter(watch.latestResourceVersion(), version);
       // One another writer overtook (an object made again after it was deleted) is not waited for forever.
-      if (!shows(seen, version) && Date.now() - at < expectationMs) return false;
+      if (!shown && Date.now() - at < expectationMs) return false;
       this.expected.delete(key);
     }
     return true;

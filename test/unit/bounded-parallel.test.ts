@@ -45,3 +45,23 @@ test('no items: nothing runs', async () => {
   await forEachBounded([], 5, async () => void runs++);
   assert.equal(runs, 0);
 });
+
+test('no item starts after the deadline; the ones started finish, the rest are left', async () => {
+  const started: number[] = [];
+  let settled = 0;
+  const until = Date.now() + 30;
+  await forEachBounded(
+    [...Array(100).keys()],
+    2,
+    async (i) => {
+      started.push(i);
+      await tick(10);
+      settled++;
+    },
+    until,
+  );
+  assert.equal(settled, started.length, 'every started item finished');
+  assert.ok(started.length >= 2 && started.length < 100, `started ${started.length} of 100`);
+  // Each started before the deadline: at most a slot's item per 10 ms, two slots.
+  assert.ok(started.length <= 2 * 4, `started ${started.length}: not after the deadline`);
+});
