@@ -112,8 +112,8 @@ export function machineObject(m: MachineStatus, owner: ApiObject, infrastructure
 }
 
 /**
- * A Machine's status, with the two conditions Cluster API v1beta2 adds to a machine's own: Available (Running
- * and Ready) and UpToDate (on its owner's current template).
+ * A Machine's status (its Node's nodeInfo as the machine kept it), with the two conditions Cluster API v1beta2 adds
+ * to a machine's own: Available (Running and Ready) and UpToDate (on its owner's current template).
  */
 export function machineObjectStatus(
   m: MachineStatus,
@@ -135,6 +135,7 @@ export function machineObjectStatus(
   return {
     phase: m.phase,
     ...(m.nodeRef ? { nodeRef: { name: m.nodeRef } } : {}),
+    ...(m.nodeInfo ? { nodeInfo: m.nodeInfo } : {}),
     addresses: m.addresses.map((address) => ({ type: 'InternalIP', address })),
     ...(m.failureDomain ? { failureDomain: m.failureDomain } : {}),
     initialization: { infrastructureProvisioned: !!m.providerID || running, bootstrapDataSecretCreated: true },
