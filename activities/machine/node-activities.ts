@@ -2,12 +2,13 @@ import type { V1Node } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { drainProgressSignal } from '../../src/contract/machine-messages';
-import type { DrainProgress } from '../../src/contract/machine';
+import type { DrainProgress, NodeSystemInfo } from '../../src/contract/machine';
 import { blockingReasons, drainPass } from '../drain/drain';
 import { pollWithHeartbeat } from '../../src/util/heartbeat-poll';
 import type { KubeClient } from '../../src/kube/kube-client';
 import { nodeWatch } from '../kube/node-watch';
 import { workloadClient } from '../kube/workload-cluster';
+import { nodeSystemInfo } from './node-system-info';
 
 /** Activities on a machine's Node in the workload cluster. Each is idempotent. */
 export interface NodeTarget {
@@ -26,8 +27,9 @@ const syncedLabel =
 type Readiness = { ready: 'True' | 'False' | 'Unknown'; message?: string };
 
 /**
- * Waits (heartbeating) for a Ready Node with the providerID, then syncs it (see syncNode); undefined when
- * `timeoutSeconds` passes first. The cluster's one Node watch wakes it when its Node changes.
+ * Waits (heartbeating) for a Ready Node with the providerID, then syncs it (see syncNode) and returns its system
+ * info, which the machine's status shows; undefined when `timeoutSeconds` passes first. The cluster's one Node
+ * watch wakes it when its Node changes.
  */
 export async function waitForNode(
   target: NodeTarget & {
@@ -36,7 +38,7 @@ export async function waitForNode(
     labels: Record<string, string>;
     annotations: Record<string, string>;
   },
-): Promise<{ nodeName: string; readiness: Readiness } | undefined> {
+): Promise<{ nodeName: string; readiness: Readiness; nodeInfo?: NodeSystemInfo } | undefined> {
   const ctx = Context.current();
   const client = await workloadClient(target.namespace, target.cluster);
   const nodes = nodeWatch(`${target.namespace}/${target.cluster}`, client);
@@ -52,6 +54,7 @@ export async function waitForNode(
         return {
           nodeName: node.metadata!.name!,
           readiness: await syncNodeObject(client, node, target.labels, target.annotations),
+          nodeInfo: nodeSystemInfo(node.status?.nodeInfo),
         };
       const seen = node
         ? `Node ${node.metadata!.name} registered, not Ready yet${condition?.message ? `: ${condition.message}` : ''}`

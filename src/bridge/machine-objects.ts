@@ -131,8 +131,8 @@ export function machineObjectChanged(existing: ApiObject, desired: ApiObject): b
 }
 
 /**
- * A Machine's status, with the two conditions Cluster API v1beta2 adds to a machine's own: Available (Running
- * and Ready) and UpToDate (on its owner's current template).
+ * A Machine's status (its Node's nodeInfo as the machine kept it), with the two conditions Cluster API v1beta2 adds
+ * to a machine's own: Available (Running and Ready) and UpToDate (on its owner's current template).
  */
 export function machineObjectStatus(
   m: MachineStatus,
@@ -154,6 +154,7 @@ export function machineObjectStatus(
   return {
     phase: m.phase,
     ...(m.nodeRef ? { nodeRef: { name: m.nodeRef } } : {}),
+    ...(m.nodeInfo ? { nodeInfo: m.nodeInfo } : {}),
     addresses: m.addresses.map((address) => ({ type: 'InternalIP', address })),
     ...(m.failureDomain ? { failureDomain: m.failureDomain } : {}),
     initialization: { infrastructureProvisioned: !!m.providerID || running, bootstrapDataSecretCreated: true },

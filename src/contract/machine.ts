@@ -131,6 +131,28 @@ export function nodeHealthRecord(health: NodeHealth | undefined): NodeHealthReco
   return { conditions, ...(health?.gone ? { gone: true } : {}) };
 }
 
+/**
+ * A Node's `status.nodeInfo` (core/v1 NodeSystemInfo), as Cluster API copies it to its Machine's status: the
+ * kubelet writes it, so each string is cut to nodeInfoMaxLength before a workflow keeps it.
+ */
+export interface NodeSystemInfo {
+  machineID: string;
+  systemUUID: string;
+  bootID: string;
+  kernelVersion: string;
+  osImage: string;
+  containerRuntimeVersion: string;
+  kubeletVersion: string;
+  kubeProxyVersion: string;
+  operatingSystem: string;
+  architecture: string;
+  /** Bytes of swap, when the kubelet reports it. */
+  swap?: { capacity?: number };
+}
+
+/** The longest string of a NodeSystemInfo kept; real ones (a kernel release, an OS image's name) are far shorter. */
+export const nodeInfoMaxLength = 128;
+
 /** What the drain activity reports while it works. */
 export interface DrainProgress {
   evicted: number;
@@ -148,6 +170,8 @@ export interface MachineStatus {
   version: string;
   providerID?: string;
   nodeRef?: string;
+  /** Its Node's system info, as it was when the Node became Ready. */
+  nodeInfo?: NodeSystemInfo;
   addresses: string[];
   failureDomain?: string;
   createdAt: string;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { substituteVariables } from '../../src/api/variables';
 import { clusterFinalizer } from '../../src/bridge/bridge';
+import type { MachineStatus } from '../../src/contract/machine';
 import { managementKubeconfig, startManagementApi, stopManagementApi } from '../../src/dev/management-api';
 import { availableKubernetesVersions, clusterctlPath, kubectlFor } from '../../src/tools';
 import { freePort } from '../../src/util/free-port';
@@ -29,8 +30,8 @@ const bridgeLog = () => bridges.map((b, i) => `bridge ${i}:\n${b.log.slice(-3000
 const kubectl = (...args: string[]) => runProgram(kubectlFor(version), ['--kubeconfig', kubeconfig, ...args]);
 type MachineObject = {
   metadata: { name: string; ownerReferences: { kind: string; name: string }[]; annotations?: Record<string, string> };
-  spec: { providerID?: string };
-  status: { nodeRef?: { name: string }; phase: string };
+  spec: { providerID?: string; version: string };
+  status: { nodeRef?: { name: string }; nodeInfo?: { kubeletVersion: string }; phase: string };
 };
 type MachineList = { items: MachineObject[] };
 type ApiConditionShape = { type: string; status: string };
@@ -126,14 +127,9 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   assert.equal(secret.type, 'cluster.x-k8s.io/secret');
   const workloadKubeconfig = join(dir, 'kb.kubeconfig');
   await writeFile(workloadKubeconfig, Buffer.from(secret.data.value, 'base64'), { mode: 0o600 });
-  const nodes = await runProgram(kubectlFor(version), [
-    '--kubeconfig',
-    workloadKubeconfig,
-    'get',
-    'nodes',
-    '-o',
-    'name',
-  ]);
+  const workloadKubectl = (...args: string[]) =>
+    runProgram(kubectlFor(version), ['--kubeconfig', workloadKubeconfig, ...args]);
+  const nodes = await workloadKubectl('get', 'nodes', '-o', 'name');
   assert.equal(nodes.code, 0, nodes.stderr);
   assert.equal(nodes.stdout.trim().split('\n').length, 2, nodes.stdout);
 
@@ -200,19 +196,21 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
     ...Object.entries(sizes).map(([k, v]) => `${k}=${v}`),
   );
   assert.equal(sized.code, 0, sized.stderr);
+  // capt's own door shows the same nodeInfo (`capt get machines -o yaml` prints these fields).
+  const captGet = await capt('get', 'machines', '-o', 'json');
+  assert.equal(captGet.code, 0, captGet.stderr);
+  const captMachines = (JSON.parse(captGet.stdout) as { items: MachineStatus[] }).items;
   for (const m of listed.items) {
-    const node = await runProgram(kubectlFor(version), [
-      '--kubeconfig',
-      workloadKubeconfig,
-      'get',
-      'node',
-      m.status.nodeRef!.name,
-      '-o',
-      'jsonpath={.spec.providerID}',
-    ]);
+    const node = await workloadKubectl('get', 'node', m.status.nodeRef!.name, '-o', 'jsonpath={.spec.providerID}');
     assert.equal(node.code, 0, node.stderr);
     assert.ok(m.spec.providerID, `machine ${m.metadata.name} has a providerID`);
     assert.equal(m.spec.providerID, node.stdout, `machine ${m.metadata.name}'s providerID is its Node's`);
+    // Its Node's nodeInfo, as Cluster API copies it: the kubelet's version is the machine's.
+    const info = await workloadKubectl('get', 'node', m.status.nodeRef!.name, '-o', 'jsonpath={.status.nodeInfo}');
+    assert.equal(info.code, 0, info.stderr);
+    assert.deepEqual(m.status.nodeInfo, JSON.parse(info.stdout), `machine ${m.metadata.name}'s nodeInfo is its Node's`);
+    assert.equal(m.status.nodeInfo!.kubeletVersion, m.spec.version);
+    assert.deepEqual(captMachines.find((c) => c.name === m.metadata.name)?.nodeInfo, m.status.nodeInfo);
   }
   // Without the mark the MachineDeployment would take the first by name (its stand-in for Random): mark the last.
   const workers = listed.items

@@ -1,5 +1,5 @@
 import type { MachineStepReason } from '../../src/contract/steps';
-import type { DeletionGate, DrainProgress, MachineSpec, NodeHealth } from '../../src/contract/machine';
+import type { DeletionGate, DrainProgress, MachineSpec, NodeHealth, NodeSystemInfo } from '../../src/contract/machine';
 import type { UnknownSignal } from '../../src/contract/unknown-signals';
 
 /** Everything the machine workflow knows, as plain JSON: it survives continue-as-new unchanged. */
@@ -11,6 +11,8 @@ export interface MachineState {
   bootstrap?: { state: 'succeeded' } | { state: 'failed'; command: string; exitCode: number; output: string };
   nodeRef?: { name: string };
   node?: NodeHealth;
+  /** The Node's system info when it became Ready (absent in runs from before it was kept). */
+  nodeInfo?: NodeSystemInfo;
   nodeSynced: boolean;
   /** Labels or annotations changed since the Node was last synced. */
   nodeSyncPending: boolean;

@@ -121,6 +121,7 @@ export function machineStatus(state: MachineState): MachineStatus {
     version: spec.version,
     providerID: state.infrastructure?.providerID,
     nodeRef: state.nodeRef?.name,
+    nodeInfo: state.nodeInfo,
     addresses: state.infrastructure?.addresses ?? [],
     failureDomain: spec.failureDomain,
     createdAt: state.createdAt,

@@ -256,6 +256,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       if (!node) continue;
       state.nodeRef = { name: node.nodeName };
       state.node = node.readiness;
+      // Kept from the wait's result: no command of its own, so histories from before it replay unchanged.
+      state.nodeInfo = node.nodeInfo;
       state.nodeSynced = true;
     }
     if (!state.nodeSynced) await syncNode();
