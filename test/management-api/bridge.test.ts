@@ -12,7 +12,7 @@ import { availableKubernetesVersions, clusterctlPath, kubectlFor } from '../../s
 import { freePort } from '../../src/util/free-port';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { harnessWithClient } from '../fixtures/machine-harness';
-import { apiserverRequests, metricTotal } from '../fixtures/apiserver-requests';
+import { apiserverRequests } from '../fixtures/apiserver-requests';
 import { until } from '../fixtures/until';
 import { runCapt, runProgram } from '../fixtures/capt-cli';
 
@@ -354,17 +354,6 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   await new Promise((r) => setTimeout(r, 5000));
   const lists = (await machineLists()) - listsBefore;
   assert.ok(lists <= 1, `${lists} lists of the Machines in 5 s: passes read them from the watch\n${bridgeLog()}`);
-
-  // The Machines the bridge makes are not sent to the admission webhooks: their matchConditions leave them out.
-  const metrics = (await kubectl('get', '--raw', '/metrics')).stdout;
-  const excluded = metricTotal(metrics, 'apiserver_admission_match_condition_exclusions_total', (l) =>
-    l.includes('default.capt.cluster.x-k8s.io'),
-  );
-  const machinesMade = apiserverRequests(metrics, (l) => /resource="machines"/.test(l) && /verb="POST"/.test(l));
-  assert.ok(
-    machinesMade >= 3 && excluded >= machinesMade,
-    `${excluded} writes left out of the defaulting webhook, ${machinesMade} Machines made`,
-  );
 
   // capt rollout undo is written back too: the object names the template the workflow runs again, so a later
   // kubectl change does not roll the undone template out again.
