@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import { createCertificateAuthority, issueCertificate } from '../pki/certificates';
+import type { ServingCertificate } from '../pki/webhook-serving';
 import { MalformedReviewError } from './admission-review';
 
 /** An object is at most 1.5 MiB in etcd and a review carries two (object and oldObject), with room to spare. */
@@ -71,24 +72,17 @@ const send = (res: ServerResponse, status: number, body: object) => {
 };
 
 /**
- * Serves the admission webhooks (a route per path) on `host`:`port` over HTTPS, with a certificate authority and
- * serving certificate made at each start and kept in memory only (the registration carries the authority,
- * so nothing secret is stored and a restarted bridge simply registers its new one). Every request is
- * bounded: its body, the time to send it, the time to decide. What is not an AdmissionReview gets a 400.
+ * Serves the webhooks (a route per path) on `host`:`port` over HTTPS with `serving`'s certificate. Every
+ * request is bounded: its body, the time to send it, the time to decide. What is not a review gets a 400.
  */
 export async function startAdmissionWebhook(opts: {
   host: string;
   port: number;
+  serving: ServingCertificate;
   routes: Record<string, WebhookRoute>;
   log: Logger;
 }): Promise<AdmissionWebhook> {
-  const ca = await createCertificateAuthority('capt-admission-webhook-ca');
-  const serving = await issueCertificate(ca, {
-    commonName: 'capt-admission-webhook',
-    ipAddresses: [opts.host],
-    dnsNames: ['localhost'],
-    usage: 'server',
-  });
+  const { serving } = opts;
   const answered = new Map<string, number>();
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     try {
@@ -115,8 +109,8 @@ export async function startAdmissionWebhook(opts: {
   });
   const { port } = server.address() as { port: number };
   return {
-    url: `https://${opts.host}:${port}`,
-    caBundle: ca.cert,
+    url: `https://${isIP(opts.host) === 6 ? `[${opts.host}]` : opts.host}:${port}`,
+    caBundle: serving.caBundle,
     answered: (path) => answered.get(path) ?? 0,
     close: () =>
       new Promise<void>((resolve) => {

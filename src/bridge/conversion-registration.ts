@@ -7,8 +7,9 @@ import { convertedKinds } from '../conversion/convert';
 export const conversionPath = '/convert';
 
 /**
- * The bridge's own field manager for the CRDs' conversion: `capt dev start` and `capt init` apply the CRDs as
- * `capt` (v1beta1 unserved, no conversion) and skip CRDs whose digest is current, so they do not undo this.
+ * The field manager of the CRDs' conversion (the bridge's, and init's with --webhook-url): `capt dev start` and
+ * `capt init` apply the CRDs as `capt` (v1beta1 unserved, no conversion) and skip CRDs whose digest is current,
+ * so they do not undo this.
  */
 export const conversionFieldManager = 'capt-bridge-conversion';
 
@@ -36,8 +37,11 @@ export async function convertedCrds(api: ManagementApi): Promise<Crd[]> {
   );
 }
 
-/** Until v1beta1 is served (discovery catches up with a CRD update a moment later), listing once through the webhook. */
-async function waitForV1beta1(api: ManagementApi, crds: Crd[], timeoutMs: number): Promise<void> {
+/**
+ * Until v1beta1 is served (discovery catches up with a CRD update a moment later), listing once through the
+ * webhook: with objects stored, each list is converted by it.
+ */
+export async function waitForV1beta1(api: ManagementApi, crds: Crd[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const { spec } of crds) {
     const path = `/apis/${spec.group}/v1beta1/${spec.names.plural}?limit=1`;
@@ -54,16 +58,10 @@ async function waitForV1beta1(api: ManagementApi, crds: Crd[], timeoutMs: number
 /**
  * Has the CRDs of the kinds capt converts serve v1beta1 too, converted by the webhook at `url` (whose serving
  * certificate `caBundle` signed): server-side apply of their versions and `spec.conversion` under capt's bridge
- * field manager. The storage version stays v1beta2. Called at each bridge start, since the authority is made
- * at each start; until a bridge has called it, or while none runs, v1beta1 is refused or fails, and v1beta2
- * (stored as is) needs no conversion.
+ * field manager, then until they are Established again. The storage version stays v1beta2. Until a webhook
+ * answers there, v1beta1 requests fail, and v1beta2 (stored as is) needs no conversion. Returns their names.
  */
-export async function registerConversionWebhook(
-  api: ManagementApi,
-  url: string,
-  caBundle: string,
-  timeoutMs = 30_000,
-): Promise<string[]> {
+export async function pointConversionAt(api: ManagementApi, url: string, caBundle: string): Promise<string[]> {
   const crds = await convertedCrds(api);
   const conversion = {
     strategy: 'Webhook',
@@ -89,6 +87,5 @@ export async function registerConversionWebhook(
   );
   const names = crds.map((crd) => crd.metadata.name).sort();
   await waitForEstablished(api, names);
-  await waitForV1beta1(api, crds, timeoutMs);
   return names;
 }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ManagementApi } from '../management-api/api-client';
 import { crdFieldManager } from '../management-api/crd-install';
 import type { AdmissionWebhook } from './admission-webhook';
+import { conversionPath, pointConversionAt, waitForV1beta1, type Crd } from './conversion-registration';
 import { reviewedKinds } from './admission-rules';
 import { defaultingConfiguration } from './defaulting-registration';
 import { mutatePath } from './defaulting-route';
@@ -26,34 +27,51 @@ export function validatingWebhookConfiguration(url: string, caBundle: string): R
   };
 }
 
-/** A Cluster nothing stores (a dry run): its creation makes the apiserver call both webhooks. */
+/**
+ * Points the apiserver at capt's webhooks under `url` (`https://HOST:PORT`), trusting `caBundle`: the defaulting
+ * and validating configurations and the converted CRDs (v1beta1 served). Server-side apply, so a restarted
+ * bridge replaces the URL and authority, and a repeat with the same values changes nothing. Returns the
+ * converted CRDs' names.
+ */
+export async function registerWebhooks(api: ManagementApi, url: string, caBundle: string): Promise<string[]> {
+  await api.apply(defaultingConfiguration(`${url}${mutatePath}`, caBundle), crdFieldManager);
+  await api.apply(validatingWebhookConfiguration(`${url}${validatePath}`, caBundle), crdFieldManager);
+  return pointConversionAt(api, `${url}${conversionPath}`, caBundle);
+}
+
+/**
+ * A v1beta1 Cluster nothing stores (a dry run): its creation has the apiserver call all three webhooks, the
+ * conversion to v1beta2 first, then defaulting and validation of the converted object.
+ */
 const probe = {
-  apiVersion: 'cluster.x-k8s.io/v1beta2',
+  apiVersion: 'cluster.x-k8s.io/v1beta1',
   kind: 'Cluster',
   metadata: { name: 'capt-webhook-probe', namespace: 'default' },
   spec: { paused: true },
 };
 
 /**
- * Registers the defaulting and validating webhooks (server-side apply: a restarted bridge replaces the URL
- * and authority), then waits until the apiserver calls both: it reads configurations through an informer, a
- * moment later. After this, `kubectl apply` is defaulted and refused synchronously.
+ * Until the apiserver calls the webhooks this process serves (it reads a new registration through an informer,
+ * a moment later), then until every converted kind serves v1beta1. After this, `kubectl apply` is defaulted and
+ * refused synchronously, and v1beta1 is served. `url` is where the registrations point.
  */
-export async function registerAdmissionWebhook(
+export async function waitForWebhookCalls(
   api: ManagementApi,
   webhook: AdmissionWebhook,
+  url: string,
+  crds: Crd[],
   timeoutMs = 30_000,
 ): Promise<void> {
-  await api.apply(defaultingConfiguration(`${webhook.url}${mutatePath}`, webhook.caBundle), crdFieldManager);
-  await api.apply(validatingWebhookConfiguration(`${webhook.url}${validatePath}`, webhook.caBundle), crdFieldManager);
   const deadline = Date.now() + timeoutMs;
-  const called = () => webhook.answered(mutatePath) > 0 && webhook.answered(validatePath) > 0;
+  const paths = [mutatePath, validatePath, conversionPath];
+  const called = () => paths.every((path) => webhook.answered(path) > 0);
   while (!called()) {
     if (Date.now() > deadline)
       throw new Error(
-        `the management API did not call the admission webhooks at ${webhook.url} within ${timeoutMs / 1000} s of their registration`,
+        `the management API did not call the webhooks registered at ${url} within ${timeoutMs / 1000} s (answered: ${paths.map((p) => `${p} ${webhook.answered(p)}`).join(', ')}); check that the URL reaches this bridge and that the registrations carry its authority`,
       );
     await api.dryRunCreate(probe);
     if (!called()) await sleep(200);
   }
+  await waitForV1beta1(api, crds, Math.max(deadline - Date.now(), 1_000));
 }

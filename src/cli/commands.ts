@@ -194,8 +194,8 @@ export const commandTree: CommandSpec[] = [
   },
   {
     name: 'init',
-    help: "install Cluster API's CRDs, capt's provider kinds and the tenant ClusterRoles into an existing Kubernetes API (create or update)",
-    flags: ['kubeconfig'],
+    help: "install Cluster API's CRDs, capt's provider kinds, the tenant ClusterRoles and, with --webhook-url, capt's webhooks into an existing Kubernetes API (create or update)",
+    flags: ['kubeconfig', 'webhookUrl'],
     action: host.init,
   },
   {
@@ -260,7 +260,7 @@ export const commandTree: CommandSpec[] = [
   {
     name: 'bridge',
     help: "serve Cluster API's objects in a management API: clusters applied there run here, their status is written back",
-    flags: ['kubeconfig', 'interval', 'webhookPort', ...temporalFlags],
+    flags: ['kubeconfig', 'interval', 'webhookPort', 'webhookSecret', 'webhookListen', ...temporalFlags],
     action: host.bridge,
   },
   {

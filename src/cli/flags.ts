@@ -82,7 +82,19 @@ export const flags = {
   interval: { value: 'DURATION', default: '2s', help: 'how often to read the management API' },
   webhookPort: {
     value: 'PORT',
-    help: "also serve capt's defaulting and validating admission webhooks on 127.0.0.1:PORT (0: any free port) and register them with the management API",
+    help: "also serve capt's defaulting, validating and conversion webhooks on 127.0.0.1:PORT (0: any free port) and register them with the management API (as capt dev start does)",
+  },
+  webhookSecret: {
+    value: 'NAMESPACE/NAME',
+    help: 'also serve the webhooks capt init --webhook-url registered, with the certificate of that Secret (capt-system/capt-webhook-serving); registers nothing',
+  },
+  webhookListen: {
+    value: 'HOST:PORT',
+    help: "with --webhook-secret: the address to serve them on (default: the registered URL's, when its host is an IP address)",
+  },
+  webhookUrl: {
+    value: 'URL',
+    help: 'also install the defaulting, validating and conversion webhooks, called at https://HOST:PORT (where the apiserver reaches capt bridge --webhook-secret), with a CA and serving certificate kept in Secret capt-system/capt-webhook-serving',
   },
   port: { value: 'PORT', default: String(defaultCodecPort), help: 'the port' },
   listen: { value: 'ADDRESS', default: '127.0.0.1', help: 'the address to listen on (the default: this host only)' },

@@ -52,6 +52,7 @@ import type { FlagValues } from './flags';
 import { readSources, UsageError } from './read-sources';
 import { formatOutput } from './render';
 import { upgradeText, workerBuildsText } from './worker-builds-text';
+import { bridgeWebhookFlags, webhookUrlFlag } from './webhook-flags';
 
 export const versions: Action = async (_, values) => {
   const versions = availableKubernetesVersions();
@@ -82,9 +83,14 @@ function persistenceFlag(value: string | undefined): DevPersistence | undefined 
   return found;
 }
 
-/** `capt init --kubeconfig FILE`: what `capt dev start` installs into its own apiserver, into any other. */
+/**
+ * `capt init --kubeconfig FILE [--webhook-url URL]`: what `capt dev start` installs into its own apiserver, into
+ * any other, and with a URL the webhooks that `capt bridge --webhook-secret` then serves. The URL is checked
+ * before anything is written.
+ */
 export const init: Action = async (_, values) => {
   if (!values.kubeconfig) throw new UsageError('--kubeconfig FILE is required: the Kubernetes API to install into');
+  const webhook = values.webhookUrl === undefined ? undefined : webhookUrlFlag(values.webhookUrl);
   const text = await readFile(values.kubeconfig, 'utf8').catch((err: Error) => {
     throw new UsageError(`--kubeconfig ${values.kubeconfig}: ${err.message}`);
   });
@@ -94,6 +100,8 @@ export const init: Action = async (_, values) => {
     out(
       `${crds} CRDs Established (Cluster API ${clusterApiConfig().version} and capt's provider kinds; ${applied} created or updated, ${crds - applied} already current)\n${tenantRolesApplied(roles)}`,
     );
+    const { installWebhooks, webhooksNotInstalled } = await import('../bridge/webhook-install');
+    out(webhook ? (await installWebhooks(api, webhook)).join('\n') : webhooksNotInstalled);
   } finally {
     api.close();
   }
@@ -254,12 +262,13 @@ export const codecServer: Action = async (_, values) => {
 
 export const bridge: Action = async (_, values) => {
   if (!values.kubeconfig) throw new UsageError('bridge needs --kubeconfig FILE: the management API to serve');
+  const webhooks = bridgeWebhookFlags(values, (text) => portFlag(text, '--webhook-port'));
   const { bridgeMain } = await import('../bridge/bridge-main');
   await bridgeMain({
     kubeconfigFile: values.kubeconfig,
     intervalMs: durationMs(values.interval!),
     kubernetesVersions: localKubernetesVersions(),
-    webhookPort: values.webhookPort === undefined ? undefined : portFlag(values.webhookPort, '--webhook-port'),
+    webhooks,
     stop: stopSignal(),
   });
   return 0;

@@ -14,6 +14,7 @@ import {
 } from '../../src/bridge/admission-review';
 import { checkAdmission, needsReview } from '../../src/bridge/admission-rules';
 import { maxReviewBytes, startAdmissionWebhook } from '../../src/bridge/admission-webhook';
+import { ephemeralWebhookServing } from '../../src/pki/webhook-serving';
 import type { ObjectsByKind } from '../../src/bridge/cluster-documents';
 import type { ApiObject, ManagedKind } from '../../src/bridge/management-client';
 import { validatePath, validatingRoute } from '../../src/bridge/validating-route';
@@ -234,6 +235,7 @@ test('the webhook answers over HTTPS; bad requests get 400, 404, 405 or 413 and 
   const webhook = await startAdmissionWebhook({
     host: '127.0.0.1',
     port: 0,
+    serving: await ephemeralWebhookServing('127.0.0.1'),
     routes: {
       [validatePath]: validatingRoute(
         async (r) => (r.object?.metadata.name === 'bad' ? 'refused: bad' : undefined),

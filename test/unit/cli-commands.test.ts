@@ -115,6 +115,39 @@ test('capt annotate machine refuses a malformed argument or key, naming it, befo
   }
 });
 
+test("capt bridge's webhook flags are refused, naming them, before it connects (exit 2)", async () => {
+  const cases: [string[], string][] = [
+    [
+      ['--webhook-secret', 'capt-system/capt-webhook-serving', '--webhook-port', '0'],
+      'error: --webhook-port and --webhook-secret: choose one (--webhook-port registers webhooks of its own on 127.0.0.1, as capt dev start does; --webhook-secret serves those capt init --webhook-url registered)',
+    ],
+    [
+      ['--webhook-listen', '0.0.0.0:9443'],
+      'error: --webhook-listen goes with --webhook-secret NAMESPACE/NAME (what capt init --webhook-url made)',
+    ],
+    [
+      ['--webhook-secret', 'capt-webhook-serving'],
+      "error: --webhook-secret capt-webhook-serving: expected NAMESPACE/NAME, e.g. capt-system/capt-webhook-serving (capt init's)",
+    ],
+    [
+      ['--webhook-secret', 'capt-system/../x'],
+      `error: --webhook-secret capt-system/../x: expected NAMESPACE/NAME, e.g. capt-system/capt-webhook-serving (capt init's)`,
+    ],
+    [
+      ['--webhook-secret', 'capt-system/Serving'],
+      `error: --webhook-secret capt-system/Serving: name "Serving": lower-case letters, digits, '-' and '.', at most 253, e.g. capt-system/capt-webhook-serving (capt init's)`,
+    ],
+    [
+      ['--webhook-secret', 'capt-system/capt-webhook-serving', '--webhook-listen', 'localhost:9443'],
+      'error: --webhook-listen localhost:9443: localhost: not an IP address of this host, e.g. 0.0.0.0:9443',
+    ],
+  ];
+  for (const [args, message] of cases) {
+    const r = await capt('bridge', '--kubeconfig', join(dir, 'none'), ...args);
+    assert.deepEqual([r.code, r.stderr.trim()], [2, message], `capt bridge ${args.join(' ')}`);
+  }
+});
+
 test('capt completion bash: a bash script whose _capt completes commands, subcommands, flags and choices', async () => {
   const r = await capt('completion', 'bash');
   assert.equal(r.code, 0, r.stderr);
@@ -132,6 +165,8 @@ test('capt completion bash: a bash script whose _capt completes commands, subcom
   assert.deepEqual(completes('get', 'clusters', '-o', ''), ['table', 'wide', 'json', 'yaml']);
   assert.deepEqual(completes('worker', ''), ['status']);
   assert.deepEqual(completes('completion', ''), ['bash', 'zsh']);
+  assert.deepEqual(completes('init', '--w'), ['--webhook-url']);
+  assert.deepEqual(completes('bridge', '--webhook-'), ['--webhook-port', '--webhook-secret', '--webhook-listen']);
 });
 
 test('capt completion zsh: a zsh script that registers _capt and completes as the bash one does', async () => {

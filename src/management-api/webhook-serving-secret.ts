@@ -1,0 +1,159 @@
+import type { KeyPair } from '../pki/certificates';
+import {
+  authorityProblem,
+  issueWebhookServing,
+  newWebhookAuthority,
+  servingExpiry,
+  servingProblem,
+  type ServingCertificate,
+} from '../pki/webhook-serving';
+import type { ManagementApi } from './api-client';
+import { crdFieldManager } from './crd-install';
+import { parseWebhookUrl, WebhookAddressError, type WebhookUrl } from './webhook-url';
+
+/**
+ * The Secret that holds capt's webhook CA and serving certificate in the management API: `capt init
+ * --webhook-url` makes it, `capt bridge --webhook-secret` serves with it. Its at-rest encryption is the
+ * operator's, as for every Secret of that API.
+ */
+export interface SecretRef {
+  namespace: string;
+  name: string;
+}
+
+export const defaultWebhookSecret: SecretRef = { namespace: 'capt-system', name: 'capt-webhook-serving' };
+
+/** The URL init registered, kept on the Secret: the bridge listens where it points unless told otherwise. */
+export const webhookUrlAnnotation = 'capt.cluster.x-k8s.io/webhook-url';
+
+const tlsType = 'kubernetes.io/tls';
+/** How to make the Secret again, for every message that finds it missing or unusable. */
+const remedy = 'run capt init --kubeconfig FILE --webhook-url https://HOST:PORT to make it';
+
+export const secretText = (ref: SecretRef) => `${ref.namespace}/${ref.name}`;
+
+interface StoredSecret {
+  type?: string;
+  metadata: { annotations?: Record<string, string> };
+  data?: Record<string, string>;
+}
+
+const field = (secret: StoredSecret, key: string) =>
+  secret.data?.[key] === undefined ? '' : Buffer.from(secret.data[key], 'base64').toString('utf8');
+
+const pairOf = (secret: StoredSecret, cert: string, key: string): KeyPair => ({
+  cert: field(secret, cert),
+  key: field(secret, key),
+});
+
+const label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** What is wrong with the reference as Kubernetes names go (it becomes the Secret's path), or undefined. */
+export function secretRefProblem({ namespace, name }: SecretRef): string | undefined {
+  if (namespace.length > 63 || !label.test(namespace))
+    return `namespace ${JSON.stringify(namespace)}: lower-case letters, digits and '-', at most 63`;
+  if (name.length > 253 || !subdomain.test(name))
+    return `name ${JSON.stringify(name)}: lower-case letters, digits, '-' and '.', at most 253`;
+  return undefined;
+}
+
+async function readSecret(api: ManagementApi, ref: SecretRef): Promise<StoredSecret | undefined> {
+  const problem = secretRefProblem(ref);
+  if (problem) throw new Error(`Secret ${secretText(ref)}: ${problem}`);
+  return (await api.get(`/api/v1/namespaces/${ref.namespace}/secrets/${ref.name}`)) as StoredSecret | undefined;
+}
+
+/** The Secret as init writes it: the serving pair in tls.crt/tls.key, the CA (its key too, to renew) beside them. */
+function servingSecret(ref: SecretRef, webhook: WebhookUrl, ca: KeyPair, serving: KeyPair) {
+  const base64 = (text: string) => Buffer.from(text).toString('base64');
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { ...ref, annotations: { [webhookUrlAnnotation]: webhook.url } },
+    type: tlsType,
+    data: {
+      'tls.crt': base64(serving.cert),
+      'tls.key': base64(serving.key),
+      'ca.crt': base64(ca.cert),
+      'ca.key': base64(ca.key),
+    },
+  };
+}
+
+/**
+ * Makes sure the Secret holds a CA and a serving certificate for the URL's host, and returns the CA (the
+ * caBundle to register) with a line saying what was done. What still serves is kept, so a second init changes
+ * nothing: the CA while it outlives a new serving certificate, the serving certificate while it names the host
+ * and is not within its renewal margin. A new serving certificate under a kept CA leaves the registered
+ * caBundle, and the bridges serving the old certificate, valid until they restart.
+ */
+export async function ensureWebhookServingSecret(
+  api: ManagementApi,
+  webhook: WebhookUrl,
+  ref: SecretRef = defaultWebhookSecret,
+): Promise<{ caBundle: string; done: string }> {
+  const existing = await readSecret(api, ref);
+  if (existing && existing.type !== tlsType)
+    throw new Error(
+      `Secret ${secretText(ref)} is of type ${existing.type ?? 'none'}, not ${tlsType}: it is not capt's; move it away (kubectl -n ${ref.namespace} delete secret ${ref.name}) and run capt init again`,
+    );
+  const keptCa = existing && pairOf(existing, 'ca.crt', 'ca.key');
+  const caWhy = keptCa && authorityProblem(keptCa);
+  const ca = keptCa && !caWhy ? keptCa : await newWebhookAuthority();
+  // A serving certificate is kept only under the CA it was issued by.
+  const keptServing = keptCa && !caWhy ? pairOf(existing, 'tls.crt', 'tls.key') : undefined;
+  const servingWhy = keptServing && servingProblem(keptServing, ca.cert, webhook.host, true);
+  const serving = keptServing && !servingWhy ? keptServing : await issueWebhookServing(ca, webhook.host);
+  const where = `Secret ${secretText(ref)}`;
+  const until = `for ${webhook.host} until ${servingExpiry(serving.cert)}`;
+  const restart = 'restart each capt bridge --webhook-secret to serve it';
+  const done = !existing
+    ? `created ${where}: a new webhook CA and a serving certificate ${until}`
+    : caWhy
+      ? `replaced the webhook CA in ${where} (${caWhy}) and its serving certificate ${until}; ${restart}`
+      : servingWhy
+        ? `issued a new serving certificate ${until} in ${where}, its CA kept (the previous certificate: ${servingWhy}); ${restart}`
+        : `kept the webhook CA and serving certificate ${until} in ${where}`;
+  if (serving !== keptServing || existing?.metadata.annotations?.[webhookUrlAnnotation] !== webhook.url) {
+    await api.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ref.namespace } });
+    await api.apply(servingSecret(ref, webhook, ca, serving), crdFieldManager);
+  }
+  return { caBundle: ca.cert, done };
+}
+
+/**
+ * What a bridge serves with: the Secret's serving certificate and the URL it was made for, refused with a
+ * message naming the Secret when it is missing, incomplete or no longer serves that URL's host.
+ */
+export async function readWebhookServingSecret(
+  api: ManagementApi,
+  ref: SecretRef,
+): Promise<{ serving: ServingCertificate; webhook: WebhookUrl }> {
+  const where = `Secret ${secretText(ref)}`;
+  const secret = await readSecret(api, ref).catch((err: Error) => {
+    throw new Error(`cannot read ${where}: ${err.message}`);
+  });
+  if (!secret) throw new Error(`${where} not found in the management API: ${remedy}`);
+  const url = secret.metadata.annotations?.[webhookUrlAnnotation];
+  let webhook: WebhookUrl;
+  try {
+    webhook = parseWebhookUrl(url ?? '');
+  } catch (err) {
+    if (!(err instanceof WebhookAddressError)) throw err;
+    throw new Error(
+      `${where}: its annotation ${webhookUrlAnnotation} is not the URL init writes (${err.message}); ${remedy}`,
+      {
+        cause: err,
+      },
+    );
+  }
+  const serving = pairOf(secret, 'tls.crt', 'tls.key');
+  const caBundle = field(secret, 'ca.crt');
+  const missing = ['tls.crt', 'tls.key', 'ca.crt'].filter((key) => !secret.data?.[key]);
+  const why = missing.length
+    ? `it has no ${missing.join(', ')}`
+    : servingProblem(serving, caBundle, webhook.host, false);
+  if (why) throw new Error(`${where}: the serving certificate cannot be used: ${why}; ${remedy}`);
+  return { serving: { ...serving, caBundle }, webhook };
+}

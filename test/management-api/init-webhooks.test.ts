@@ -1,0 +1,299 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { parseAllDocuments, stringify } from 'yaml';
+import { substituteVariables } from '../../src/api/variables';
+import { defaultingConfigurationName } from '../../src/bridge/defaulting-registration';
+import { webhookConfigurationName, webhookName } from '../../src/bridge/webhook-registration';
+import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
+import { freePort } from '../../src/util/free-port';
+import { runCapt, runProgram } from '../fixtures/capt-cli';
+import { devStackEnv } from '../fixtures/dev-stack-env';
+import { startKubeControlPlane, type KubeControlPlane } from '../fixtures/kube-control-plane';
+import { listening, processesMentioning } from '../fixtures/leaks';
+import { until } from '../fixtures/until';
+
+/**
+ * `capt init --webhook-url` into an existing Kubernetes API (a bare control plane: no CRD, no webhook), then
+ * `capt bridge --webhook-secret` serving what init registered, with Temporal and a worker from `capt dev start
+ * --without-management-api`. The clusters are paused: no machine is made.
+ */
+
+const version = availableKubernetesVersions().at(-1)!;
+const cli = join(__dirname, '../../src/cli/main.js');
+const secret = 'capt-system/capt-webhook-serving';
+let home: string;
+let env: Record<string, string>;
+let plane: KubeControlPlane | undefined;
+let kubeconfigFile: string;
+let url: string;
+let bridge: { process: ChildProcess; log: string; exited: Promise<number | null> } | undefined;
+
+type Doc = { apiVersion: string; kind: string; metadata: Record<string, unknown>; spec: Record<string, unknown> };
+type Configuration = {
+  metadata: { resourceVersion: string };
+  webhooks: { clientConfig: { url: string; caBundle: string } }[];
+};
+
+const capt = (...args: string[]) => runCapt(env, ...args);
+const kubectl = (...args: string[]) => runProgram(kubectlFor(version), ['--kubeconfig', kubeconfigFile, ...args]);
+const getJson = async <T>(...args: string[]): Promise<T> => {
+  const got = await kubectl('get', ...args, '-o', 'json');
+  assert.equal(got.code, 0, got.stderr);
+  return JSON.parse(got.stdout) as T;
+};
+/** kubectl apply of `docs`, written to a file (kubectl reads it as a user's manifest). */
+const apply = async (name: string, docs: Doc[]) => {
+  const file = join(home, `${name}.yaml`);
+  await writeFile(file, docs.map((d) => stringify(d)).join('---\n'));
+  return kubectl('apply', '-f', file);
+};
+const storedSecret = () =>
+  getJson<{ type: string; metadata: { resourceVersion: string }; data: Record<string, string> }>(
+    'secret',
+    '-n',
+    'capt-system',
+    'capt-webhook-serving',
+  );
+const configurations = async () => ({
+  mutating: await getJson<Configuration>('mutatingwebhookconfiguration', defaultingConfigurationName),
+  validating: await getJson<Configuration>('validatingwebhookconfiguration', webhookConfigurationName),
+});
+const clusterConversion = async () =>
+  (
+    await getJson<{
+      spec: { conversion: { strategy: string; webhook?: { clientConfig: { url: string; caBundle: string } } } };
+    }>('crd', 'clusters.cluster.x-k8s.io')
+  ).spec.conversion;
+
+/** The quickstart as documents, paused (the bridge hands it to a workflow that makes no machine). */
+async function quickstart(name: string): Promise<Doc[]> {
+  const { text } = substituteVariables(await readFile(join(__dirname, '../../../examples/quickstart.yaml'), 'utf8'), {
+    CLUSTER_NAME: name,
+    KUBERNETES_VERSION: version,
+  });
+  const docs = parseAllDocuments(text).map((d) => d.toJSON() as Doc);
+  docs.find((d) => d.kind === 'Cluster')!.spec.paused = true;
+  return docs;
+}
+const ofKind = (docs: Doc[], kind: string) => docs.find((d) => d.kind === kind)!;
+
+before(async () => {
+  home = await mkdtemp(join(tmpdir(), 'capt-init-webhooks-'));
+  env = await devStackEnv(home);
+  const started = await capt('dev', 'start', '--without-management-api');
+  assert.equal(started.code, 0, started.stderr);
+  plane = await startKubeControlPlane();
+  kubeconfigFile = join(home, 'existing.kubeconfig');
+  await writeFile(kubeconfigFile, plane.kubeconfig, { mode: 0o600 });
+  url = `https://127.0.0.1:${await freePort('127.0.0.1')}`;
+});
+
+async function stopBridge(): Promise<number | null | undefined> {
+  if (!bridge) return undefined;
+  bridge.process.kill('SIGTERM');
+  const code = await Promise.race([bridge.exited, new Promise<'late'>((r) => setTimeout(() => r('late'), 15_000))]);
+  if (code === 'late') bridge.process.kill('SIGKILL');
+  bridge = undefined;
+  return code === 'late' ? undefined : code;
+}
+
+after(async () => {
+  await stopBridge();
+  await capt('dev', 'stop');
+  await plane?.stop();
+  await rm(home, { recursive: true, force: true });
+});
+
+test('capt init refuses a --webhook-url that is not https, has a path or a bad port, exit 2, and writes nothing', async () => {
+  const cases: [string, string][] = [
+    [url.replace('https:', 'http:'), 'http: the apiserver calls webhooks over https only; use https://HOST:PORT'],
+    [`${url}/hooks`, '/hooks: no path, query or fragment; capt serves /mutate, /validate and /convert under'],
+    ['https://127.0.0.1:99999', 'port 99999: expected 1 to 65535'],
+  ];
+  for (const [bad, message] of cases) {
+    const r = await capt('init', '--kubeconfig', kubeconfigFile, '--webhook-url', bad);
+    assert.equal(r.code, 2, r.stderr);
+    assert.ok(r.stderr.startsWith(`error: --webhook-url ${bad}: ${message}`), r.stderr);
+    assert.equal(r.stdout, '');
+  }
+  for (const kind of ['crd', 'mutatingwebhookconfigurations', 'validatingwebhookconfigurations', 'clusterroles']) {
+    const listed = await kubectl('get', kind, '-o', 'name');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.doesNotMatch(listed.stdout, /x-k8s\.io|capt/, `no ${kind} of capt's`);
+  }
+  assert.match((await kubectl('get', 'namespace', 'capt-system')).stderr, /namespaces "capt-system" not found/);
+});
+
+test('capt init --webhook-url installs the CRDs, a CA and serving certificate in a Secret, and the three webhooks pointing at the URL', async () => {
+  const r = await capt('init', '--kubeconfig', kubeconfigFile, '--webhook-url', url);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stdout,
+    /^20 CRDs Established \(Cluster API v1\.14\.2 and capt's provider kinds; 20 created or updated/m,
+  );
+  assert.match(
+    r.stdout,
+    /^created Secret capt-system\/capt-webhook-serving: a new webhook CA and a serving certificate for 127\.0\.0\.1 until \d{4}-\d\d-\d\d$/m,
+  );
+  assert.match(
+    r.stdout,
+    new RegExp(
+      `^webhooks registered at ${url}: MutatingWebhookConfiguration capt-defaulting \\(/mutate\\), ValidatingWebhookConfiguration capt-validation \\(/validate\\), 9 CRDs converted \\(/convert, v1beta1 served\\); serve them with capt bridge --kubeconfig FILE --webhook-secret ${secret} where that URL reaches it$`,
+      'm',
+    ),
+  );
+  const stored = await storedSecret();
+  assert.equal(stored.type, 'kubernetes.io/tls');
+  const pem = (key: string) => Buffer.from(stored.data[key]!, 'base64').toString();
+  const serving = new X509Certificate(pem('tls.crt'));
+  assert.equal(serving.checkIP('127.0.0.1'), '127.0.0.1', 'an IP SAN for the URL host');
+  assert.ok(serving.checkIssued(new X509Certificate(pem('ca.crt'))), 'signed by the CA beside it');
+  const keyBody = pem('tls.key').split('\n')[1]!;
+  assert.ok(!`${r.stdout}${r.stderr}`.includes(keyBody), 'init prints no key');
+
+  const { mutating, validating } = await configurations();
+  assert.deepEqual(mutating.webhooks[0]!.clientConfig, { url: `${url}/mutate`, caBundle: stored.data['ca.crt'] });
+  assert.deepEqual(validating.webhooks[0]!.clientConfig, { url: `${url}/validate`, caBundle: stored.data['ca.crt'] });
+  const conversion = await clusterConversion();
+  assert.equal(conversion.strategy, 'Webhook');
+  assert.deepEqual(conversion.webhook!.clientConfig, { url: `${url}/convert`, caBundle: stored.data['ca.crt'] });
+});
+
+test('capt bridge --webhook-secret is refused, naming the Secret, when it is missing', async () => {
+  const r = await capt('bridge', '--kubeconfig', kubeconfigFile, '--webhook-secret', 'capt-system/missing');
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    /Secret capt-system\/missing not found in the management API: run capt init --kubeconfig FILE --webhook-url https:\/\/HOST:PORT to make it/,
+  );
+});
+
+test('capt bridge --webhook-secret serves what init registered and registers nothing: kubectl apply is refused, defaulted and converted', async () => {
+  const before = await configurations();
+  const child = spawn(process.execPath, [cli, 'bridge', '--kubeconfig', kubeconfigFile, '--webhook-secret', secret], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const started = { process: child, log: '', exited: new Promise<number | null>((r) => child.once('exit', r)) };
+  bridge = started;
+  child.stdout!.on('data', (c: Buffer) => (started.log += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (started.log += c.toString()));
+  await until('capt bridge ready', () => started.log.includes('capt bridge ready'), {
+    timeoutMs: 90_000,
+    done: (ready) => {
+      assert.equal(child.exitCode, null, `the bridge exited:\n${started.log}`);
+      return ready;
+    },
+  });
+  assert.match(started.log, /"registeredBy":"capt init"/);
+  const keyBody = Buffer.from((await storedSecret()).data['tls.key']!, 'base64')
+    .toString()
+    .split('\n')[1]!;
+  assert.ok(!started.log.includes(keyBody), 'the bridge logs no key');
+  const now = await configurations();
+  assert.equal(now.mutating.metadata.resourceVersion, before.mutating.metadata.resourceVersion, 'not registered again');
+  assert.equal(now.validating.metadata.resourceVersion, before.validating.metadata.resourceVersion);
+
+  // Refused at once by the validating webhook, with capt's located message; the control plane is not stored.
+  const refused = await quickstart('refused');
+  const kcp = ofKind(refused, 'KubeadmControlPlane').spec as { kubeadmConfigSpec: Record<string, unknown> };
+  kcp.kubeadmConfigSpec.users = [{ name: 'admin' }];
+  const denied = await apply('refused', refused);
+  assert.notEqual(denied.code, 0);
+  assert.match(
+    denied.stderr,
+    new RegExp(
+      `admission webhook "${webhookName.replace(/\./g, '\\.')}" denied the request: management API, Cluster default/refused \\(document 3\\) KubeadmControlPlane/refused-control-plane at spec\\.kubeadmConfigSpec\\.users: users are not created by capt's providers`,
+    ),
+  );
+  assert.match(
+    (await kubectl('get', 'kubeadmcontrolplane', 'refused-control-plane')).stderr,
+    /"refused-control-plane" not found/,
+  );
+
+  // Defaulted: a MachineDeployment without selector (the CRD's schema requires one) or replicas is stored with them.
+  const bare = await quickstart('bare');
+  const md = ofKind(bare, 'MachineDeployment');
+  for (const key of ['selector', 'replicas']) delete md.spec[key];
+  const applied = await apply('bare', bare);
+  assert.equal(applied.code, 0, applied.stderr);
+  const defaulted = await getJson<Doc>('machinedeployment', 'bare-md-0');
+  assert.deepEqual(defaulted.spec.selector, {
+    matchLabels: { 'cluster.x-k8s.io/cluster-name': 'bare', 'cluster.x-k8s.io/deployment-name': 'bare-md-0' },
+  });
+  assert.equal(defaulted.spec.replicas, 1);
+
+  // Converted: a v1beta1 Cluster is stored, and read back in v1beta2's shape.
+  const v1beta1: Doc = {
+    apiVersion: 'cluster.x-k8s.io/v1beta1',
+    kind: 'Cluster',
+    metadata: { name: 'older', namespace: 'default' },
+    spec: {
+      paused: true,
+      controlPlaneRef: {
+        apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
+        kind: 'KubeadmControlPlane',
+        name: 'older-control-plane',
+      },
+      infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'LocalCluster', name: 'older' },
+    },
+  };
+  const converted = await apply('older', [v1beta1]);
+  assert.equal(converted.code, 0, converted.stderr);
+  const read = await getJson<Doc>('clusters.v1beta2.cluster.x-k8s.io', 'older');
+  assert.equal(read.apiVersion, 'cluster.x-k8s.io/v1beta2');
+  assert.deepEqual(read.spec.infrastructureRef, {
+    apiGroup: 'infrastructure.cluster.x-k8s.io',
+    kind: 'LocalCluster',
+    name: 'older',
+  });
+});
+
+test('capt init again keeps the CA and certificate: the same Secret, caBundles and configurations; without --webhook-url it says how to install them', async () => {
+  const before = { secret: await storedSecret(), ...(await configurations()), conversion: await clusterConversion() };
+  const again = await capt('init', '--kubeconfig', kubeconfigFile, '--webhook-url', url);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(
+    again.stdout,
+    /^kept the webhook CA and serving certificate for 127\.0\.0\.1 until \d{4}-\d\d-\d\d in Secret capt-system\/capt-webhook-serving$/m,
+  );
+  const plain = await capt('init', '--kubeconfig', kubeconfigFile);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.match(
+    plain.stdout,
+    /^webhooks not installed \(.*\): run capt init --kubeconfig FILE --webhook-url https:\/\/HOST:PORT, HOST:PORT where the apiserver reaches capt bridge --kubeconfig FILE --webhook-secret capt-system\/capt-webhook-serving$/m,
+  );
+  const now = { secret: await storedSecret(), ...(await configurations()), conversion: await clusterConversion() };
+  assert.equal(
+    now.secret.metadata.resourceVersion,
+    before.secret.metadata.resourceVersion,
+    'the Secret is not written',
+  );
+  assert.deepEqual(now.mutating, before.mutating, 'capt-defaulting unchanged');
+  assert.deepEqual(now.validating, before.validating, 'capt-validation unchanged');
+  assert.deepEqual(now.conversion, before.conversion, 'the conversion unchanged');
+  // The bridge goes on serving under the kept certificate.
+  const readBack = await kubectl(
+    'get',
+    'clusters.v1beta1.cluster.x-k8s.io',
+    'older',
+    '-o',
+    'jsonpath={.spec.infrastructureRef.apiVersion}',
+  );
+  assert.equal(readBack.stdout, 'infrastructure.cluster.x-k8s.io/v1beta1', readBack.stderr);
+});
+
+test('stopping the bridge, the control plane and the dev stack leaves no process or port', async () => {
+  assert.equal(await stopBridge(), 0, 'the bridge stops cleanly on SIGTERM');
+  assert.equal(await listening('127.0.0.1', Number(new URL(url).port)), false, "the webhook's port is closed");
+  assert.equal((await capt('dev', 'stop')).code, 0);
+  const root = plane!.root;
+  await plane!.stop();
+  plane = undefined;
+  assert.deepEqual(await processesMentioning([home, root]), [], 'nothing keeps running');
+});
