@@ -132,7 +132,7 @@ export async function readWebhookServingSecret(
 ): Promise<{ serving: ServingCertificate; webhook: WebhookUrl }> {
   const where = `Secret ${secretText(ref)}`;
   const secret = await readSecret(api, ref).catch((err: Error) => {
-    throw new Error(`cannot read ${where}: ${err.message}`);
+    throw new Error(`cannot read ${where}: ${err.message}`, { cause: err });
   });
   if (!secret) throw new Error(`${where} not found in the management API: ${remedy}`);
   const url = secret.metadata.annotations?.[webhookUrlAnnotation];
@@ -141,12 +141,8 @@ export async function readWebhookServingSecret(
     webhook = parseWebhookUrl(url ?? '');
   } catch (err) {
     if (!(err instanceof WebhookAddressError)) throw err;
-    throw new Error(
-      `${where}: its annotation ${webhookUrlAnnotation} is not the URL init writes (${err.message}); ${remedy}`,
-      {
-        cause: err,
-      },
-    );
+    const message = `${where}: its annotation ${webhookUrlAnnotation} is not the URL init writes (${err.message}); ${remedy}`;
+    throw new Error(message, { cause: err });
   }
   const serving = pairOf(secret, 'tls.crt', 'tls.key');
   const caBundle = field(secret, 'ca.crt');

@@ -164,12 +164,32 @@ test('capt init --webhook-url installs the CRDs, a CA and serving certificate in
   assert.deepEqual(conversion.webhook!.clientConfig, { url: `${url}/convert`, caBundle: stored.data['ca.crt'] });
 });
 
-test('capt bridge --webhook-secret is refused, naming the Secret, when it is missing', async () => {
-  const r = await capt('bridge', '--kubeconfig', kubeconfigFile, '--webhook-secret', 'capt-system/missing');
-  assert.equal(r.code, 1, r.stderr);
-  assert.match(
-    r.stderr,
-    /Secret capt-system\/missing not found in the management API: run capt init --kubeconfig FILE --webhook-url https:\/\/HOST:PORT to make it/,
+test('capt bridge --webhook-secret is refused, naming the Secret, when it is missing or holds no usable certificate', async () => {
+  const remedy = 'run capt init --kubeconfig FILE --webhook-url https://HOST:PORT to make it';
+  const missing = await capt('bridge', '--kubeconfig', kubeconfigFile, '--webhook-secret', 'capt-system/missing');
+  assert.equal(missing.code, 1, missing.stderr);
+  assert.ok(
+    missing.stderr.includes(`error: Secret capt-system/missing not found in the management API: ${remedy}\n`),
+    missing.stderr,
+  );
+  const made = await kubectl('-n', 'capt-system', 'create', 'secret', 'generic', 'broken', '--from-literal=tls.crt=x');
+  assert.equal(made.code, 0, made.stderr);
+  const annotated = await kubectl(
+    '-n',
+    'capt-system',
+    'annotate',
+    'secret',
+    'broken',
+    `capt.cluster.x-k8s.io/webhook-url=${url}`,
+  );
+  assert.equal(annotated.code, 0, annotated.stderr);
+  const broken = await capt('bridge', '--kubeconfig', kubeconfigFile, '--webhook-secret', 'capt-system/broken');
+  assert.equal(broken.code, 1, broken.stderr);
+  assert.ok(
+    broken.stderr.includes(
+      `error: Secret capt-system/broken: the serving certificate cannot be used: it has no tls.key, ca.crt; ${remedy}\n`,
+    ),
+    broken.stderr,
   );
 });
 
