@@ -321,7 +321,7 @@ export class CaptClient {
 
   /** The cluster with each owner's own status (the cluster workflow keeps only their summaries). */
   async clusterStatus(ns: string, name: string): Promise<ClusterView> {
-    return this.view(await this.clusterSummary(ns, name));
+    return this.clusterView(await this.clusterSummary(ns, name));
   }
 
   /** The cluster workflow's own status: each owner as a summary, small however many machines it has. */
@@ -344,7 +344,8 @@ export class CaptClient {
     return handle;
   }
 
-  private async view(status: ClusterStatus): Promise<ClusterView> {
+  /** A cluster's summary with its owners' full status (their machine records) read in. */
+  async clusterView(status: ClusterStatus): Promise<ClusterView> {
     // An owner that has finished (deleted) answers no query: its summary is all there is.
     const full = (s: OwnerSummary) => queryWithRetry(this.ownerHandle(s), ownerStatusQuery).catch(() => undefined);
     const [controlPlane, ...machineDeployments] = await Promise.all(
@@ -367,7 +368,9 @@ export class CaptClient {
   async listClusters(namespace?: string): Promise<ClusterView[]> {
     const ids = await this.listRunning('Cluster', namespace);
     return Promise.all(
-      ids.map(async (id) => this.view(await queryWithRetry(this.client.workflow.getHandle(id), clusterStatusQuery))),
+      ids.map(async (id) =>
+        this.clusterView(await queryWithRetry(this.client.workflow.getHandle(id), clusterStatusQuery)),
+      ),
     );
   }
 
@@ -568,7 +571,7 @@ export class CaptClient {
       const finished = await Promise.race([done, new Promise<false>((r) => setTimeout(() => r(false), 1000))]);
       if (finished) return;
       const status = await queryWithRetry(handle, clusterStatusQuery).catch(() => undefined);
-      if (status) onProgress(await this.view(status));
+      if (status) onProgress(await this.clusterView(status));
     }
     throw new Error(
       `cluster ${ns}/${name} was not deleted within ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`,
