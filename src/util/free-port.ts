@@ -21,3 +21,10 @@ export async function freePortBetween(low: number, high: number, host = '127.0.0
   }
   throw new Error(`no free TCP port between ${low} and ${high} on ${host} after 100 tries`);
 }
+
+/**
+ * A free port for a server that another process binds later. The kernel hands outgoing connections source ports
+ * from 32768 up (ip_local_port_range), so a port picked there may be taken by any connection before the server
+ * binds it (a test's Temporal UI once was); below that only servers bind, and they check first.
+ */
+export const freeServerPort = (host = '127.0.0.1') => freePortBetween(10_000, 32_767, host);
