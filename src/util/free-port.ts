@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 
-/** A TCP port on `host` that nothing listens on right now: the kernel's pick, or `port` when that is free. */
-export function freePort(host = '127.0.0.1', port = 0): Promise<number> {
+/** Whether a server can listen on `host`:`port` right now: the port, or a rejection. */
+function bindable(host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -16,15 +16,18 @@ export function freePort(host = '127.0.0.1', port = 0): Promise<number> {
 export async function freePortBetween(low: number, high: number, host = '127.0.0.1'): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const candidate = low + Math.floor(Math.random() * (high - low + 1));
-    const port = await freePort(host, candidate).catch(() => undefined);
+    const port = await bindable(host, candidate).catch(() => undefined);
     if (port) return port;
   }
   throw new Error(`no free TCP port between ${low} and ${high} on ${host} after 100 tries`);
 }
 
 /**
- * A free port for a server that another process binds later. The kernel hands outgoing connections source ports
- * from 32768 up (ip_local_port_range), so a port picked there may be taken by any connection before the server
- * binds it (a test's Temporal UI once was); below that only servers bind, and they check first.
+ * A TCP port on `host` that nothing listens on right now, for a server bound later (often by another process):
+ * `port` when that is free, else one below 32768. The kernel hands outgoing connections their source ports from
+ * 32768 up (ip_local_port_range), so a port picked there may be held by any connection before the server binds it
+ * (a test's Temporal UI and kube-apiserver both once were); below it only servers bind, and they check first.
  */
-export const freeServerPort = (host = '127.0.0.1') => freePortBetween(10_000, 32_767, host);
+export function freePort(host = '127.0.0.1', port?: number): Promise<number> {
+  return port === undefined ? freePortBetween(10_000, 32_767, host) : bindable(host, port);
+}
