@@ -100,15 +100,16 @@ export class ObjectCache {
    * bridge's watches fell behind, was most of the management apiserver's reads in a rollout.
    */
   async objects(waitMs = 2000): Promise<ObjectsByKind | 'behind' | undefined> {
-    for (const deadline = Date.now() + waitMs; !this.caughtUp(); await sleep(20)) {
+    for (const deadline = Date.now() + waitMs; ; await sleep(20)) {
       if (!this.informers.every((i) => i.synced)) return undefined;
+      if (this.caughtUp()) break;
       if (Date.now() > deadline) return 'behind';
     }
     return Object.fromEntries(this.informers.map((i) => [i.kind, i.watch.list() as unknown as ApiObject[]]));
   }
 
+  /** Whether the (listed) watches show every write of this bridge's still expected. */
   private caughtUp(): boolean {
-    if (!this.informers.every((i) => i.synced)) return false;
     for (const [key, { version, at }] of this.expected) {
       const [kind, namespace, name] = key.split('/') as [ManagedKind, string, string];
       const watch = this.informers.find((i) => i.kind === kind)!.watch;

@@ -10,7 +10,7 @@ const timeoutSeconds = 5;
  * waited 80-100 ms for the two calls in a 300-machine rollout, about five writes per machine.
  */
 const owners = controllerOwnerKinds.map((k) => `'${k}'`).join(', ');
-export const notTheBridgesOwn = {
+const notTheBridgesOwn = {
   name: 'not-made-by-capt',
   expression:
     `!has(object.metadata.deletionTimestamp) && !(has(object.metadata.ownerReferences) && ` +
