@@ -1,0 +1,58 @@
+// Command topology-render renders a ClusterClass-based Cluster (spec.topology) into the objects Cluster API's
+// topology controller would create for it, with Cluster API's own code at the release this module pins: the
+// conversion webhooks (v1beta1 -> v1beta2), the ClusterClass and Cluster admission webhooks, the ClusterClass
+// reconciler (status.variables) and the desired-state generator with its patch engine. capt's TypeScript loader
+// turns the result into the cluster model it runs.
+//
+// stdin:  {"objects": [the Cluster, its ClusterClass, every template the class references]}
+// stdout: {"cluster", "infrastructureCluster", "controlPlane", "machineDeployments", "upgradePlan"}, exit 0;
+//
+//	or {"errors": [{"kind", "name", "field", "message"}]}, exit 1, when Cluster API (or a refusal of what capt
+//	cannot run: Runtime SDK extensions, MachinePools) rejects the request;
+//
+// stderr: one line, exit 2, when stdin is not a request (not JSON, no Cluster or several, no topology, too large).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	ctx := context.Background()
+	objs, err := readObjects(os.Stdin)
+	if err == nil {
+		var out *output
+		if out, err = render(ctx, objs); err == nil {
+			for _, w := range out.warnings {
+				fmt.Fprintln(os.Stderr, "topology-render: warning:", w)
+			}
+			return write(out, 0)
+		}
+	}
+	var bad malformedError
+	if errors.As(err, &bad) {
+		fmt.Fprintln(os.Stderr, "topology-render:", bad.message)
+		return 2
+	}
+	var refusal invalidError
+	if !errors.As(err, &refusal) {
+		refusal = invalidError{[]fieldError{{Message: err.Error()}}}
+	}
+	return write(map[string][]fieldError{"errors": refusal.errors}, 1)
+}
+
+func write(doc any, code int) int {
+	if err := json.NewEncoder(os.Stdout).Encode(doc); err != nil {
+		fmt.Fprintln(os.Stderr, "topology-render: cannot write stdout:", err)
+		return 1
+	}
+	return code
+}
