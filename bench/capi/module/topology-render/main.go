@@ -18,40 +18,41 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
 func main() {
-	os.Exit(run())
+	os.Exit(run(context.Background(), os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run() int {
-	ctx := context.Background()
-	objs, err := readObjects(os.Stdin)
+// run is the whole command, streams and exit code included, so tests check the contract without a binary.
+func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
+	objs, err := readObjects(stdin)
 	if err == nil {
 		var out *output
 		if out, err = render(ctx, objs); err == nil {
 			for _, w := range out.warnings {
-				fmt.Fprintln(os.Stderr, "topology-render: warning:", w)
+				fmt.Fprintln(stderr, "topology-render: warning:", w)
 			}
-			return write(out, 0)
+			return write(stdout, stderr, out, 0)
 		}
 	}
 	var bad malformedError
 	if errors.As(err, &bad) {
-		fmt.Fprintln(os.Stderr, "topology-render:", bad.message)
+		fmt.Fprintln(stderr, "topology-render:", bad.message)
 		return 2
 	}
 	var refusal invalidError
 	if !errors.As(err, &refusal) {
 		refusal = invalidError{[]fieldError{{Message: err.Error()}}}
 	}
-	return write(map[string][]fieldError{"errors": refusal.errors}, 1)
+	return write(stdout, stderr, map[string][]fieldError{"errors": refusal.errors}, 1)
 }
 
-func write(doc any, code int) int {
-	if err := json.NewEncoder(os.Stdout).Encode(doc); err != nil {
-		fmt.Fprintln(os.Stderr, "topology-render: cannot write stdout:", err)
+func write(stdout, stderr io.Writer, doc any, code int) int {
+	if err := json.NewEncoder(stdout).Encode(doc); err != nil {
+		fmt.Fprintln(stderr, "topology-render: cannot write stdout:", err)
 		return 1
 	}
 	return code
