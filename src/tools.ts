@@ -13,7 +13,7 @@ export interface ToolPaths {
   postgres?: string;
   etcd: string;
   /** Cluster API's kustomize config folders (core, bootstrap-kubeadm, controlplane-kubeadm), copied from its Go module. */
-  clusterApi?: { version: string; config: string; clusterctl?: string; e2eDriver?: string };
+  clusterApi?: { version: string; config: string; clusterctl?: string; e2eDriver?: string; topologyRender?: string };
   /** Kubernetes version (vX.Y.Z) -> directory holding kube-apiserver, kube-controller-manager, kube-scheduler and kubectl. */
   kubernetes: Record<string, string>;
 }
@@ -79,7 +79,13 @@ export const clusterctlPath = (): string => clusterApiTool('clusterctl', 'cluste
  */
 export const e2eDriverPath = (): string => clusterApiTool('e2eDriver', "Cluster API's e2e driver");
 
-function clusterApiTool(key: 'clusterctl' | 'e2eDriver', what: string): string {
+/**
+ * The topology renderer (bench/capi/module/topology-render): Cluster API's own ClusterClass webhooks, reconciler and
+ * desired-state generator at the same release, built by setup; its path changes with its source, like the driver's.
+ */
+export const topologyRenderPath = (): string => clusterApiTool('topologyRender', "Cluster API's topology renderer");
+
+function clusterApiTool(key: 'clusterctl' | 'e2eDriver' | 'topologyRender', what: string): string {
   const path = clusterApiConfig()[key];
   if (!path)
     throw new Error(

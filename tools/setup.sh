@@ -164,6 +164,23 @@ build_e2e_driver() {
   mv "$bin.partial" "$bin"
 }
 
+# Cluster API's topology code (ClusterClass webhooks and reconciler, desired-state generator), driven by
+# bench/capi/module/topology-render: capt's ClusterClass loader renders a topology with it. Cached like the e2e driver.
+topology_render_bin() {
+  local hash
+  hash=$(cat "$capi_module"/topology-render/*.go "$capi_module/go.mod" "$capi_module/go.sum" | sha256sum | cut -c1-16)
+  printf '%s' "$tools/cluster-api/$capi_version/topology-render-$hash/topology-render"
+}
+build_topology_render() {
+  local bin
+  bin=$(topology_render_bin)
+  [ -x "$bin" ] && { say "cluster-api $capi_version topology renderer: cached"; return; }
+  say "cluster-api $capi_version topology renderer: building (about 1.5 minutes, 5 s when Go has built it before; once per change to it)"
+  mkdir -p "$(dirname "$bin")"
+  (cd "$capi_module" && go build -trimpath -ldflags "-s -w" -o "$bin.partial" ./topology-render)
+  mv "$bin.partial" "$bin"
+}
+
 build_temporal
 build_temporal_server
 build_temporal_ui
@@ -175,6 +192,7 @@ fetch_capi_crds
 fetch_capi_e2e_data
 build_clusterctl
 build_e2e_driver
+build_topology_render
 
 cat > "$tools/manifest.json.partial" <<JSON
 {
@@ -184,7 +202,7 @@ cat > "$tools/manifest.json.partial" <<JSON
   "temporalUiServer": "$tools/temporal-ui-server/$temporal_ui_version/server",
   "postgres": "$postgres",
   "etcd": "$tools/etcd/$etcd_version/etcd",
-  "clusterApi": { "version": "$capi_version", "config": "$tools/cluster-api/$capi_version/config", "clusterctl": "$tools/cluster-api/$capi_version/clusterctl", "e2eDriver": "$(e2e_driver_bin)" },
+  "clusterApi": { "version": "$capi_version", "config": "$tools/cluster-api/$capi_version/config", "clusterctl": "$tools/cluster-api/$capi_version/clusterctl", "e2eDriver": "$(e2e_driver_bin)", "topologyRender": "$(topology_render_bin)" },
   "kubernetes": {
 $(for v in "${kube_versions[@]}"; do printf '    "%s": "%s"%s\n' "$v" "$tools/kubernetes/$v" "$([ "$v" = "${kube_versions[-1]}" ] || echo ,)"; done)
   }
