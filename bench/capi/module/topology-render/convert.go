@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
@@ -32,7 +31,7 @@ var scheme = newScheme()
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
+		apiextensionsv1.AddToScheme,
 		clusterv1beta1.AddToScheme, clusterv1.AddToScheme,
 		bootstrapv1beta1.AddToScheme, bootstrapv1.AddToScheme,
 		controlplanev1beta1.AddToScheme, controlplanev1.AddToScheme,

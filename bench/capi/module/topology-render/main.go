@@ -10,7 +10,8 @@
 //	or {"errors": [{"kind", "name", "field", "message"}]}, exit 1, when Cluster API (or a refusal of what capt
 //	cannot run: Runtime SDK extensions, MachinePools) rejects the request;
 //
-// stderr: one line, exit 2, when stdin is not a request (not JSON, no Cluster or several, no topology, too large).
+// stderr: one line, exit 2, when stdin is not a request (not JSON, no Cluster or several, no topology, over 4 MiB);
+// the Cluster webhook's admission warnings, if any, on success.
 package main
 
 import (
