@@ -57,6 +57,7 @@ func render(ctx context.Context, objs []*unstructured.Unstructured) (*output, er
 	if err != nil {
 		return nil, refused("Cluster", cluster.Name, err)
 	}
+	// The topology as the webhook defaulted it (variables with their schema defaults).
 	bp.Topology = cluster.Spec.Topology
 
 	s := scope.New(cluster)
