@@ -16,11 +16,18 @@ import {
   type Version,
 } from './kind-registry';
 import { ManifestError, type ManifestLocation, type ManifestProblem } from './manifest-error';
-import type { BootstrapTemplate, ClusterModel, InfrastructureTemplate, MachineTemplateModel } from './model';
+import type {
+  BootstrapTemplate,
+  ClusterModel,
+  InfrastructureTemplate,
+  MachineTemplateModel,
+  TopologyModel,
+} from './model';
 import { fromEnvironment, substituteVariables } from './variables';
 import { clusterNetworkDefaults } from '../contract/cluster-network';
 import { pausedAnnotation } from '../contract/cluster';
 import { clusterProblems } from '../spec-rules/cluster-rules';
+import { expandTopologies, type RawDocument } from './topology/expand-topology';
 import type { SpecProblem } from '../spec-rules/spec-problem';
 
 export interface ManifestSource {
@@ -39,6 +46,8 @@ interface Parsed {
   annotations: Record<string, string>;
   loc: ManifestLocation;
   value: unknown;
+  /** A Cluster made from a ClusterClass: what it keeps of its topology. */
+  topology?: TopologyModel;
 }
 
 type Raw = {
@@ -99,14 +108,14 @@ export function loadManifests(
   kubernetesVersions?: string[],
 ): ClusterModel[] {
   const problems: ManifestProblem[] = [];
-  const parsed: Parsed[] = [];
+  const documents: RawDocument[] = [];
   for (const source of sources) {
-    const documents = (source.text.match(/^---/gm) ?? []).length + 1;
-    if (documents > maxDocuments) {
+    const count = (source.text.match(/^---/gm) ?? []).length + 1;
+    if (count > maxDocuments) {
       problems.push({
         file: source.file,
         index: 0,
-        message: `${documents} documents, more than the ${maxDocuments} one apply takes`,
+        message: `${count} documents, more than the ${maxDocuments} one apply takes`,
         hint: 'a cluster is a handful of documents: apply fewer clusters at once',
       });
       continue;
@@ -135,9 +144,12 @@ export function loadManifests(
         return void problems.push({ ...loc, message: `not valid YAML: ${(err as Error).message.split('\n')[0]}` });
       }
       if (raw === null || raw === undefined) return;
-      parseDocument(raw, loc, problems, parsed);
+      documents.push({ raw, loc });
     });
   }
+  const parsed: Parsed[] = [];
+  for (const { raw, loc, topology } of expandTopologies(documents, problems))
+    parseDocument(raw, loc, problems, parsed, topology);
   if (!problems.length && parsed.length === 0)
     problems.push({
       file: sources.map((s) => s.file).join(', '),
@@ -166,7 +178,13 @@ export function loadManifests(
   return JSON.parse(JSON.stringify(clusters)) as ClusterModel[];
 }
 
-function parseDocument(raw: Raw, loc: ManifestLocation, problems: ManifestProblem[], out: Parsed[]): void {
+function parseDocument(
+  raw: Raw,
+  loc: ManifestLocation,
+  problems: ManifestProblem[],
+  out: Parsed[],
+  topology?: TopologyModel,
+): void {
   if (typeof raw !== 'object' || Array.isArray(raw))
     return void problems.push({ ...loc, message: 'a manifest must be a mapping with apiVersion, kind and metadata' });
   const kind = typeof raw.kind === 'string' ? raw.kind : undefined;
@@ -240,6 +258,7 @@ function parseDocument(raw: Raw, loc: ManifestLocation, problems: ManifestProble
     annotations: raw.metadata?.annotations ?? {},
     loc: where,
     value: result.data,
+    ...(topology && { topology }),
   });
 }
 
@@ -438,6 +457,7 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
       },
       machineDeployments: [],
       machines: [],
+      ...(c.topology && { topology: c.topology }),
     };
     clusters.push(model);
   }

@@ -44,6 +44,16 @@ export interface StandaloneMachineModel {
   template: MachineTemplateModel;
 }
 
+/** What a cluster made from a ClusterClass (spec.topology) keeps of it: how its workers take a new version. */
+export interface TopologyModel {
+  /** The ClusterClass it was made from. */
+  class: string;
+  /** MachineDeployments upgrading at once after the control plane (the Cluster's topology.cluster.x-k8s.io/upgrade-concurrency, 1 by default). */
+  upgradeConcurrency: number;
+  /** In topology order, with the upgrade annotations of each one's topology metadata. */
+  machineDeployments: { name: string; topologyName: string; deferUpgrade: boolean; holdUpgradeSequence: boolean }[];
+}
+
 export interface ClusterModel {
   namespace: string;
   name: string;
@@ -59,4 +69,6 @@ export interface ClusterModel {
   machineDeployments: MachineDeploymentModel[];
   /** Absent in clusters created before standalone Machines were carried out. */
   machines?: StandaloneMachineModel[];
+  /** Set when the cluster was made from a ClusterClass. */
+  topology?: TopologyModel;
 }

@@ -104,6 +104,13 @@ export function checkAdmission(
   kubernetesVersions?: string[],
 ): AdmissionCheck {
   const object = request.object!;
+  if (object.kind === 'Cluster' && object.spec?.topology !== undefined) {
+    const { namespace, name } = object.metadata;
+    return {
+      refusal: `Cluster ${namespace}/${name}: a Cluster with spec.topology is not run through the management API yet; apply it with its ClusterClass and templates with \`capt apply -f\` (docs/topology.md)`,
+      clusters: [],
+    };
+  }
   const next = withObject(objects, object);
   const clusters = clustersOf(object, next);
   if (!clusters.length) {

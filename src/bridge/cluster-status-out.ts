@@ -24,12 +24,15 @@ const trueReasons: Record<string, string> = {
 const validReason = (r: string | undefined, fallback: string) =>
   r && /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/.test(r) ? r : fallback;
 
+/** Version changes held back: for the control plane's, then (a ClusterClass cluster's) for the topology's order. */
+const heldBack = (p: PendingChange) => p.reason === 'HeldForControlPlane' || p.reason === 'HeldForTopologyOrder';
+
 /**
- * The version change an owner has not received because it waits for the control plane's: the objects already
- * ask for it, so none of the owner's machines is up to date, though its workflow still counts them so.
+ * The version change an owner has not received because it is held back: the objects already ask for it, so
+ * none of the owner's machines is up to date, though its workflow still counts them so.
  */
 export const heldForControlPlane = (view: ClusterView, owner: OwnerStatus): PendingChange | undefined =>
-  view.pending.find((p) => p.reason === 'HeldForControlPlane' && p.kind === owner.kind && p.name === owner.name);
+  view.pending.find((p) => heldBack(p) && p.kind === owner.kind && p.name === owner.name);
 
 /** Each owner's replica counts, summed as Cluster API sums them into status.controlPlane and status.workers. */
 function replicaCounts(owners: (OwnerStatus | undefined)[], view: ClusterView) {
@@ -100,7 +103,7 @@ export function clusterObjectStatus(
   previous: PreviousStatus | undefined,
   o: Observation,
 ): Record<string, unknown> {
-  const rollingOut = view.pending.filter((p) => p.reason === 'RollingOut' || p.reason === 'HeldForControlPlane');
+  const rollingOut = view.pending.filter((p) => p.reason === 'RollingOut' || heldBack(p));
   const own: Condition[] = [
     ...view.conditions.filter((c) => c.type !== 'Paused'),
     {
@@ -152,7 +155,7 @@ export function ownerObjectStatus(
   const conditions = held
     ? [
         ...owner.conditions.filter((c) => c.type !== 'RollingOut'),
-        { type: 'RollingOut', status: 'True' as const, reason: 'HeldForControlPlane', message: held.message },
+        { type: 'RollingOut', status: 'True' as const, reason: held.reason, message: held.message },
       ]
     : owner.conditions;
   const observedGeneration = observedOf(o, previous);

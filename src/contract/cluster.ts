@@ -43,8 +43,11 @@ export interface PendingChange {
   name: string;
   /** The cluster generation that changed this owner. */
   generation: number;
-  /** HeldForControlPlane: workers wait until the control plane runs the new version (kubelets may not be newer than the apiserver). */
-  reason: 'NotReceived' | 'HeldForControlPlane' | 'ClusterPaused' | 'RollingOut';
+  /**
+   * HeldForControlPlane: workers wait until the control plane runs the new version (kubelets may not be newer
+   * than the apiserver). HeldForTopologyOrder: a ClusterClass cluster's workers then take it in topology order.
+   */
+  reason: 'NotReceived' | 'HeldForControlPlane' | 'HeldForTopologyOrder' | 'ClusterPaused' | 'RollingOut';
   message: string;
 }
 

@@ -448,8 +448,8 @@ async function apiserverNames(kubeconfig: string): Promise<string> {
   });
 }
 
-test('apply --wait of a version change returns once the control plane and every worker run it; rollout status shows the workers held for the control plane, and --watch follows them to the new revision', async () => {
-  const quickstart = join(root, 'examples/quickstart.yaml');
+test('a cluster from a ClusterClass topology: its patches reach the Nodes; apply --wait of a version change returns once the control plane and every worker run it; rollout status shows the workers held for the control plane, and --watch follows them to the new revision', async () => {
+  const quickstart = join(root, 'examples/clusterclass-quickstart.yaml');
   const vars = (version: string) => [
     '--var',
     'CLUSTER_NAME=up',
@@ -464,6 +464,19 @@ test('apply --wait of a version change returns once the control plane and every 
   const file = join(h.home, 'up.kubeconfig');
   await writeFile(file, (await capt('kubeconfig', 'up')).stdout, { mode: 0o600 });
   const kube = new KubeClient(readFileSync(file, 'utf8'));
+  // The topology's owners, named by capt as Cluster API's topology controller shapes its names.
+  const owners = JSON.parse((await capt('get', 'machinedeployments', '-o', 'json')).stdout).items.filter(
+    (o: { cluster: string }) => o.cluster === 'up',
+  ) as { name: string }[];
+  assert.equal(owners.length, 1);
+  const md = owners[0]!.name;
+  assert.match(md, /^up-md-0-[a-z0-9]{5}$/);
+  const [kcp] = JSON.parse((await capt('get', 'kubeadmcontrolplanes', '-o', 'json')).stdout)
+    .items.filter((o: { cluster: string }) => o.cluster === 'up')
+    .map((o: { name: string }) => o.name) as string[];
+  // The class's nodePoolLabels patch, a template over builtin.machineDeployment.topologyName, labelled the Node.
+  const poolLabels = (await kube.listNodes()).map((n) => n.metadata!.labels!['capt.example/pool']).sort();
+  assert.deepEqual(poolLabels, ['control-plane', 'md-0']);
   const serverVersion = async () =>
     JSON.parse((await run(kubectlFor(newer), ['--kubeconfig', file, 'version', '-o', 'json'])).stdout).serverVersion
       .gitVersion as string;
@@ -478,10 +491,10 @@ test('apply --wait of a version change returns once the control plane and every 
     dry.stdout,
     [
       'cluster.cluster.x-k8s.io/up unchanged (dry run)',
-      'kubeadmcontrolplane.controlplane.cluster.x-k8s.io/up-control-plane configured (dry run)',
-      `  would replace 1 machine: ${machineNames.find((n) => n.startsWith('up-control-plane-'))}`,
-      'machinedeployment.cluster.x-k8s.io/up-md-0 configured (dry run)',
-      `  would replace 1 machine once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith('up-md-0-'))}`,
+      `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${kcp} configured (dry run)`,
+      `  would replace 1 machine: ${machineNames.find((n) => n.startsWith(`${kcp}-`))}`,
+      `machinedeployment.cluster.x-k8s.io/${md} configured (dry run)`,
+      `  would replace 1 machine once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith(`${md}-`))}`,
       '',
     ].join('\n'),
   );
@@ -495,7 +508,7 @@ test('apply --wait of a version change returns once the control plane and every 
   const upgrading = capt('apply', '-f', quickstart, ...vars(newer), '--wait', '--timeout', '10m');
   // While the control plane upgrades, the workers' new version is held, and the rollout says so.
   for (const deadline = Date.now() + 60_000; ; await sleep(500)) {
-    const r = await capt('rollout', 'status', 'machinedeployment/up-md-0');
+    const r = await capt('rollout', 'status', `machinedeployment/${md}`);
     if (
       new RegExp(
         `waiting for rollout to finish[^\\n]*\\n[^]*pending: ${newer} waits until the control plane runs ${newer}`,
@@ -504,7 +517,7 @@ test('apply --wait of a version change returns once the control plane and every 
       break;
     assert.ok(Date.now() < deadline, `the held worker upgrade shows as pending: ${r.stdout}`);
   }
-  const watched = await capt('rollout', 'status', 'machinedeployment/up-md-0', '--watch', '--timeout', '10m');
+  const watched = await capt('rollout', 'status', `machinedeployment/${md}`, '--watch', '--timeout', '10m');
   assert.equal(watched.code, 0, watched.stderr);
   assert.match(
     watched.stdout
@@ -554,7 +567,7 @@ test('apply --wait of a version change returns once the control plane and every 
     return machine!;
   };
   const upgradedWorker = await workerNow();
-  const undone = await capt('rollout', 'undo', 'machinedeployment/up-md-0', '--wait', '--timeout', '5m');
+  const undone = await capt('rollout', 'undo', `machinedeployment/${md}`, '--wait', '--timeout', '5m');
   assert.equal(undone.code, 0, undone.stderr);
   assert.match(
     undone.stdout,
@@ -563,7 +576,7 @@ test('apply --wait of a version change returns once the control plane and every 
   const undoneWorker = await workerNow();
   assert.notEqual(undoneWorker.name, upgradedWorker.name);
   assert.deepEqual([undoneWorker.version, undoneWorker.phase], [older, 'Running']);
-  const restarted = await capt('rollout', 'restart', 'machinedeployment/up-md-0', '--wait', '--timeout', '5m');
+  const restarted = await capt('rollout', 'restart', `machinedeployment/${md}`, '--wait', '--timeout', '5m');
   assert.equal(restarted.code, 0, restarted.stderr);
   assert.match(
     restarted.stdout,
@@ -575,7 +588,7 @@ test('apply --wait of a version change returns once the control plane and every 
 
   // --revision N prints that one revision whole; a revision the owner no longer has is named with those it has.
   const revision = async (n: number) => {
-    const r = await capt('rollout', 'history', 'machinedeployment/up-md-0', '--revision', String(n));
+    const r = await capt('rollout', 'history', `machinedeployment/${md}`, '--revision', String(n));
     assert.equal(r.code, 0, r.stderr);
     return parse(r.stdout);
   };
@@ -589,8 +602,8 @@ test('apply --wait of a version change returns once the control plane and every 
     [4, 'restart', 'same template (restart)'],
   );
   assert.deepEqual(restartRevision.template, undoRevision.template, 'a restart keeps the template');
-  const gone = await capt('rollout', 'history', 'machinedeployment/up-md-0', '--revision', '1');
+  const gone = await capt('rollout', 'history', `machinedeployment/${md}`, '--revision', '1');
   assert.equal(gone.code, 2, 'a revision the owner does not have is bad input, as in rollout undo --to-revision');
-  assert.match(gone.stderr, /machinedeployment\/up-md-0 has no revision 1; revisions: 2, 3, 4/);
+  assert.match(gone.stderr, new RegExp(`machinedeployment/${md} has no revision 1; revisions: 2, 3, 4`));
   assert.equal((await capt('delete', 'cluster', 'up', '--wait', '--timeout', '5m')).code, 0);
 });

@@ -151,6 +151,15 @@ test("a field capt refuses, in a complete cluster, is refused with the bridge's 
   );
 });
 
+test('a Cluster with spec.topology is refused, saying capt apply runs it (the bridge does not yet)', () => {
+  const cluster = one(quickstart(), 'Cluster');
+  cluster.spec = { topology: { classRef: { name: 'quick-start' }, version: 'v1.36.3' } };
+  assert.match(
+    checkAdmission(create(cluster), {}).refusal ?? '',
+    /^Cluster default\/one: a Cluster with spec\.topology is not run through the management API yet; apply it with its ClusterClass and templates with `capt apply -f`/,
+  );
+});
+
 test('objects arriving one by one are let through until their cluster is complete; one of no Cluster is checked alone', () => {
   const objects = quickstart();
   // kubectl apply -f creates the Cluster first: its control plane and infrastructure are not there yet.

@@ -1,3 +1,4 @@
+import { topologyHoldReason } from './topology-upgrade';
 import type { ClusterStepReason } from '../../src/contract/steps';
 import type { ClusterModel } from '../../src/api/model';
 import { waitingToStart, type ClusterStatus, type PendingChange } from '../../src/contract/cluster';
@@ -55,6 +56,27 @@ export const controlPlaneOf = (state: ClusterState) =>
 export const machineDeploymentOf = (state: ClusterState, name: string) =>
   state.children[ownerKey('MachineDeployment', name)];
 
+/** The control plane runs the applied version on every machine: held worker versions may go. */
+export const controlPlaneUpgraded = (state: ClusterState) => {
+  const cp = controlPlaneOf(state);
+  return (
+    !!cp &&
+    cp.version === state.model.controlPlane.version &&
+    cp.rolloutComplete &&
+    cp.observedGeneration >= changedGeneration(state, 'KubeadmControlPlane', cp.name)
+  );
+};
+
+/** A MachineDeployment that has not yet carried out its last change: it counts against a topology's upgrade concurrency. */
+export const machineDeploymentUpgrading = (state: ClusterState, name: string) => {
+  const summary = machineDeploymentOf(state, name);
+  return (
+    !summary ||
+    summary.observedGeneration < changedGeneration(state, 'MachineDeployment', name) ||
+    !summary.rolloutComplete
+  );
+};
+
 /**
  * The owners an applied change has not yet been carried out by: held for the control plane, not
  * received yet, or still rolling out (machines not all on the new template, or not all running).
@@ -83,6 +105,18 @@ function ownerChanges(state: ClusterState): PendingChange[] {
     const workflow = ownerWorkflowId(kind, state.facts.namespace, name);
     if (state.held?.includes(name)) {
       const version = state.model.machineDeployments.find((m) => m.name === name)?.template.version;
+      const topology = state.model.topology;
+      // The control plane runs it: a ClusterClass cluster's workers then wait for their turn in the topology.
+      if (topology && controlPlaneUpgraded(state))
+        return [
+          {
+            kind,
+            name,
+            generation,
+            reason: 'HeldForTopologyOrder',
+            message: `${version} ${topologyHoldReason(topology, state.held, name, (n) => machineDeploymentUpgrading(state, n))}`,
+          },
+        ];
       return [
         {
           kind,

@@ -57,10 +57,13 @@ import {
   changedGeneration,
   clusterStatus,
   controlPlaneOf,
+  controlPlaneUpgraded as controlPlaneUpgradedIn,
   machineDeploymentOf,
+  machineDeploymentUpgrading,
   ownerKey,
   type ClusterState,
 } from './cluster-status';
+import { topologyReleases } from './topology-upgrade';
 import { waitingToStart } from '../../src/contract/cluster';
 import { adminClientCredentials, type ClusterSecrets } from '../../src/contract/cluster-secrets';
 import type { OwnerRebuild } from '../shared/owner-adoption';
@@ -322,16 +325,15 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   };
   const dropName = (list: string[], name: string) => list.includes(name) && list.splice(list.indexOf(name), 1);
   const notStarted = () => state.model.machineDeployments.filter((m) => !started.includes(m.name)).map((m) => m.name);
-  /** The control plane runs the applied version on every machine: held worker versions may go. */
-  const controlPlaneUpgraded = () => {
-    const cp = controlPlaneOf(state);
-    return (
-      !!cp &&
-      cp.version === state.model.controlPlane.version &&
-      cp.rolloutComplete &&
-      cp.observedGeneration >= changedGeneration(state, 'KubeadmControlPlane', cp.name)
-    );
-  };
+  const controlPlaneUpgraded = () => controlPlaneUpgradedIn(state);
+  /**
+   * The held MachineDeployments that take their new version now the control plane runs it: all of them, or for
+   * a cluster made from a ClusterClass, the next ones in its topology's order.
+   */
+  const releases = () =>
+    state.model.topology
+      ? topologyReleases(state.model.topology, held, (name) => machineDeploymentUpgrading(state, name))
+      : [...held];
   const sendMachineDeploymentSpec = (name: string, cause: string) => {
     const spec = state.model.machineDeployments.find((m) => m.name === name)!;
     return supervision.tell(
@@ -577,7 +579,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       });
   }
   while (!state.deleting) {
-    const releasable = () => held.length > 0 && controlPlaneUpgraded();
+    const releasable = () => held.length > 0 && controlPlaneUpgraded() && releases().length > 0;
     await whilePaused(() => state.deleting || ownerContinueAsNewDue());
     const standaloneToStart = () =>
       (state.model.machines ?? []).some((m) => !state.machines?.some((r) => r.name === m.name));
@@ -598,7 +600,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     for (const name of state.model.paused ? [] : notStarted()) await startMachineDeployment(name);
     if (!state.model.paused) await startStandaloneMachines();
     if (!state.model.paused && releasable()) {
-      for (const name of held.splice(0))
+      for (const name of releases().filter((n) => dropName(held, n)))
         await sendMachineDeploymentSpec(
           name,
           `capt apply (held until the control plane ran ${state.model.controlPlane.version})`,

@@ -1,0 +1,266 @@
+import type { ManifestLocation, ManifestProblem } from '../manifest-error';
+import type { TopologyModel } from '../model';
+import { renderTopology, type KubeObject, type RenderedTopology } from './render-topology';
+import { topologyNames } from './topology-names';
+
+/** A manifest document as YAML gave it, before its kind's schema reads it. */
+export interface RawDocument {
+  raw: {
+    apiVersion?: unknown;
+    kind?: unknown;
+    metadata?: {
+      name?: unknown;
+      namespace?: unknown;
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+    };
+    spec?: Record<string, unknown>;
+  };
+  loc: ManifestLocation;
+  /** On a Cluster made from a topology: what the cluster keeps of it. */
+  topology?: TopologyModel;
+}
+
+/** Kinds that only a ClusterClass uses: capt reads them through the Cluster whose topology names the class. */
+const classOnlyKind = (kind: string) => kind === 'ClusterClass' || /ClusterTemplate$|ControlPlaneTemplate$/.test(kind);
+
+const nameOf = (d: RawDocument) => (typeof d.raw.metadata?.name === 'string' ? d.raw.metadata.name : '');
+const namespaceOf = (d: RawDocument) =>
+  typeof d.raw.metadata?.namespace === 'string' ? d.raw.metadata.namespace : 'default';
+const kindOf = (d: RawDocument) => (typeof d.raw.kind === 'string' ? d.raw.kind : '');
+/** Where a document's problems point: its place in the file, its kind and name. */
+const locate = (d: RawDocument): ManifestLocation => ({ ...d.loc, kind: kindOf(d), name: nameOf(d) });
+
+/** Every {kind, name} a class refers to (templateRef in v1beta2, ref in v1beta1), wherever it sits. */
+function classReferences(value: unknown, path: string, out: { kind: string; name: string; path: string }[] = []) {
+  if (Array.isArray(value)) value.forEach((v, i) => classReferences(v, `${path}[${i}]`, out));
+  else if (value && typeof value === 'object')
+    for (const [key, v] of Object.entries(value)) {
+      const here = path ? `${path}.${key}` : key;
+      const ref = v as { kind?: unknown; name?: unknown };
+      if ((key === 'templateRef' || key === 'ref') && typeof ref?.kind === 'string' && typeof ref.name === 'string')
+        out.push({ kind: ref.kind, name: ref.name, path: here });
+      else classReferences(v, here, out);
+    }
+  return out;
+}
+
+/**
+ * Replaces each Cluster with spec.topology (and the ClusterClass and templates it uses) by the objects Cluster
+ * API's topology controller would make of them: the Cluster with its references, the infrastructure cluster,
+ * the KubeadmControlPlane, the MachineDeployments with their templates and the MachineHealthChecks, named
+ * deterministically. Those are then read like any written manifest.
+ */
+export function expandTopologies(docs: RawDocument[], problems: ManifestProblem[]): RawDocument[] {
+  const topologyClusters = docs.filter((d) => kindOf(d) === 'Cluster' && d.raw.spec?.topology !== undefined);
+  if (topologyClusters.length === 0 && !docs.some((d) => classOnlyKind(kindOf(d)))) return docs;
+  const consumed = new Set<RawDocument>();
+  const made: RawDocument[] = [];
+  for (const cluster of topologyClusters) {
+    consumed.add(cluster);
+    const group = topologyGroup(cluster, docs, problems);
+    if (!group) continue;
+    group.forEach((d) => consumed.add(d));
+    const rendered = renderTopology(group.map((d) => withNamespace(d) as KubeObject));
+    if ('errors' in rendered) {
+      for (const e of rendered.errors) {
+        const at = group.find((d) => kindOf(d) === e.kind && nameOf(d) === e.name) ?? cluster;
+        problems.push({
+          ...locate(at),
+          path: e.field || undefined,
+          message: e.message,
+          hint:
+            e.hint ??
+            "change the field named as the message says: capt checks classes, variables and patches with Cluster API's own webhooks and topology code",
+        });
+      }
+      continue;
+    }
+    made.push(...topologyDocuments(cluster, group, rendered, topologyModel(cluster, nameOf(group[1]!), rendered)));
+  }
+  for (const d of docs.filter((x) => classOnlyKind(kindOf(x)) && !consumed.has(x)))
+    problems.push({
+      ...locate(d),
+      message: `${kindOf(d)} ${nameOf(d)} is used by no Cluster's topology in these manifests`,
+      hint: 'capt keeps no classes of its own: apply the ClusterClass and its templates with the Clusters whose spec.topology names them, or remove it',
+    });
+  return [...docs.filter((d) => !consumed.has(d)), ...made];
+}
+
+const withNamespace = (d: RawDocument) => ({
+  ...d.raw,
+  metadata: { ...d.raw.metadata, namespace: namespaceOf(d) },
+});
+
+/** The Cluster, its class and every template the class names; undefined (with problems) when one is missing. */
+function topologyGroup(
+  cluster: RawDocument,
+  docs: RawDocument[],
+  problems: ManifestProblem[],
+): RawDocument[] | undefined {
+  const topology = cluster.raw.spec!.topology as {
+    classRef?: { name?: unknown; namespace?: unknown };
+    class?: unknown;
+    classNamespace?: unknown;
+  } | null;
+  const v1beta1 = String(cluster.raw.apiVersion).endsWith('/v1beta1');
+  const className = v1beta1 ? topology?.class : topology?.classRef?.name;
+  const classNamespace = (v1beta1 ? topology?.classNamespace : topology?.classRef?.namespace) ?? namespaceOf(cluster);
+  const classPath = v1beta1 ? 'spec.topology.class' : 'spec.topology.classRef.name';
+  if (typeof className !== 'string' || className === '') {
+    problems.push({
+      ...locate(cluster),
+      path: classPath,
+      message: `${classPath} is required in a Cluster with spec.topology`,
+      hint: 'name the ClusterClass this cluster is made from',
+    });
+    return undefined;
+  }
+  const clusterClass = docs.find(
+    (d) => kindOf(d) === 'ClusterClass' && nameOf(d) === className && namespaceOf(d) === classNamespace,
+  );
+  if (!clusterClass) {
+    problems.push({
+      ...locate(cluster),
+      path: classPath,
+      missing: true,
+      message: `ClusterClass ${String(classNamespace)}/${className} is not in the manifests`,
+      hint: 'capt keeps no classes of its own: apply the ClusterClass and its templates with the Cluster',
+    });
+    return undefined;
+  }
+  const templates: RawDocument[] = [];
+  let complete = true;
+  for (const ref of classReferences(clusterClass.raw.spec, 'spec')) {
+    const template = docs.find(
+      (d) => kindOf(d) === ref.kind && nameOf(d) === ref.name && namespaceOf(d) === namespaceOf(clusterClass),
+    );
+    if (template) {
+      if (!templates.includes(template)) templates.push(template);
+      continue;
+    }
+    complete = false;
+    problems.push({
+      ...locate(clusterClass),
+      path: `${ref.path}.name`,
+      missing: true,
+      message: `${ref.kind} ${namespaceOf(clusterClass)}/${ref.name} is not in the manifests`,
+      hint: `add the ${ref.kind} named ${ref.name} beside the ClusterClass, or fix the reference`,
+    });
+  }
+  return complete ? [cluster, clusterClass, ...templates] : undefined;
+}
+
+/** The objects Cluster API's topology code made, renamed and with their references following the names. */
+function topologyDocuments(
+  cluster: RawDocument,
+  group: RawDocument[],
+  r: RenderedTopology,
+  topology: TopologyModel,
+): RawDocument[] {
+  const names = topologyNames(namespaceOf(cluster), nameOf(cluster));
+  // A cloned template's problems point at the template it was cloned from, which the user wrote; the rest's at
+  // the Cluster, whose topology they were made from.
+  const clonedFrom = (o: KubeObject) =>
+    group.find((d) => d !== cluster && nameOf(d) === o.metadata.annotations?.['cluster.x-k8s.io/cloned-from-name']);
+  const doc = (o: KubeObject, name: string, spec = o.spec, template = false): RawDocument => {
+    const source = template ? clonedFrom(o) : undefined;
+    return {
+      raw: {
+        apiVersion: o.apiVersion,
+        kind: o.kind,
+        metadata: {
+          name,
+          namespace: namespaceOf(cluster),
+          ...(o.metadata.labels && { labels: o.metadata.labels }),
+          ...(o.metadata.annotations && { annotations: o.metadata.annotations }),
+        },
+        spec,
+      },
+      loc: source
+        ? locate(source)
+        : { ...cluster.loc, kind: o.kind, name: `${name} (made from the Cluster's topology)` },
+    };
+  };
+  const cloned = (o: KubeObject, name: string) => doc(o, name, o.spec, true);
+  const ref = (o: KubeObject, name: string) => ({ apiGroup: o.apiVersion.split('/')[0], kind: o.kind, name });
+  const out: RawDocument[] = [];
+
+  const infraName = names.infrastructureCluster();
+  out.push(cloned(r.infrastructureCluster, infraName));
+  const cp = r.controlPlane;
+  const kcpName = names.controlPlane();
+  const cpInfra = cp.infrastructureMachineTemplate;
+  const cpInfraName = cpInfra && names.controlPlaneTemplate(cpInfra.spec);
+  if (cpInfra) out.push(cloned(cpInfra, cpInfraName!));
+  const kcpSpec = structuredClone(cp.object.spec ?? {}) as {
+    machineTemplate?: { spec?: { infrastructureRef?: unknown } };
+  };
+  if (cpInfra) ((kcpSpec.machineTemplate ??= {}).spec ??= {}).infrastructureRef = ref(cpInfra, cpInfraName!);
+  out.push(doc(cp.object, kcpName, kcpSpec));
+  if (cp.machineHealthCheck) out.push(doc(cp.machineHealthCheck, kcpName));
+
+  const { topology: _topology, ...clusterSpec } = r.cluster.spec ?? {};
+  out.push({
+    raw: {
+      apiVersion: r.cluster.apiVersion,
+      kind: 'Cluster',
+      metadata: cluster.raw.metadata,
+      spec: {
+        ...clusterSpec,
+        infrastructureRef: ref(r.infrastructureCluster, infraName),
+        controlPlaneRef: ref(cp.object, kcpName),
+      },
+    },
+    loc: locate(cluster),
+    topology,
+  });
+
+  for (const md of r.machineDeployments) {
+    const mdName = names.machineDeployment(md.topologyName);
+    const bootstrapName = names.machineDeploymentTemplate(md.topologyName, md.bootstrapTemplate.spec);
+    const infraTemplateName = names.machineDeploymentTemplate(md.topologyName, md.infrastructureMachineTemplate.spec);
+    out.push(cloned(md.bootstrapTemplate, bootstrapName), cloned(md.infrastructureMachineTemplate, infraTemplateName));
+    const spec = structuredClone(md.object.spec ?? {}) as {
+      template?: { spec?: { bootstrap?: { configRef?: unknown }; infrastructureRef?: unknown } };
+    };
+    const machineSpec = ((spec.template ??= {}).spec ??= {});
+    machineSpec.bootstrap = { ...machineSpec.bootstrap, configRef: ref(md.bootstrapTemplate, bootstrapName) };
+    machineSpec.infrastructureRef = ref(md.infrastructureMachineTemplate, infraTemplateName);
+    out.push(doc(md.object, mdName, spec));
+    if (md.machineHealthCheck) out.push(doc(md.machineHealthCheck, mdName));
+  }
+  return out;
+}
+
+const upgradeConcurrencyAnnotation = 'topology.cluster.x-k8s.io/upgrade-concurrency';
+const deferUpgradeAnnotation = 'topology.cluster.x-k8s.io/defer-upgrade';
+const holdUpgradeSequenceAnnotation = 'topology.cluster.x-k8s.io/hold-upgrade-sequence';
+
+/** The class's name and the upgrade order of the workers, from the Cluster's annotations and its topology's. */
+function topologyModel(cluster: RawDocument, className: string, r: RenderedTopology): TopologyModel {
+  // Cluster API's Cluster webhook has checked it is a whole number, 1 or more.
+  const concurrency = Number(cluster.raw.metadata?.annotations?.[upgradeConcurrencyAnnotation] ?? 1);
+  const written = (cluster.raw.spec?.topology as { workers?: { machineDeployments?: unknown } } | undefined)?.workers
+    ?.machineDeployments as { name?: unknown; metadata?: { annotations?: Record<string, string> } }[] | undefined;
+  const names = topologyNames(namespaceOf(cluster), nameOf(cluster));
+  return {
+    class: className,
+    upgradeConcurrency: concurrency,
+    // Topology order is the order the Cluster lists them in; the renderer gives them sorted by name.
+    machineDeployments: (written ?? []).flatMap((md) => {
+      const topologyName = String(md.name);
+      const annotations = md.metadata?.annotations ?? {};
+      return r.machineDeployments.some((x) => x.topologyName === topologyName)
+        ? [
+            {
+              name: names.machineDeployment(topologyName),
+              topologyName,
+              deferUpgrade: deferUpgradeAnnotation in annotations,
+              holdUpgradeSequence: holdUpgradeSequenceAnnotation in annotations,
+            },
+          ]
+        : [];
+    }),
+  };
+}
