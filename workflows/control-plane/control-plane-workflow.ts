@@ -94,7 +94,7 @@ export const machineHash = (state: ControlPlaneState) =>
 const inPlacePatch = 'kcp-machine-metadata-in-place';
 
 /** What the machines carry of the spec besides their template: capt's own labels win over the template's. */
-const machineFields = (cluster: string, spec: ControlPlaneModel): InPlaceFields => ({
+export const controlPlaneMachineFields = (cluster: string, spec: ControlPlaneModel): InPlaceFields => ({
   labels: controlPlaneMachineLabels(cluster, spec.name, spec.labels),
   annotations: spec.annotations ?? {},
   nodeDrainTimeoutSeconds: spec.nodeDrainTimeoutSeconds,
@@ -284,8 +284,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     record(cause, state.revisions?.at(-1)?.restartedAt);
     // Labels, annotations and timeouts are no rollout: they reach every machine in place, as Cluster API syncs them.
     state.inPlace = pendingTemplateChange(
-      machineFields(facts.name, before),
-      machineFields(facts.name, state.spec),
+      controlPlaneMachineFields(facts.name, before),
+      controlPlaneMachineFields(facts.name, state.spec),
       state.inPlace,
     );
     refresh();
@@ -308,7 +308,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       serviceDomain: facts.serviceDomain,
     },
     infrastructure: { kind: state.spec.infrastructure.kind, spec: state.spec.infrastructure.spec },
-    ...machineFields(facts.name, state.spec),
+    ...controlPlaneMachineFields(facts.name, state.spec),
     annotations: { ...state.spec.annotations, [controlPlaneCleanupHook]: '' },
     owner: self,
   });
