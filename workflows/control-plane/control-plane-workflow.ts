@@ -93,7 +93,10 @@ export const machineHash = (state: ControlPlaneState) =>
 /** Histories from before machine template metadata was carried signal no machine when a timeout changes. */
 const inPlacePatch = 'kcp-machine-metadata-in-place';
 
-/** What the machines carry of the spec besides their template: capt's own labels win over the template's. */
+/**
+ * What every machine carries of the spec and takes in place: capt's own labels win over the template's. The
+ * cleanup hook is given at creation only, so no change brings it back to a machine its deletion released.
+ */
 export const controlPlaneMachineFields = (cluster: string, spec: ControlPlaneModel): InPlaceFields => ({
   labels: controlPlaneMachineLabels(cluster, spec.name, spec.labels),
   annotations: spec.annotations ?? {},
