@@ -284,7 +284,7 @@ function attachHealthCheck(p: Parsed, cluster: ClusterModel, problems: ManifestP
   const owners = [
     {
       ref: `KubeadmControlPlane ${cluster.controlPlane.name}`,
-      labels: controlPlaneMachineLabels(cluster.name, cluster.controlPlane.name),
+      labels: controlPlaneMachineLabels(cluster.name, cluster.controlPlane.name, cluster.controlPlane.labels),
       model: cluster.controlPlane as OwnerModel,
     },
     ...cluster.machineDeployments.map((md) => ({

@@ -226,7 +226,10 @@ export interface MachineReport {
   sequence: number;
 }
 
-/** The MachineDeployment's template changed in place: the machine swaps the old template's keys for the new ones. */
+/**
+ * An owner's template (a MachineDeployment's, a control plane's, a Machine's own) changed in place: the
+ * machine swaps the old template's keys for the new ones.
+ */
 export interface MachineTemplateChange {
   previous: Pick<MachineSpec, 'labels' | 'annotations'>;
   next: Omit<MachineTemplateFields, 'failureDomain'>;

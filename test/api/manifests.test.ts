@@ -801,6 +801,36 @@ test("MachineHealthChecks reach the owner they select, in one shape from v1beta1
   assert.deepEqual(older!.machineDeployments[0]!.healthCheck, model!.machineDeployments[0]!.healthCheck);
 });
 
+test("a KubeadmControlPlane's machineTemplate.metadata reaches the model from v1beta1 and v1beta2; a control-plane MachineHealthCheck selects by its labels", () => {
+  // As a ClusterClass topology writes it, and as Cluster API's control-plane MachineHealthCheck selects it.
+  const metadata = {
+    labels: { 'topology.cluster.x-k8s.io/owned': '', tier: 'control' },
+    annotations: { 'example.com/owner': 'platform' },
+  };
+  const topologyCheck = mhc({ 'cluster.x-k8s.io/control-plane': '', 'topology.cluster.x-k8s.io/owned': '' });
+  const v2 = baseDocs();
+  byKind(v2, 'KubeadmControlPlane').spec.machineTemplate.metadata = metadata;
+  const v1 = docsOf(v1beta1);
+  byKind(v1, 'KubeadmControlPlane').spec.machineTemplate.metadata = metadata;
+  const [model] = loadManifests([{ file: 'c.yaml', text: render([...v2, topologyCheck]) }], {});
+  const [older] = loadManifests([{ file: 'c.yaml', text: render([...v1, topologyCheck]) }], {});
+  assert.deepEqual(
+    [model!.controlPlane.labels, model!.controlPlane.annotations],
+    [metadata.labels, metadata.annotations],
+  );
+  assert.equal(model!.controlPlane.healthCheck?.name, 'quickstart-mhc');
+  assert.deepEqual(older, model);
+
+  // Without them the model is as before (no empty maps: an unchanged manifest stays an unchanged spec).
+  const [plain] = loadManifests([{ file: 'quickstart.yaml', text: quickstart }], {});
+  assert.deepEqual([plain!.controlPlane.labels, plain!.controlPlane.annotations], [undefined, undefined]);
+  const [problem] = problemsOf(() =>
+    loadManifests([{ file: 'c.yaml', text: render([...baseDocs(), topologyCheck]) }], {}),
+  );
+  assert.deepEqual([problem!.kind, problem!.path], ['MachineHealthCheck', 'spec.selector.matchLabels']);
+  assert.match(problem!.message, /selects no machine of cluster quickstart/);
+});
+
 test('a Machine of its own joins the model with its KubeadmConfig and LocalMachine, its labels and timeouts', () => {
   const docs = baseDocs();
   const [model] = loadManifests(

@@ -9,6 +9,8 @@ import { etcdMemberNames } from '../fixtures/cluster-secrets';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
 import { kubectlFor } from '../../src/tools';
+import { controlPlaneCleanupHook } from '../../src/contract/machine';
+import { controlPlaneMachineLabels } from '../../src/contract/machine-labels';
 import type { ClusterView } from '../../src/contract/cluster';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { until } from '../fixtures/until';
@@ -39,10 +41,13 @@ async function members(status: ClusterView): Promise<{ etcd: string[]; machines:
   };
 }
 
-test('3 control-plane and 2 worker machines: 5 Ready nodes; a machine deleted directly leaves etcd and is replaced; scale 3 -> 1 -> 3 keeps etcd members equal to the machines; pause, restart, resume; delete leaves nothing', async () => {
+test('3 control-plane and 2 worker machines: 5 Ready nodes; machineTemplate.metadata on every control-plane machine, changed in place; a machine deleted directly leaves etcd and is replaced; scale 3 -> 1 -> 3 keeps etcd members equal to the machines; pause, restart, resume; delete leaves nothing', async () => {
   const vars = { CLUSTER_NAME: 'ha', CONTROL_PLANE_MACHINE_COUNT: '3', WORKER_MACHINE_COUNT: '2' };
   const text = (await import('node:fs')).readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], vars);
+  // As a ClusterClass topology labels its control plane's machines (its MachineHealthCheck selects the label).
+  model!.controlPlane.labels = { 'topology.cluster.x-k8s.io/owned': '', tier: 'control' };
+  model!.controlPlane.annotations = { 'example.com/owner': 'platform' };
   await suite.client.apply([model!]);
   // A MachineDeployment applied while the control plane initialises starts once, with the others (a second
   // start would fail the cluster's workflow task, which the harness's history guard reports).
@@ -76,6 +81,16 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; a machine deleted di
   let m = await members(ready);
   assert.deepEqual(m.etcd, m.machines, 'three etcd members, one per control-plane machine');
   assert.equal(m.etcd.length, 3);
+  for (const machine of await suite.client.machineStatuses('default', m.machines)) {
+    assert.deepEqual(
+      [machine.labels, machine.annotations],
+      [
+        { ...model!.controlPlane.labels, ...controlPlaneMachineLabels('ha', 'ha-control-plane') },
+        { ...model!.controlPlane.annotations, [controlPlaneCleanupHook]: '' },
+      ],
+      `${machine.name} carries the template's labels and annotations beside its own`,
+    );
+  }
 
   // A control-plane machine deleted directly (not by its control plane) waits at its cleanup hook until the
   // control plane has taken its etcd member out; then the control plane replaces it.
@@ -152,6 +167,9 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; a machine deleted di
   );
 
   // certificatesExpiryDays: the apiserver certificates are read from the machines; a year ahead, they replace nothing.
+  // A new template label and a template annotation dropped, in the same apply, change the machine in place.
+  model!.controlPlane.labels = { ...model!.controlPlane.labels, tier: 'control-2' };
+  model!.controlPlane.annotations = {};
   await suite.client.apply([
     { ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 300 } },
   ]);
@@ -164,12 +182,22 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; a machine deleted di
     expiresInDays > 364 && expiresInDays <= 365,
     `the machine's apiserver certificate expires in ${expiresInDays.toFixed(2)} days`,
   );
+  const [relabelled] = await until(
+    'the template label change to reach the running machine',
+    () => suite.client.machineStatuses('default', [restarted.controlPlane!.machines[0]!.name]),
+    { done: ([x]) => x?.labels.tier === 'control-2', timeoutMs: 60_000, intervalMs: 500 },
+  );
+  assert.deepEqual(
+    [relabelled!.labels, relabelled!.annotations],
+    [{ ...model!.controlPlane.labels, ...controlPlaneMachineLabels('ha', kcp) }, { [controlPlaneCleanupHook]: '' }],
+    'in place: the new label, the dropped annotation gone, its own label and cleanup hook kept',
+  );
   await sleep(3000);
   certs = await suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
   assert.deepEqual(
     [certs.revision, certs.machines.map((x) => x.name)],
     [2, [restarted.controlPlane!.machines[0]!.name]],
-    'no rollout',
+    'no rollout: neither the certificates nor the label replaced the machine',
   );
   await assert.rejects(
     suite.client.apply([

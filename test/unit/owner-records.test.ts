@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MachinePhase, type MachineStatus } from '../../src/contract/machine';
+import { controlPlaneCleanupHook, MachinePhase, type MachineStatus } from '../../src/contract/machine';
+import type { ControlPlaneModel } from '../../src/api/model';
+import { controlPlaneMachineLabels } from '../../src/contract/machine-labels';
+import { controlPlaneMachineFields } from '../../workflows/control-plane/control-plane-workflow';
+import { pendingTemplateChange } from '../../workflows/shared/in-place-change';
 import type { OwnerStatus } from '../../src/contract/owner';
 import { mergeTemplateChange } from '../../workflows/machine/machine-change';
 import { machineWorkflowType } from '../../src/contract/workflow-ids';
@@ -141,6 +145,30 @@ test('an in-place template change replaces the old template keys and keeps the m
   assert.deepEqual(change.labels, { 'operator/own': 'x', tier: 'new' });
   assert.deepEqual(change.annotations, { 'cluster.x-k8s.io/delete-machine': '' });
   assert.equal(change.nodeDrainTimeoutSeconds, 30);
+});
+
+test("a control plane's template metadata changes in place: capt's own labels and cleanup hook stay, even where the old template named their keys", () => {
+  const spec = (labels?: Record<string, string>, annotations?: Record<string, string>) =>
+    ({ name: 'prod-control-plane', labels, annotations }) as ControlPlaneModel;
+  const fields = (s: ControlPlaneModel) => controlPlaneMachineFields('prod', s);
+  const own = controlPlaneMachineLabels('prod', 'prod-control-plane');
+  const old = spec({ tier: 'a', 'cluster.x-k8s.io/cluster-name': 'other' }, { 'a/x': '1' });
+  // A spec from before the metadata was carried, and one without it, tell the machines nothing.
+  assert.equal(pendingTemplateChange(fields(spec()), fields(spec({}, {})), undefined), undefined);
+  const first = pendingTemplateChange(fields(old), fields(spec({ tier: 'b' }, { 'a/y': '2' })), undefined)!;
+  const folded = pendingTemplateChange(
+    fields(spec({ tier: 'b' }, { 'a/y': '2' })),
+    fields(spec({ tier: 'c' })),
+    first,
+  )!;
+  assert.deepEqual(folded.previous, first.previous, "the machines still carry the first change's previous keys");
+  const machine = {
+    labels: { ...old.labels, ...own, 'operator/own': 'x' },
+    annotations: { 'a/x': '1', [controlPlaneCleanupHook]: '' },
+  };
+  const merged = mergeTemplateChange(machine as never, folded);
+  assert.deepEqual(merged.labels, { 'operator/own': 'x', tier: 'c', ...own });
+  assert.deepEqual(merged.annotations, { [controlPlaneCleanupHook]: '' });
 });
 
 test('an owner summary changes with what the cluster plans with, not with each machine that becomes ready', () => {

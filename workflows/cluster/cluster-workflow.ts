@@ -20,7 +20,6 @@ import type { ClusterStatus, RunningTemplates } from '../../src/contract/cluster
 import {
   controlPlaneWorkflowId as kcpWorkflowId,
   machineDeploymentWorkflowId as mdWorkflowId,
-  machineWorkflowId,
 } from '../../src/contract/workflow-ids';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
@@ -51,7 +50,7 @@ import { diffClusterModels } from './cluster-diff';
 import { deletePoolMachines, newRecord, recordMachineReport, startPoolMachines } from '../shared/machine-pool';
 import { workerMachineSpec } from '../shared/worker-machine-spec';
 import { machineTemplateHash } from '../machine-deployment/machine-sets';
-import { machineTemplateChangedSignal } from '../../src/contract/machine-messages';
+import { sendTemplateChange, templateChange } from '../shared/in-place-change';
 import { MachinePhase } from '../../src/contract/machine';
 import {
   changedGeneration,
@@ -419,18 +418,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
         const was = previous.machines!.find((m) => m.name === change.name)!;
         const now = next.machines!.find((m) => m.name === change.name)!;
         const [before, after] = [standaloneSpec(was), standaloneSpec(now)];
-        await getExternalWorkflowHandle(machineWorkflowId(facts.namespace, change.name))
-          .signal(machineTemplateChangedSignal, {
-            previous: { labels: before.labels, annotations: before.annotations },
-            next: {
-              labels: after.labels,
-              annotations: after.annotations,
-              nodeDrainTimeoutSeconds: after.nodeDrainTimeoutSeconds,
-              nodeVolumeDetachTimeoutSeconds: after.nodeVolumeDetachTimeoutSeconds,
-              nodeDeletionTimeoutSeconds: after.nodeDeletionTimeoutSeconds,
-            },
-          })
-          .catch(() => undefined);
+        await sendTemplateChange(facts.namespace, [change.name], templateChange(before, after));
       }
       if (diff.removedMachines.length) await deletePoolMachines(facts.namespace, diff.removedMachines, false);
       for (const name of diff.removed) {

@@ -1,9 +1,14 @@
-import { condition, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import { providerTaskQueue } from '../../src/contract/task-queues';
 import type { ControlPlaneModel } from '../../src/api/model';
-import { controlPlaneCleanupHook, MachinePhase, type MachineSpec } from '../../src/contract/machine';
+import {
+  controlPlaneCleanupHook,
+  MachinePhase,
+  type MachineSpec,
+  type MachineTemplateChange,
+} from '../../src/contract/machine';
 import { controlPlaneMachineLabels } from '../../src/contract/machine-labels';
 import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
 import { isRunning } from '../shared/machine-pool';
@@ -40,6 +45,7 @@ import { refuseProblems } from '../shared/spec-refusal';
 import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
 import type { PreflightProblem } from '../../activities/control-plane/preflight';
 import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
+import { pendingTemplateChange, sendTemplateChange, type InPlaceFields } from '../shared/in-place-change';
 
 export interface ControlPlaneInput {
   cluster: ClusterFacts;
@@ -69,6 +75,8 @@ export interface ControlPlaneState extends OwnerState {
   certificatesCheckedAt?: string;
   /** Passed preflights, newest last (a few kept): what etcd and the apiservers looked like before each step. */
   preflights?: PreflightRecord[];
+  /** A change of the machines' labels, annotations or timeouts not yet passed to every machine. */
+  inPlace?: MachineTemplateChange;
 }
 
 export interface PreflightRecord {
@@ -81,6 +89,21 @@ export interface PreflightRecord {
 /** The hash machines are compared by: the template's, and the last restart's time when there was one. */
 export const machineHash = (state: ControlPlaneState) =>
   controlPlaneMachineHash(state.spec, state.revisions?.at(-1)?.restartedAt);
+
+/** Histories from before machine template metadata was carried signal no machine when a timeout changes. */
+const inPlacePatch = 'kcp-machine-metadata-in-place';
+
+/**
+ * What every machine carries of the spec and takes in place: capt's own labels win over the template's. The
+ * cleanup hook is given at creation only, so no change brings it back to a machine its deletion released.
+ */
+export const controlPlaneMachineFields = (cluster: string, spec: ControlPlaneModel): InPlaceFields => ({
+  labels: controlPlaneMachineLabels(cluster, spec.name, spec.labels),
+  annotations: spec.annotations ?? {},
+  nodeDrainTimeoutSeconds: spec.nodeDrainTimeoutSeconds,
+  nodeVolumeDetachTimeoutSeconds: spec.nodeVolumeDetachTimeoutSeconds,
+  nodeDeletionTimeoutSeconds: spec.nodeDeletionTimeoutSeconds,
+});
 
 export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState): OwnerStatus {
   const ready = state.machines.filter(isRunning).length;
@@ -259,8 +282,15 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   setHandler(controlPlaneSpecSignal, ({ spec, cause, generation }) => {
     observe(generation);
     // Everything but replicas (scaled apart) and the name; a new template is a new revision.
+    const before = state.spec;
     state.spec = { ...spec, replicas: state.spec.replicas, name: state.spec.name };
     record(cause, state.revisions?.at(-1)?.restartedAt);
+    // Labels, annotations and timeouts are no rollout: they reach every machine in place, as Cluster API syncs them.
+    state.inPlace = pendingTemplateChange(
+      controlPlaneMachineFields(facts.name, before),
+      controlPlaneMachineFields(facts.name, state.spec),
+      state.inPlace,
+    );
     refresh();
   });
   recordUnknownSignals((state.unknownSignals ??= []), refresh);
@@ -281,13 +311,18 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       serviceDomain: facts.serviceDomain,
     },
     infrastructure: { kind: state.spec.infrastructure.kind, spec: state.spec.infrastructure.spec },
-    labels: controlPlaneMachineLabels(facts.name, state.spec.name),
-    annotations: { [controlPlaneCleanupHook]: '' },
-    nodeDrainTimeoutSeconds: state.spec.nodeDrainTimeoutSeconds,
-    nodeVolumeDetachTimeoutSeconds: state.spec.nodeVolumeDetachTimeoutSeconds,
-    nodeDeletionTimeoutSeconds: state.spec.nodeDeletionTimeoutSeconds,
+    ...controlPlaneMachineFields(facts.name, state.spec),
+    annotations: { ...state.spec.annotations, [controlPlaneCleanupHook]: '' },
     owner: self,
   });
+
+  /** Passes the pending in-place change to every machine not leaving, a batch per workflow task. */
+  async function sendInPlace(change: MachineTemplateChange): Promise<void> {
+    const targets = state.machines.filter((m) => !m.deleting).map((m) => m.name);
+    setStep('ChangingInPlace', `changing labels, annotations and timeouts of ${targets.length} machines in place`);
+    await sendTemplateChange(facts.namespace, targets, change);
+    if (state.inPlace === change) state.inPlace = undefined;
+  }
 
   async function scaleUp(): Promise<void> {
     const init = !state.initialized && state.machines.length === 0;
@@ -444,6 +479,10 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
   while (!state.deleting) {
     await checkpoint();
     if (await whileClusterPaused()) continue;
+    if (state.inPlace && patched(inPlacePatch)) {
+      await sendInPlace(state.inPlace);
+      continue;
+    }
     await checkCertificates();
     if (rolloutAfterDue(state.spec.rolloutAfter, state.revisions?.at(-1)?.restartedAt, state.machines, Date.now())) {
       record(`rolloutAfter ${state.spec.rolloutAfter}`, state.spec.rolloutAfter);

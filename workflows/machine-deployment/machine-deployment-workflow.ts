@@ -1,12 +1,10 @@
-import { condition, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import { recordUnknownSignals } from '../shared/unknown-signals';
 import type { MachineDeploymentModel } from '../../src/api/model';
 import { machineDeploymentSpecSignal } from '../../src/contract/cluster-messages';
 import type { MachineSpec, MachineTemplateChange } from '../../src/contract/machine';
-import { machineTemplateChangedSignal } from '../../src/contract/machine-messages';
 import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
-import { machineWorkflowId } from '../../src/contract/workflow-ids';
-import { inBatches } from '../shared/machine-pool';
+import { pendingTemplateChange, sendTemplateChange } from '../shared/in-place-change';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
 import { workerMachineSpec } from '../shared/worker-machine-spec';
 import { machineDeploymentMachineLabels } from '../../src/contract/machine-labels';
@@ -132,43 +130,18 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     state.spec = { ...spec, replicas: state.spec.replicas, name: md };
     if (pausedChanged) state.paused = spec.paused;
     recordTemplate(cause, current().restartedAt);
-    if (current().hash === before.hash) propagateInPlace(before.template, current().template);
+    // Labels, annotations and timeouts reach the current set's machines in place, as Cluster API propagates them.
+    if (current().hash === before.hash)
+      state.inPlace = pendingTemplateChange(before.template, current().template, state.inPlace);
     changed();
   });
   recordUnknownSignals((state.unknownSignals ??= []), refresh);
-
-  /** Labels, annotations and timeouts reach the current set's machines in place, as Cluster API propagates them. */
-  function propagateInPlace(before: MachineSet['template'], after: MachineSet['template']): void {
-    const fields = (t: MachineSet['template']) => [
-      t.labels,
-      t.annotations,
-      t.nodeDrainTimeoutSeconds,
-      t.nodeVolumeDetachTimeoutSeconds,
-      t.nodeDeletionTimeoutSeconds,
-    ];
-    if (JSON.stringify(fields(before)) === JSON.stringify(fields(after))) return;
-    // Changes not yet passed on fold into one: the machines still carry the first one's previous keys.
-    state.inPlace = {
-      previous: state.inPlace?.previous ?? { labels: before.labels, annotations: before.annotations },
-      next: {
-        labels: after.labels,
-        annotations: after.annotations,
-        nodeDrainTimeoutSeconds: after.nodeDrainTimeoutSeconds,
-        nodeVolumeDetachTimeoutSeconds: after.nodeVolumeDetachTimeoutSeconds,
-        nodeDeletionTimeoutSeconds: after.nodeDeletionTimeoutSeconds,
-      },
-    };
-  }
 
   /** Passes the pending in-place change to the current set's machines, a batch per workflow task. */
   async function sendInPlace(change: MachineTemplateChange): Promise<void> {
     const targets = state.machines.filter((m) => !m.deleting && m.templateHash === current().hash).map((m) => m.name);
     setStep('ChangingInPlace', `changing labels, annotations and timeouts of ${targets.length} machines in place`);
-    await inBatches(targets, (name) =>
-      getExternalWorkflowHandle(machineWorkflowId(facts.namespace, name))
-        .signal(machineTemplateChangedSignal, change)
-        .catch(() => undefined),
-    );
+    await sendTemplateChange(facts.namespace, targets, change);
     if (state.inPlace === change) state.inPlace = undefined;
   }
 

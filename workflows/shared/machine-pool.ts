@@ -13,15 +13,6 @@ import type { MachineRecord } from '../../src/contract/owner';
 /** Machines per fan-out activity: its input (full specs) stays far below Temporal's payload limits. */
 const fanOutBatch = 50;
 
-/** Commands one workflow task sends at most when it signals every machine (an in-place template change). */
-const commandsPerTask = 200;
-
-/** Runs `work` on every item concurrently, commandsPerTask per workflow task. */
-export async function inBatches<T>(items: T[], work: (item: T) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < items.length; i += commandsPerTask)
-    await Promise.all(items.slice(i, i + commandsPerTask).map(work));
-}
-
 /**
  * Machines one run may start before it continues as new: each reports to the run current when it
  * changes, so a busy scale-up still moves to a fresh, small history every few hundred machines.

@@ -233,6 +233,12 @@ export const kubeadmConfig = (version: 'v1beta1' | 'v1beta2') =>
     .strict();
 
 export interface ControlPlaneDoc extends DeletionTimeouts {
+  /**
+   * spec.machineTemplate.metadata: every control-plane machine carries them beside capt's own, and a change
+   * reaches the running machines in place. Absent when the manifest gives none, as in specs written before.
+   */
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
   replicas: number;
   version: string;
   kubeadmConfigSpec: KubeadmConfigSpec;
@@ -248,6 +254,12 @@ export interface ControlPlaneDoc extends DeletionTimeouts {
 // The values' rules (replicas, maxSurge, expiry days) live in src/spec-rules, which the workflows share.
 const replicas = z.number();
 const certificatesExpiryDays = z.number();
+
+/** Only what the manifest gives: a spec without them stays equal to one written before they were carried. */
+const machineMetadata = (m: z.infer<typeof labelsAndAnnotations> | undefined) => ({
+  ...(m?.labels ? { labels: m.labels } : {}),
+  ...(m?.annotations ? { annotations: m.annotations } : {}),
+});
 
 export const kubeadmControlPlaneV1beta1 = z
   .object({
@@ -290,6 +302,7 @@ export const kubeadmControlPlaneV1beta1 = z
   })
   .strict()
   .transform((d): ControlPlaneDoc => ({
+    ...machineMetadata(d.spec.machineTemplate.metadata),
     replicas: d.spec.replicas ?? 1,
     version: d.spec.version,
     kubeadmConfigSpec: toKubeadmConfigSpec(d.spec.kubeadmConfigSpec),
@@ -363,6 +376,7 @@ export const kubeadmControlPlaneV1beta2 = z
   })
   .strict()
   .transform((d): ControlPlaneDoc => ({
+    ...machineMetadata(d.spec.machineTemplate.metadata),
     replicas: d.spec.replicas ?? 1,
     version: d.spec.version,
     kubeadmConfigSpec: toKubeadmConfigSpec(d.spec.kubeadmConfigSpec),
