@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual, promisify } from 'node:util';
 import { Document, parseAllDocuments } from 'yaml';
@@ -81,12 +81,13 @@ const notReadyCheck = {
     ],
   },
 };
-/** hc's workers: NotReady for 10 s is unhealthy, and at most 40% (1 of 3) are remediated. */
-const hcWorkers: HealthCheck = {
-  name: 'hc-workers',
-  labels: { 'cluster.x-k8s.io/deployment-name': 'hc-md-0' },
+/** A cluster's workers: NotReady for 10 s is unhealthy, and at most 40% (1 of 3) are remediated. */
+const workersCheck = (cluster: string): HealthCheck => ({
+  name: `${cluster}-workers`,
+  labels: { 'cluster.x-k8s.io/deployment-name': `${cluster}-md-0` },
   spec: { ...notReadyCheck, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } } },
-};
+});
+const hcWorkers = workersCheck('hc');
 /** hcp's control plane: a Node Ready=Unknown for 10 s is unhealthy. */
 const hcpCheck: HealthCheck = {
   name: 'hcp-cp',
@@ -120,12 +121,17 @@ function assertUnchanged(now: OwnerStatus, before: OwnerStatus, when: string): v
 }
 
 /**
- * Cluster hc (workers) and cluster hcp (a control plane of three) share nothing but the management plane, as
- * any two clusters do: their tests run side by side, so the file takes the longer of the two, not their sum.
- * Each cluster's own tests run one after another, in order.
+ * Clusters hc (workers), paused and hcp (a control plane of three) share nothing but the management plane, as
+ * any clusters do: their tests run side by side, so the file takes the longest of them, not their sum. Each
+ * cluster's own tests run one after another, in order.
  */
 describe('MachineHealthCheck', { concurrency: true }, () => {
   describe('cluster hc', { concurrency: 1 }, () => {
+    // Deleted as an operator would, beside the other clusters' tests, rather than torn down at the file's end.
+    after(async () => {
+      await suite.client.deleteCluster('default', 'hc');
+      await suite.client.waitForDeletion('default', 'hc', () => undefined, 300_000);
+    });
     test('MachineDeployment: a worker whose kubelet stops is seen unhealthy and replaced (worker SIGKILLed mid-remediation); above maxUnhealthy nothing is remediated until one recovers', async () => {
       await suite.client.apply([cluster('hc', { controlPlane: 1, workers: 3 }, [hcWorkers])]);
       const ready = await suite.client.waitForCluster('default', 'hc', () => undefined, 600_000);
@@ -329,84 +335,91 @@ describe('MachineHealthCheck', { concurrency: true }, () => {
           'neither the replacement nor the machine whose annotations were removed carries them',
         );
     });
+  });
 
-    test('a paused cluster (Cluster spec.paused, then the cluster.x-k8s.io/paused annotation, applied with capt apply -f) carries out no scale, template change, remediation or deletion until unpaused, then all of them', async () => {
-      const file = join(h.home, 'hc-paused.yaml');
-      /** Applies hc through the CLI with hc-md-0 at `replicas` and its template labelled, `pause` done to the Cluster. */
-      const apply = async (replicas: number, pause: (cluster: Document) => void = () => undefined) => {
-        const text = manifest('hc', { controlPlane: 1, workers: 3 }, [hcWorkers], (docs) => {
-          ofKind(docs, 'MachineDeployment').setIn(['spec', 'replicas'], replicas);
-          ofKind(docs, 'MachineDeployment').setIn(['spec', 'template', 'metadata', 'labels', 'tier'], 'paused-test');
-          pause(ofKind(docs, 'Cluster'));
-        });
-        writeFileSync(file, text);
-        const applied = await capt('apply', '-f', file);
-        assert.equal(applied.code, 0, applied.stderr);
-      };
-      const before = await md('hc');
-      await apply(4, (c) => c.setIn(['spec', 'paused'], true));
-      const [broken] = names(before) as [string];
-      await provider.breakMachine(machineRef('hc', broken), 'kubelet');
-      const notReady = await until(
-        "the broken machine's Node seen NotReady while paused",
-        async () => {
-          const s = await md('hc');
-          const ready = s.machines.find((m) => m.name === broken)?.node?.conditions.find((c) => c.type === 'Ready');
-          return ready && s.stepReason === 'ClusterPaused' && { held: s, since: Date.parse(ready.since) };
-        },
-        { timeoutMs: 120_000 },
-      );
-      // Unpaused, the check would remediate it 10 s after the Node's transition; 5 s past that, nothing may have begun.
-      await sleep(Math.max(0, notReady.since + 15_000 - Date.now()));
-      assertUnchanged(await md('hc'), before, 'while paused by spec.paused');
-      assert.equal(notReady.held.replicas, 4, 'the scale is recorded, not carried out');
-      const view = await suite.client.clusterStatus('default', 'hc');
-      assert.equal(view.paused, true);
-      assert.equal(view.conditions.find((c) => c.type === 'Paused')?.status, 'True');
-      assert.deepEqual(
-        view.pending.map((p) => [p.name, p.reason]),
-        [['hc-md-0', 'ClusterPaused']],
-      );
-      const listed = await capt('get', 'clusters');
-      assert.match(listed.stdout, /hc\s+Provisioning \(paused\)/, 'get says the cluster is paused');
-
-      await apply(4);
-      const resumed = await until('four Ready workers, the broken one replaced', async () => {
-        const s = await md('hc');
-        return !s.machines.some((m) => m.name === broken) && s.machines.length === 4 && s.readyReplicas === 4 && s;
-      });
-      assert.equal(resumed.healthCheck!.remediations.at(-1)!.machine, broken);
-      const labelled = await suite.client.machineStatuses('default', names(resumed));
-      assert.deepEqual(
-        labelled.map((m) => m.labels.tier),
-        ['paused-test', 'paused-test', 'paused-test', 'paused-test'],
-        'the template change reached every machine',
-      );
-
-      // Paused by the annotation (as clusterctl move pauses): a scale down to 3 and the deletion both wait.
-      await apply(3, (c) => c.setIn(['metadata', 'annotations', pausedAnnotation], ''));
-      const annotated = await suite.client.clusterStatus('default', 'hc');
-      assert.equal(annotated.paused, true);
-      assert.deepEqual(
-        annotated.pending.map((p) => [p.name, p.reason]),
-        [['hc-md-0', 'ClusterPaused']],
-      );
-      const deleted = await capt('delete', 'cluster', 'hc');
-      assert.equal(deleted.code, 0, deleted.stderr);
-      // Unpaused, the owners would be asked at once and mark every machine deleting; 5 s is time to delete it all.
-      await sleep(5000);
-      const waiting = await suite.client
-        .clusterStatus('default', 'hc')
-        .catch((err: Error) => assert.fail(`the paused cluster's deletion waits for the unpause, but: ${err.message}`));
-      assert.deepEqual([waiting.phase, waiting.stepReason], ['Deleting', 'Paused'], waiting.step);
-      assertUnchanged(waiting.machineDeployments[0]!, resumed, 'while the paused cluster is asked to delete');
-      assert.equal(waiting.machineDeployments[0]!.stepReason, 'ClusterPaused');
-      assert.deepEqual(deleting(waiting.controlPlane!), [], 'no control-plane machine deleting');
-      assert.equal(waiting.controlPlane!.machines.length, 1);
-
-      await apply(3);
-      await suite.client.waitForDeletion('default', 'hc', () => undefined, 300_000);
+  test('a paused cluster (Cluster spec.paused, then the cluster.x-k8s.io/paused annotation, applied with capt apply -f) carries out no scale, template change, remediation or deletion until unpaused, then all of them', async () => {
+    // A cluster of its own, tested beside hc: 1 control-plane machine, 3 workers, all Ready.
+    await suite.client.apply([cluster('paused', { controlPlane: 1, workers: 3 }, [workersCheck('paused')])]);
+    const ready = await suite.client.waitForCluster('default', 'paused', () => undefined, 600_000);
+    assert.equal(ready.phase, 'Provisioned');
+    const before = await until('three Ready workers', async () => {
+      const s = await md('paused');
+      return s.readyReplicas === 3 && s.machines.length === 3 && s;
     });
+    const file = join(h.home, 'paused.yaml');
+    /** Applies the cluster through the CLI with paused-md-0 at `replicas` and its template labelled, `pause` done to the Cluster. */
+    const apply = async (replicas: number, pause: (cluster: Document) => void = () => undefined) => {
+      const text = manifest('paused', { controlPlane: 1, workers: 3 }, [workersCheck('paused')], (docs) => {
+        ofKind(docs, 'MachineDeployment').setIn(['spec', 'replicas'], replicas);
+        ofKind(docs, 'MachineDeployment').setIn(['spec', 'template', 'metadata', 'labels', 'tier'], 'paused-test');
+        pause(ofKind(docs, 'Cluster'));
+      });
+      writeFileSync(file, text);
+      const applied = await capt('apply', '-f', file);
+      assert.equal(applied.code, 0, applied.stderr);
+    };
+    await apply(4, (c) => c.setIn(['spec', 'paused'], true));
+    const [broken] = names(before) as [string];
+    await provider.breakMachine(machineRef('paused', broken), 'kubelet');
+    const notReady = await until(
+      "the broken machine's Node seen NotReady while paused",
+      async () => {
+        const s = await md('paused');
+        const ready = s.machines.find((m) => m.name === broken)?.node?.conditions.find((c) => c.type === 'Ready');
+        return ready && s.stepReason === 'ClusterPaused' && { held: s, since: Date.parse(ready.since) };
+      },
+      { timeoutMs: 120_000 },
+    );
+    // Unpaused, the check would remediate it 10 s after the Node's transition; 5 s past that, nothing may have begun.
+    await sleep(Math.max(0, notReady.since + 15_000 - Date.now()));
+    assertUnchanged(await md('paused'), before, 'while paused by spec.paused');
+    assert.equal(notReady.held.replicas, 4, 'the scale is recorded, not carried out');
+    const view = await suite.client.clusterStatus('default', 'paused');
+    assert.equal(view.paused, true);
+    assert.equal(view.conditions.find((c) => c.type === 'Paused')?.status, 'True');
+    assert.deepEqual(
+      view.pending.map((p) => [p.name, p.reason]),
+      [['paused-md-0', 'ClusterPaused']],
+    );
+    const listed = await capt('get', 'clusters');
+    assert.match(listed.stdout, /paused\s+Provisioning \(paused\)/, 'get says the cluster is paused');
+
+    await apply(4);
+    const resumed = await until('four Ready workers, the broken one replaced', async () => {
+      const s = await md('paused');
+      return !s.machines.some((m) => m.name === broken) && s.machines.length === 4 && s.readyReplicas === 4 && s;
+    });
+    assert.equal(resumed.healthCheck!.remediations.at(-1)!.machine, broken);
+    const labelled = await suite.client.machineStatuses('default', names(resumed));
+    assert.deepEqual(
+      labelled.map((m) => m.labels.tier),
+      ['paused-test', 'paused-test', 'paused-test', 'paused-test'],
+      'the template change reached every machine',
+    );
+
+    // Paused by the annotation (as clusterctl move pauses): a scale down to 3 and the deletion both wait.
+    await apply(3, (c) => c.setIn(['metadata', 'annotations', pausedAnnotation], ''));
+    const annotated = await suite.client.clusterStatus('default', 'paused');
+    assert.equal(annotated.paused, true);
+    assert.deepEqual(
+      annotated.pending.map((p) => [p.name, p.reason]),
+      [['paused-md-0', 'ClusterPaused']],
+    );
+    const deleted = await capt('delete', 'cluster', 'paused');
+    assert.equal(deleted.code, 0, deleted.stderr);
+    // Unpaused, the owners would be asked at once and mark every machine deleting; 5 s is time to delete it all.
+    await sleep(5000);
+    const waiting = await suite.client
+      .clusterStatus('default', 'paused')
+      .catch((err: Error) => assert.fail(`the paused cluster's deletion waits for the unpause, but: ${err.message}`));
+    assert.deepEqual([waiting.phase, waiting.stepReason], ['Deleting', 'Paused'], waiting.step);
+    assertUnchanged(waiting.machineDeployments[0]!, resumed, 'while the paused cluster is asked to delete');
+    assert.equal(waiting.machineDeployments[0]!.stepReason, 'ClusterPaused');
+    assert.deepEqual(deleting(waiting.controlPlane!), [], 'no control-plane machine deleting');
+    assert.equal(waiting.controlPlane!.machines.length, 1);
+
+    await apply(3);
+    await suite.client.waitForDeletion('default', 'paused', () => undefined, 300_000);
   });
 
   /**
