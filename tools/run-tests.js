@@ -62,32 +62,41 @@ const runs = selected.flatMap((file) => [
     ? [{ file, temporal: 'postgres' }]
     : []),
 ]);
-// The longest files first (by their measured times: the runner prints them; update when they change), so the
-// lanes end together.
-const longest = [
-  'cluster/machine-health-check',
-  'fault/worker-kills',
-  'machine-deployment/machine-deployment-rollout',
-  'cluster/cluster-health',
-  'cluster/control-plane-upgrade',
-  'upgrade/worker-upgrade',
-  'e2e/cli',
-  'cluster/control-plane.test',
-  'management-api/bridge.test',
-  'machine/machine-durability',
-  'cluster/owner-recovery',
-  'local-provider/machine-faults',
-  'machine-deployment/machine-deployment-scale',
-  'fault/temporal-restart',
-  'machine/machine-deletion',
-  'e2e/dev-stack',
-  'machine/machine-lifecycle',
-];
-const rank = (f) => {
-  const i = longest.findIndex((p) => relative(root, f).includes(p));
-  return i < 0 ? longest.length : i;
+// Each file's seconds in the last full run (the runner prints them at its close; update them when they change), so
+// the longest files start first and the lanes end together. A name matches every path that contains it (both runs
+// of a file run on PostgreSQL too); a file not named here counts as short and starts last.
+const lastSeconds = {
+  'fault/worker-kills': 254,
+  'e2e/cli': 172,
+  'machine-deployment/machine-deployment-rollout': 168,
+  'cluster/machine-health-check': 200,
+  'cluster/cluster-health': 136,
+  'cluster/control-plane-upgrade': 136,
+  'upgrade/worker-upgrade': 134,
+  'management-api/bridge.test': 119,
+  'cluster/control-plane.test': 118,
+  'e2e/dev-stack': 114,
+  'management-api/management-api.test': 113,
+  'local-provider/machine-faults': 108,
+  'management-api/init-webhooks': 107,
+  'management-api/capi-e2e-framework': 106,
+  'machine-deployment/machine-deployment-scale': 103,
+  'machine/machine-durability': 98,
+  'cluster/owner-recovery': 91,
+  'management-api/admission-webhook': 91,
+  'fault/temporal-restart': 83,
+  'management-api/tenancy': 81,
+  'management-api/conversion-webhook': 80,
+  'machine/machine-deletion': 79,
+  'api/hostile-input': 70,
+  'e2e/codec': 61,
+  'management-api/defaulting-webhook': 58,
+  'machine/machine-lifecycle': 47,
+  'cluster/stateless-core-workers': 43,
+  'local-provider/machine-sandbox': 41,
 };
-const queue = runs.sort((a, b) => rank(a.file) - rank(b.file));
+const seconds = (f) => Object.entries(lastSeconds).find(([p]) => relative(root, f).includes(p))?.[1] ?? 0;
+const queue = runs.sort((a, b) => seconds(b.file) - seconds(a.file));
 const lanes = Math.max(1, Math.min(Number(process.env.CAPT_TEST_LANES ?? 3) || 1, queue.length));
 // A file that hangs is stopped after this long and counted as failed, so CI never stalls on one.
 const fileTimeoutMs = Number(process.env.CAPT_TEST_FILE_TIMEOUT_MINUTES ?? 30) * 60_000;

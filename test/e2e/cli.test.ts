@@ -23,8 +23,8 @@ import { kubeconfigCredentials } from '../../src/pki/kubeconfig';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
-// The harness gives a real dev server and worker process; its own control plane is a separate cluster.
-const h = new MachineHarness('e2e-base');
+// The harness gives a real dev server and worker process; every cluster is made through the CLI.
+const h = new MachineHarness();
 
 const capt = (...args: string[]) => captIn(h.home, ...args);
 
