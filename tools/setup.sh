@@ -146,38 +146,20 @@ build_clusterctl() {
   mv "$bin.partial" "$bin"
 }
 
-# Cluster API's e2e framework, driven by bench/capi/module/e2e-driver (a main package of the same pinned module):
-# its test runs the framework's waiters against capt's objects. Cached by the release and a hash of the driver's
-# source and the module's go.mod and go.sum, so a changed driver is built again and an old one never used.
-e2e_driver_bin() {
+# Programs of the pinned module (a main package in bench/capi/module/NAME), cached by the release and a hash of
+# their source and the module's go.mod and go.sum, so a changed one is built again and an old one never used.
+module_program_bin() {
   local hash
-  hash=$(cat "$capi_module"/e2e-driver/*.go "$capi_module/go.mod" "$capi_module/go.sum" | sha256sum | cut -c1-16)
-  printf '%s' "$tools/cluster-api/$capi_version/e2e-driver-$hash/e2e-driver"
+  hash=$(cat "$capi_module/$1"/*.go "$capi_module/go.mod" "$capi_module/go.sum" | sha256sum | cut -c1-16)
+  printf '%s' "$tools/cluster-api/$capi_version/$1-$hash/$1"
 }
-build_e2e_driver() {
+build_module_program() {
   local bin
-  bin=$(e2e_driver_bin)
-  [ -x "$bin" ] && { say "cluster-api $capi_version e2e driver: cached"; return; }
-  say "cluster-api $capi_version e2e driver: building (about 3 minutes cold, once per change to it)"
+  bin=$(module_program_bin "$1")
+  [ -x "$bin" ] && { say "cluster-api $capi_version $2: cached"; return; }
+  say "cluster-api $capi_version $2: building ($3, once per change to it)"
   mkdir -p "$(dirname "$bin")"
-  (cd "$capi_module" && go build -trimpath -ldflags "-s -w" -o "$bin.partial" ./e2e-driver)
-  mv "$bin.partial" "$bin"
-}
-
-# Cluster API's topology code (ClusterClass webhooks and reconciler, desired-state generator), driven by
-# bench/capi/module/topology-render: capt's ClusterClass loader renders a topology with it. Cached like the e2e driver.
-topology_render_bin() {
-  local hash
-  hash=$(cat "$capi_module"/topology-render/*.go "$capi_module/go.mod" "$capi_module/go.sum" | sha256sum | cut -c1-16)
-  printf '%s' "$tools/cluster-api/$capi_version/topology-render-$hash/topology-render"
-}
-build_topology_render() {
-  local bin
-  bin=$(topology_render_bin)
-  [ -x "$bin" ] && { say "cluster-api $capi_version topology renderer: cached"; return; }
-  say "cluster-api $capi_version topology renderer: building (about 1.5 minutes, 5 s when Go has built it before; once per change to it)"
-  mkdir -p "$(dirname "$bin")"
-  (cd "$capi_module" && go build -trimpath -ldflags "-s -w" -o "$bin.partial" ./topology-render)
+  (cd "$capi_module" && go build -trimpath -ldflags "-s -w" -o "$bin.partial" "./$1")
   mv "$bin.partial" "$bin"
 }
 
@@ -191,8 +173,11 @@ for v in "${kube_versions[@]}"; do build_kube "$v"; done
 fetch_capi_crds
 fetch_capi_e2e_data
 build_clusterctl
-build_e2e_driver
-build_topology_render
+# Cluster API's e2e framework (e2e-driver): its test runs the framework's waiters against capt's objects.
+build_module_program e2e-driver 'e2e driver' 'about 3 minutes cold'
+# Cluster API's topology code (ClusterClass webhooks and reconciler, desired-state generator): capt's ClusterClass
+# loader renders a topology with it.
+build_module_program topology-render 'topology renderer' 'about 1.5 minutes cold, 5 s when Go has built it before'
 
 cat > "$tools/manifest.json.partial" <<JSON
 {
@@ -202,7 +187,7 @@ cat > "$tools/manifest.json.partial" <<JSON
   "temporalUiServer": "$tools/temporal-ui-server/$temporal_ui_version/server",
   "postgres": "$postgres",
   "etcd": "$tools/etcd/$etcd_version/etcd",
-  "clusterApi": { "version": "$capi_version", "config": "$tools/cluster-api/$capi_version/config", "clusterctl": "$tools/cluster-api/$capi_version/clusterctl", "e2eDriver": "$(e2e_driver_bin)", "topologyRender": "$(topology_render_bin)" },
+  "clusterApi": { "version": "$capi_version", "config": "$tools/cluster-api/$capi_version/config", "clusterctl": "$tools/cluster-api/$capi_version/clusterctl", "e2eDriver": "$(module_program_bin e2e-driver)", "topologyRender": "$(module_program_bin topology-render)" },
   "kubernetes": {
 $(for v in "${kube_versions[@]}"; do printf '    "%s": "%s"%s\n' "$v" "$tools/kubernetes/$v" "$([ "$v" = "${kube_versions[-1]}" ] || echo ,)"; done)
   }

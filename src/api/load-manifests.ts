@@ -50,16 +50,7 @@ interface Parsed {
   topology?: TopologyModel;
 }
 
-type Raw = {
-  apiVersion?: unknown;
-  kind?: unknown;
-  metadata?: {
-    name?: unknown;
-    namespace?: unknown;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-};
+type Raw = RawDocument['raw'];
 
 /** A field path; a key that is not a plain name (a label key with a newline, say) is quoted, so none reaches a terminal raw. */
 function issuePath(path: PropertyKey[]): string {

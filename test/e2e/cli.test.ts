@@ -448,8 +448,23 @@ async function apiserverNames(kubeconfig: string): Promise<string> {
   });
 }
 
-test('a cluster from a ClusterClass topology: its patches reach the Nodes; apply --wait of a version change returns once the control plane and every worker run it; rollout status shows the workers held for the control plane, and --watch follows them to the new revision', async () => {
-  const quickstart = join(root, 'examples/clusterclass-quickstart.yaml');
+test('a cluster from a ClusterClass topology: its patches reach the Nodes; a version change goes to the control plane, then the workers in topology order (one deferred until its annotation goes); rollout status shows why each waits, --watch follows to the new revision, apply --wait returns once every machine runs it', async () => {
+  // The example's topology with a second pool of the same class; in the second file that pool defers upgrades.
+  const example = readFileSync(join(root, 'examples/clusterclass-quickstart.yaml'), 'utf8');
+  const withSecondPool = (metadata: string) =>
+    example.replace(
+      '          replicas: ${WORKER_MACHINE_COUNT:=2}\n',
+      `          replicas: \${WORKER_MACHINE_COUNT:=2}\n        - class: default-worker\n          name: md-1\n          replicas: 1\n${metadata}`,
+    );
+  const quickstart = join(h.home, 'two-pools.yaml');
+  const deferred = join(h.home, 'two-pools-deferred.yaml');
+  await writeFile(quickstart, withSecondPool(''));
+  await writeFile(
+    deferred,
+    withSecondPool(
+      '          metadata:\n            annotations:\n              topology.cluster.x-k8s.io/defer-upgrade: ""\n',
+    ),
+  );
   const vars = (version: string) => [
     '--var',
     'CLUSTER_NAME=up',
@@ -468,15 +483,15 @@ test('a cluster from a ClusterClass topology: its patches reach the Nodes; apply
   const owners = JSON.parse((await capt('get', 'machinedeployments', '-o', 'json')).stdout).items.filter(
     (o: { cluster: string }) => o.cluster === 'up',
   ) as { name: string }[];
-  assert.equal(owners.length, 1);
-  const md = owners[0]!.name;
+  const [md, md1] = owners.map((o) => o.name).sort() as [string, string];
   assert.match(md, /^up-md-0-[a-z0-9]{5}$/);
+  assert.match(md1, /^up-md-1-[a-z0-9]{5}$/);
   const [kcp] = JSON.parse((await capt('get', 'kubeadmcontrolplanes', '-o', 'json')).stdout)
     .items.filter((o: { cluster: string }) => o.cluster === 'up')
     .map((o: { name: string }) => o.name) as string[];
   // The class's nodePoolLabels patch, a template over builtin.machineDeployment.topologyName, labelled the Node.
   const poolLabels = (await kube.listNodes()).map((n) => n.metadata!.labels!['capt.example/pool']).sort();
-  assert.deepEqual(poolLabels, ['control-plane', 'md-0']);
+  assert.deepEqual(poolLabels, ['control-plane', 'md-0', 'md-1']);
   const serverVersion = async () =>
     JSON.parse((await run(kubectlFor(newer), ['--kubeconfig', file, 'version', '-o', 'json'])).stdout).serverVersion
       .gitVersion as string;
@@ -495,6 +510,8 @@ test('a cluster from a ClusterClass topology: its patches reach the Nodes; apply
       `  would replace 1 machine: ${machineNames.find((n) => n.startsWith(`${kcp}-`))}`,
       `machinedeployment.cluster.x-k8s.io/${md} configured (dry run)`,
       `  would replace 1 machine once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith(`${md}-`))}`,
+      `machinedeployment.cluster.x-k8s.io/${md1} configured (dry run)`,
+      `  would replace 1 machine once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith(`${md1}-`))}`,
       '',
     ].join('\n'),
   );
@@ -505,7 +522,8 @@ test('a cluster from a ClusterClass topology: its patches reach the Nodes; apply
   );
   assert.equal(await serverVersion(), older);
 
-  const upgrading = capt('apply', '-f', quickstart, ...vars(newer), '--wait', '--timeout', '10m');
+  const upgrading = await capt('apply', '-f', deferred, ...vars(newer));
+  assert.equal(upgrading.code, 0, upgrading.stderr);
   // While the control plane upgrades, the workers' new version is held, and the rollout says so.
   for (const deadline = Date.now() + 60_000; ; await sleep(500)) {
     const r = await capt('rollout', 'status', `machinedeployment/${md}`);
@@ -516,6 +534,13 @@ test('a cluster from a ClusterClass topology: its patches reach the Nodes; apply
     )
       break;
     assert.ok(Date.now() < deadline, `the held worker upgrade shows as pending: ${r.stdout}`);
+  }
+  // Once the control plane runs it, md-0 takes the new version; md-1's topology defers its upgrade.
+  for (const deadline = Date.now() + 300_000; ; await sleep(500)) {
+    const r = await capt('rollout', 'status', `machinedeployment/${md1}`);
+    if (r.stdout.includes(`pending: ${newer} deferred: its topology has topology.cluster.x-k8s.io/defer-upgrade`))
+      break;
+    assert.ok(Date.now() < deadline, `md-1 shows its deferred upgrade: ${r.stdout}`);
   }
   const watched = await capt('rollout', 'status', `machinedeployment/${md}`, '--watch', '--timeout', '10m');
   assert.equal(watched.code, 0, watched.stderr);
@@ -534,22 +559,32 @@ test('a cluster from a ClusterClass topology: its patches reach the Nodes; apply
     '--watch returned with the worker on the new version',
   );
 
-  const upgraded = await upgrading;
+  const poolVersions = async () =>
+    (await kube.listNodes())
+      .map((n) => `${n.metadata!.labels!['capt.example/pool']} ${n.status!.nodeInfo!.kubeletVersion}`)
+      .sort();
+  assert.deepEqual(
+    await poolVersions(),
+    [`control-plane ${newer}`, `md-0 ${newer}`, `md-1 ${older}`],
+    'md-1 keeps its version while its topology defers the upgrade',
+  );
+  // Without the annotation md-1 takes its turn; --wait returns once it runs the new version too.
+  const upgraded = await capt('apply', '-f', quickstart, ...vars(newer), '--wait', '--timeout', '10m');
   assert.equal(upgraded.code, 0, upgraded.stderr);
   // --wait returned only once everything runs the new version, as the workload cluster itself says.
   assert.equal(await serverVersion(), newer);
   const nodes = await kube.listNodes();
-  assert.equal(nodes.length, 2, nodes.map((n) => n.metadata!.name).join(', '));
+  assert.equal(nodes.length, 3, nodes.map((n) => n.metadata!.name).join(', '));
   assert.deepEqual(
     nodes.map((n) => n.status!.nodeInfo!.kubeletVersion),
-    [newer, newer],
+    [newer, newer, newer],
   );
   const machines = JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items.filter(
     (m: { cluster: string }) => m.cluster === 'up',
   );
   assert.deepEqual(
     machines.map((m: { version: string; phase: string }) => `${m.version} ${m.phase}`),
-    [`${newer} Running`, `${newer} Running`],
+    [`${newer} Running`, `${newer} Running`, `${newer} Running`],
   );
 
   // Undo and restart with --wait return once the worker is replaced: the workload cluster already shows it.
