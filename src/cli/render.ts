@@ -154,7 +154,8 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
   // Applied changes an owner has not received yet (held for the control plane's upgrade) show before any step.
   for (const p of c.pending.filter(waitingToStart))
     inProgress.push(`${p.kind}/${p.name}: pending generation ${p.generation} (${p.reason}): ${p.message}`);
-  add('', `Cluster/${c.name}${c.paused ? ' (paused)' : ''}`, c.conditions, c.createdAt, c.step);
+  const about = [...(c.clusterClass ? [`ClusterClass ${c.clusterClass}`] : []), ...(c.paused ? ['paused'] : [])];
+  add('', `Cluster/${c.name}${about.length ? ` (${about.join(', ')})` : ''}`, c.conditions, c.createdAt, c.step);
   const children = [...(c.controlPlane ? [c.controlPlane] : []), ...c.machineDeployments];
   children.forEach((o, i) => {
     const last = i === children.length - 1;

@@ -25,6 +25,8 @@ export interface ClusterStatus {
   stepReason: ClusterStepReason;
   /** Cluster.spec.paused or the cluster.x-k8s.io/paused annotation: nothing is carried out until unpaused. */
   paused: boolean;
+  /** The ClusterClass a cluster made from a topology was rendered from. */
+  clusterClass?: string;
   /** Grows with every apply that changes something (as metadata.generation). */
   generation: number;
   /** The generation every owner has received; the status describes that spec once it equals `generation`. */

@@ -273,6 +273,16 @@ const cases: BadCase[] = [
     message: /could not parse the value of the annotation/,
   },
   {
+    name: "a class's naming template (capt names topology objects itself)",
+    mutate: (d) =>
+      void (clusterClass(d).spec.workers.machineDeployments[0].naming = {
+        template: '{{ .cluster.name }}-{{ .machineDeployment.topologyName }}-{{ .random }}',
+      }),
+    kind: 'ClusterClass',
+    path: 'spec.workers.machineDeployments[0].naming',
+    message: /naming templates are not carried out/,
+  },
+  {
     name: 'a topology version the provider cannot parse',
     mutate: (d) => void (cluster(d).spec.topology.version = 'latest'),
     message: /version/,

@@ -492,6 +492,7 @@ test('a cluster from a ClusterClass topology: its patches reach the Nodes; a ver
   // The class's nodePoolLabels patch, a template over builtin.machineDeployment.topologyName, labelled the Node.
   const poolLabels = (await kube.listNodes()).map((n) => n.metadata!.labels!['capt.example/pool']).sort();
   assert.deepEqual(poolLabels, ['control-plane', 'md-0', 'md-1']);
+  assert.match((await capt('describe', 'cluster', 'up')).stdout, /^Cluster\/up \(ClusterClass quick-start\) /m);
   const serverVersion = async () =>
     JSON.parse((await run(kubectlFor(newer), ['--kubeconfig', file, 'version', '-o', 'json'])).stdout).serverVersion
       .gitVersion as string;

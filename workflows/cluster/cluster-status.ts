@@ -224,6 +224,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
     step: state.step,
     stepReason: state.stepReason ?? 'Starting',
     paused: state.model.paused,
+    ...(state.model.topology && { clusterClass: state.model.topology.class }),
     generation,
     observedGeneration: Math.min(generation, ...unobserved),
     pending,

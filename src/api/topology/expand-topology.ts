@@ -46,6 +46,30 @@ function classReferences(value: unknown, path: string, out: { kind: string; name
 }
 
 /**
+ * Where a class asks for its own names (v1beta2 `naming`, v1beta1 `namingStrategy`): Cluster API's names draw
+ * random characters, which capt replaces with deterministic ones, so a template of names would not be honoured.
+ */
+function namingTemplates(clusterClass: RawDocument): string[] {
+  const spec = (clusterClass.raw.spec ?? {}) as {
+    infrastructure?: { naming?: unknown };
+    infrastructureNamingStrategy?: unknown;
+    controlPlane?: { naming?: unknown; namingStrategy?: unknown };
+    workers?: { machineDeployments?: { naming?: unknown; namingStrategy?: unknown }[] };
+  };
+  const found = (value: unknown, path: string) => (value !== undefined ? [path] : []);
+  return [
+    ...found(spec.infrastructure?.naming, 'spec.infrastructure.naming'),
+    ...found(spec.infrastructureNamingStrategy, 'spec.infrastructureNamingStrategy'),
+    ...found(spec.controlPlane?.naming, 'spec.controlPlane.naming'),
+    ...found(spec.controlPlane?.namingStrategy, 'spec.controlPlane.namingStrategy'),
+    ...(Array.isArray(spec.workers?.machineDeployments) ? spec.workers.machineDeployments : []).flatMap((md, i) => [
+      ...found(md?.naming, `spec.workers.machineDeployments[${i}].naming`),
+      ...found(md?.namingStrategy, `spec.workers.machineDeployments[${i}].namingStrategy`),
+    ]),
+  ];
+}
+
+/**
  * Replaces each Cluster with spec.topology (and the ClusterClass and templates it uses) by the objects Cluster
  * API's topology controller would make of them: the Cluster with its references, the infrastructure cluster,
  * the KubeadmControlPlane, the MachineDeployments with their templates and the MachineHealthChecks, named
@@ -127,6 +151,17 @@ function topologyGroup(
       message: `ClusterClass ${String(classNamespace)}/${className} is not in the manifests`,
       hint: 'capt keeps no classes of its own: apply the ClusterClass and its templates with the Cluster',
     });
+    return undefined;
+  }
+  const naming = namingTemplates(clusterClass);
+  if (naming.length) {
+    for (const path of naming)
+      problems.push({
+        ...locate(clusterClass),
+        path,
+        message: 'naming templates are not carried out: capt names the objects of a topology itself, deterministically',
+        hint: 'remove it; the names capt gives are in docs/topology.md',
+      });
     return undefined;
   }
   const templates: RawDocument[] = [];
