@@ -114,6 +114,10 @@ export async function devStart(
   const uiPort = opts.uiPort ?? 8233;
   const codec = codecEndpoint(opts.codecPort ?? defaultCodecPort);
   const running = await runningTemporal();
+  const before = await devStatus(opts);
+  const nothingRan = [before.temporal, before.managementApi, before.codecServer, before.worker, before.bridge].every(
+    (pid) => pid === undefined,
+  );
   const persistence = opts.persistence ?? running?.persistence ?? 'sqlite';
   if (running && running.persistence !== persistence) {
     throw new Error(
@@ -140,10 +144,16 @@ export async function devStart(
     else await startDevServer(port, uiPort, codec, onStep);
     await startCaptProcess('worker', port, onStep);
   })();
-  // Both settle before an error is thrown, so nothing is left starting behind it.
-  const [api, rest] = await Promise.allSettled([managementApi, temporal]);
-  for (const r of [rest, api]) if (r.status === 'rejected') throw r.reason;
-  if (managementApi) await startCaptProcess('bridge', port, onStep);
+  // Both settle before an error is thrown, so nothing is left starting behind it; a start from nothing that
+  // failed stops what it started (a stack that ran before is left as it was).
+  try {
+    const [api, rest] = await Promise.allSettled([managementApi, temporal]);
+    for (const r of [rest, api]) if (r.status === 'rejected') throw r.reason;
+    if (managementApi) await startCaptProcess('bridge', port, onStep);
+  } catch (err) {
+    if (nothingRan) await devStop().catch(() => undefined);
+    throw err;
+  }
   return devStatus(opts);
 }
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -72,11 +73,23 @@ async function assertUiUsesCodecServer(): Promise<void> {
 }
 
 test('capt dev start|status|stop runs the Temporal dev server with its Web UI, the codec server and a worker in the background, and stops them', async () => {
+  // A start that fails partway (Temporal's port taken) stops what it had started: the codec server, the management API.
+  const squatter = createServer();
+  await new Promise<void>((resolve) => squatter.listen(Number(env.CAPT_DEV_PORT), '127.0.0.1', resolve));
+  const failed = await capt('dev', 'start');
+  await new Promise((resolve) => squatter.close(resolve));
+  assert.equal(failed.code, 1, failed.stdout);
+  assert.match(failed.stderr, new RegExp(`port ${env.CAPT_DEV_PORT} is already in use by another program`));
+  assert.deepEqual(await processesMentioning([home]), [], 'a failed start leaves nothing running');
+  // Its keys are state, not processes: kept for the next start.
+  assert.match(failed.stdout, new RegExp(`created the payload encryption key ${home}/codec-keys`));
+  assert.equal(await listening('127.0.0.1', Number(env.CAPT_DEV_API_PORT)), false);
+  assert.equal(await listening('127.0.0.1', Number(env.CAPT_DEV_CODEC_PORT)), false);
+
   const started = await capt('dev', 'start');
   assert.equal(started.code, 0, started.stderr);
   assert.match(started.stdout, new RegExp(`Web UI:\\s+http://127\\.0\\.0\\.1:${env.CAPT_DEV_UI_PORT}`));
   assert.ok(await listening('127.0.0.1', Number(env.CAPT_DEV_UI_PORT)), 'the Web UI answers');
-  assert.match(started.stdout, new RegExp(`created the payload encryption key ${home}/codec-keys`));
   assert.equal((await stat(join(home, 'codec-keys'))).mode & 0o777, 0o600);
   const key = await readFile(join(home, 'codec-keys'), 'utf8');
   await assertUiUsesCodecServer();
