@@ -31,7 +31,7 @@ const heldBack = (p: PendingChange) => p.reason === 'HeldForControlPlane' || p.r
  * The version change an owner has not received because it is held back: the objects already ask for it, so
  * none of the owner's machines is up to date, though its workflow still counts them so.
  */
-export const heldForControlPlane = (view: ClusterView, owner: OwnerStatus): PendingChange | undefined =>
+export const heldVersionChange = (view: ClusterView, owner: OwnerStatus): PendingChange | undefined =>
   view.pending.find((p) => heldBack(p) && p.kind === owner.kind && p.name === owner.name);
 
 /** Each owner's replica counts, summed as Cluster API sums them into status.controlPlane and status.workers. */
@@ -43,7 +43,7 @@ function replicaCounts(owners: (OwnerStatus | undefined)[], view: ClusterView) {
     replicas: sum((o) => o.machines.filter((m) => !m.deleting).length),
     readyReplicas: sum((o) => o.readyReplicas),
     availableReplicas: sum((o) => o.availableReplicas),
-    upToDateReplicas: sum((o) => (heldForControlPlane(view, o) ? 0 : o.updatedReplicas)),
+    upToDateReplicas: sum((o) => (heldVersionChange(view, o) ? 0 : o.updatedReplicas)),
   };
 }
 
@@ -151,7 +151,7 @@ export function ownerObjectStatus(
   o: Observation,
 ): Record<string, unknown> {
   const { replicas, readyReplicas, availableReplicas, upToDateReplicas } = replicaCounts([owner], view);
-  const held = heldForControlPlane(view, owner);
+  const held = heldVersionChange(view, owner);
   const conditions = held
     ? [
         ...owner.conditions.filter((c) => c.type !== 'RollingOut'),

@@ -113,15 +113,14 @@ export async function devStart(
   const port = opts.port ?? 7233;
   const uiPort = opts.uiPort ?? 8233;
   const codec = codecEndpoint(opts.codecPort ?? defaultCodecPort);
-  const running = await runningTemporal();
   const before = await devStatus(opts);
   const nothingRan = [before.temporal, before.managementApi, before.codecServer, before.worker, before.bridge].every(
     (pid) => pid === undefined,
   );
-  const persistence = opts.persistence ?? running?.persistence ?? 'sqlite';
-  if (running && running.persistence !== persistence) {
+  const persistence = opts.persistence ?? before.persistence ?? 'sqlite';
+  if (before.persistence && before.persistence !== persistence) {
     throw new Error(
-      `the dev stack already runs with --persistence ${running.persistence}; run \`capt dev stop\` first to switch to ${persistence}`,
+      `the dev stack already runs with --persistence ${before.persistence}; run \`capt dev stop\` first to switch to ${persistence}`,
     );
   }
   const keyFile = await ensureCodecKeys();

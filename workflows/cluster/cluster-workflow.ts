@@ -567,7 +567,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       });
   }
   while (!state.deleting) {
-    const releasable = () => held.length > 0 && controlPlaneUpgraded() && releases().length > 0;
+    const releasable = () => controlPlaneUpgraded() && releases().length > 0;
     await whilePaused(() => state.deleting || ownerContinueAsNewDue());
     const standaloneToStart = () =>
       (state.model.machines ?? []).some((m) => !state.machines?.some((r) => r.name === m.name));
@@ -588,7 +588,9 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     for (const name of state.model.paused ? [] : notStarted()) await startMachineDeployment(name);
     if (!state.model.paused) await startStandaloneMachines();
     if (!state.model.paused && releasable()) {
-      for (const name of releases().filter((n) => dropName(held, n)))
+      const released = releases();
+      for (const name of released) dropName(held, name);
+      for (const name of released)
         await sendMachineDeploymentSpec(
           name,
           `capt apply (held until the control plane ran ${state.model.controlPlane.version})`,

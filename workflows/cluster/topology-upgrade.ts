@@ -1,5 +1,9 @@
 import type { TopologyModel } from '../../src/api/model';
 
+/** The MachineDeployments released (no longer held) and still rolling out: they fill the upgrade concurrency. */
+const upgradingNow = (topology: TopologyModel, held: readonly string[], upgrading: (name: string) => boolean) =>
+  topology.machineDeployments.filter((md) => !held.includes(md.name) && upgrading(md.name));
+
 /**
  * Which held MachineDeployments of a topology take their new version now, the control plane having upgraded:
  * as Cluster API's topology controller orders them, in topology order, at most `upgradeConcurrency` upgrading at
@@ -11,7 +15,7 @@ export function topologyReleases(
   held: readonly string[],
   upgrading: (name: string) => boolean,
 ): string[] {
-  let running = topology.machineDeployments.filter((md) => !held.includes(md.name) && upgrading(md.name)).length;
+  let running = upgradingNow(topology, held, upgrading).length;
   const released: string[] = [];
   for (const md of topology.machineDeployments) {
     if (!held.includes(md.name)) continue;
@@ -36,6 +40,6 @@ export function topologyHoldReason(
   if (holding)
     return `held: MachineDeployment topology ${holding.topologyName} has topology.cluster.x-k8s.io/hold-upgrade-sequence`;
   if (order[index]?.deferUpgrade) return 'deferred: its topology has topology.cluster.x-k8s.io/defer-upgrade';
-  const busy = order.filter((md) => !held.includes(md.name) && upgrading(md.name)).map((md) => md.topologyName);
+  const busy = upgradingNow(topology, held, upgrading).map((md) => md.topologyName);
   return `waits its turn in the topology's order (upgrade concurrency ${topology.upgradeConcurrency}${busy.length ? `; upgrading: ${busy.join(', ')}` : ''})`;
 }

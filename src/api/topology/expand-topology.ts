@@ -77,7 +77,6 @@ function namingTemplates(clusterClass: RawDocument): string[] {
  */
 export function expandTopologies(docs: RawDocument[], problems: ManifestProblem[]): RawDocument[] {
   const topologyClusters = docs.filter((d) => kindOf(d) === 'Cluster' && d.raw.spec?.topology !== undefined);
-  if (topologyClusters.length === 0 && !docs.some((d) => classOnlyKind(kindOf(d)))) return docs;
   const consumed = new Set<RawDocument>();
   const made: RawDocument[] = [];
   for (const cluster of topologyClusters) {
@@ -100,7 +99,7 @@ export function expandTopologies(docs: RawDocument[], problems: ManifestProblem[
       }
       continue;
     }
-    made.push(...topologyDocuments(cluster, group, rendered, topologyModel(cluster, nameOf(group[1]!), rendered)));
+    made.push(...topologyDocuments(cluster, group, rendered));
   }
   for (const d of docs.filter((x) => classOnlyKind(kindOf(x)) && !consumed.has(x)))
     problems.push({
@@ -187,12 +186,7 @@ function topologyGroup(
 }
 
 /** The objects Cluster API's topology code made, renamed and with their references following the names. */
-function topologyDocuments(
-  cluster: RawDocument,
-  group: RawDocument[],
-  r: RenderedTopology,
-  topology: TopologyModel,
-): RawDocument[] {
+function topologyDocuments(cluster: RawDocument, group: RawDocument[], r: RenderedTopology): RawDocument[] {
   const names = topologyNames(namespaceOf(cluster), nameOf(cluster));
   // A cloned template's problems point at the template it was cloned from, which the user wrote; the rest's at
   // the Cluster, whose topology they were made from.
@@ -248,7 +242,7 @@ function topologyDocuments(
       },
     },
     loc: locate(cluster),
-    topology,
+    topology: topologyModel(cluster, nameOf(group.find((d) => kindOf(d) === 'ClusterClass')!), names),
   });
 
   for (const md of r.machineDeployments) {
@@ -273,29 +267,29 @@ const deferUpgradeAnnotation = 'topology.cluster.x-k8s.io/defer-upgrade';
 const holdUpgradeSequenceAnnotation = 'topology.cluster.x-k8s.io/hold-upgrade-sequence';
 
 /** The class's name and the upgrade order of the workers, from the Cluster's annotations and its topology's. */
-function topologyModel(cluster: RawDocument, className: string, r: RenderedTopology): TopologyModel {
+function topologyModel(
+  cluster: RawDocument,
+  className: string,
+  names: ReturnType<typeof topologyNames>,
+): TopologyModel {
   // Cluster API's Cluster webhook has checked it is a whole number, 1 or more.
   const concurrency = Number(cluster.raw.metadata?.annotations?.[upgradeConcurrencyAnnotation] ?? 1);
   const written = (cluster.raw.spec?.topology as { workers?: { machineDeployments?: unknown } } | undefined)?.workers
     ?.machineDeployments as { name?: unknown; metadata?: { annotations?: Record<string, string> } }[] | undefined;
-  const names = topologyNames(namespaceOf(cluster), nameOf(cluster));
   return {
     class: className,
     upgradeConcurrency: concurrency,
     // Topology order is the order the Cluster lists them in; the renderer gives them sorted by name.
-    machineDeployments: (written ?? []).flatMap((md) => {
+    // Cluster API rendered each of them (a topology it could not render was refused).
+    machineDeployments: (written ?? []).map((md) => {
       const topologyName = String(md.name);
       const annotations = md.metadata?.annotations ?? {};
-      return r.machineDeployments.some((x) => x.topologyName === topologyName)
-        ? [
-            {
-              name: names.machineDeployment(topologyName),
-              topologyName,
-              deferUpgrade: deferUpgradeAnnotation in annotations,
-              holdUpgradeSequence: holdUpgradeSequenceAnnotation in annotations,
-            },
-          ]
-        : [];
+      return {
+        name: names.machineDeployment(topologyName),
+        topologyName,
+        deferUpgrade: deferUpgradeAnnotation in annotations,
+        holdUpgradeSequence: holdUpgradeSequenceAnnotation in annotations,
+      };
     }),
   };
 }
