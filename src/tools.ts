@@ -70,6 +70,14 @@ export function clusterApiE2eData(): string {
   return dir;
 }
 
+/** Cluster API's templates for its development provider (the quick-start ClusterClass among them), copied by setup. */
+export function clusterApiTemplates(): string {
+  const dir = join(dirname(clusterApiConfig().config), 'templates');
+  if (!existsSync(dir))
+    throw new Error(`Cluster API's templates are missing from ${dir}: run \`npm run setup\` in the capt checkout`);
+  return dir;
+}
+
 /** clusterctl, built by setup from the Cluster API release the management API serves. */
 export const clusterctlPath = (): string => clusterApiTool('clusterctl', 'clusterctl');
 

@@ -136,6 +136,21 @@ fetch_capi_e2e_data() {
   mv "$dir.partial" "$dir"
 }
 
+# Cluster API's templates for its development provider (test/infrastructure/docker/templates of its test module):
+# the quick-start ClusterClass and the development Cluster that `clusterctl generate cluster` gives, which a test
+# applies with their kinds swapped to the local provider's.
+fetch_capi_templates() {
+  local dir=$tools/cluster-api/$capi_version/templates src
+  [ -d "$dir" ] && { say "cluster-api $capi_version templates: cached"; return; }
+  say "cluster-api $capi_version templates: copying from the Go module"
+  src=$(cd "$capi_module" && go mod download -json "sigs.k8s.io/cluster-api/test@$capi_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$src/infrastructure/docker/templates" ] || fail "go mod download sigs.k8s.io/cluster-api/test@$capi_version gave no infrastructure/docker/templates"
+  rm -rf "$dir.partial"
+  cp -r "$src/infrastructure/docker/templates" "$dir.partial"
+  chmod -R u+w "$dir.partial"
+  mv "$dir.partial" "$dir"
+}
+
 # clusterctl from the same pinned module, built as its users get it: the management API's tests drive it.
 build_clusterctl() {
   local bin=$tools/cluster-api/$capi_version/clusterctl
@@ -172,6 +187,7 @@ build_etcd
 for v in "${kube_versions[@]}"; do build_kube "$v"; done
 fetch_capi_crds
 fetch_capi_e2e_data
+fetch_capi_templates
 build_clusterctl
 # Cluster API's e2e framework (e2e-driver): its test runs the framework's waiters against capt's objects.
 build_module_program e2e-driver 'e2e driver' 'about 3 minutes cold'

@@ -39,6 +39,10 @@ function withTaints(registration: NodeRegistrationOptions | undefined, controlPl
   };
 }
 
+/** The named fields that are set, so an absent one stays absent in the YAML. */
+const pick = <T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pick<T, K>> =>
+  Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) as Partial<Pick<T, K>>;
+
 function kubeadmDocuments(role: BootstrapRole, spec: KubeadmConfigSpec, facts: ClusterFacts): string {
   const api = 'kubeadm.k8s.io/v1beta3';
   const cluster = {
@@ -48,7 +52,7 @@ function kubeadmDocuments(role: BootstrapRole, spec: KubeadmConfigSpec, facts: C
     kubernetesVersion: facts.kubernetesVersion,
     controlPlaneEndpoint: facts.controlPlaneEndpoint,
     networking: { serviceSubnet: facts.serviceSubnet, podSubnet: facts.podSubnet, dnsDomain: facts.serviceDomain },
-    ...(spec.clusterConfiguration?.apiServer ? { apiServer: spec.clusterConfiguration.apiServer } : {}),
+    ...pick(spec.clusterConfiguration ?? {}, ['apiServer', 'controllerManager', 'scheduler']),
   };
   const second =
     role === 'init'

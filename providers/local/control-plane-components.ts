@@ -22,6 +22,8 @@ export interface ControlPlaneLayout {
   serviceSubnet: string;
   podSubnet: string;
   serviceDomain: string;
+  /** ClusterConfiguration's extraArgs by component: they replace kubeadm's flag of the same name, or add one. */
+  extraArgs?: Partial<Record<ControlPlaneComponent, Record<string, string>>>;
 }
 
 export interface ControlPlanePorts {
@@ -50,13 +52,31 @@ export const isControlPlaneComponent = (name: string): name is ControlPlaneCompo
 /** Components exit when etcd is briefly unavailable (a member joining); like the kubelet with static pods, they are started again. */
 const staticPodRestartSeconds = 3;
 
+/** `--name=value` flags with `extra` replacing those of the same name (as kubeadm merges extraArgs), then the rest of `extra`. */
+export function withExtraArgs(args: string[], extra: Record<string, string> = {}): string[] {
+  const nameOf = (flag: string) => flag.slice(2).split('=', 1)[0]!;
+  const own = new Set(args.map(nameOf));
+  return [
+    ...args.map((flag) => (nameOf(flag) in extra ? `--${nameOf(flag)}=${extra[nameOf(flag)]}` : flag)),
+    ...Object.entries(extra)
+      .filter(([name]) => !own.has(name))
+      .map(([name, value]) => `--${name}=${value}`),
+  ];
+}
+
 /** A component kubeadm would run as a static pod: restarted when it exits. */
-const staticPod = (name: ControlPlaneComponent, command: string, stateDir: string, args: string[]): ProcessSpec => ({
+const staticPod = (
+  l: ControlPlaneLayout,
+  name: ControlPlaneComponent,
+  command: string,
+  stateDir: string,
+  args: string[],
+): ProcessSpec => ({
   name,
   command,
   stateDir,
   restartAfterSeconds: staticPodRestartSeconds,
-  args,
+  args: withExtraArgs(args, l.extraArgs?.[name]),
 });
 
 /** How long the node controller waits for a Node's heartbeat before it marks the Node's Ready condition Unknown. */
@@ -80,7 +100,7 @@ export const etcdClientUrl = (ip: string, port: number) => `https://${ip}:${port
 
 export function etcdProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
   const pki = join(pkiDir(l.root), 'etcd');
-  return staticPod('etcd', l.etcdBinary, stateDir, [
+  return staticPod(l, 'etcd', l.etcdBinary, stateDir, [
     `--name=${l.nodeName}`,
     `--data-dir=${join(l.root, 'var/lib/etcd')}`,
     `--listen-client-urls=${etcdClientUrl(l.ip, l.ports.etcdClient)}`,
@@ -105,7 +125,7 @@ export function etcdProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpe
 
 export function apiserverProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
   const pki = pkiDir(l.root);
-  return staticPod('kube-apiserver', join(l.kubernetesBin, 'kube-apiserver'), stateDir, [
+  return staticPod(l, 'kube-apiserver', join(l.kubernetesBin, 'kube-apiserver'), stateDir, [
     `--advertise-address=${l.ip}`,
     `--bind-address=${l.ip}`,
     `--secure-port=${l.ports.apiserver}`,
@@ -140,7 +160,7 @@ export function apiserverProcess(l: ControlPlaneLayout, stateDir: string): Proce
 
 export function controllerManagerProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
   const pki = pkiDir(l.root);
-  return staticPod('kube-controller-manager', join(l.kubernetesBin, 'kube-controller-manager'), stateDir, [
+  return staticPod(l, 'kube-controller-manager', join(l.kubernetesBin, 'kube-controller-manager'), stateDir, [
     ...servingFlags(l, l.ports.controllerManager, kubeconfigPath(l.root, 'controller-manager')),
     `--client-ca-file=${pki}/ca.crt`,
     `--requestheader-client-ca-file=${pki}/front-proxy-ca.crt`,
@@ -161,6 +181,7 @@ export function controllerManagerProcess(l: ControlPlaneLayout, stateDir: string
 
 export function schedulerProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
   return staticPod(
+    l,
     'kube-scheduler',
     join(l.kubernetesBin, 'kube-scheduler'),
     stateDir,

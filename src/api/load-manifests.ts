@@ -5,6 +5,8 @@ import type { ClusterDoc, HealthCheckDoc, MachineDeploymentDoc, MachineTemplateD
 import { controlPlaneMachineLabels, machineDeploymentMachineLabels } from '../contract/machine-labels';
 import type { Ref } from './kinds/common';
 import { toKubeadmConfigSpec, type ControlPlaneDoc } from './kinds/kubeadm';
+import { componentOfField, type ComponentField } from '../contract/control-plane-flags';
+import { componentFlagProblems } from './component-flags';
 import {
   fieldPath,
   groups,
@@ -91,7 +93,7 @@ export const maxModelBytes = 1 << 20;
 /**
  * Parses, validates and resolves Cluster API manifests into one model per cluster. Throws ManifestError listing
  * every problem. With `kubernetesVersions` (what the provider on this host can run), other versions are refused
- * here rather than when a machine is created.
+ * here rather than when a machine is created, and so are control-plane flags its binaries do not have.
  */
 export function loadManifests(
   sources: ManifestSource[],
@@ -150,8 +152,10 @@ export function loadManifests(
     });
   const clusters = problems.length ? [] : resolve(parsed, problems);
   for (const cluster of clusters) {
-    if (kubernetesVersions)
-      problems.push(...versionProblems(cluster, kubernetesVersions, sources.map((s) => s.file).join(', ')));
+    if (kubernetesVersions) {
+      const files = sources.map((s) => s.file).join(', ');
+      problems.push(...versionProblems(cluster, kubernetesVersions, files), ...componentFlagProblems(cluster, files));
+    }
     const bytes = Buffer.byteLength(JSON.stringify(cluster));
     if (bytes > maxModelBytes) {
       problems.push({
@@ -400,6 +404,19 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
       name: boot.name,
       config: toKubeadmConfigSpec(config) as KubeadmConfigSpec,
     };
+    // A worker joins and runs no control-plane component, so their settings would do nothing there.
+    for (const field of Object.keys(componentOfField) as ComponentField[]) {
+      const component = bootstrap.config.clusterConfiguration?.[field];
+      if (component?.extraArgs || component?.extraVolumes)
+        problems.push({
+          ...boot.loc,
+          kind: boot.kind,
+          name: boot.name,
+          path: `${boot.kind === 'KubeadmConfigTemplate' ? 'spec.template.spec' : 'spec'}.clusterConfiguration.${field}`,
+          message: `a worker runs no ${componentOfField[field]}: its extraArgs and extraVolumes would do nothing`,
+          hint: "set them in the KubeadmControlPlane's kubeadmConfigSpec.clusterConfiguration, or remove them",
+        });
+    }
     const infrastructure: InfrastructureTemplate = {
       kind: infra.kind,
       name: infra.name,

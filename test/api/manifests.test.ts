@@ -6,6 +6,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { loadManifests } from '../../src/api/load-manifests';
 import { ManifestError } from '../../src/api/manifest-error';
 import { manifestVariables, substituteVariables } from '../../src/api/variables';
+import { availableKubernetesVersions } from '../../src/tools';
 
 const root = join(__dirname, '../../..');
 const quickstart = readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
@@ -584,6 +585,89 @@ const cases: Case[] = [
       byKind(d, 'MachineDeployment').spec.selector = { matchExpressions: [{ key: 'a', operator: 'Exists' }] };
     },
   },
+  {
+    name: 'an apiServer flag capt wires the machine with',
+    path: 'spec.kubeadmConfigSpec.clusterConfiguration.apiServer.extraArgs[1]',
+    message: /--secure-port of kube-apiserver is set by capt from the machine/,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.kubeadmConfigSpec.clusterConfiguration = {
+        apiServer: {
+          extraArgs: [
+            { name: 'v', value: '2' },
+            { name: 'secure-port', value: '7443' },
+          ],
+        },
+      };
+    },
+  },
+  {
+    name: 'a controllerManager flag capt wires, in v1beta1 map form',
+    v1beta1: true,
+    path: 'spec.kubeadmConfigSpec.clusterConfiguration.controllerManager.extraArgs.kubeconfig',
+    message: /--kubeconfig of kube-controller-manager is set by capt/,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.kubeadmConfigSpec.clusterConfiguration = {
+        controllerManager: { extraArgs: { kubeconfig: '/tmp/other.conf' } },
+      };
+    },
+  },
+  {
+    name: 'a flag given twice',
+    path: 'spec.kubeadmConfigSpec.clusterConfiguration.scheduler.extraArgs[1].name',
+    message: /flag 'v' is given twice; capt passes each flag once/,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.kubeadmConfigSpec.clusterConfiguration = {
+        scheduler: {
+          extraArgs: [
+            { name: 'v', value: '2' },
+            { name: 'v', value: '4' },
+          ],
+        },
+      };
+    },
+  },
+  {
+    name: "a flag's name with its dashes",
+    path: 'spec.kubeadmConfigSpec.clusterConfiguration.apiServer.extraArgs[0].name',
+    message: /a flag's name without its leading dashes/,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.kubeadmConfigSpec.clusterConfiguration = {
+        apiServer: { extraArgs: [{ name: '--v', value: '2' }] },
+      };
+    },
+  },
+  {
+    name: "a volume mounted over the machine's capt tools",
+    path: 'spec.kubeadmConfigSpec.clusterConfiguration.apiServer.extraVolumes[0].mountPath',
+    message: /may not be mounted on \/run\/capt/,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.kubeadmConfigSpec.clusterConfiguration = {
+        apiServer: { extraVolumes: [{ name: 'tools', hostPath: '/var/tools', mountPath: '/run/capt/tools' }] },
+      };
+    },
+  },
+  {
+    name: 'a volume of a socket',
+    path: 'spec.kubeadmConfigSpec.clusterConfiguration.apiServer.extraVolumes[0].pathType',
+    message: /a local machine has no devices or sockets of its own to mount/,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.kubeadmConfigSpec.clusterConfiguration = {
+        apiServer: {
+          extraVolumes: [{ name: 'sock', hostPath: '/run/x.sock', mountPath: '/run/x.sock', pathType: 'Socket' }],
+        },
+      };
+    },
+  },
+  {
+    name: "a worker's KubeadmConfigTemplate with apiServer flags",
+    path: 'spec.template.spec.clusterConfiguration.apiServer',
+    message: /a worker runs no kube-apiserver: its extraArgs and extraVolumes would do nothing/,
+    mutate: (d) => {
+      byKind(d, 'KubeadmConfigTemplate').spec.template.spec.clusterConfiguration = {
+        apiServer: { extraArgs: [{ name: 'v', value: '2' }] },
+      };
+    },
+  },
   { name: 'not YAML', mutate: () => [], message: /not valid YAML/ },
 ];
 
@@ -862,4 +946,38 @@ test('a Machine of its own joins the model with its KubeadmConfig and LocalMachi
       },
     },
   ]);
+});
+
+test("control-plane components' extraArgs and extraVolumes reach the model from v1beta1 maps and v1beta2 lists; a flag the version lacks is refused where the tools are", () => {
+  const volume = { name: 'audit', hostPath: '/var/log/audit', mountPath: '/var/log/kubernetes', readOnly: false };
+  const withComponents = (text: string, args: unknown) => {
+    const docs = docsOf(text);
+    byKind(docs, 'KubeadmControlPlane').spec.kubeadmConfigSpec.clusterConfiguration = {
+      apiServer: { extraArgs: args, extraVolumes: [{ ...volume, pathType: '' }] },
+      scheduler: { extraVolumes: [{ ...volume, name: 'ro', readOnly: true, pathType: 'DirectoryOrCreate' }] },
+    };
+    return [{ file: 'cluster.yaml', text: render(docs) }];
+  };
+  const [a] = loadManifests(withComponents(quickstart, [{ name: 'audit-log-maxage', value: '7' }]), {});
+  const [b] = loadManifests(withComponents(v1beta1, { 'audit-log-maxage': '7' }), {});
+  assert.deepEqual(a, b);
+  assert.deepEqual(a!.controlPlane.kubeadmConfigSpec.clusterConfiguration, {
+    apiServer: { extraArgs: { 'audit-log-maxage': '7' }, extraVolumes: [volume] },
+    scheduler: { extraVolumes: [{ ...volume, name: 'ro', readOnly: true, pathType: 'DirectoryOrCreate' }] },
+  });
+  const versions = availableKubernetesVersions();
+  const unknown = withComponents(quickstart, [{ name: 'audit-log-max-age', value: '7' }]);
+  assert.doesNotThrow(() =>
+    loadManifests(withComponents(quickstart, [{ name: 'audit-log-maxage', value: '7' }]), {}, versions),
+  );
+  assert.deepEqual(
+    problemsOf(() => loadManifests(unknown, {}, versions)).map((p) => [p.kind, p.path, p.message]),
+    [
+      [
+        'KubeadmControlPlane',
+        'spec.kubeadmConfigSpec.clusterConfiguration.apiServer.extraArgs',
+        `kube-apiserver ${byKind(docsOf(quickstart), 'KubeadmControlPlane').spec.version} has no flag --audit-log-max-age`,
+      ],
+    ],
+  );
 });

@@ -1,4 +1,5 @@
 import { parseAllDocuments } from 'yaml';
+import type { ControlPlaneComponentConfig } from '../../../src/contract/kubeadm-config-spec';
 
 /** The parts of kubeadm's configuration documents (v1beta3 / v1beta4) that capt's local kubeadm honours. */
 export interface NodeRegistration {
@@ -13,7 +14,9 @@ export interface KubeadmDocuments {
     kubernetesVersion?: string;
     controlPlaneEndpoint?: string;
     networking?: { serviceSubnet?: string; podSubnet?: string; dnsDomain?: string };
-    apiServer?: { certSANs?: string[] };
+    apiServer?: ControlPlaneComponentConfig & { certSANs?: string[] };
+    controllerManager?: ControlPlaneComponentConfig;
+    scheduler?: ControlPlaneComponentConfig;
   };
   init?: { bootstrapTokens?: { token: string; ttl?: string }[]; nodeRegistration?: NodeRegistration };
   join?: {

@@ -22,6 +22,8 @@ import { httpsGet, waitForOk } from '../../../src/util/https-probe';
 import { parseKubeadmConfig, splitHostPort, type KubeadmDocuments, type NodeRegistration } from './kubeadm-config';
 import { checkToken, joinEndpoint, KubeadmError, kubeletRegistration } from './worker-join';
 import { clusterNetworkDefaults } from '../../../src/contract/cluster-network';
+import { componentOfField, type ComponentField } from '../../../src/contract/control-plane-flags';
+import { mountComponentVolumes } from './component-volumes';
 
 /**
  * capt's kubeadm for local machines: `kubeadm init|join [--control-plane] --config FILE` run from the
@@ -86,6 +88,12 @@ function layoutFor(
     etcdInitialCluster: initialCluster,
     etcdClusterState: state,
     ...networkingOf(docs),
+    extraArgs: Object.fromEntries(
+      Object.entries(componentOfField).map(([field, component]) => [
+        component,
+        docs.cluster?.[field as ComponentField]?.extraArgs ?? {},
+      ]),
+    ),
   };
 }
 
@@ -127,10 +135,13 @@ async function writeControlPlaneFiles(
 /** Starts the machine's components; `beforeApiserver` runs once etcd is started (a joining member's promotion). */
 async function startComponents(
   layout: ControlPlaneLayout,
+  docs: KubeadmDocuments,
   cas: ClusterCertificateAuthorities,
   adminConf: string,
   beforeApiserver = async () => {},
 ): Promise<KubeClient> {
+  // Before anything starts: a volume that cannot be mounted fails the machine before etcd has a member more.
+  await mountComponentVolumes(docs);
   await startDetached(etcdProcess(layout, stateDirInMachine));
   await beforeApiserver();
   await startDetached(apiserverProcess(layout, stateDirInMachine));
@@ -171,7 +182,7 @@ async function init(meta: MachineMetadata, docs: KubeadmDocuments): Promise<void
   const cas = await readCAs();
   await writeControlPlaneFiles(meta, docs, endpoint, cas);
   const layout = layoutFor(meta, docs, `${meta.name}=${etcdPeerUrl(meta.ip, standardPorts.etcdPeer)}`, 'new');
-  const client = await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'));
+  const client = await startComponents(layout, docs, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'));
   for (const { token } of docs.init?.bootstrapTokens ?? []) await createBootstrapToken(client, token);
   // kube-public is created by the apiserver's own controller shortly after it is ready.
   await patiently(() =>
@@ -221,7 +232,7 @@ async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, contro
     const initialCluster = members.map((m) => `${m.name || meta.name}=${m.peerURLs[0]}`).join(',');
     const layout = layoutFor(meta, docs, initialCluster, 'existing');
     // Promoted once in sync, before its apiserver starts: the cluster never counted it before it could vote.
-    await startComponents(layout, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'), async () => {
+    await startComponents(layout, docs, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'), async () => {
       await restartIfPublishLost(layout, tls);
       await patiently(() => promoteMember(peers, member.id, tls), 120_000);
     });

@@ -1,6 +1,18 @@
 import type { RemediationStrategy } from '../../contract/health-check';
 import { z } from 'zod';
-import type { KubeadmConfigSpec } from '../../contract/kubeadm-config-spec';
+import {
+  hostPathTypes,
+  type ControlPlaneComponentConfig,
+  type KubeadmConfigSpec,
+} from '../../contract/kubeadm-config-spec';
+import {
+  componentOfField,
+  flagNamePattern,
+  reservedMountPaths,
+  wiredFlags,
+  type ComponentField,
+  type ConfiguredComponent,
+} from '../../contract/control-plane-flags';
 import type { DeletionTimeouts } from '../../contract/machine';
 import {
   duration,
@@ -72,7 +84,74 @@ const user = z
   })
   .strict();
 
-const specShape = (args: z.ZodType) => ({
+const flagName = z
+  .string()
+  .regex(flagNamePattern, "a flag's name without its leading dashes, such as 'v' or 'audit-log-path'");
+const flagValue = z
+  .string()
+  .max(4096)
+  .regex(/^[^\0\n\r]*$/, 'a flag value is one line: no newline or NUL');
+/** v1beta1 (and kubeadm v1beta3) give a component's flags as a map, v1beta2 as a list: each flag once either way. */
+const componentArgsMap = z.record(flagName, flagValue);
+const componentArgsList = z
+  .array(z.object({ name: flagName, value: flagValue }).strict())
+  .max(100)
+  .superRefine((list, ctx) =>
+    list.forEach((arg, i) => {
+      if (list.findIndex((a) => a.name === arg.name) < i)
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'name'],
+          message: `flag '${arg.name}' is given twice; capt passes each flag once: join list values with commas in one entry`,
+        });
+    }),
+  );
+
+const machinePath = z
+  .string()
+  .startsWith('/', 'must be an absolute path')
+  .max(1024)
+  .refine((p) => !p.split('/').includes('..'), "a path may not contain '..'");
+const hostPathMount = z
+  .object({
+    name: z.string().min(1).max(253),
+    hostPath: machinePath,
+    mountPath: machinePath.refine(
+      (p) => !reservedMountPaths.some((r) => p === r || p.startsWith(`${r}/`)),
+      `a volume may not be mounted on ${reservedMountPaths.join(', ')} or below: a local machine's own tools and kernel files are there`,
+    ),
+    readOnly: z.boolean().optional(),
+    pathType: z
+      .enum(['', ...hostPathTypes], {
+        message: `one of ${hostPathTypes.join(', ')} (or empty): a local machine has no devices or sockets of its own to mount`,
+      })
+      .optional(),
+  })
+  .strict();
+
+const componentShape = (args: z.ZodType) => ({
+  extraArgs: args.optional(),
+  extraVolumes: z.array(hostPathMount).max(20).optional(),
+});
+
+type LooseArgs = Record<string, string> | { name: string; value: string }[] | undefined;
+const argsMap = (args: LooseArgs) =>
+  Array.isArray(args) ? Object.fromEntries(args.map((a) => [a.name, a.value])) : args;
+
+/** extraArgs may add flags and replace kubeadm's defaults, but not the ones capt wires the machine with. */
+function refuseWiredFlags(config: Partial<Record<ComponentField, { extraArgs?: unknown }>>, ctx: z.RefinementCtx) {
+  for (const [field, component] of Object.entries(componentOfField) as [ComponentField, ConfiguredComponent][]) {
+    const args = config[field]?.extraArgs as LooseArgs;
+    for (const name of Object.keys(argsMap(args) ?? {}).filter((n) => wiredFlags[component].includes(n)))
+      ctx.addIssue({
+        code: 'custom',
+        path: [field, 'extraArgs', Array.isArray(args) ? args.findIndex((a) => a.name === name) : name],
+        message: `--${name} of ${component} is set by capt from the machine and the Cluster (its address, ports, certificates and networks); remove it`,
+      });
+  }
+}
+
+const specShape = (args: z.ZodType, componentArgs: z.ZodType) => ({
   // Only what capt carries out: any other field of kubeadm's ClusterConfiguration is refused by name, never dropped.
   clusterConfiguration: z
     .object({
@@ -86,6 +165,7 @@ const specShape = (args: z.ZodType) => ({
         .optional(),
       apiServer: z
         .object({
+          ...componentShape(componentArgs),
           certSANs: z
             .array(z.string().regex(/^[A-Za-z0-9.:*-]{1,253}$/, 'a DNS name or an IP address'))
             .max(100)
@@ -93,8 +173,11 @@ const specShape = (args: z.ZodType) => ({
         })
         .strict()
         .optional(),
+      controllerManager: z.object(componentShape(componentArgs)).strict().optional(),
+      scheduler: z.object(componentShape(componentArgs)).strict().optional(),
     })
     .strict()
+    .superRefine(refuseWiredFlags)
     .optional(),
   initConfiguration: z.looseObject({ nodeRegistration: nodeRegistration(args).optional() }).optional(),
   joinConfiguration: z.looseObject({ nodeRegistration: nodeRegistration(args).optional() }).optional(),
@@ -119,8 +202,8 @@ const specShape = (args: z.ZodType) => ({
     .optional(),
 });
 
-export const kubeadmConfigSpecV1beta1 = z.object(specShape(kubeletArgsMap)).strict();
-export const kubeadmConfigSpecV1beta2 = z.object(specShape(kubeletArgsList)).strict();
+export const kubeadmConfigSpecV1beta1 = z.object(specShape(kubeletArgsMap, componentArgsMap)).strict();
+export const kubeadmConfigSpecV1beta2 = z.object(specShape(kubeletArgsList, componentArgsList)).strict();
 
 /** A spec many machines share (a template, a control plane's): one Node name for all of them would make them one Node. */
 const sharedSpec = <
@@ -145,18 +228,12 @@ const sharedSpec = <
   });
 
 type LooseRegistration =
-  | {
-      name?: string;
-      taints?: { key: string; value?: string; effect: string }[];
-      kubeletExtraArgs?: Record<string, string> | { name: string; value: string }[];
-    }
+  | { name?: string; taints?: { key: string; value?: string; effect: string }[]; kubeletExtraArgs?: LooseArgs }
   | undefined;
 
 function registration(r: LooseRegistration) {
   if (!r) return undefined;
-  const args = Array.isArray(r.kubeletExtraArgs)
-    ? Object.fromEntries(r.kubeletExtraArgs.map((a) => [a.name, a.value]))
-    : r.kubeletExtraArgs;
+  const args = argsMap(r.kubeletExtraArgs);
   return {
     ...(r.name ? { name: r.name } : {}),
     ...(r.taints ? { taints: r.taints } : {}),
@@ -164,31 +241,57 @@ function registration(r: LooseRegistration) {
   };
 }
 
-/** Both versions' KubeadmConfigSpec -> capt's model (kubeletExtraArgs as a map). */
+type LooseComponent = { extraArgs?: LooseArgs; extraVolumes?: z.infer<typeof hostPathMount>[] } | undefined;
+
+/** A component's flags as a map and its volumes without the empty pathType (kubeadm's "check nothing"). */
+function component(c: LooseComponent): ControlPlaneComponentConfig | undefined {
+  const args = argsMap(c?.extraArgs);
+  const volumes = c?.extraVolumes?.map(({ pathType, ...v }) => (pathType ? { ...v, pathType } : v));
+  if (!args && !volumes) return undefined;
+  return { ...(args ? { extraArgs: args } : {}), ...(volumes ? { extraVolumes: volumes } : {}) };
+}
+
+type ClusterConfiguration = NonNullable<KubeadmConfigSpec['clusterConfiguration']>;
+
+function clusterConfiguration(
+  c: z.infer<typeof kubeadmConfigSpecV1beta2>['clusterConfiguration'] | undefined,
+): ClusterConfiguration | undefined {
+  if (!c) return undefined;
+  const n = c.networking;
+  const apiServer = {
+    ...component(c.apiServer as LooseComponent),
+    ...(c.apiServer?.certSANs ? { certSANs: c.apiServer.certSANs } : {}),
+  };
+  const out: ClusterConfiguration = {
+    ...(n
+      ? {
+          networking: {
+            ...(n.serviceSubnet ? { serviceSubnet: n.serviceSubnet } : {}),
+            ...(n.podSubnet ? { podSubnet: n.podSubnet } : {}),
+            ...(n.dnsDomain ? { dnsDomain: n.dnsDomain } : {}),
+          },
+        }
+      : {}),
+    ...(Object.keys(apiServer).length ? { apiServer } : {}),
+  };
+  for (const field of ['controllerManager', 'scheduler'] as const) {
+    const config = component(c[field] as LooseComponent);
+    if (config) out[field] = config;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** Both versions' KubeadmConfigSpec -> capt's model (kubeletExtraArgs and components' extraArgs as maps). */
 export function toKubeadmConfigSpec(
   spec: z.infer<typeof kubeadmConfigSpecV1beta1> | z.infer<typeof kubeadmConfigSpecV1beta2>,
 ): KubeadmConfigSpec {
   const init = registration(spec.initConfiguration?.nodeRegistration as LooseRegistration);
   const join = registration(spec.joinConfiguration?.nodeRegistration as LooseRegistration);
-  const networking = spec.clusterConfiguration?.networking;
-  const certSANs = spec.clusterConfiguration?.apiServer?.certSANs;
+  const cluster = clusterConfiguration(
+    spec.clusterConfiguration as z.infer<typeof kubeadmConfigSpecV1beta2>['clusterConfiguration'],
+  );
   return {
-    ...(networking || certSANs
-      ? {
-          clusterConfiguration: {
-            ...(networking
-              ? {
-                  networking: {
-                    ...(networking.serviceSubnet ? { serviceSubnet: networking.serviceSubnet } : {}),
-                    ...(networking.podSubnet ? { podSubnet: networking.podSubnet } : {}),
-                    ...(networking.dnsDomain ? { dnsDomain: networking.dnsDomain } : {}),
-                  },
-                }
-              : {}),
-            ...(certSANs ? { apiServer: { certSANs } } : {}),
-          },
-        }
-      : {}),
+    ...(cluster ? { clusterConfiguration: cluster } : {}),
     ...(init ? { initConfiguration: { nodeRegistration: init } } : {}),
     ...(join ? { joinConfiguration: { nodeRegistration: join } } : {}),
     ...(spec.files ? { files: spec.files } : {}),
