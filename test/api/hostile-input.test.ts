@@ -302,14 +302,14 @@ function cases(): Case[] {
       expect: /ntp is not configured by capt's providers/,
     },
     {
-      name: 'apiServer extraArgs',
+      name: "an apiServer flag that would move the machine's apiserver off its port",
       content: variant((t) =>
         t.replace(
           '  kubeadmConfigSpec:\n',
-          '  kubeadmConfigSpec:\n    clusterConfiguration: {apiServer: {extraArgs: {v: "4"}}}\n',
+          '  kubeadmConfigSpec:\n    clusterConfiguration: {apiServer: {extraArgs: [{name: secure-port, value: "1"}]}}\n',
         ),
       ),
-      expect: /clusterConfiguration\.apiServer\.extraArgs: unknown field 'extraArgs'|unknown field 'extraArgs'/,
+      expect: /apiServer\.extraArgs\[0\]: --secure-port of kube-apiserver is set by capt from the machine/,
     },
     {
       name: 'a ClusterConfiguration field capt does not carry out',

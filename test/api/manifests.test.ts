@@ -668,6 +668,24 @@ const cases: Case[] = [
       };
     },
   },
+  {
+    name: 'an image repository (a local machine runs binaries)',
+    path: 'spec.kubeadmConfigSpec.clusterConfiguration.imageRepository',
+    message: /runs the Kubernetes version's binaries, not images/,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.kubeadmConfigSpec.clusterConfiguration = {
+        imageRepository: 'registry.example.com',
+      };
+    },
+  },
+  {
+    name: 'a CoreDNS image tag',
+    path: 'spec.kubeadmConfigSpec.clusterConfiguration.dns',
+    message: /a local cluster runs no CoreDNS/,
+    mutate: (d) => {
+      byKind(d, 'KubeadmControlPlane').spec.kubeadmConfigSpec.clusterConfiguration = { dns: { imageTag: 'v1.12.0' } };
+    },
+  },
   { name: 'not YAML', mutate: () => [], message: /not valid YAML/ },
 ];
 

@@ -173,6 +173,20 @@ const specShape = (args: z.ZodType, componentArgs: z.ZodType) => ({
         })
         .strict()
         .optional(),
+      // A local machine runs the version's binaries, never images: only kubeadm's default registry means anything.
+      imageRepository: z
+        .literal('', {
+          message:
+            "a local machine runs the Kubernetes version's binaries, not images, so no registry is used: remove imageRepository",
+        })
+        .optional(),
+      dns: z
+        .looseObject({})
+        .refine(
+          () => false,
+          'a local cluster runs no CoreDNS (its workers are simulated kubelets that run no pods): remove dns',
+        )
+        .optional(),
       controllerManager: z.object(componentShape(componentArgs)).strict().optional(),
       scheduler: z.object(componentShape(componentArgs)).strict().optional(),
     })

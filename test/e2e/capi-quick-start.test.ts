@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import type { V1Node } from '@kubernetes/client-node';
+import { KubeClient } from '../../src/kube/kube-client';
+import { kubectlFor } from '../../src/tools';
+import { MachineHarness } from '../fixtures/machine-harness';
+import { runCapt } from '../fixtures/capt-cli';
+import { capiQuickStart } from '../fixtures/capi-quick-start';
+
+const run = promisify(execFile);
+const h = new MachineHarness();
+const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
+
+before(() => h.start());
+after(() => h.stop());
+
+const [older, newer] = ['v1.35.4', 'v1.36.3'] as const;
+const isControlPlane = (n: V1Node) => 'node-role.kubernetes.io/control-plane' in (n.metadata?.labels ?? {});
+
+test("Cluster API's own quick-start ClusterClass and development Cluster, kinds swapped: capt apply runs it with Pod Security enforced by its patch, and a version change upgrades the control plane, then the workers", async () => {
+  const file = join(h.home, 'capi-quick-start.yaml');
+  await writeFile(file, capiQuickStart());
+  const vars = (version: string) =>
+    [
+      'CLUSTER_NAME=qs',
+      'NAMESPACE=default',
+      `KUBERNETES_VERSION=${version}`,
+      'CONTROL_PLANE_MACHINE_COUNT=1',
+      'WORKER_MACHINE_COUNT=1',
+    ].flatMap((v) => ['--var', v]);
+  const created = await capt('apply', '-f', file, ...vars(older), '--wait', '--timeout', '5m');
+  assert.equal(created.code, 0, created.stderr);
+  const kubeconfig = join(h.home, 'qs.kubeconfig');
+  await writeFile(kubeconfig, (await capt('kubeconfig', 'qs')).stdout, { mode: 0o600 });
+  const kube = new KubeClient(await readFile(kubeconfig, 'utf8'));
+  const kubectl = (...args: string[]) =>
+    run(kubectlFor(newer), ['--kubeconfig', kubeconfig, ...args]).then(
+      (r) => ({ code: 0, out: r.stdout + r.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+    );
+
+  // The class's podSecurityStandard patch (on by default): the apiserver's admission configuration file, its
+  // flag and its volume. The workload cluster's own apiserver enforces baseline and warns of restricted.
+  const podSecurity = async (name: string) => {
+    const privileged = await kubectl('run', `${name}-privileged`, '--image=busybox', '--privileged', '--restart=Never');
+    assert.equal(privileged.code, 1, privileged.out);
+    assert.match(privileged.out, /violates PodSecurity "baseline:latest": privileged/);
+    const plain = await kubectl('run', `${name}-plain`, '--image=busybox', '--restart=Never');
+    assert.equal(plain.code, 0, plain.out);
+    assert.match(plain.out, /Warning: would violate PodSecurity "restricted:latest"/);
+  };
+  await podSecurity('created');
+
+  // The class's two health checks watch the control plane and the MachineDeployment.
+  const view = JSON.parse((await capt('get', 'cluster', 'qs', '-o', 'json')).stdout);
+  const owners = [view.controlPlane, ...view.machineDeployments] as { healthCheck?: { expectedMachines: number } }[];
+  assert.deepEqual(
+    owners.map((o) => o.healthCheck?.expectedMachines),
+    [1, 1],
+  );
+
+  const nodes = await kube.listNodes();
+  assert.deepEqual(
+    nodes.map((n) => `${isControlPlane(n) ? 'control-plane' : 'worker'} ${n.status!.nodeInfo!.kubeletVersion}`).sort(),
+    [`control-plane ${older}`, `worker ${older}`],
+  );
+
+  // The upgrade: no worker runs the new version while the control plane's Node still runs the old one.
+  let samples = 0;
+  const watching = (async () => {
+    for (;;) {
+      const now = await kube.listNodes().catch(() => undefined);
+      if (now) {
+        samples++;
+        const versions = (cp: boolean) =>
+          now.filter((n) => isControlPlane(n) === cp).map((n) => n.status!.nodeInfo!.kubeletVersion);
+        if (versions(false).includes(newer))
+          assert.ok(!versions(true).includes(older), `a worker ran ${newer} beside a control plane of ${older}`);
+        if ([...versions(true), ...versions(false)].every((v) => v === newer) && now.length === 2) return;
+      }
+      await sleep(250);
+    }
+  })();
+  const waited = await capt('apply', '-f', file, ...vars(newer), '--wait', '--timeout', '5m');
+  assert.equal(waited.code, 0, waited.stderr);
+  await watching;
+  assert.ok(samples > 5, `${samples} samples of the Nodes during the upgrade`);
+  // The new control-plane machine has the admission configuration too.
+  await podSecurity('upgraded');
+
+  const deleted = await capt('delete', 'cluster', 'qs', '--wait', '--timeout', '5m');
+  assert.equal(deleted.code, 0, deleted.stderr);
+});
