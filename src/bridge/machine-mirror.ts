@@ -15,6 +15,8 @@ import {
   machineSetSelector,
   machineFinalizer,
   machineObjectChanged,
+  labelsGone,
+  machineSetLabelsPatch,
 } from './machine-objects';
 import type { MirroredReports } from './mirrored-reports';
 import type { ApiObject, ManagedKind, ManagementClient } from './management-client';
@@ -75,7 +77,10 @@ export async function mirrorMachines(
     const byHash = new Map<string, ApiObject>();
     for (const set of status.machineSets ?? []) {
       const desired = machineSetObject(object, set, cluster);
-      const existing = sets.find((s) => s.metadata.name === set.name) ?? (await api.create(desired));
+      const found = sets.find((s) => s.metadata.name === set.name);
+      const existing = found ?? (await api.create(desired));
+      const relabel = found && machineSetLabelsPatch(found, desired);
+      if (relabel) await api.patch('MachineSet', namespace, set.name, relabel);
       byHash.set(set.hash, existing);
       await api.patchStatusIfChanged(existing, machineSetStatus(set, machineSetSelector(existing)));
     }
@@ -123,11 +128,13 @@ export async function mirrorMachines(
         (await api.create({ ...desired, metadata: { ...desired.metadata, finalizers: [machineFinalizer] } }));
       // A merge patch keeps keys it does not name: the ones the machine no longer has are removed by name.
       const gone = Object.keys(existing ? ownAnnotations(existing) : {}).filter((k) => !(k in m.annotations));
+      const goneLabels = existing ? labelsGone(existing, desired.metadata.labels ?? {}) : [];
       const metadata = {
         ...desired.metadata,
+        labels: { ...desired.metadata.labels, ...Object.fromEntries(goneLabels.map((k) => [k, null])) },
         annotations: { ...desired.metadata.annotations, ...Object.fromEntries(gone.map((k) => [k, null])) },
       };
-      if (existing && (gone.length > 0 || machineObjectChanged(existing, desired)))
+      if (existing && (gone.length + goneLabels.length > 0 || machineObjectChanged(existing, desired)))
         await api.patch('Machine', namespace, m.name, { metadata, spec: desired.spec });
       await api.patchStatusIfChanged(
         object,

@@ -8,6 +8,12 @@ import type { ApiObject } from './management-client';
 
 /** On a Machine object the bridge made: the report of the machine it shows, so an unchanged one is not read again. */
 export const reportSequenceAnnotation = 'capt.cluster.x-k8s.io/report-sequence';
+/** The label keys the bridge wrote on a Machine: those the machine no longer has are removed, others' labels kept. */
+export const mirroredLabelsAnnotation = 'capt.cluster.x-k8s.io/mirrored-labels';
+
+/** The labels the bridge wrote on `o` that `labels` no longer has: a merge patch removes them by name. */
+export const labelsGone = (o: ApiObject, labels: Record<string, string>): string[] =>
+  (o.metadata.annotations?.[mirroredLabelsAnnotation] ?? '').split(',').filter((k) => k && !(k in labels));
 /** Cluster API's finalizer on a Machine: the object stays, with its deletion timestamp, until the machine is gone. */
 export const machineFinalizer = 'machine.cluster.x-k8s.io';
 /** Cluster API's label naming a Machine's MachineSet. */
@@ -72,6 +78,24 @@ export function machineSetObject(deployment: ApiObject, set: MachineSetRecord, c
   };
 }
 
+/**
+ * A deployment's template labels change in place (Cluster API propagates them): the patch that brings a set's
+ * labels, and its template's, to `desired`'s, or undefined when they are there already.
+ */
+export function machineSetLabelsPatch(existing: ApiObject, desired: ApiObject): object | undefined {
+  const want = desired.metadata.labels ?? {};
+  if (isDeepStrictEqual(existing.metadata.labels ?? {}, want)) return undefined;
+  const labels = {
+    ...want,
+    ...Object.fromEntries(
+      Object.keys(existing.metadata.labels ?? {})
+        .filter((k) => !(k in want))
+        .map((k) => [k, null]),
+    ),
+  };
+  return { metadata: { labels }, spec: { template: { metadata: { labels } } } };
+}
+
 export function machineSetStatus(set: MachineSetRecord, selector: string): Record<string, unknown> {
   return { selector, replicas: set.machines, readyReplicas: set.ready, upToDateReplicas: set.machines };
 }
@@ -87,17 +111,19 @@ export const machineSetSelector = (set: ApiObject) =>
  */
 export function machineObject(m: MachineStatus, owner: ApiObject, infrastructureKind: string): ApiObject {
   const hash = owner.kind === 'MachineSet' ? owner.metadata.labels?.[templateHashLabel] : undefined;
+  const labels = hash ? { ...m.labels, [templateHashLabel]: hash } : m.labels;
   return {
     apiVersion: `${groups.core}/v1beta2`,
     kind: 'Machine',
     metadata: {
       name: m.name,
       namespace: m.namespace,
-      labels: hash ? { ...m.labels, [templateHashLabel]: hash } : m.labels,
+      labels,
       annotations: {
         ...m.annotations,
         [reportSequenceAnnotation]: String(m.sequence),
         [mirroredAnnotationsAnnotation]: annotationsDigest(m.annotations),
+        [mirroredLabelsAnnotation]: Object.keys(labels).sort().join(','),
       },
       ownerReferences: [controllerRef(owner)],
     },

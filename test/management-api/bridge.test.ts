@@ -29,7 +29,12 @@ const bridgeLog = () => bridges.map((b, i) => `bridge ${i}:\n${b.log.slice(-3000
 
 const kubectl = (...args: string[]) => runProgram(kubectlFor(version), ['--kubeconfig', kubeconfig, ...args]);
 type MachineObject = {
-  metadata: { name: string; ownerReferences: { kind: string; name: string }[]; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    ownerReferences: { kind: string; name: string }[];
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec: { providerID?: string; version: string };
   status: { nodeRef?: { name: string }; nodeInfo?: { kubeletVersion: string }; phase: string };
 };
@@ -258,6 +263,38 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
     return !!m && !('example.com/note' in m.annotations);
   });
   assert.equal((await machineObject(kept)).metadata.annotations?.['example.com/note'], undefined);
+
+  // A template label added and then removed in place reaches the machine, its object and its MachineSet without
+  // a rollout, and a label someone put on the Machine object alone stays (the bridge removes only what it wrote).
+  assert.equal((await kubectl('label', `machine/${kept}`, 'example.com/own=mine')).code, 0);
+  const relabel = (value: string | null) =>
+    kubectl(
+      'patch',
+      'machinedeployment/kb-md-0',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { template: { metadata: { labels: { 'example.com/tier': value } } } } }),
+    );
+  const setLabels = async () =>
+    (JSON.parse((await kubectl('get', 'machinesets', '-o', 'json')).stdout) as { items: MachineObject[] }).items.map(
+      (o) => o.metadata.labels?.['example.com/tier'],
+    );
+  assert.equal((await relabel('gold')).code, 0);
+  await until(`machine ${kept}'s object and its MachineSet to carry example.com/tier=gold`, async () => {
+    const o = await machineObject(kept);
+    return o.metadata.labels?.['example.com/tier'] === 'gold' && (await setLabels()).every((v) => v === 'gold') && o;
+  });
+  assert.equal((await relabel(null)).code, 0);
+  const relabelled = await until(`machine ${kept}'s object and its MachineSet to drop example.com/tier`, async () => {
+    const o = await machineObject(kept);
+    return !('example.com/tier' in (o.metadata.labels ?? {})) && (await setLabels()).every((v) => v === undefined) && o;
+  });
+  assert.equal(relabelled.metadata.labels?.['example.com/own'], 'mine');
+  assert.deepEqual(
+    (await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).machines.map((m) => m.name),
+    [kept],
+    'changed in place: the same machine',
+  );
 
   // Deletion both ways, as Cluster API's Machine finalizer makes it. A machine capt deletes (held at a pre-drain hook
   // set with kubectl) shows its deletion timestamp and phase Deleting, and its object goes with it.

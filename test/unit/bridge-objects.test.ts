@@ -13,7 +13,15 @@ import {
   type ObjectsByKind,
 } from '../../src/bridge/cluster-documents';
 import { clusterObjectStatus, ownerObjectStatus, type ApiCondition } from '../../src/bridge/cluster-status-out';
-import { labelSelector, machineObject, machineSetObject, machineSetSelector } from '../../src/bridge/machine-objects';
+import {
+  labelSelector,
+  labelsGone,
+  machineObject,
+  machineSetLabelsPatch,
+  machineSetObject,
+  machineSetSelector,
+  mirroredLabelsAnnotation,
+} from '../../src/bridge/machine-objects';
 import type { ApiObject, ManagedKind } from '../../src/bridge/management-client';
 import type { ClusterView } from '../../src/contract/cluster';
 import { MachinePhase, type MachineStatus } from '../../src/contract/machine';
@@ -364,4 +372,29 @@ test('the Cluster becomes an owner of the templates its control plane and Machin
     ['KubeadmConfigTemplate/one-md-0', 'LocalMachineTemplate/one-control-plane', 'LocalMachineTemplate/one-md-0'],
   );
   assert.ok(members.filter(sharedByClusters).every((o) => !ownedByCluster(o)));
+});
+
+test("the labels the bridge wrote on a Machine and the machine no longer has are the ones removed; a set's labels follow its deployment's", () => {
+  const written = {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Machine',
+    metadata: {
+      name: 'm',
+      namespace: 'default',
+      labels: { a: '1', b: '2', own: 'x' },
+      annotations: { [mirroredLabelsAnnotation]: 'a,b' },
+    },
+  } as ApiObject;
+  assert.deepEqual(labelsGone(written, { a: '1' }), ['b']);
+  assert.deepEqual(
+    labelsGone({ ...written, metadata: { name: 'm', namespace: 'default', labels: { b: '2' } } }, {}),
+    [],
+  );
+  const set = (labels: Record<string, string>) =>
+    ({ metadata: { name: 's', namespace: 'default', labels } }) as ApiObject;
+  assert.equal(machineSetLabelsPatch(set({ a: '1' }), set({ a: '1' })), undefined);
+  assert.deepEqual(machineSetLabelsPatch(set({ a: '1', gone: 'y' }), set({ a: '2' })), {
+    metadata: { labels: { a: '2', gone: null } },
+    spec: { template: { metadata: { labels: { a: '2', gone: null } } } },
+  });
 });

@@ -8,6 +8,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -183,7 +184,11 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     } catch (err) {
       return log.warn('template change from the owner refused', { error: (err as Error).message });
     }
-    applyChange(merged);
+    const reportsBefore = state.reports;
+    const status = applyChange(merged);
+    // Labels and annotations are no news to the owner's plans, but its record's sequence tells the management
+    // API's bridge that the Machine object is behind: without a report it showed them only at the next one.
+    if (state.reports === reportsBefore && patched('report-template-change')) void report(status);
   });
   function applyChange(change: MachineSpecChange): MachineStatus {
     Object.assign(spec, change);
