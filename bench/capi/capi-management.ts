@@ -84,12 +84,13 @@ async function managerArgs(
   certDir: string,
   tuning: Tuning,
   profiling: boolean,
+  variables: Record<string, string>,
 ): Promise<string[]> {
   const index = managerNames.indexOf(m);
   const binary = modules.binaries[m];
   const help = tuning === 'scale' || profiling ? await managerHelp(binary) : '';
   return [
-    ...(await upstreamManagerArgs(modules.configDirs[m])),
+    ...(await upstreamManagerArgs(modules.configDirs[m], variables)),
     `--webhook-port=${webhookPort(m)}`,
     `--webhook-cert-dir=${certDir}`,
     `--health-addr=127.0.0.1:${9450 + index}`,
@@ -130,12 +131,14 @@ async function waitForManager(stateDir: string, m: ManagerName, timeoutMs = 120_
  * Starts Cluster API's management plane inside the caller's network namespace (the managers' webhook
  * servers and the in-memory backend's load balancers bind every address): capt's cached etcd,
  * kube-apiserver and controller-manager, the CRDs and webhook configurations, one serving certificate,
- * and the four managers with leader election off. `stop` ends everything it started.
+ * and the four managers with leader election off and `variables` substituted into their arguments as clusterctl
+ * does. `stop` ends everything it started.
  */
 export async function startCapiManagement(
   tuning: Tuning,
   profiling: boolean,
   log: (line: string) => void,
+  variables: Record<string, string> = {},
 ): Promise<CapiManagement> {
   const modules = capiModules();
   const cp = await startKubeControlPlane();
@@ -176,7 +179,7 @@ export async function startCapiManagement(
         name: m,
         stateDir,
         command: modules.binaries[m],
-        args: await managerArgs(m, modules, certDir, tuning, profiling),
+        args: await managerArgs(m, modules, certDir, tuning, profiling, variables),
         // A pod's downward-API values: the in-memory backend serves fake workload apiservers on POD_IP.
         env: {
           KUBECONFIG: kubeconfig,

@@ -68,10 +68,14 @@ export async function managementManifests(modules: CapiModules, caCert: string):
 
 /**
  * The manager's arguments from its deployment (config/manager/manager.yaml) with each `${VAR:=default}`
- * at its default, so feature gates are those a clusterctl install gets. Leader election is dropped (one
- * replica each); the addresses are set by the harness.
+ * at its value in `variables` or else its default, as clusterctl init substitutes them (CLUSTER_TOPOLOGY=true
+ * turns the ClusterClass feature on). Leader election is dropped (one replica each); the addresses are set by
+ * the harness.
  */
-export async function upstreamManagerArgs(configDir: string): Promise<string[]> {
+export async function upstreamManagerArgs(
+  configDir: string,
+  variables: Record<string, string> = {},
+): Promise<string[]> {
   const deployment = (await readDocuments(join(configDir, 'manager/manager.yaml'))).find(
     (d) => d.kind === 'Deployment',
   );
@@ -80,7 +84,9 @@ export async function upstreamManagerArgs(configDir: string): Promise<string[]> 
   )?.template.spec.containers;
   const args = containers?.find((c) => c.name === 'manager')?.args;
   if (!args) throw new Error(`no manager container args in ${join(configDir, 'manager/manager.yaml')}`);
-  const expanded = args.map((a) => a.replace(/\$\{[A-Z0-9_]+:=([^}]*)\}/g, (_, value: string) => value));
+  const expanded = args.map((a) =>
+    a.replace(/\$\{([A-Z0-9_]+):=([^}]*)\}/g, (_, name: string, value: string) => variables[name] ?? value),
+  );
   const unresolved = expanded.find((a) => a.includes('${'));
   if (unresolved) throw new Error(`manager argument ${unresolved} has a variable without a default`);
   const dropped = ['--leader-elect', '--diagnostics-address', '--insecure-diagnostics'];

@@ -13,7 +13,9 @@ export interface ObjectRef {
 export function objectPath(ref: Omit<ObjectRef, 'name'> & { name?: string }): string {
   const base = ref.apiVersion.includes('/') ? `/apis/${ref.apiVersion}` : `/api/${ref.apiVersion}`;
   const ns = ref.namespace ? `/namespaces/${ref.namespace}` : '';
-  return `${base}${ns}/${ref.kind.toLowerCase()}s${ref.name ? `/${ref.name}` : ''}`;
+  // Kubernetes' plural of a kind: ClusterClass is served as clusterclasses.
+  const kind = ref.kind.toLowerCase();
+  return `${base}${ns}/${kind}${kind.endsWith('s') ? 'es' : 's'}${ref.name ? `/${ref.name}` : ''}`;
 }
 
 /** The REST path of an object's collection, or with `named` of the object. */
