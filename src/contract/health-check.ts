@@ -8,6 +8,11 @@ export interface HealthCheckSpec {
   name: string;
   /** A Node condition in this state for `timeoutSeconds` makes its machine unhealthy. */
   unhealthyNodeConditions: { type: string; status: NodeConditionState['status']; timeoutSeconds: number }[];
+  /**
+   * One of the machine's own conditions in this state for `timeoutSeconds` makes it unhealthy (v1beta2 since Cluster
+   * API v1.12). Absent rather than empty, so a check written before it carries the same spec as then.
+   */
+  unhealthyMachineConditions?: { type: string; status: NodeConditionState['status']; timeoutSeconds: number }[];
   /** A machine with no Node this long after its creation is unhealthy; 0 turns the check off. */
   nodeStartupTimeoutSeconds: number;
   /** Above this many unhealthy machines (a count or a percentage of those selected), nothing is remediated. */
@@ -15,6 +20,13 @@ export interface HealthCheckSpec {
   /** v1beta1's alternative to maxUnhealthy: remediate only while the unhealthy count is within [min, max]. */
   unhealthyRange?: { min: number; max: number };
 }
+
+/**
+ * The machine conditions a check may name. The owner that judges a machine keeps its phase, creation time and its
+ * Node's unhealthy conditions, which give NodeReady and when it last changed; of capt's other machine conditions
+ * it sees no transitions, so a check on one would be judged wrong, and is refused.
+ */
+export const checkedMachineConditions: readonly string[] = ['NodeReady'];
 
 /** Cluster API's nodeStartupTimeout when a MachineHealthCheck gives none: 10 minutes. */
 export const defaultNodeStartupTimeoutSeconds = 600;
@@ -31,12 +43,17 @@ export interface RemediationStrategy {
 
 /** Why a machine is unhealthy, Cluster API's reasons. */
 export type UnhealthyReason =
-  'UnhealthyNode' | 'NodeStartupTimeout' | 'NodeNotFound' | 'HasRemediateAnnotation' | 'MachineHasFailure';
+  | 'UnhealthyMachine'
+  | 'UnhealthyNode'
+  | 'NodeStartupTimeout'
+  | 'NodeNotFound'
+  | 'HasRemediateAnnotation'
+  | 'MachineHasFailure';
 
 export interface UnhealthyMachine {
   machine: string;
   reason: UnhealthyReason;
-  /** What was seen, for people: "Ready=Unknown for 45s (timeout 40s)". */
+  /** What was seen, for people: "Ready=Unknown for 45s (timeout 40s)" (a Node's), "NodeReady=False for ..." (the machine's). */
   message: string;
   /** Since when the condition held (or the machine was created, for a Node that never came). */
   since: string;
