@@ -1,4 +1,5 @@
-import type { NodeConditionState } from './machine';
+import { MachinePhase, nodeReadyStatus, type Condition, type NodeConditionState } from './machine';
+import type { MachineRecord } from './owner';
 
 /**
  * A MachineHealthCheck as capt carries it to the owner whose machines it selects (v1beta1 and v1beta2 field
@@ -9,8 +10,8 @@ export interface HealthCheckSpec {
   /** A Node condition in this state for `timeoutSeconds` makes its machine unhealthy. */
   unhealthyNodeConditions: { type: string; status: NodeConditionState['status']; timeoutSeconds: number }[];
   /**
-   * One of the machine's own conditions in this state for `timeoutSeconds` makes it unhealthy (v1beta2 since Cluster
-   * API v1.12). Absent rather than empty, so a check written before it carries the same spec as then.
+   * One of the machine's own conditions in this state for `timeoutSeconds` makes it unhealthy (Cluster API v1.12+).
+   * Absent rather than empty, so a check written before it carries the same spec as then.
    */
   unhealthyMachineConditions?: { type: string; status: NodeConditionState['status']; timeoutSeconds: number }[];
   /** A machine with no Node this long after its creation is unhealthy; 0 turns the check off. */
@@ -21,12 +22,28 @@ export interface HealthCheckSpec {
   unhealthyRange?: { min: number; max: number };
 }
 
+type RecordedCondition = { status: Condition['status']; since: string };
+
 /**
- * The machine conditions a check may name. The owner that judges a machine keeps its phase, creation time and its
- * Node's unhealthy conditions, which give NodeReady and when it last changed; of capt's other machine conditions
- * it sees no transitions, so a check on one would be judged wrong, and is refused.
+ * The machine conditions a check may name, each as the owner that judges a machine finds it in its record: the
+ * machine's phase, creation time and its Node's unhealthy conditions give NodeReady (Unknown since its creation
+ * until it has a Node, then its Node's Ready) and when it last changed. Of capt's other machine conditions the record
+ * holds no transitions, so a check on one would be judged wrong, and is refused. A deleted Node's machine is left to
+ * the Node's judge, which finds it unhealthy at once.
  */
-export const checkedMachineConditions: readonly string[] = ['NodeReady'];
+const recordedMachineConditions: Record<string, (m: MachineRecord) => RecordedCondition | undefined> = {
+  NodeReady: (m) => {
+    if (m.node?.gone) return undefined;
+    const running = m.phase === MachinePhase.Running;
+    const ready = m.node?.conditions.find((c) => c.type === 'Ready');
+    const status = nodeReadyStatus(running, { ready: ready?.status ?? 'True' });
+    return { status, since: (running && ready?.since) || m.createdAt };
+  },
+};
+export const checkedMachineConditions: readonly string[] = Object.keys(recordedMachineConditions);
+/** A machine's own condition of `type` as its owner's record gives it, if a check may name that type. */
+export const recordedMachineCondition = (m: MachineRecord, type: string) =>
+  Object.hasOwn(recordedMachineConditions, type) ? recordedMachineConditions[type]!(m) : undefined;
 
 /** Cluster API's nodeStartupTimeout when a MachineHealthCheck gives none: 10 minutes. */
 export const defaultNodeStartupTimeoutSeconds = 600;

@@ -1,11 +1,12 @@
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
-import type {
-  HealthCheckSpec,
-  HealthCheckStatus,
-  Remediation,
-  UnhealthyMachine,
+import {
+  recordedMachineCondition,
+  type HealthCheckSpec,
+  type HealthCheckStatus,
+  type Remediation,
+  type UnhealthyMachine,
 } from '../../src/contract/health-check';
-import { MachinePhase, nodeReadyStatus, type Condition } from '../../src/contract/machine';
+import { MachinePhase, type Condition } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
 
 /** What a MachineHealthCheck sees among an owner's machines at one instant. */
@@ -52,19 +53,6 @@ function judgeConditions(
   return pendingUntil === undefined ? { healthy: true } : { pendingUntil, healthy: false };
 }
 
-/**
- * The machine's own condition of `type` as its record gives it. NodeReady is the one a check may name
- * (checkedMachineConditions): Unknown since its creation until it has a Node (Running), then its Node's Ready. A
- * deleted Node's machine is left to the Node's judge, which finds it unhealthy at once.
- */
-function machineCondition(m: MachineRecord, type: string): { status: string; since: string } | undefined {
-  if (type !== 'NodeReady' || m.node?.gone) return undefined;
-  const running = m.phase === MachinePhase.Running;
-  const ready = m.node?.conditions.find((c) => c.type === 'Ready');
-  const status = nodeReadyStatus(running, { ready: ready?.status ?? 'True' });
-  return { status, since: running ? (ready?.since ?? m.createdAt) : m.createdAt };
-}
-
 /** Of two verdicts on one machine, the unhealthy one (the first if both), else pending until the sooner. */
 function worse(a: Verdict, b: Verdict): Verdict {
   if (a.unhealthy || b.unhealthy) return a.unhealthy ? a : b;
@@ -98,7 +86,7 @@ function judge(check: HealthCheckSpec, m: MachineRecord, nowMs: number): Verdict
       },
       healthy: false,
     };
-  const own = (type: string) => machineCondition(m, type);
+  const own = (type: string) => recordedMachineCondition(m, type);
   const byMachine = judgeConditions(m.name, check.unhealthyMachineConditions ?? [], own, 'UnhealthyMachine', nowMs);
   return worse(byMachine, judgeNode(check, m, nowMs, now));
 }
