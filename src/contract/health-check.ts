@@ -1,4 +1,5 @@
-import type { NodeConditionState } from './machine';
+import { MachinePhase, nodeReadyStatus, type Condition, type NodeConditionState } from './machine';
+import type { MachineRecord } from './owner';
 
 /**
  * A MachineHealthCheck as capt carries it to the owner whose machines it selects (v1beta1 and v1beta2 field
@@ -8,6 +9,11 @@ export interface HealthCheckSpec {
   name: string;
   /** A Node condition in this state for `timeoutSeconds` makes its machine unhealthy. */
   unhealthyNodeConditions: { type: string; status: NodeConditionState['status']; timeoutSeconds: number }[];
+  /**
+   * One of the machine's own conditions in this state for `timeoutSeconds` makes it unhealthy (Cluster API v1.12+).
+   * Absent rather than empty, so a check written before it carries the same spec as then.
+   */
+  unhealthyMachineConditions?: { type: string; status: NodeConditionState['status']; timeoutSeconds: number }[];
   /** A machine with no Node this long after its creation is unhealthy; 0 turns the check off. */
   nodeStartupTimeoutSeconds: number;
   /** Above this many unhealthy machines (a count or a percentage of those selected), nothing is remediated. */
@@ -15,6 +21,29 @@ export interface HealthCheckSpec {
   /** v1beta1's alternative to maxUnhealthy: remediate only while the unhealthy count is within [min, max]. */
   unhealthyRange?: { min: number; max: number };
 }
+
+type RecordedCondition = { status: Condition['status']; since: string };
+
+/**
+ * The machine conditions a check may name, each as the owner that judges a machine finds it in its record: the
+ * machine's phase, creation time and its Node's unhealthy conditions give NodeReady (Unknown since its creation
+ * until it has a Node, then its Node's Ready) and when it last changed. Of capt's other machine conditions the record
+ * holds no transitions, so a check on one would be judged wrong, and is refused. A deleted Node's machine is left to
+ * the Node's judge, which finds it unhealthy at once.
+ */
+const recordedMachineConditions: Record<string, (m: MachineRecord) => RecordedCondition | undefined> = {
+  NodeReady: (m) => {
+    if (m.node?.gone) return undefined;
+    const running = m.phase === MachinePhase.Running;
+    const ready = m.node?.conditions.find((c) => c.type === 'Ready');
+    const status = nodeReadyStatus(running, { ready: ready?.status ?? 'True' });
+    return { status, since: (running && ready?.since) || m.createdAt };
+  },
+};
+export const checkedMachineConditions: readonly string[] = Object.keys(recordedMachineConditions);
+/** A machine's own condition of `type` as its owner's record gives it, if a check may name that type. */
+export const recordedMachineCondition = (m: MachineRecord, type: string) =>
+  Object.hasOwn(recordedMachineConditions, type) ? recordedMachineConditions[type]!(m) : undefined;
 
 /** Cluster API's nodeStartupTimeout when a MachineHealthCheck gives none: 10 minutes. */
 export const defaultNodeStartupTimeoutSeconds = 600;
@@ -31,12 +60,17 @@ export interface RemediationStrategy {
 
 /** Why a machine is unhealthy, Cluster API's reasons. */
 export type UnhealthyReason =
-  'UnhealthyNode' | 'NodeStartupTimeout' | 'NodeNotFound' | 'HasRemediateAnnotation' | 'MachineHasFailure';
+  | 'UnhealthyMachine'
+  | 'UnhealthyNode'
+  | 'NodeStartupTimeout'
+  | 'NodeNotFound'
+  | 'HasRemediateAnnotation'
+  | 'MachineHasFailure';
 
 export interface UnhealthyMachine {
   machine: string;
   reason: UnhealthyReason;
-  /** What was seen, for people: "Ready=Unknown for 45s (timeout 40s)". */
+  /** What was seen, for people: "Ready=Unknown for 45s (timeout 40s)" (a Node's), "NodeReady=False for ..." (the machine's). */
   message: string;
   /** Since when the condition held (or the machine was created, for a Node that never came). */
   since: string;

@@ -86,6 +86,36 @@ export interface Condition {
   lastTransitionTime?: string;
 }
 
+/**
+ * Every condition capt sets on a Machine: the machine workflow's, Deleting while it is deleted, and Available and
+ * UpToDate, which the bridge adds as Cluster API v1beta2 does.
+ */
+export const machineConditionTypes = [
+  'Ready',
+  'BootstrapConfigReady',
+  'InfrastructureReady',
+  'BootstrapExecSucceeded',
+  'NodeReady',
+  'NodeHealthy',
+  'Deleting',
+  'Available',
+  'UpToDate',
+] as const;
+export type MachineConditionType = (typeof machineConditionTypes)[number];
+
+/**
+ * A Machine's NodeReady, as Cluster API's machine controller sets it: Unknown until the machine has a Node, False
+ * once that Node is deleted, else the Node's own Ready.
+ */
+export function nodeReadyStatus(
+  hasNode: boolean,
+  node: { ready: Condition['status']; gone?: boolean } | undefined,
+): Condition['status'] {
+  if (!hasNode) return 'Unknown';
+  if (node?.gone) return 'False';
+  return node?.ready ?? 'Unknown';
+}
+
 /** The conditions Kubernetes itself sets, in their healthy state; any other condition's healthy state is unknown to capt. */
 export const healthyNodeConditionStates: Record<string, string> = {
   Ready: 'True',

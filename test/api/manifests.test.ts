@@ -506,6 +506,61 @@ const cases: Case[] = [
     ],
   },
   {
+    name: "a check of a machine condition outside Cluster API's states",
+    path: 'spec.checks.unhealthyMachineConditions[0].status',
+    message: /expected one of "True"\|"False"\|"Unknown"/,
+    mutate: (d) => [
+      ...d,
+      mhc(
+        { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' },
+        { checks: { unhealthyMachineConditions: [{ type: 'NodeReady', status: 'Down', timeoutSeconds: 60 }] } },
+      ),
+    ],
+  },
+  {
+    name: 'a check of a machine condition capt sets but keeps no transitions of',
+    path: 'spec.checks.unhealthyMachineConditions[1].type',
+    message: /capt sets InfrastructureReady on a Machine, but the owner that judges its machines keeps no transitions/,
+    mutate: (d) => [
+      ...d,
+      mhc(
+        { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' },
+        {
+          checks: {
+            unhealthyMachineConditions: [
+              { type: 'NodeReady', status: 'Unknown', timeoutSeconds: 300 },
+              { type: 'InfrastructureReady', status: 'False', timeoutSeconds: 1800 },
+            ],
+          },
+        },
+      ),
+    ],
+  },
+  {
+    name: "a check of a machine's Ready (Cluster API refuses it too)",
+    path: 'spec.checks.unhealthyMachineConditions[0].type',
+    message: /Cluster API refuses a check on a Machine's Ready/,
+    mutate: (d) => [
+      ...d,
+      mhc(
+        { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' },
+        { checks: { unhealthyMachineConditions: [{ type: 'Ready', status: 'False', timeoutSeconds: 60 }] } },
+      ),
+    ],
+  },
+  {
+    name: "a check of a machine's NodeReady in its healthy state",
+    path: 'spec.checks.unhealthyMachineConditions[0].status',
+    message: /NodeReady=True is the healthy state of that condition, so every healthy machine would be remediated/,
+    mutate: (d) => [
+      ...d,
+      mhc(
+        { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' },
+        { checks: { unhealthyMachineConditions: [{ type: 'NodeReady', status: 'True', timeoutSeconds: 60 }] } },
+      ),
+    ],
+  },
+  {
     name: 'v1beta1 MachineHealthCheck with a remediation template',
     v1beta1: true,
     path: 'spec.remediationTemplate',
@@ -901,6 +956,79 @@ test("MachineHealthChecks reach the owner they select, in one shape from v1beta1
     minHealthyPeriodSeconds: 7200,
   });
   assert.deepEqual(older!.machineDeployments[0]!.healthCheck, model!.machineDeployments[0]!.healthCheck);
+});
+
+test("unhealthyMachineConditions reach the owner's check from v1beta2 (timeoutSeconds) and v1beta1 (timeout); a check without them carries none", () => {
+  const quickStart = [
+    { type: 'NodeReady', status: 'Unknown', timeoutSeconds: 300 },
+    { type: 'NodeReady', status: 'False', timeoutSeconds: 300 },
+  ];
+  const workers = { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' };
+  const [model] = loadManifests(
+    [
+      {
+        file: 'c.yaml',
+        text: render([...baseDocs(), mhc(workers, { checks: { unhealthyMachineConditions: quickStart } })]),
+      },
+    ],
+    {},
+  );
+  assert.deepEqual(model!.machineDeployments[0]!.healthCheck, {
+    name: 'quickstart-mhc',
+    unhealthyNodeConditions: [],
+    unhealthyMachineConditions: quickStart,
+    nodeStartupTimeoutSeconds: 600,
+  });
+  const v1 = {
+    apiVersion: 'cluster.x-k8s.io/v1beta1',
+    kind: 'MachineHealthCheck',
+    metadata: { name: 'quickstart-mhc' },
+    spec: {
+      clusterName: 'quickstart',
+      selector: { matchLabels: workers },
+      unhealthyMachineConditions: quickStart.map(({ type, status }) => ({ type, status, timeout: '5m' })),
+    },
+  };
+  const [older] = loadManifests([{ file: 'c.yaml', text: render([...docsOf(v1beta1), v1]) }], {});
+  assert.deepEqual(older!.machineDeployments[0]!.healthCheck, model!.machineDeployments[0]!.healthCheck);
+  const [none] = loadManifests([{ file: 'c.yaml', text: render([...baseDocs(), mhc(workers)]) }], {});
+  assert.equal('unhealthyMachineConditions' in none!.machineDeployments[0]!.healthCheck!, false);
+});
+
+test('a check of a machine condition capt never sets is refused where it is written, naming the conditions capt sets', () => {
+  const check = mhc(
+    { 'cluster.x-k8s.io/deployment-name': 'quickstart-md-0' },
+    { checks: { unhealthyMachineConditions: [{ type: 'EtcdMemberHealthy', status: 'False', timeoutSeconds: 60 }] } },
+  );
+  const docs = [...baseDocs(), check];
+  assert.throws(
+    () => loadManifests([{ file: 'cluster.yaml', text: render(docs) }], {}),
+    (err: unknown) => {
+      assert.ok(err instanceof ManifestError, `a ManifestError, got ${err}`);
+      assert.deepEqual(
+        err.problems.map(({ file, index, kind, name, path }) => ({ file, index, kind, name, path })),
+        [
+          {
+            file: 'cluster.yaml',
+            index: docs.length - 1,
+            kind: 'MachineHealthCheck',
+            name: 'quickstart-mhc',
+            path: 'spec.checks.unhealthyMachineConditions[0].type',
+          },
+        ],
+      );
+      assert.equal(
+        err.problems[0]!.message,
+        'capt sets no EtcdMemberHealthy condition on a Machine (it sets Ready, BootstrapConfigReady, InfrastructureReady, BootstrapExecSucceeded, NodeReady, NodeHealthy, Deleting, Available, UpToDate), so this check would never match',
+      );
+      assert.match(
+        err.message,
+        /^cluster\.yaml \(document \d+\) MachineHealthCheck\/quickstart-mhc at spec\.checks\.unhealthyMachineConditions\[0\]\.type: capt sets no EtcdMemberHealthy/,
+      );
+      assert.match(err.message, /hint: check NodeReady with status Unknown or False/);
+      return true;
+    },
+  );
 });
 
 test("a KubeadmControlPlane's machineTemplate.metadata reaches the model from v1beta1 and v1beta2; a control-plane MachineHealthCheck selects by its labels", () => {

@@ -57,6 +57,21 @@ test('a Cluster with spec.topology becomes the model capt runs: control plane, M
   });
 });
 
+test("a class's health checks on the machines' own NodeReady (Cluster API's quick-start class) reach the control plane's and the workers' checks", () => {
+  const docs = docsOf(example);
+  const quickStart = [
+    { type: 'NodeReady', status: 'Unknown', timeoutSeconds: 300 },
+    { type: 'NodeReady', status: 'False', timeoutSeconds: 300 },
+  ];
+  const { controlPlane, workers } = byKind(docs, 'ClusterClass').spec;
+  controlPlane.healthCheck.checks.unhealthyMachineConditions = quickStart;
+  workers.machineDeployments[0].healthCheck.checks.unhealthyMachineConditions = quickStart;
+  const [model] = load(docs);
+  assert.deepEqual(model!.controlPlane.healthCheck?.unhealthyMachineConditions, quickStart);
+  assert.deepEqual(model!.machineDeployments[0]!.healthCheck?.unhealthyMachineConditions, quickStart);
+  assert.equal(model!.controlPlane.healthCheck?.unhealthyNodeConditions.length, 2, 'beside its Node conditions');
+});
+
 test("the workers' upgrade order: topology order, the Cluster's upgrade-concurrency, each topology's defer and hold annotations", () => {
   const docs = docsOf(example);
   const c = byKind(docs, 'Cluster');
@@ -281,6 +296,17 @@ const cases: BadCase[] = [
     kind: 'ClusterClass',
     path: 'spec.workers.machineDeployments[0].naming',
     message: /naming templates are not carried out/,
+  },
+  {
+    // Cluster API's topology code makes the MachineHealthCheck, which capt's loader reads like a written one.
+    name: "a class's health check on a machine condition capt never sets",
+    mutate: (d) =>
+      void (clusterClass(d).spec.controlPlane.healthCheck.checks.unhealthyMachineConditions = [
+        { type: 'EtcdPodHealthy', status: 'False', timeoutSeconds: 300 },
+      ]),
+    kind: 'MachineHealthCheck',
+    path: 'spec.checks.unhealthyMachineConditions[0].type',
+    message: /capt sets no EtcdPodHealthy condition on a Machine \(it sets Ready, .*NodeReady/,
   },
   {
     name: 'a topology version the provider cannot parse',

@@ -88,6 +88,19 @@ const workersCheck = (cluster: string): HealthCheck => ({
   spec: { ...notReadyCheck, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } } },
 });
 const hcWorkers = workersCheck('hc');
+/** hc's workers checked as Cluster API's quick-start ClusterClass checks them: their own NodeReady alone. */
+const hcOwnConditions: HealthCheck = {
+  ...hcWorkers,
+  spec: {
+    ...hcWorkers.spec,
+    checks: {
+      unhealthyMachineConditions: [
+        { type: 'NodeReady', status: 'Unknown', timeoutSeconds: 10 },
+        { type: 'NodeReady', status: 'False', timeoutSeconds: 10 },
+      ],
+    },
+  },
+};
 /** hcp's control plane: a Node Ready=Unknown for 10 s is unhealthy. */
 const hcpCheck: HealthCheck = {
   name: 'hcp-cp',
@@ -132,7 +145,7 @@ describe('MachineHealthCheck', { concurrency: true }, () => {
       await suite.client.deleteCluster('default', 'hc');
       await suite.client.waitForDeletion('default', 'hc', () => undefined, 300_000);
     });
-    test('MachineDeployment: a worker whose kubelet stops is seen unhealthy and replaced (worker SIGKILLed mid-remediation); above maxUnhealthy nothing is remediated until one recovers', async () => {
+    test("MachineDeployment: a worker whose kubelet stops is seen unhealthy and replaced (worker SIGKILLed mid-remediation); then, checked by the machines' own NodeReady alone (Cluster API's quick-start check), above maxUnhealthy nothing is remediated until one recovers", async () => {
       await suite.client.apply([cluster('hc', { controlPlane: 1, workers: 3 }, [hcWorkers])]);
       const ready = await suite.client.waitForCluster('default', 'hc', () => undefined, 600_000);
       assert.equal(ready.phase, 'Provisioned');
@@ -158,6 +171,9 @@ describe('MachineHealthCheck', { concurrency: true }, () => {
       });
       const seenMs = Date.now() - broken;
       assert.equal(unhealthy.reason, 'NodeNotReady');
+      const [seen] = await suite.client.machineStatuses('default', [victim]);
+      const nodeReady = seen!.conditions.find((c) => c.type === 'NodeReady');
+      assert.match(`${nodeReady?.status} ${nodeReady?.reason}`, /^(Unknown|False) NodeNotReady$/, 'NodeReady follows');
       const machineDetails = await h.env.client.workflow
         .getHandle(`machine/default/${victim}`)
         .query<{ currentDetails: string }>('__temporal_workflow_metadata');
@@ -213,6 +229,13 @@ describe('MachineHealthCheck', { concurrency: true }, () => {
         `remediation: NotReady seen by the machine ${seenMs} ms after its kubelet stopped; replacement Ready ${healedMs} ms after`,
       );
 
+      // From here Cluster API's quick-start check of the machines' own NodeReady alone judges the same kubelets.
+      await suite.client.apply([cluster('hc', { controlPlane: 1, workers: 3 }, [hcOwnConditions])]);
+      await until("the check of the machines' own conditions at the MachineDeployment", async () => {
+        const s = await md('hc');
+        return s.observedGeneration > healed.observedGeneration && s.healthCheck?.currentHealthy === 3;
+      });
+
       // Two of three at once: beyond maxUnhealthy 40% (1 of 3), nothing is remediated, and the check says so.
       const [a, b] = names(healed) as [string, string];
       await Promise.all([
@@ -224,6 +247,10 @@ describe('MachineHealthCheck', { concurrency: true }, () => {
         return (s.healthCheck?.unhealthy.length === 2 || remediationBegun(s, healed)) && s;
       });
       assertUnchanged(blocked, healed, 'with 2 of 3 unhealthy');
+      assert.deepEqual(
+        blocked.healthCheck!.unhealthy.map((u) => u.reason),
+        ['UnhealthyMachine', 'UnhealthyMachine'],
+      );
       assert.match(blocked.healthCheck!.message, /2 of 3 machines are not healthy, beyond maxUnhealthy 40%/);
       assert.equal(blocked.conditions.find((c) => c.type === 'RemediationAllowed')?.status, 'False');
       // Both are judged past their timeout: a remediation would have started at that pass, or at the next ones.
@@ -243,9 +270,13 @@ describe('MachineHealthCheck', { concurrency: true }, () => {
         );
       });
       assert.deepEqual(
-        after.healthCheck!.remediations.map((r) => r.machine),
-        [victim, b],
+        after.healthCheck!.remediations.map((r) => [r.machine, r.reason]),
+        [
+          [victim, 'UnhealthyNode'],
+          [b, 'UnhealthyMachine'],
+        ],
       );
+      assert.match(after.healthCheck!.remediations[1]!.message, /^NodeReady=(Unknown|False) for \d+s \(timeout 10s\)$/);
     });
 
     test('a machine that never gets a Node is remediated after nodeStartupTimeout', async () => {

@@ -151,6 +151,29 @@ test("a field capt refuses, in a complete cluster, is refused with the bridge's 
   );
 });
 
+test("a MachineHealthCheck of the machines' own conditions is admitted into the model; one of a condition capt never sets is refused where it is written", () => {
+  const objects = quickstart();
+  const check = (type: string): ApiObject => ({
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachineHealthCheck',
+    metadata: { name: 'one-md-0', namespace: 'default', uid: 'uid-mhc', generation: 1 },
+    spec: {
+      clusterName: 'one',
+      selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': 'one-md-0' } },
+      checks: { unhealthyMachineConditions: [{ type, status: 'Unknown', timeoutSeconds: 300 }] },
+    },
+  });
+  const admitted = checkAdmission(create(check('NodeReady')), objects);
+  assert.equal(admitted.refusal, undefined);
+  assert.deepEqual(admitted.clusters[0]!.next.machineDeployments[0]!.healthCheck?.unhealthyMachineConditions, [
+    { type: 'NodeReady', status: 'Unknown', timeoutSeconds: 300 },
+  ]);
+  assert.match(
+    checkAdmission(create(check('KernelDeadlock')), objects).refusal ?? '',
+    /^management API, Cluster default\/one \(document \d\) MachineHealthCheck\/one-md-0 at spec\.checks\.unhealthyMachineConditions\[0\]\.type: capt sets no KernelDeadlock condition on a Machine \(it sets Ready, /,
+  );
+});
+
 test('a Cluster with spec.topology is refused, saying capt apply runs it (the bridge does not yet)', () => {
   const cluster = one(quickstart(), 'Cluster');
   cluster.spec = { topology: { classRef: { name: 'quick-start' }, version: 'v1.36.3' } };

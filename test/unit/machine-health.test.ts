@@ -102,3 +102,54 @@ test('no Node within nodeStartupTimeout, a deleted Node, the remediate annotatio
     'timeout 0 turns the startup check off',
   );
 });
+
+test("a check of the machine's own NodeReady (Cluster API's quick-start: Unknown or False for a while) judges it from its Node's Ready, and a machine without a Node as Unknown since its creation", () => {
+  const own: HealthCheckSpec = {
+    name: 'mhc',
+    unhealthyNodeConditions: [],
+    unhealthyMachineConditions: [
+      { type: 'NodeReady', status: 'Unknown', timeoutSeconds: 300 },
+      { type: 'NodeReady', status: 'False', timeoutSeconds: 300 },
+    ],
+    nodeStartupTimeoutSeconds: 0,
+  };
+  const provisioning = (name: string, created: number) =>
+    running(name, { phase: MachinePhase.Provisioning, createdAt: at(created) });
+  const v = evaluateHealth(
+    own,
+    [
+      running('lost', { node: notReady(-301) }),
+      running('down', { node: notReady(-400, 'False') }),
+      running('blip', { node: notReady(-100) }),
+      running('fine'),
+      provisioning('stuck', -301),
+      provisioning('booting', -30),
+    ],
+    t0,
+  );
+  assert.deepEqual(
+    v.unhealthy.map((u) => [u.machine, u.reason, u.message, u.since]),
+    [
+      ['down', 'UnhealthyMachine', 'NodeReady=False for 400s (timeout 300s)', at(-400)],
+      ['lost', 'UnhealthyMachine', 'NodeReady=Unknown for 301s (timeout 300s)', at(-301)],
+      ['stuck', 'UnhealthyMachine', 'NodeReady=Unknown for 301s (timeout 300s)', at(-301)],
+    ],
+  );
+  // blip and booting are within their timeout: neither healthy nor unhealthy, looked at again when the first runs out.
+  assert.deepEqual([v.expected, v.healthy, v.nextAtMs], [6, 1, Date.parse(at(200))]);
+
+  // The machine's condition names the reason when its Node's holds too; a deleted Node is unhealthy at once.
+  const both = { ...own, unhealthyNodeConditions: check.unhealthyNodeConditions };
+  const judged = evaluateHealth(
+    both,
+    [running('lost', { node: notReady(-301) }), running('gone', { node: { conditions: [], gone: true } })],
+    t0,
+  );
+  assert.deepEqual(
+    judged.unhealthy.map((u) => [u.machine, u.reason]),
+    [
+      ['lost', 'UnhealthyMachine'],
+      ['gone', 'NodeNotFound'],
+    ],
+  );
+});

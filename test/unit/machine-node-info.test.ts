@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { nodeSystemInfo } from '../../activities/machine/node-system-info';
 import { machineObjectStatus } from '../../src/bridge/machine-objects';
-import { nodeInfoMaxLength, type NodeSystemInfo } from '../../src/contract/machine';
+import {
+  DeletionGate,
+  machineConditionTypes,
+  nodeInfoMaxLength,
+  type NodeSystemInfo,
+} from '../../src/contract/machine';
 import type { MachineState } from '../../workflows/machine/machine-model';
 import { machineStatus } from '../../workflows/machine/machine-status';
 
@@ -78,4 +83,34 @@ test('a machine that became Running before nodeInfo was kept shows none, and its
   const status = JSON.parse(JSON.stringify(machineStatus(runningState()))) as ReturnType<typeof machineStatus>;
   assert.equal('nodeInfo' in status, false);
   assert.equal('nodeInfo' in machineObjectStatus(status, true, undefined, '2026-11-22T12:01:00Z'), false);
+});
+
+test("a Machine's NodeReady is Cluster API's: Unknown without a Node, the Node's Ready once it has one, False once it is deleted; every condition written is one capt lists as its own", () => {
+  const nodeReady = (state: MachineState) => {
+    const { status, reason } = machineStatus(state).conditions.find((c) => c.type === 'NodeReady')!;
+    return [status, reason];
+  };
+  const { nodeRef: _n, node: _h, ...waiting } = { ...runningState(), nodeSynced: false };
+  assert.deepEqual(nodeReady(waiting), ['Unknown', 'WaitingForNode']);
+  assert.deepEqual(nodeReady(runningState()), ['True', undefined]);
+  assert.deepEqual(nodeReady({ ...runningState(), node: { ready: 'Unknown' } }), ['Unknown', 'NodeNotReady']);
+  assert.deepEqual(nodeReady({ ...runningState(), node: { ready: 'False' } }), ['False', 'NodeNotReady']);
+  assert.deepEqual(nodeReady({ ...runningState(), node: { ready: 'True', gone: true } }), ['False', 'NodeNotFound']);
+
+  const deleting: MachineState = {
+    ...runningState(),
+    deletion: {
+      requestedAt: '2026-11-22T12:05:00Z',
+      clusterDeleting: false,
+      gate: DeletionGate.Drain,
+      gateStartedAt: '2026-11-22T12:05:00Z',
+    },
+  };
+  const written = machineObjectStatus(machineStatus(deleting), false, undefined, '2026-11-22T12:06:00Z');
+  const types = [...machineStatus(waiting).conditions, ...written.conditions].map((c) => c.type);
+  assert.deepEqual(
+    types.filter((t) => !(machineConditionTypes as readonly string[]).includes(t)),
+    [],
+    'machineConditionTypes (what a MachineHealthCheck refusal lists) names every condition capt sets',
+  );
 });

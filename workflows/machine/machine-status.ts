@@ -1,6 +1,12 @@
 import { type MachineState } from './machine-model';
 import { unknownSignalsField } from '../shared/unknown-signals';
-import { MachinePhase, type Condition, type MachineStatus } from '../../src/contract/machine';
+import {
+  MachinePhase,
+  nodeReadyStatus,
+  type Condition,
+  type MachineConditionType,
+  type MachineStatus,
+} from '../../src/contract/machine';
 
 /** Condition reasons of the machine workflow (Cluster API's where it has one). */
 export const Reason = {
@@ -24,10 +30,30 @@ export const Reason = {
   NodeConditionsFailed: 'NodeConditionsFailed',
 } as const;
 
-const condition = (type: string, ok: boolean, reason?: string, message?: string): Condition =>
+const condition = (type: MachineConditionType, ok: boolean, reason?: string, message?: string): Condition =>
   ok
     ? { type, status: 'True' }
     : { type, status: 'False', ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+
+/** NodeReady with Cluster API's statuses (a MachineHealthCheck may check it for Unknown or False), capt's reasons. */
+function nodeReadyCondition(state: MachineState): Condition {
+  const status = nodeReadyStatus(!!state.nodeRef, state.node);
+  if (status === 'True') return { type: 'NodeReady', status };
+  if (!state.nodeRef) return { type: 'NodeReady', status, reason: Reason.WaitingForNode };
+  if (state.node?.gone)
+    return {
+      type: 'NodeReady',
+      status,
+      reason: Reason.NodeNotFound,
+      message: `Node ${state.nodeRef.name} was deleted`,
+    };
+  return {
+    type: 'NodeReady',
+    status,
+    reason: Reason.NodeNotReady,
+    ...(state.node?.message && { message: state.node.message }),
+  };
+}
 
 export function machinePhase(state: MachineState): MachinePhase {
   if (state.deletion) return state.deletion.gate === 'Deleted' ? MachinePhase.Deleted : MachinePhase.Deleting;
@@ -70,12 +96,7 @@ export function machineStatus(state: MachineState): MachineStatus {
           ),
         ]
       : []),
-    condition(
-      'NodeReady',
-      !!state.nodeRef && nodeReady,
-      state.nodeRef ? Reason.NodeNotReady : Reason.WaitingForNode,
-      state.node?.message,
-    ),
+    nodeReadyCondition(state),
     condition(
       'NodeHealthy',
       !!state.nodeRef && nodeReady && state.nodeSynced && !state.node?.gone && !state.node?.conditions?.length,

@@ -1,9 +1,10 @@
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
-import type {
-  HealthCheckSpec,
-  HealthCheckStatus,
-  Remediation,
-  UnhealthyMachine,
+import {
+  recordedMachineCondition,
+  type HealthCheckSpec,
+  type HealthCheckStatus,
+  type Remediation,
+  type UnhealthyMachine,
 } from '../../src/contract/health-check';
 import { MachinePhase, type Condition } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
@@ -24,12 +25,46 @@ export interface HealthVerdict {
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)}s`;
 
-/** One machine: unhealthy (why), pending (until when), or healthy; as Cluster API's MachineHealthCheck decides. */
-function judge(
-  check: HealthCheckSpec,
-  m: MachineRecord,
+type Verdict = { unhealthy?: UnhealthyMachine; pendingUntil?: number; healthy: boolean };
+type ConditionCheck = { type: string; status: string; timeoutSeconds: number };
+
+/**
+ * The first of `checks` whose condition (`seen` gives its status and since when) has held for its timeout makes the
+ * machine unhealthy for `reason`; one still within its timeout makes it pending until then.
+ */
+function judgeConditions(
+  machine: string,
+  checks: ConditionCheck[],
+  seen: (type: string) => { status: string; since: string } | undefined,
+  reason: UnhealthyMachine['reason'],
   nowMs: number,
-): { unhealthy?: UnhealthyMachine; pendingUntil?: number; healthy: boolean } {
+): Verdict {
+  let pendingUntil: number | undefined;
+  for (const c of checks) {
+    const held = seen(c.type);
+    if (held?.status !== c.status) continue;
+    const heldMs = nowMs - Date.parse(held.since);
+    if (heldMs >= c.timeoutSeconds * 1000) {
+      const message = `${c.type}=${c.status} for ${seconds(heldMs)} (timeout ${c.timeoutSeconds}s)`;
+      return { unhealthy: { machine, reason, message, since: held.since }, healthy: false };
+    }
+    pendingUntil = Math.min(pendingUntil ?? Infinity, Date.parse(held.since) + c.timeoutSeconds * 1000);
+  }
+  return pendingUntil === undefined ? { healthy: true } : { pendingUntil, healthy: false };
+}
+
+/** Of two verdicts on one machine, the unhealthy one (the first if both), else pending until the sooner. */
+function worse(a: Verdict, b: Verdict): Verdict {
+  if (a.unhealthy || b.unhealthy) return a.unhealthy ? a : b;
+  const until = Math.min(a.pendingUntil ?? Infinity, b.pendingUntil ?? Infinity);
+  return until === Infinity ? { healthy: a.healthy && b.healthy } : { pendingUntil: until, healthy: false };
+}
+
+/**
+ * One machine: unhealthy (why), pending (until when), or healthy; as Cluster API's MachineHealthCheck decides. Its
+ * own conditions are judged first, whether or not it has a Node, and name the reason when both are unhealthy.
+ */
+function judge(check: HealthCheckSpec, m: MachineRecord, nowMs: number): Verdict {
   const now = new Date(nowMs).toISOString();
   if (m.remediate)
     return {
@@ -51,6 +86,13 @@ function judge(
       },
       healthy: false,
     };
+  const own = (type: string) => recordedMachineCondition(m, type);
+  const byMachine = judgeConditions(m.name, check.unhealthyMachineConditions ?? [], own, 'UnhealthyMachine', nowMs);
+  return worse(byMachine, judgeNode(check, m, nowMs, now));
+}
+
+/** One machine by its Node: none within nodeStartupTimeout, deleted, or in an unhealthy condition too long. */
+function judgeNode(check: HealthCheckSpec, m: MachineRecord, nowMs: number, now: string): Verdict {
   if (m.phase !== MachinePhase.Running) {
     if (!check.nodeStartupTimeoutSeconds) return { healthy: false };
     const until = Date.parse(m.createdAt) + check.nodeStartupTimeoutSeconds * 1000;
@@ -70,25 +112,8 @@ function judge(
       unhealthy: { machine: m.name, reason: 'NodeNotFound', message: 'its Node was deleted', since: now },
       healthy: false,
     };
-  let pendingUntil: number | undefined;
-  for (const c of check.unhealthyNodeConditions) {
-    const seen = m.node?.conditions.find((n) => n.type === c.type && n.status === c.status);
-    if (!seen) continue;
-    const held = nowMs - Date.parse(seen.since);
-    if (held >= c.timeoutSeconds * 1000) {
-      return {
-        unhealthy: {
-          machine: m.name,
-          reason: 'UnhealthyNode',
-          message: `${c.type}=${c.status} for ${seconds(held)} (timeout ${c.timeoutSeconds}s)`,
-          since: seen.since,
-        },
-        healthy: false,
-      };
-    }
-    pendingUntil = Math.min(pendingUntil ?? Infinity, Date.parse(seen.since) + c.timeoutSeconds * 1000);
-  }
-  return pendingUntil === undefined ? { healthy: true } : { pendingUntil, healthy: false };
+  const seen = (type: string) => m.node?.conditions.find((n) => n.type === type);
+  return judgeConditions(m.name, check.unhealthyNodeConditions, seen, 'UnhealthyNode', nowMs);
 }
 
 /**

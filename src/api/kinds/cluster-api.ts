@@ -360,6 +360,18 @@ const range = z
 
 const matchLabels = z.object({ matchLabels: z.record(z.string(), z.string()) }).strict();
 
+const conditionStatus = z.enum(['True', 'False', 'Unknown']);
+const conditionV1beta1 = z.object({ type: z.string(), status: conditionStatus, timeout: duration }).strict();
+const conditionV1beta2 = z.object({ type: z.string(), status: conditionStatus, timeoutSeconds: seconds }).strict();
+const fromV1beta1Condition = (c: z.infer<typeof conditionV1beta1>) => ({
+  type: c.type,
+  status: c.status,
+  timeoutSeconds: c.timeout,
+});
+/** unhealthyMachineConditions in the model only when given, so a check without them keeps the spec it had before. */
+const machineConditions = (list: HealthCheckSpec['unhealthyMachineConditions']) =>
+  list?.length ? { unhealthyMachineConditions: list } : {};
+
 export const machineHealthCheckV1beta1 = z
   .object({
     apiVersion: z.string(),
@@ -369,11 +381,8 @@ export const machineHealthCheckV1beta1 = z
       .object({
         clusterName: dnsName,
         selector: matchLabels,
-        unhealthyConditions: z
-          .array(
-            z.object({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), timeout: duration }).strict(),
-          )
-          .optional(),
+        unhealthyConditions: z.array(conditionV1beta1).optional(),
+        unhealthyMachineConditions: z.array(conditionV1beta1).optional(),
         nodeStartupTimeout: duration.optional(),
         maxUnhealthy: intOrPercent.optional(),
         unhealthyRange: range.optional(),
@@ -385,11 +394,8 @@ export const machineHealthCheckV1beta1 = z
   .transform((d): HealthCheckDoc => ({
     clusterName: d.spec.clusterName,
     selector: d.spec.selector.matchLabels,
-    unhealthyNodeConditions: (d.spec.unhealthyConditions ?? []).map((c) => ({
-      type: c.type,
-      status: c.status,
-      timeoutSeconds: c.timeout,
-    })),
+    unhealthyNodeConditions: (d.spec.unhealthyConditions ?? []).map(fromV1beta1Condition),
+    ...machineConditions(d.spec.unhealthyMachineConditions?.map(fromV1beta1Condition)),
     nodeStartupTimeoutSeconds: d.spec.nodeStartupTimeout ?? defaultNodeStartupTimeoutSeconds,
     maxUnhealthy: d.spec.maxUnhealthy,
     unhealthyRange: d.spec.unhealthyRange,
@@ -408,13 +414,8 @@ export const machineHealthCheckV1beta2 = z
         checks: z
           .object({
             nodeStartupTimeoutSeconds: seconds.optional(),
-            unhealthyNodeConditions: z
-              .array(
-                z
-                  .object({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), timeoutSeconds: seconds })
-                  .strict(),
-              )
-              .optional(),
+            unhealthyNodeConditions: z.array(conditionV1beta2).optional(),
+            unhealthyMachineConditions: z.array(conditionV1beta2).optional(),
           })
           .strict()
           .optional(),
@@ -436,6 +437,7 @@ export const machineHealthCheckV1beta2 = z
     clusterName: d.spec.clusterName,
     selector: d.spec.selector.matchLabels,
     unhealthyNodeConditions: d.spec.checks?.unhealthyNodeConditions ?? [],
+    ...machineConditions(d.spec.checks?.unhealthyMachineConditions),
     nodeStartupTimeoutSeconds: d.spec.checks?.nodeStartupTimeoutSeconds ?? defaultNodeStartupTimeoutSeconds,
     maxUnhealthy: d.spec.remediation?.triggerIf?.unhealthyLessThanOrEqualTo,
     unhealthyRange: d.spec.remediation?.triggerIf?.unhealthyInRange,
