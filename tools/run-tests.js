@@ -89,6 +89,7 @@ const lastSeconds = {
   'management-api/conversion-webhook': 80,
   'machine/machine-deletion': 79,
   'api/hostile-input': 70,
+  'e2e/capi-quick-start': 66,
   'e2e/codec': 61,
   'management-api/defaulting-webhook': 58,
   'machine/machine-lifecycle': 47,

@@ -1,6 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { renderTopology, type KubeObject, type RenderedTopology } from '../../src/api/topology/render-topology';
+import { loadManifests } from '../../src/api/load-manifests';
+import type { ClusterModel } from '../../src/api/model';
 import { substituteVariables } from '../../src/api/variables';
 import { objectPath, type ManagementApi } from '../../src/management-api/api-client';
 import { availableKubernetesVersions } from '../../src/tools';
@@ -25,8 +27,26 @@ const namespace = 'default';
 const cluster = 'diff';
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
-/** Differences that are expected, by a pattern over `role: path`, with why. */
-const explained: { pattern: RegExp; why: string }[] = [];
+/**
+ * Differences that are expected, by a pattern over `role: path`, with why, and what capt's model of the same
+ * Cluster must hold for the reason to be true (the difference is explained only when it does).
+ */
+const explained: { pattern: RegExp; why: string; holds: (model: ClusterModel) => boolean }[] = [
+  {
+    pattern: /^controlPlane: spec\.rollout$/,
+    why: "Cluster API's KubeadmControlPlane defaulting webhook sets rollout.strategy (RollingUpdate, maxSurge 1) when the topology controller creates the object; capt's renderer runs only the Cluster and ClusterClass webhooks, and capt's loader then gives the made control plane the same default",
+    holds: (m) => m.controlPlane.maxSurge === 1,
+  },
+  {
+    pattern: /^machineDeployment md-0: spec\.rollout$/,
+    why: "Cluster API's MachineDeployment defaulting webhook sets rollout.strategy (RollingUpdate, maxSurge 1, maxUnavailable 0); capt's loader gives the made MachineDeployment the same default",
+    holds: (m) =>
+      isDeepStrictEqual(
+        { ...m.machineDeployments[0]!.strategy, deletionOrder: undefined },
+        { type: 'RollingUpdate', maxSurge: 1, maxUnavailable: 0, deletionOrder: undefined },
+      ),
+  },
+];
 
 /** The objects of one side by role: what the topology controller made for the Cluster. */
 type Rendered = Record<string, KubeObject>;
@@ -131,6 +151,8 @@ async function main(): Promise<void> {
     .map((o) => ({ ...o, metadata: { ...o.metadata, namespace } }));
   const topologies = ['md-0'];
 
+  // capt's model of the same Cluster on its own provider, which the explanations are checked against.
+  const [model] = loadManifests([{ file: 'capi-quick-start', text: capiQuickStart('local') }], vars);
   const rendered = renderTopology(objects);
   if ('errors' in rendered) throw new Error(`capt's renderer refused: ${JSON.stringify(rendered.errors)}`);
   const capt = captObjects(rendered);
@@ -163,7 +185,7 @@ async function main(): Promise<void> {
     return {
       role,
       differences: diffs.map((d) => {
-        const why = explained.find((e) => e.pattern.test(`${role}: ${d.path}`))?.why;
+        const why = explained.find((e) => e.pattern.test(`${role}: ${d.path}`) && e.holds(model!))?.why;
         return { ...d, ...(why ? { explained: why } : {}) };
       }),
     };

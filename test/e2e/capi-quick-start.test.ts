@@ -11,6 +11,7 @@ import { kubectlFor } from '../../src/tools';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { runCapt } from '../fixtures/capt-cli';
 import { capiQuickStart } from '../fixtures/capi-quick-start';
+import { until } from '../fixtures/until';
 
 const run = promisify(execFile);
 const h = new MachineHarness();
@@ -47,6 +48,11 @@ test("Cluster API's own quick-start ClusterClass and development Cluster, kinds 
   // The class's podSecurityStandard patch (on by default): the apiserver's admission configuration file, its
   // flag and its volume. The workload cluster's own apiserver enforces baseline and warns of restricted.
   const podSecurity = async (name: string) => {
+    // Pods need the namespace's default ServiceAccount, which the controller-manager makes shortly after start.
+    await until(
+      'the default ServiceAccount',
+      async () => (await kubectl('get', 'serviceaccount', 'default')).code === 0,
+    );
     const privileged = await kubectl('run', `${name}-privileged`, '--image=busybox', '--privileged', '--restart=Never');
     assert.equal(privileged.code, 1, privileged.out);
     assert.match(privileged.out, /violates PodSecurity "baseline:latest": privileged/);
@@ -56,13 +62,11 @@ test("Cluster API's own quick-start ClusterClass and development Cluster, kinds 
   };
   await podSecurity('created');
 
-  // The class's two health checks watch the control plane and the MachineDeployment.
-  const view = JSON.parse((await capt('get', 'cluster', 'qs', '-o', 'json')).stdout);
-  const owners = [view.controlPlane, ...view.machineDeployments] as { healthCheck?: { expectedMachines: number } }[];
-  assert.deepEqual(
-    owners.map((o) => o.healthCheck?.expectedMachines),
-    [1, 1],
-  );
+  // The class's two health checks (with their Machine conditions) watch the control plane and the workers.
+  await until('both health checks to see their machine healthy', async () => {
+    const described = (await capt('describe', 'cluster', 'qs')).stdout;
+    return (described.match(/MachineHealthCheck\/qs-\S+ \(1\/1 healthy\)/g) ?? []).length === 2;
+  });
 
   const nodes = await kube.listNodes();
   assert.deepEqual(
