@@ -290,6 +290,13 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
     return !('example.com/tier' in (o.metadata.labels ?? {})) && (await setLabels()).every((v) => v === undefined) && o;
   });
   assert.equal(relabelled.metadata.labels?.['example.com/own'], 'mine');
+  // An annotation set with capt's own door shows on the object at once too, not at the machine's next report.
+  const annotated = await capt('annotate', 'machine', kept, 'example.com/by=capt');
+  assert.equal(annotated.code, 0, annotated.stderr);
+  await until(`machine ${kept}'s object to show example.com/by`, async () => {
+    const o = await machineObject(kept);
+    return o.metadata.annotations?.['example.com/by'] === 'capt' && o;
+  });
   assert.deepEqual(
     (await suite.client.ownerStatus('machinedeployment', 'default', 'kb-md-0')).machines.map((m) => m.name),
     [kept],

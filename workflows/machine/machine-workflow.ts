@@ -184,17 +184,18 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     } catch (err) {
       return log.warn('template change from the owner refused', { error: (err as Error).message });
     }
-    const reportsBefore = state.reports;
-    const status = applyChange(merged);
-    // Labels and annotations are no news to the owner's plans, but its record's sequence tells the management
-    // API's bridge that the Machine object is behind: without a report it showed them only at the next one.
-    if (state.reports === reportsBefore && patched('report-template-change')) void report(status);
+    applyChange(merged);
   });
   function applyChange(change: MachineSpecChange): MachineStatus {
     Object.assign(spec, change);
     // Before the Node is known, the wait that finds it syncs the change (or the loop does, once it returns).
     state.nodeSyncPending ||= change.labels !== undefined || change.annotations !== undefined;
-    return refresh();
+    const reportsBefore = state.reports;
+    const status = refresh();
+    // Labels and annotations are no news to the owner's plans, but its record's sequence tells the management
+    // API's bridge that the Machine object is behind: without a report it showed them only at the next one.
+    if (state.reports === reportsBefore && patched('report-metadata-change')) void report(status);
+    return status;
   }
   setHandler(drainProgressSignal, (progress) => {
     if (state.deletion?.gate !== DeletionGate.Drain) return;
