@@ -175,9 +175,9 @@ export class Bridge {
   }
 
   /**
-   * What the workflows carry out that the objects do not show yet (a `capt rollout undo`, a `capt scale`) is
-   * written to them, and the manifest they now make is noted as applied, so the next pass neither reverts it nor
-   * applies it again.
+   * What the workflows carry out that the objects do not show yet (a `capt rollout undo`, a `capt scale`, a
+   * `capt rollout restart`) is written to them, and the manifest they now make is noted as applied, so the next
+   * pass neither reverts it nor applies it again.
    */
   private async writeBack(
     cluster: ApiObject,
@@ -199,7 +199,7 @@ export class Bridge {
       loadManifests([clusterManifest(cluster, membersWith(changed))], {}, this.o.kubernetesVersions)[0]!;
     const templates = await writeBackTemplates(this.o.api, this.o.client, this.o.log, members, view, load);
     const withTemplates = templates.length ? membersWith(templates) : members;
-    const next = await this.writeBackReplicas(withTemplates, view);
+    const next = await this.writeBackOwners(withTemplates, view);
     if (templates.length || next !== withTemplates)
       await this.o.api.annotate(cluster, appliedManifestAnnotation, manifestHash(clusterManifest(cluster, next).text));
   }
@@ -217,29 +217,48 @@ export class Bridge {
   }
 
   /**
-   * A scale made with `capt scale` (or by a remediation's owner) to a cluster whose objects have not changed
-   * since they were applied: the objects take the replicas the workflows carry out. Returns the objects as they
-   * are now (`members` itself when nothing changed).
+   * A scale made with `capt scale` (or by a remediation's owner) and a `capt rollout restart`, to a cluster whose
+   * objects have not changed since they were applied: the objects take the replicas the workflows carry out, and
+   * `spec.rollout.after` the restart's time (as `clusterctl alpha rollout restart` writes it; applying it again
+   * restarts nothing, since the current revision was made at that time). Returns the objects as they are now
+   * (`members` itself when nothing changed).
    */
-  private async writeBackReplicas(members: ApiObject[], view: ClusterView): Promise<ApiObject[]> {
-    const replicasOf = (o: ApiObject) =>
+  private async writeBackOwners(members: ApiObject[], view: ClusterView): Promise<ApiObject[]> {
+    const statusOf = (o: ApiObject) =>
       o.kind === 'KubeadmControlPlane'
         ? view.controlPlane?.name === o.metadata.name
-          ? view.controlPlane.replicas
+          ? view.controlPlane
           : undefined
         : o.kind === 'MachineDeployment'
-          ? view.machineDeployments.find((md) => md.name === o.metadata.name)?.replicas
+          ? view.machineDeployments.find((md) => md.name === o.metadata.name)
           : undefined;
-    const changed = members.filter((o) => {
-      const replicas = replicasOf(o);
-      return replicas !== undefined && replicas !== (o.spec as { replicas?: number }).replicas;
+    type OwnerSpec = { replicas?: number; rollout?: { after?: string } };
+    const patchOf = (o: ApiObject): OwnerSpec | undefined => {
+      const status = statusOf(o);
+      if (!status) return undefined;
+      const spec = o.spec as OwnerSpec;
+      const after = spec.rollout?.after;
+      const patch: OwnerSpec = {
+        ...(status.replicas !== spec.replicas ? { replicas: status.replicas } : {}),
+        ...(status.restartedAt && (!after || Date.parse(after) < Date.parse(status.restartedAt))
+          ? { rollout: { after: status.restartedAt } }
+          : {}),
+      };
+      return Object.keys(patch).length ? patch : undefined;
+    };
+    const patches = new Map(members.map((o) => [o, patchOf(o)] as const).filter(([, p]) => p !== undefined));
+    if (patches.size === 0) return members;
+    for (const [o, patch] of patches)
+      await this.o.api.patch(o.kind as ManagedKind, o.metadata.namespace, o.metadata.name, { spec: patch });
+    return members.map((o) => {
+      const patch = patches.get(o);
+      if (!patch) return o;
+      const spec = o.spec as OwnerSpec;
+      return {
+        ...o,
+        spec: { ...spec, ...patch, ...(patch.rollout ? { rollout: { ...spec.rollout, ...patch.rollout } } : {}) },
+      };
     });
-    if (changed.length === 0) return members;
-    for (const o of changed)
-      await this.o.api.patch(o.kind as ManagedKind, o.metadata.namespace, o.metadata.name, {
-        spec: { replicas: replicasOf(o) },
-      });
-    return members.map((o) => (changed.includes(o) ? { ...o, spec: { ...o.spec, replicas: replicasOf(o) } } : o));
   }
 
   /**

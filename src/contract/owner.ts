@@ -43,6 +43,8 @@ export interface OwnerSummary {
   /** The current template's revision and hash (a rollout undo changes them without the cluster's manifest). */
   revision: number;
   templateHash: string;
+  /** When the current revision was made by a restart (`capt rollout restart`, or rollout.after passing). */
+  restartedAt?: string;
   replicas: number;
   /** The control plane: its first machine has initialised the cluster. */
   initialized: boolean;

@@ -449,6 +449,21 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
   });
   assert.equal((await kbMd0()).revision, first + 2);
 
+  // capt rollout restart is written back as spec.rollout.after, the restart's time (as clusterctl alpha rollout
+  // restart writes it), and applying the object with it restarts nothing again.
+  const restarted = await capt('rollout', 'restart', 'machinedeployment/kb-md-0', '--wait');
+  assert.equal(restarted.code, 0, restarted.stderr);
+  const restart = await rolledOut(first + 3);
+  assert.ok(restart.restartedAt, 'the restart made the current revision');
+  type RolloutAfter = { spec: { rollout?: { after?: string } } };
+  await until('the MachineDeployment object to show the restart as spec.rollout.after', async () => {
+    const o = JSON.parse((await kubectl('get', 'machinedeployment', 'kb-md-0', '-o', 'json')).stdout) as RolloutAfter;
+    return o.spec.rollout?.after !== undefined && Date.parse(o.spec.rollout.after) === Date.parse(restart.restartedAt!);
+  }).catch((err: Error) => assert.fail(`${err.message}\n${bridgeLog()}`));
+  assert.equal((await kubectl('annotate', 'machinedeployment/kb-md-0', 'example.com/after-restart=yes')).code, 0);
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.equal((await kbMd0()).revision, first + 3, 'the written-back rollout.after restarted nothing again');
+
   // A MachineHealthCheck applied with kubectl is carried out by the MachineDeployment it selects, and its status
   // is written as Cluster API writes it.
   const check = join(dir, 'kb-health.yaml');

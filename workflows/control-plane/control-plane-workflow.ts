@@ -131,6 +131,7 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     observedGeneration: state.observedGeneration ?? 1,
     revision: state.revisions?.at(-1)?.revision ?? 1,
     templateHash: templateHash(state.spec),
+    ...(state.revisions?.at(-1)?.restartedAt ? { restartedAt: state.revisions.at(-1)!.restartedAt } : {}),
     initialized: state.initialized,
     deleted: !!state.deleting && state.machines.length === 0,
     step: state.step,

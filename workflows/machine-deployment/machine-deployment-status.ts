@@ -40,6 +40,7 @@ export function machineDeploymentStatus(
     observedGeneration: state.observedGeneration ?? 1,
     revision: set.revision,
     templateHash: machineTemplateHash(state.spec.template),
+    ...(set.restartedAt ? { restartedAt: set.restartedAt } : {}),
     initialized: true,
     ready: ready === state.spec.replicas && state.machines.length === state.spec.replicas,
     available: availableOk,
