@@ -6,7 +6,7 @@ import type { Json } from '../conversion/json-tree';
 import { ManagementApi } from '../management-api/api-client';
 import { readWebhookServingSecret, secretText, type SecretRef } from '../management-api/webhook-serving-secret';
 import { clientAuthorityProblem } from '../pki/webhook-client';
-import { ephemeralWebhookServing, servingExpiry, type ServingCertificate } from '../pki/webhook-serving';
+import { ephemeralWebhookServing, certificateEnds, type ServingCertificate } from '../pki/webhook-serving';
 import type { Admission } from './admission';
 import { startAdmissionWebhook, type AdmissionWebhook } from './admission-webhook';
 import { conversionPath, convertedCrds } from './conversion-registration';
@@ -134,7 +134,7 @@ export async function serveWebhooks(opts: {
         url,
         listen: webhook.url,
         registeredBy: plan.url ? 'capt init' : 'this bridge',
-        servingCertificateUntil: servingExpiry(plan.certificate.cert),
+        servingCertificateUntil: certificateEnds(plan.certificate.cert),
         conversionCrds: crds.length,
         callers: clientCa ? "the apiserver's client certificate (conversion: any)" : 'any',
       },

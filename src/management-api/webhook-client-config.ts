@@ -24,9 +24,13 @@ export function admissionConfiguration(kubeconfigFile: string): string {
     kind: 'WebhookAdmissionConfiguration',
     kubeConfigFile: kubeconfigFile,
   };
-  return stringify({
-    apiVersion: 'apiserver.config.k8s.io/v1',
-    kind: 'AdmissionConfiguration',
-    plugins: ['ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook'].map((name) => ({ name, configuration })),
-  });
+  // Written out twice, not as a YAML alias: an operator may merge it into a file of their own.
+  return stringify(
+    {
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'AdmissionConfiguration',
+      plugins: ['ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook'].map((name) => ({ name, configuration })),
+    },
+    { aliasDuplicateObjects: false },
+  );
 }

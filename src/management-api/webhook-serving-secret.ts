@@ -4,7 +4,7 @@ import {
   authorityProblem,
   issueWebhookServing,
   newWebhookAuthority,
-  servingExpiry,
+  certificateEnds,
   servingProblem,
   type ServingCertificate,
 } from '../pki/webhook-serving';
@@ -125,7 +125,7 @@ export async function ensureWebhookServingSecret(
     : undefined;
   const client = await keepOrIssueWebhookClient(keptClient);
   const where = `Secret ${secretText(ref)}`;
-  const until = `for ${webhook.host} until ${servingExpiry(serving.cert)}`;
+  const until = `for ${webhook.host} until ${certificateEnds(serving.cert)}`;
   const restart = 'restart each capt bridge --webhook-secret to serve it';
   const done = !existing
     ? `created ${where}: a new webhook CA and a serving certificate ${until}`
@@ -134,7 +134,7 @@ export async function ensureWebhookServingSecret(
       : servingWhy
         ? `issued a new serving certificate ${until} in ${where}, its CA kept (the previous certificate: ${servingWhy}); ${restart}`
         : `kept the webhook CA and serving certificate ${until} in ${where}`;
-  const clientDone = `${client.renewed ? `made ${client.renewed}` : 'kept the client CA and client certificate'} for the apiserver until ${servingExpiry(client.client.cert)} in ${where}`;
+  const clientDone = `${client.renewed ? `made ${client.renewed}` : 'kept the client CA and client certificate'} for the apiserver until ${certificateEnds(client.client.cert)} in ${where}`;
   if (
     serving !== keptServing ||
     client.renewed ||

@@ -15,7 +15,7 @@ const renewBeforeDays = 30;
 const dayMs = 86_400_000;
 
 /** The day a certificate ends, as init and the bridge print it. */
-export const servingExpiry = (cert: string): string =>
+export const certificateEnds = (cert: string): string =>
   new Date(Date.parse(new X509Certificate(cert).validTo)).toISOString().slice(0, 10);
 
 export const newWebhookAuthority = () => createCertificateAuthority('capt-webhook-ca');
@@ -48,7 +48,7 @@ function pairProblem(pair: KeyPair, days: number): string | undefined {
   }
   const ends = Date.parse(cert.validTo);
   if (ends - Date.now() < days * dayMs)
-    return `it ${ends < Date.now() ? 'expired' : 'expires'} on ${servingExpiry(pair.cert)}`;
+    return `it ${ends < Date.now() ? 'expired' : 'expires'} on ${certificateEnds(pair.cert)}`;
   return undefined;
 }
 
