@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
-import { managementKubeconfig, startManagementApi, stopManagementApi } from '../src/dev/management-api';
+import {
+  managementKubeconfig,
+  startManagementApi,
+  stopManagementApi,
+  webhookClientCaFile,
+} from '../src/dev/management-api';
 import { availableKubernetesVersions, kubectlFor } from '../src/tools';
 import { freePort } from '../src/util/free-port';
 import { apiserverRequests } from '../test/fixtures/apiserver-requests';
@@ -38,7 +43,8 @@ export class ManagementApiDoor {
     await writeFile(kubeconfig, await managementKubeconfig(dir), { mode: 0o600 });
     const door = new ManagementApiDoor(dir, kubeconfig);
     const cli = join(__dirname, '../src/cli/main.js');
-    door.bridge = spawn(process.execPath, [cli, 'bridge', '--kubeconfig', kubeconfig, '--webhook-port', '0'], {
+    const args = ['bridge', '--kubeconfig', kubeconfig, '--webhook-port', '0'];
+    door.bridge = spawn(process.execPath, [cli, ...args, '--webhook-client-ca', webhookClientCaFile(dir)], {
       env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress, CAPT_HOME: captHome },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { ServingCertificate } from '../pki/webhook-serving';
 import { MalformedReviewError } from './admission-review';
@@ -23,6 +24,8 @@ export interface AdmissionWebhook {
   caBundle: string;
   /** How many requests `path` has answered (what the registration waits for). */
   answered(path: string): number;
+  /** How many requests were refused for not coming from the apiserver (no client certificate its authority issued). */
+  refused(): number;
   close(): Promise<void>;
 }
 
@@ -55,6 +58,20 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** The refusal of a caller whose connection carries no client certificate the server's authority issued, or undefined. */
+function callerRefusal(socket: TLSSocket): RequestError | undefined {
+  if (socket.authorized) return undefined;
+  if (Object.keys(socket.getPeerCertificate()).length === 0)
+    return new RequestError(
+      401,
+      'only the apiserver may call this webhook: present the client certificate capt issued it',
+    );
+  return new RequestError(
+    403,
+    `only the apiserver may call this webhook: this client certificate was not issued by its authority (${String(socket.authorizationError)})`,
+  );
+}
+
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -74,21 +91,32 @@ const send = (res: ServerResponse, status: number, body: object) => {
 /**
  * Serves the webhooks (a route per path) on `host`:`port` over HTTPS with `serving`'s certificate. Every
  * request is bounded: its body, the time to send it, the time to decide. What is not a review gets a 400.
+ * With `clientCa`, a path not in `anyCaller` answers only a caller whose client certificate that authority
+ * issued (401 without one, 403 with another); the TLS handshake cannot refuse them, as `anyCaller`'s come
+ * without one. Without it, any caller is answered.
  */
 export async function startAdmissionWebhook(opts: {
   host: string;
   port: number;
   serving: ServingCertificate;
   routes: Record<string, WebhookRoute>;
+  clientCa?: string;
+  anyCaller?: string[];
   log: Logger;
 }): Promise<AdmissionWebhook> {
-  const { serving } = opts;
+  const { serving, clientCa } = opts;
   const answered = new Map<string, number>();
+  let refused = 0;
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     try {
       const path = new URL(req.url ?? '/', 'https://webhook').pathname;
       const route = Object.hasOwn(opts.routes, path) ? opts.routes[path] : undefined;
       if (!route) throw new RequestError(404, `not found: post to ${Object.keys(opts.routes).join(' or ')}`);
+      const refusal = clientCa && !opts.anyCaller?.includes(path) && callerRefusal(req.socket as TLSSocket);
+      if (refusal) {
+        refused += 1;
+        throw refusal;
+      }
       if (req.method !== 'POST') throw new RequestError(405, 'POST an AdmissionReview');
       const answer = await withDeadline(route(await readBody(req)), decisionTimeoutMs);
       answered.set(path, (answered.get(path) ?? 0) + 1);
@@ -99,7 +127,14 @@ export async function startAdmissionWebhook(opts: {
       send(res, status, { message: (err as Error).message });
     }
   };
-  const server: Server = createServer({ cert: serving.cert, key: serving.key }, (req, res) => void handle(req, res));
+  const server: Server = createServer(
+    {
+      cert: serving.cert,
+      key: serving.key,
+      ...(clientCa ? { requestCert: true, rejectUnauthorized: false, ca: clientCa } : {}),
+    },
+    (req, res) => void handle(req, res),
+  );
   // A slow sender cannot hold a connection: the apiserver sends a review at once and waits at most 5 s.
   server.headersTimeout = 5_000;
   server.requestTimeout = 10_000;
@@ -112,6 +147,7 @@ export async function startAdmissionWebhook(opts: {
     url: `https://${isIP(opts.host) === 6 ? `[${opts.host}]` : opts.host}:${port}`,
     caBundle: serving.caBundle,
     answered: (path) => answered.get(path) ?? 0,
+    refused: () => refused,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

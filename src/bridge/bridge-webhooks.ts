@@ -1,10 +1,12 @@
+import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { conversionSchemas } from '../conversion/convert';
 import type { Json } from '../conversion/json-tree';
 import { ManagementApi } from '../management-api/api-client';
 import { readWebhookServingSecret, secretText, type SecretRef } from '../management-api/webhook-serving-secret';
-import { ephemeralWebhookServing, servingExpiry, type ServingCertificate } from '../pki/webhook-serving';
+import { clientAuthorityProblem } from '../pki/webhook-client';
+import { ephemeralWebhookServing, certificateEnds, type ServingCertificate } from '../pki/webhook-serving';
 import type { Admission } from './admission';
 import { startAdmissionWebhook, type AdmissionWebhook } from './admission-webhook';
 import { conversionPath, convertedCrds } from './conversion-registration';
@@ -13,35 +15,79 @@ import { defaultingRoute, mutatePath } from './defaulting-route';
 import { validatePath, validatingRoute } from './validating-route';
 import { registerWebhooks, waitForWebhookCalls } from './webhook-registration';
 
+interface Callers {
+  /** Answer any caller, not only the apiserver: for an apiserver that cannot be given a client certificate. */
+  anyCaller?: boolean;
+}
+
 /** How a bridge serves the defaulting, validating and conversion webhooks. */
 export type WebhookServing =
-  /** On 127.0.0.1:port (0: any free), registered by the bridge itself with an authority made at this start. */
-  | { port: number }
+  /**
+   * On 127.0.0.1:port (0: any free), registered by the bridge itself with an authority made at this start;
+   * the apiserver's client certificate is checked against the authority in `clientCaFile`.
+   */
+  | ({ port: number; clientCaFile?: string } & Callers)
   /**
    * As `capt init --webhook-url` registered them, with the certificate of `secret`, on `listen` (default: the
-   * registered URL's address, when it is an IP address). Nothing is registered.
+   * registered URL's address, when it is an IP address), the apiserver's client certificate checked against
+   * the Secret's client authority. Nothing is registered.
    */
-  | { secret: SecretRef; listen?: { host: string; port: number } };
+  | ({ secret: SecretRef; listen?: { host: string; port: number } } & Callers);
 
-interface ServingPlan {
+export interface ServingPlan {
   host: string;
   port: number;
   certificate: ServingCertificate;
+  /** The authority of the apiserver's client certificate (PEM); undefined when none was given. */
+  clientCa?: string;
   /** Where init's registrations point; undefined when the bridge registers where it listens. */
   url?: string;
 }
 
-/** Where to listen, and with what certificate, for `serving`. */
+async function readClientCa(file: string): Promise<string> {
+  const pem = await readFile(file, 'utf8').catch((err: Error) => {
+    throw new Error(`--webhook-client-ca ${file}: ${err.message}`, { cause: err });
+  });
+  const problem = clientAuthorityProblem(pem);
+  if (problem) throw new Error(`--webhook-client-ca ${file}: ${problem}`);
+  return pem;
+}
+
+/** Where to listen, with what certificate, and whose callers to answer, for `serving`. */
 async function servingPlan(api: ManagementApi, serving: WebhookServing): Promise<ServingPlan> {
   if ('port' in serving)
-    return { host: '127.0.0.1', port: serving.port, certificate: await ephemeralWebhookServing('127.0.0.1') };
-  const { serving: certificate, webhook } = await readWebhookServingSecret(api, serving.secret);
+    return {
+      host: '127.0.0.1',
+      port: serving.port,
+      certificate: await ephemeralWebhookServing('127.0.0.1'),
+      clientCa: serving.clientCaFile === undefined ? undefined : await readClientCa(serving.clientCaFile),
+    };
+  const { serving: certificate, webhook, clientCa } = await readWebhookServingSecret(api, serving.secret);
   const listen = serving.listen ?? (isIP(webhook.host) ? webhook : undefined);
   if (!listen)
     throw new Error(
       `--webhook-listen HOST:PORT is needed: Secret ${secretText(serving.secret)} was made for ${webhook.url}, whose host is a DNS name; give the address of this host it leads to`,
     );
-  return { host: listen.host, port: listen.port, certificate, url: webhook.url };
+  return { host: listen.host, port: listen.port, certificate, clientCa, url: webhook.url };
+}
+
+/**
+ * The authority whose client certificate a caller of the admission webhooks must present; undefined, with a
+ * warning, when any caller is answered.
+ */
+export function callersOf(serving: WebhookServing, plan: ServingPlan, log: Logger): string | undefined {
+  if (serving.anyCaller) {
+    log.warn(
+      'the webhooks answer any caller that reaches them, not only the apiserver (--insecure-webhook-any-caller): publish their port to the apiserver alone',
+    );
+    return undefined;
+  }
+  if (plan.clientCa) return plan.clientCa;
+  throw new Error(
+    'port' in serving
+      ? '--webhook-port needs --webhook-client-ca FILE: the authority of the client certificate the apiserver presents to webhooks'
+      : `Secret ${secretText(serving.secret)} has no client-ca.crt (it was made by a capt init before the webhooks checked their caller): run capt init --kubeconfig FILE --webhook-url ${plan.url} again and give the apiserver the client certificate it adds, or start the bridge with --insecure-webhook-any-caller`,
+  );
 }
 
 /**
@@ -61,10 +107,14 @@ export async function serveWebhooks(opts: {
   try {
     const crds = await convertedCrds(api);
     const plan = await servingPlan(api, opts.serving);
+    const clientCa = callersOf(opts.serving, plan, log);
     webhook = await startAdmissionWebhook({
       host: plan.host,
       port: plan.port,
       serving: plan.certificate,
+      clientCa,
+      // The apiserver calls conversion webhooks without credentials; a conversion reads nothing but the request.
+      anyCaller: [conversionPath],
       routes: {
         [validatePath]: validatingRoute((request) => opts.admission.refusal(request), log),
         [mutatePath]: defaultingRoute(log),
@@ -84,8 +134,9 @@ export async function serveWebhooks(opts: {
         url,
         listen: webhook.url,
         registeredBy: plan.url ? 'capt init' : 'this bridge',
-        servingCertificateUntil: servingExpiry(plan.certificate.cert),
+        servingCertificateUntil: certificateEnds(plan.certificate.cert),
         conversionCrds: crds.length,
+        callers: clientCa ? "the apiserver's client certificate (conversion: any)" : 'any',
       },
       'webhooks called by the management API: defaulting, validation, conversion (v1beta1 served)',
     );

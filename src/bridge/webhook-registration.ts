@@ -66,10 +66,14 @@ export async function waitForWebhookCalls(
   const paths = [mutatePath, validatePath, conversionPath];
   const called = () => paths.every((path) => webhook.answered(path) > 0);
   while (!called()) {
-    if (Date.now() > deadline)
+    if (Date.now() > deadline) {
+      const refused = webhook.refused()
+        ? `; ${webhook.refused()} calls refused for want of the apiserver's client certificate: check that its --admission-control-config-file gives it the one capt issued`
+        : '';
       throw new Error(
-        `the management API did not call the webhooks registered at ${url} within ${timeoutMs / 1000} s (answered: ${paths.map((p) => `${p} ${webhook.answered(p)}`).join(', ')}); check that the URL reaches this bridge and that the registrations carry its authority`,
+        `the management API did not call the webhooks registered at ${url} within ${timeoutMs / 1000} s (answered: ${paths.map((p) => `${p} ${webhook.answered(p)}`).join(', ')}); check that the URL reaches this bridge and that the registrations carry its authority${refused}`,
       );
+    }
     await api.dryRunCreate(probe);
     if (!called()) await sleep(200);
   }

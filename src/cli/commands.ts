@@ -260,7 +260,16 @@ export const commandTree: CommandSpec[] = [
   {
     name: 'bridge',
     help: "serve Cluster API's objects in a management API: clusters applied there run here, their status is written back",
-    flags: ['kubeconfig', 'interval', 'webhookPort', 'webhookSecret', 'webhookListen', ...temporalFlags],
+    flags: [
+      'kubeconfig',
+      'interval',
+      'webhookPort',
+      'webhookClientCa',
+      'webhookSecret',
+      'webhookListen',
+      'insecureWebhookAnyCaller',
+      ...temporalFlags,
+    ],
     action: host.bridge,
   },
   {

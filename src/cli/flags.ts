@@ -84,9 +84,16 @@ export const flags = {
     value: 'PORT',
     help: "also serve capt's defaulting, validating and conversion webhooks on 127.0.0.1:PORT (0: any free port) and register them with the management API (as capt dev start does)",
   },
+  webhookClientCa: {
+    value: 'FILE',
+    help: 'with --webhook-port: the CA (PEM) of the client certificate the apiserver presents to webhooks; only callers with one it issued are answered (capt dev start passes its own)',
+  },
+  insecureWebhookAnyCaller: {
+    help: 'answer whoever reaches the webhooks, not only the apiserver by its client certificate: only for an apiserver that cannot be given one, with the port published to it alone',
+  },
   webhookSecret: {
     value: 'NAMESPACE/NAME',
-    help: 'also serve the webhooks capt init --webhook-url registered, with the certificate of that Secret (capt-system/capt-webhook-serving); registers nothing',
+    help: "also serve the webhooks capt init --webhook-url registered, with the certificate of that Secret (capt-system/capt-webhook-serving), answering only the apiserver's client certificate issued there; registers nothing",
   },
   webhookListen: {
     value: 'HOST:PORT',

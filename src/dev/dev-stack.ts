@@ -12,7 +12,13 @@ import {
   stopPostgresTopology,
   temporalServerProcess,
 } from './postgres-topology';
-import { adminConf, managementApiStatus, startManagementApi, stopManagementApi } from './management-api';
+import {
+  adminConf,
+  managementApiStatus,
+  startManagementApi,
+  stopManagementApi,
+  webhookClientCaFile,
+} from './management-api';
 import { tenantRolesApplied } from '../management-api/tenant-roles';
 import { toolPaths } from '../tools';
 import { isListening } from '../util/listening';
@@ -241,11 +247,20 @@ const captProcesses = {
     ready: 'capt worker ready',
   },
   // Between the management API and Temporal: Cluster API's objects applied there run here. Its admission
-  // webhook takes any free port: the bridge registers the one it got.
+  // webhook takes any free port (the bridge registers the one it got) and answers only the apiserver, by the
+  // client certificate the management API's start gave it.
   bridge: {
     what: 'the bridge between the management API and Temporal',
     script: '../cli/main.js',
-    args: () => ['bridge', '--kubeconfig', adminConf(managementApiDir()), '--webhook-port', '0'],
+    args: () => [
+      'bridge',
+      '--kubeconfig',
+      adminConf(managementApiDir()),
+      '--webhook-port',
+      '0',
+      '--webhook-client-ca',
+      webhookClientCaFile(managementApiDir()),
+    ],
     env: {} as Record<string, string>,
     ready: 'capt bridge ready',
   },

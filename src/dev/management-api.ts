@@ -13,8 +13,9 @@ import {
   type ClusterCertificateAuthorities,
 } from '../pki/cluster-pki';
 import { kubeconfigCredentials } from '../pki/kubeconfig';
+import { keepOrIssueWebhookClient, type WebhookClient } from '../pki/webhook-client';
 import { availableKubernetesVersions, toolPaths } from '../tools';
-import { createFileOnce, readJson, writeJsonAtomic, writeTree } from '../util/files';
+import { createFileOnce, readJson, writeFileAtomic, writeJsonAtomic, writeTree } from '../util/files';
 import { freePort } from '../util/free-port';
 import { waitForOk } from '../util/https-probe';
 import { isListening } from '../util/listening';
@@ -31,6 +32,7 @@ import {
 } from '../../providers/local/control-plane-components';
 import { ManagementApi } from '../management-api/api-client';
 import { installCrdsAndRoles } from '../management-api/crd-install';
+import { admissionConfiguration, webhookClientKubeconfig } from '../management-api/webhook-client-config';
 
 /**
  * capt's management API: a real etcd, kube-apiserver and kube-controller-manager (garbage collection,
@@ -105,6 +107,50 @@ async function certificateAuthorities(dir: string): Promise<ClusterCertificateAu
     frontProxyCA: { cert: await read('front-proxy-ca.crt'), key: await read('front-proxy-ca.key') },
     serviceAccount: { privateKey: await read('sa.key'), publicKey: await read('sa.pub') },
   };
+}
+
+/** The webhook client's files in etc/kubernetes/pki. */
+const webhookClientFiles = {
+  ca: { cert: 'webhook-client-ca.crt', key: 'webhook-client-ca.key' },
+  client: { cert: 'webhook-client.crt', key: 'webhook-client.key' },
+};
+
+/** The authority of the client certificate the apiserver presents to webhooks: the bridge's --webhook-client-ca. */
+export const webhookClientCaFile = (dir: string) => join(pkiDir(dir), webhookClientFiles.ca.cert);
+
+/**
+ * The client certificate the apiserver presents to the bridge's webhooks, with its authority, kept in
+ * etc/kubernetes/pki and renewed as `capt init` renews its own (keys 0600, written atomically); then the
+ * AdmissionConfiguration that has the apiserver present it. Its user is `*`, every webhook: the bridge takes a
+ * new port at each start, and capt's are the only webhooks registered here. Returns that file's path.
+ */
+async function webhookClientConfiguration(dir: string): Promise<string> {
+  const pki = pkiDir(dir);
+  const read = (name: string) => readFile(join(pki, name), 'utf8').catch(() => '');
+  const pair = async (names: { cert: string; key: string }) => ({
+    cert: await read(names.cert),
+    key: await read(names.key),
+  });
+  const stored: WebhookClient = {
+    ca: await pair(webhookClientFiles.ca),
+    client: await pair(webhookClientFiles.client),
+  };
+  const current = await keepOrIssueWebhookClient(stored.ca.cert ? stored : undefined);
+  if (current.renewed)
+    for (const part of ['ca', 'client'] as const) {
+      await writeFileAtomic(join(pki, webhookClientFiles[part].cert), current[part].cert);
+      await writeFileAtomic(join(pki, webhookClientFiles[part].key), current[part].key, 0o600);
+    }
+  const kubeconfigFile = join(dir, 'etc/kubernetes/webhook-client.conf');
+  const files = webhookClientFiles.client;
+  await writeFileAtomic(
+    kubeconfigFile,
+    webhookClientKubeconfig('*', join(pki, files.cert), join(pki, files.key)),
+    0o600,
+  );
+  const configFile = join(dir, 'etc/kubernetes/admission-configuration.yaml');
+  await writeFileAtomic(configFile, admissionConfiguration(kubeconfigFile));
+  return configFile;
 }
 
 /** Ports for this start: the apiserver's as asked, etcd's as recorded (else free ones). */
@@ -187,7 +233,11 @@ export async function startManagementApi(
     const apiserver = apiserverProcess(l, runDir(dir));
     await startDetached({
       ...apiserver,
-      args: [...apiserver.args, `--encryption-provider-config=${encryptionConfigFile()}`],
+      args: [
+        ...apiserver.args,
+        `--encryption-provider-config=${encryptionConfigFile()}`,
+        `--admission-control-config-file=${await webhookClientConfiguration(dir)}`,
+      ],
     });
     await waitForOk(`${server}/readyz`, kubeconfigCredentials(await managementKubeconfig(dir)), 60_000).catch(
       async (err: Error) => {

@@ -1,9 +1,10 @@
 import type { KeyPair } from '../pki/certificates';
+import { clientAuthorityProblem, keepOrIssueWebhookClient, type WebhookClient } from '../pki/webhook-client';
 import {
   authorityProblem,
   issueWebhookServing,
   newWebhookAuthority,
-  servingExpiry,
+  certificateEnds,
   servingProblem,
   type ServingCertificate,
 } from '../pki/webhook-serving';
@@ -12,9 +13,10 @@ import { crdFieldManager } from './crd-install';
 import { parseWebhookUrl, WebhookAddressError, type WebhookUrl } from './webhook-url';
 
 /**
- * The Secret that holds capt's webhook CA and serving certificate in the management API: `capt init
- * --webhook-url` makes it, `capt bridge --webhook-secret` serves with it. Its at-rest encryption is the
- * operator's, as for every Secret of that API.
+ * The Secret that holds capt's webhook CA and serving certificate in the management API, and the client
+ * certificate the apiserver presents to the webhooks with its CA: `capt init --webhook-url` makes it, `capt
+ * bridge --webhook-secret` serves with it and answers only callers with that client certificate. Its at-rest
+ * encryption is the operator's, as for every Secret of that API.
  */
 export interface SecretRef {
   namespace: string;
@@ -64,8 +66,15 @@ async function readSecret(api: ManagementApi, ref: SecretRef): Promise<StoredSec
   return (await api.get(`/api/v1/namespaces/${ref.namespace}/secrets/${ref.name}`)) as StoredSecret | undefined;
 }
 
-/** The Secret as init writes it: the serving pair in tls.crt/tls.key, the CA (its key too, to renew) beside them. */
-function servingSecret(ref: SecretRef, webhook: WebhookUrl, ca: KeyPair, serving: KeyPair) {
+/** The keys of the apiserver's client certificate and key in the Secret (`kubectl get secret -o jsonpath` them). */
+export const clientCertKey = 'client.crt';
+export const clientKeyKey = 'client.key';
+
+/**
+ * The Secret as init writes it: the serving pair in tls.crt/tls.key, the CA (its key too, to renew) beside
+ * them, and the apiserver's client pair with its CA likewise.
+ */
+function servingSecret(ref: SecretRef, webhook: WebhookUrl, ca: KeyPair, serving: KeyPair, client: WebhookClient) {
   const base64 = (text: string) => Buffer.from(text).toString('base64');
   return {
     apiVersion: 'v1',
@@ -77,22 +86,28 @@ function servingSecret(ref: SecretRef, webhook: WebhookUrl, ca: KeyPair, serving
       'tls.key': base64(serving.key),
       'ca.crt': base64(ca.cert),
       'ca.key': base64(ca.key),
+      'client-ca.crt': base64(client.ca.cert),
+      'client-ca.key': base64(client.ca.key),
+      [clientCertKey]: base64(client.client.cert),
+      [clientKeyKey]: base64(client.client.key),
     },
   };
 }
 
 /**
- * Makes sure the Secret holds a CA and a serving certificate for the URL's host, and returns the CA (the
- * caBundle to register) with a line saying what was done. What still serves is kept, so a second init changes
- * nothing: the CA while it outlives a new serving certificate, the serving certificate while it names the host
- * and is not within its renewal margin. A new serving certificate under a kept CA leaves the registered
- * caBundle, and the bridges serving the old certificate, valid until they restart.
+ * Makes sure the Secret holds a CA and a serving certificate for the URL's host, and a client certificate for
+ * the apiserver, and returns the CA (the caBundle to register) with lines saying what was done. What still
+ * serves is kept, so a second init changes nothing: a CA while it outlives a new certificate, a certificate
+ * while it (the serving one: names the host and) is not within its renewal margin. A new serving certificate
+ * under a kept CA leaves the registered caBundle, and the bridges serving the old certificate, valid until they
+ * restart; a new client certificate under a kept client CA is trusted by running bridges at once.
+ * `clientIssued`: the apiserver must be given the client certificate.
  */
 export async function ensureWebhookServingSecret(
   api: ManagementApi,
   webhook: WebhookUrl,
   ref: SecretRef = defaultWebhookSecret,
-): Promise<{ caBundle: string; done: string }> {
+): Promise<{ caBundle: string; done: string[]; clientIssued: boolean }> {
   const existing = await readSecret(api, ref);
   if (existing && existing.type !== tlsType)
     throw new Error(
@@ -105,8 +120,12 @@ export async function ensureWebhookServingSecret(
   const keptServing = keptCa && !caWhy ? pairOf(existing, 'tls.crt', 'tls.key') : undefined;
   const servingWhy = keptServing && servingProblem(keptServing, ca.cert, webhook.host, true);
   const serving = keptServing && !servingWhy ? keptServing : await issueWebhookServing(ca, webhook.host);
+  const keptClient = existing?.data?.['client-ca.crt']
+    ? { ca: pairOf(existing, 'client-ca.crt', 'client-ca.key'), client: pairOf(existing, clientCertKey, clientKeyKey) }
+    : undefined;
+  const client = await keepOrIssueWebhookClient(keptClient);
   const where = `Secret ${secretText(ref)}`;
-  const until = `for ${webhook.host} until ${servingExpiry(serving.cert)}`;
+  const until = `for ${webhook.host} until ${certificateEnds(serving.cert)}`;
   const restart = 'restart each capt bridge --webhook-secret to serve it';
   const done = !existing
     ? `created ${where}: a new webhook CA and a serving certificate ${until}`
@@ -115,21 +134,27 @@ export async function ensureWebhookServingSecret(
       : servingWhy
         ? `issued a new serving certificate ${until} in ${where}, its CA kept (the previous certificate: ${servingWhy}); ${restart}`
         : `kept the webhook CA and serving certificate ${until} in ${where}`;
-  if (serving !== keptServing || existing?.metadata.annotations?.[webhookUrlAnnotation] !== webhook.url) {
+  const clientDone = `${client.renewed ? `made ${client.renewed}` : 'kept the client CA and client certificate'} for the apiserver until ${certificateEnds(client.client.cert)} in ${where}`;
+  if (
+    serving !== keptServing ||
+    client.renewed ||
+    existing?.metadata.annotations?.[webhookUrlAnnotation] !== webhook.url
+  ) {
     await api.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ref.namespace } });
-    await api.apply(servingSecret(ref, webhook, ca, serving), crdFieldManager);
+    await api.apply(servingSecret(ref, webhook, ca, serving, client), crdFieldManager);
   }
-  return { caBundle: ca.cert, done };
+  return { caBundle: ca.cert, done: [done, clientDone], clientIssued: Boolean(client.renewed) };
 }
 
 /**
- * What a bridge serves with: the Secret's serving certificate and the URL it was made for, refused with a
+ * What a bridge serves with: the Secret's serving certificate, the URL it was made for and the authority of
+ * the apiserver's client certificate (undefined in a Secret made before init issued one), refused with a
  * message naming the Secret when it is missing, incomplete or no longer serves that URL's host.
  */
 export async function readWebhookServingSecret(
   api: ManagementApi,
   ref: SecretRef,
-): Promise<{ serving: ServingCertificate; webhook: WebhookUrl }> {
+): Promise<{ serving: ServingCertificate; webhook: WebhookUrl; clientCa?: string }> {
   const where = `Secret ${secretText(ref)}`;
   const secret = await readSecret(api, ref).catch((err: Error) => {
     throw new Error(`cannot read ${where}: ${err.message}`, { cause: err });
@@ -151,5 +176,8 @@ export async function readWebhookServingSecret(
     ? `it has no ${missing.join(', ')}`
     : servingProblem(serving, caBundle, webhook.host, false);
   if (why) throw new Error(`${where}: the serving certificate cannot be used: ${why}; ${remedy}`);
-  return { serving: { ...serving, caBundle }, webhook };
+  const clientCa = secret.data?.['client-ca.crt'] ? field(secret, 'client-ca.crt') : undefined;
+  const clientWhy = clientCa && clientAuthorityProblem(clientCa);
+  if (clientWhy) throw new Error(`${where}: its client-ca.crt cannot be used: ${clientWhy}; ${remedy}`);
+  return { serving: { ...serving, caBundle }, webhook, clientCa };
 }

@@ -15,7 +15,7 @@ const renewBeforeDays = 30;
 const dayMs = 86_400_000;
 
 /** The day a certificate ends, as init and the bridge print it. */
-export const servingExpiry = (cert: string): string =>
+export const certificateEnds = (cert: string): string =>
   new Date(Date.parse(new X509Certificate(cert).validTo)).toISOString().slice(0, 10);
 
 export const newWebhookAuthority = () => createCertificateAuthority('capt-webhook-ca');
@@ -48,7 +48,7 @@ function pairProblem(pair: KeyPair, days: number): string | undefined {
   }
   const ends = Date.parse(cert.validTo);
   if (ends - Date.now() < days * dayMs)
-    return `it ${ends < Date.now() ? 'expired' : 'expires'} on ${servingExpiry(pair.cert)}`;
+    return `it ${ends < Date.now() ? 'expired' : 'expires'} on ${certificateEnds(pair.cert)}`;
   return undefined;
 }
 
@@ -63,20 +63,27 @@ export function authorityProblem(ca: KeyPair): string | undefined {
 }
 
 /**
- * Why the serving certificate cannot serve `host` under the authority `caCert` signed it with, or undefined.
- * `renewing`: one that ends within the renewal margin is refused too (init replaces it; a bridge serves it).
+ * Why `pair` is not a usable certificate issued by the authority `caCert`, or undefined. `renewing`: one that
+ * ends within the renewal margin is refused too (init replaces it; a bridge serves it).
  */
-export function servingProblem(serving: KeyPair, caCert: string, host: string, renewing: boolean): string | undefined {
-  const problem = pairProblem(serving, renewing ? renewBeforeDays : 0);
+export function issuedProblem(pair: KeyPair, caCert: string, renewing: boolean): string | undefined {
+  const problem = pairProblem(pair, renewing ? renewBeforeDays : 0);
   if (problem) return problem;
-  const cert = new X509Certificate(serving.cert);
   let authority: X509Certificate;
   try {
     authority = new X509Certificate(caCert);
   } catch (err) {
     return `its CA certificate is not PEM (${(err as Error).message})`;
   }
-  if (!cert.checkIssued(authority) || !cert.verify(authority.publicKey)) return 'its CA did not sign it';
+  const cert = new X509Certificate(pair.cert);
+  return cert.checkIssued(authority) && cert.verify(authority.publicKey) ? undefined : 'its CA did not sign it';
+}
+
+/** Why the serving certificate cannot serve `host` under the authority `caCert` signed it with, or undefined. */
+export function servingProblem(serving: KeyPair, caCert: string, host: string, renewing: boolean): string | undefined {
+  const problem = issuedProblem(serving, caCert, renewing);
+  if (problem) return problem;
+  const cert = new X509Certificate(serving.cert);
   const covered = isIP(host) ? cert.checkIP(host) : cert.checkHost(host, { subject: 'never' });
   return covered ? undefined : `it does not name ${host} (${cert.subjectAltName ?? 'no subject alternative name'})`;
 }

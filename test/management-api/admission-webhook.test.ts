@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { substituteVariables } from '../../src/api/variables';
 import { appliedManifestAnnotation } from '../../src/bridge/bridge';
+import { createCertificateAuthority, issueCertificate } from '../../src/pki/certificates';
 import { webhookConfigurationName, webhookName } from '../../src/bridge/webhook-registration';
 import { availableKubernetesVersions } from '../../src/tools';
 import { startDevStack, type DevStackUnderTest } from '../fixtures/dev-stack';
@@ -123,13 +124,53 @@ test('a change a running cluster refuses (a downgrade, too many workers) fails a
   assert.match(md.stderr, /"kept-md-0" not found/);
 });
 
-test('a malformed AdmissionReview posted to the webhook gets a 400 saying why, and the webhook keeps refusing', async () => {
+test("the webhook answers only the apiserver's client certificate; a malformed AdmissionReview from it gets a 400 saying why, and the webhook keeps refusing", async () => {
   const config = JSON.parse(
     (await kube(undefined, 'get', 'validatingwebhookconfiguration', webhookConfigurationName, '-o', 'json')).stdout,
   ) as { webhooks: { clientConfig: { url: string; caBundle: string }; failurePolicy: string }[] };
   const { url, caBundle } = config.webhooks[0]!.clientConfig;
   assert.match(url, /^https:\/\/127\.0\.0\.1:\d+\/validate$/);
-  const post = (body: string) => postToWebhook({ url, caBundle }, body);
+  // The certificate capt dev start gave the apiserver (the kubectl applies above were reviewed, so it presents it).
+  const pki = join(stack.home, 'dev/management-api/etc/kubernetes/pki');
+  const apiserver = {
+    cert: await readFile(join(pki, 'webhook-client.crt'), 'utf8'),
+    key: await readFile(join(pki, 'webhook-client.key'), 'utf8'),
+  };
+  const post = (body: string) => postToWebhook({ url, caBundle }, body, apiserver);
+  const review = JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'u1',
+      operation: 'CREATE',
+      object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'default' } },
+    },
+  });
+  const anonymous = await postToWebhook({ url, caBundle }, review);
+  assert.deepEqual(
+    { ...anonymous, body: JSON.parse(anonymous.body) },
+    {
+      status: 401,
+      body: { message: 'only the apiserver may call this webhook: present the client certificate capt issued it' },
+    },
+  );
+  const otherCa = await createCertificateAuthority('other');
+  const stranger = await postToWebhook(
+    { url, caBundle },
+    review,
+    await issueCertificate(otherCa, { commonName: 'kube-apiserver-webhook-client', usage: 'client' }),
+  );
+  assert.equal(stranger.status, 403, stranger.body);
+  assert.match(
+    JSON.parse(stranger.body).message,
+    /^only the apiserver may call this webhook: this client certificate was not issued by its authority/,
+  );
+  const answered = await post(review);
+  assert.deepEqual(JSON.parse(answered.body), {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    response: { uid: 'u1', allowed: true },
+  });
   const malformed = await post('{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": ');
   assert.equal(malformed.status, 400);
   assert.match(JSON.parse(malformed.body).message, /^the body is not JSON: /);

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
 import { substituteVariables } from '../../src/api/variables';
 import { defaultingConfigurationName } from '../../src/bridge/defaulting-registration';
+import { apiserverClientSetup } from '../../src/bridge/webhook-install';
+import { parseWebhookUrl } from '../../src/management-api/webhook-url';
+import { createCertificateAuthority, issueCertificate } from '../../src/pki/certificates';
 import { webhookConfigurationName, webhookName } from '../../src/bridge/webhook-registration';
 import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
 import { freePort } from '../../src/util/free-port';
@@ -16,6 +19,7 @@ import { devStackEnv } from '../fixtures/dev-stack-env';
 import { startKubeControlPlane, type KubeControlPlane } from '../fixtures/kube-control-plane';
 import { listening, processesMentioning } from '../fixtures/leaks';
 import { until } from '../fixtures/until';
+import { postToWebhook } from '../fixtures/webhook-post';
 
 /**
  * `capt init --webhook-url` into an existing Kubernetes API (a bare control plane: no CRD, no webhook), then
@@ -93,6 +97,39 @@ before(async () => {
   url = `https://127.0.0.1:${await freePort('127.0.0.1')}`;
 });
 
+/**
+ * What init tells the operator to do on the apiserver's host, done as printed with a folder of the test's own:
+ * its commands copy the client pair out of the Secret, its two files are written, and the apiserver restarts
+ * with --admission-control-config-file.
+ */
+async function giveApiserverItsClientCertificate(setup: string): Promise<void> {
+  const dir = join(home, 'apiserver');
+  const printed = setup.replaceAll('/etc/kubernetes/capt', dir);
+  const commands = /^ {2}(\(umask 077;.*\))$/m.exec(printed)![1]!;
+  // The printed kubectl, reaching this test's API.
+  const kubectlHere = `kubectl() { ${JSON.stringify(kubectlFor(version))} --kubeconfig ${JSON.stringify(kubeconfigFile)} "$@"; }`;
+  const copied = await runProgram('bash', ['-c', `${kubectlHere}; ${commands}`]);
+  assert.equal(copied.code, 0, copied.stderr);
+  assert.equal((await stat(join(dir, 'webhook-client.key'))).mode & 0o777, 0o600, 'the key is for root only');
+  /** A file's text as printed: the lines indented under its name. */
+  const file = (name: string) => {
+    const lines = printed.split('\n');
+    const start = lines.findIndex((line) => line.startsWith(`  ${join(dir, name)}`));
+    const end = lines.findIndex((line, i) => i > start && !line.startsWith('    '));
+    return (
+      lines
+        .slice(start + 1, end)
+        .map((line) => line.slice(4))
+        .join('\n') + '\n'
+    );
+  };
+  for (const name of ['webhook-client.kubeconfig', 'admission-configuration.yaml'])
+    await writeFile(join(dir, name), file(name), { mode: 0o600 });
+  const restarting = Date.now();
+  await plane!.restartApiserver({ 'admission-control-config-file': join(dir, 'admission-configuration.yaml') });
+  console.log(`# the apiserver restarted with --admission-control-config-file: ${Date.now() - restarting} ms`);
+}
+
 async function stopBridge(): Promise<number | null | undefined> {
   if (!bridge) return undefined;
   bridge.process.kill('SIGTERM');
@@ -153,8 +190,17 @@ test('capt init --webhook-url installs the CRDs, a CA and serving certificate in
   const serving = new X509Certificate(pem('tls.crt'));
   assert.equal(serving.checkIP('127.0.0.1'), '127.0.0.1', 'an IP SAN for the URL host');
   assert.ok(serving.checkIssued(new X509Certificate(pem('ca.crt'))), 'signed by the CA beside it');
-  const keyBody = pem('tls.key').split('\n')[1]!;
-  assert.ok(!`${r.stdout}${r.stderr}`.includes(keyBody), 'init prints no key');
+  for (const key of ['tls.key', 'ca.key', 'client.key', 'client-ca.key'])
+    assert.ok(!`${r.stdout}${r.stderr}`.includes(pem(key).split('\n')[1]!), `init prints no ${key}`);
+  const client = new X509Certificate(pem('client.crt'));
+  assert.ok(client.checkIssued(new X509Certificate(pem('client-ca.crt'))), 'the client certificate signed by its CA');
+  assert.match(
+    r.stdout,
+    /^made a new client CA and client certificate for the apiserver until \d{4}-\d\d-\d\d in Secret capt-system\/capt-webhook-serving$/m,
+  );
+  const setup = apiserverClientSetup(parseWebhookUrl(url));
+  assert.ok(r.stdout.includes(setup), r.stdout);
+  await giveApiserverItsClientCertificate(setup);
 
   const { mutating, validating } = await configurations();
   assert.deepEqual(mutating.webhooks[0]!.clientConfig, { url: `${url}/mutate`, caBundle: stored.data['ca.crt'] });
@@ -190,6 +236,31 @@ test('capt bridge --webhook-secret is refused, naming the Secret, when it is mis
       `error: Secret capt-system/broken: the serving certificate cannot be used: it has no tls.key, ca.crt; ${remedy}\n`,
     ),
     broken.stderr,
+  );
+  // A Secret of an init from before client certificates: its bridge would answer anyone, so it does not start.
+  const { data } = await storedSecret();
+  const older = Object.fromEntries(Object.entries(data).filter(([key]) => !key.startsWith('client')));
+  const file = join(home, 'older-secret.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: { name: 'older', namespace: 'capt-system', annotations: { 'capt.cluster.x-k8s.io/webhook-url': url } },
+      data: older,
+    }),
+    { mode: 0o600 },
+  );
+  const created = await kubectl('create', '-f', file);
+  assert.equal(created.code, 0, created.stderr);
+  const unchecked = await capt('bridge', '--kubeconfig', kubeconfigFile, '--webhook-secret', 'capt-system/older');
+  assert.equal(unchecked.code, 1, unchecked.stderr);
+  assert.ok(
+    unchecked.stderr.includes(
+      `error: Secret capt-system/older has no client-ca.crt (it was made by a capt init before the webhooks checked their caller): run capt init --kubeconfig FILE --webhook-url ${url} again and give the apiserver the client certificate it adds, or start the bridge with --insecure-webhook-any-caller\n`,
+    ),
+    unchecked.stderr,
   );
 });
 
@@ -236,6 +307,32 @@ test('capt bridge --webhook-secret serves what init registered and registers not
     /"refused-control-plane" not found/,
   );
 
+  // Posted directly: refused without the apiserver's client certificate, or with one another CA issued; answered with init's.
+  const stored = await storedSecret();
+  const registration = { url: `${url}/validate`, caBundle: stored.data['ca.crt']! };
+  const pem = (key: string) => Buffer.from(stored.data[key]!, 'base64').toString();
+  const review = JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'direct',
+      operation: 'CREATE',
+      object: { ...ofKind(refused, 'KubeadmControlPlane'), metadata: { name: 'direct', namespace: 'default' } },
+    },
+  });
+  assert.equal((await postToWebhook(registration, review)).status, 401);
+  const otherCa = await createCertificateAuthority('other');
+  const stranger = await issueCertificate(otherCa, { commonName: 'kube-apiserver-webhook-client', usage: 'client' });
+  assert.equal((await postToWebhook(registration, review, stranger)).status, 403);
+  const answered = await postToWebhook(registration, review, { cert: pem('client.crt'), key: pem('client.key') });
+  assert.equal(answered.status, 200, answered.body);
+  const { response } = JSON.parse(answered.body) as { response: { allowed: boolean; status: { message: string } } };
+  assert.equal(response.allowed, false);
+  assert.match(
+    response.status.message,
+    /KubeadmControlPlane\/direct at spec\.kubeadmConfigSpec\.users: users are not created/,
+  );
+
   // Defaulted: a MachineDeployment without selector (the CRD's schema requires one) or replicas is stored with them.
   const bare = await quickstart('bare');
   const md = ofKind(bare, 'MachineDeployment');
@@ -280,8 +377,9 @@ test('capt init again keeps the CA and certificate: the same Secret, caBundles a
   assert.equal(again.code, 0, again.stderr);
   assert.match(
     again.stdout,
-    /^kept the webhook CA and serving certificate for 127\.0\.0\.1 until \d{4}-\d\d-\d\d in Secret capt-system\/capt-webhook-serving$/m,
+    /^kept the webhook CA and serving certificate for 127\.0\.0\.1 until \d{4}-\d\d-\d\d in Secret capt-system\/capt-webhook-serving\nkept the client CA and client certificate for the apiserver until \d{4}-\d\d-\d\d in Secret capt-system\/capt-webhook-serving$/m,
   );
+  assert.doesNotMatch(again.stdout, /the apiserver must present/, 'nothing new to give the apiserver');
   const plain = await capt('init', '--kubeconfig', kubeconfigFile);
   assert.equal(plain.code, 0, plain.stderr);
   assert.match(

@@ -141,6 +141,22 @@ test("capt bridge's webhook flags are refused, naming them, before it connects (
       ['--webhook-secret', 'capt-system/capt-webhook-serving', '--webhook-listen', 'localhost:9443'],
       'error: --webhook-listen localhost:9443: localhost: not an IP address of this host, e.g. 0.0.0.0:9443',
     ],
+    [
+      ['--webhook-port', '0'],
+      'error: --webhook-port needs --webhook-client-ca FILE: the CA of the client certificate the apiserver presents to webhooks (its --admission-control-config-file), so that only the apiserver is answered; --insecure-webhook-any-caller answers anyone',
+    ],
+    [
+      ['--webhook-secret', 'capt-system/capt-webhook-serving', '--webhook-client-ca', 'ca.crt'],
+      "error: --webhook-client-ca goes with --webhook-port alone (--webhook-secret takes the apiserver's client CA from the Secret)",
+    ],
+    [
+      ['--webhook-port', '0', '--webhook-client-ca', 'ca.crt', '--insecure-webhook-any-caller'],
+      'error: --webhook-client-ca goes with --webhook-port alone (--insecure-webhook-any-caller checks no caller)',
+    ],
+    [
+      ['--insecure-webhook-any-caller'],
+      'error: --insecure-webhook-any-caller goes with --webhook-port or --webhook-secret',
+    ],
   ];
   for (const [args, message] of cases) {
     const r = await capt('bridge', '--kubeconfig', join(dir, 'none'), ...args);
@@ -166,7 +182,12 @@ test('capt completion bash: a bash script whose _capt completes commands, subcom
   assert.deepEqual(completes('worker', ''), ['status']);
   assert.deepEqual(completes('completion', ''), ['bash', 'zsh']);
   assert.deepEqual(completes('init', '--w'), ['--webhook-url']);
-  assert.deepEqual(completes('bridge', '--webhook-'), ['--webhook-port', '--webhook-secret', '--webhook-listen']);
+  assert.deepEqual(completes('bridge', '--webhook-'), [
+    '--webhook-port',
+    '--webhook-client-ca',
+    '--webhook-secret',
+    '--webhook-listen',
+  ]);
 });
 
 test('capt completion zsh: a zsh script that registers _capt and completes as the bash one does', async () => {
