@@ -606,5 +606,3 @@ describe('MachineHealthCheck', { concurrency: true }, () => {
     await suite.client.waitForDeletion('default', 'hcp', () => undefined, 300_000);
   });
 });
-
-/** The etcd members of a cluster, asked of its control-plane machines in turn. */
