@@ -5,6 +5,11 @@ export interface ManifestLocation {
   kind?: string;
   name?: string;
   path?: string;
+  /**
+   * For an object made from another document's fields (a MachineHealthCheck from a ClusterClass's healthCheck):
+   * a path under `from` in the made object is the path under `to` in that document, which is `at`.
+   */
+  reroot?: { at: ManifestLocation; paths: { from: string; to: string }[] };
 }
 
 export interface ManifestProblem extends ManifestLocation {
@@ -19,10 +24,21 @@ export interface ManifestProblem extends ManifestLocation {
 
 /** Every problem found in a set of manifests; nothing is submitted while there is one. */
 export class ManifestError extends Error {
-  constructor(readonly problems: ManifestProblem[]) {
-    super(problems.map(formatProblem).join('\n'));
+  readonly problems: ManifestProblem[];
+  constructor(problems: ManifestProblem[]) {
+    const located = problems.map(rerooted);
+    super(located.map(formatProblem).join('\n'));
+    this.problems = located;
     this.name = 'ManifestError';
   }
+}
+
+/** The problem at the path of the document it was made from (see ManifestLocation.reroot). */
+function rerooted({ reroot, ...p }: ManifestProblem): ManifestProblem {
+  const rule = reroot?.paths.find(
+    (r) => p.path === r.from || p.path?.startsWith(`${r.from}.`) || p.path?.startsWith(`${r.from}[`),
+  );
+  return rule ? { ...p, ...reroot!.at, path: `${rule.to}${p.path!.slice(rule.from.length)}` } : p;
 }
 
 export function formatProblem(p: ManifestProblem): string {

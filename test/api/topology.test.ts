@@ -304,9 +304,29 @@ const cases: BadCase[] = [
       void (clusterClass(d).spec.controlPlane.healthCheck.checks.unhealthyMachineConditions = [
         { type: 'EtcdPodHealthy', status: 'False', timeoutSeconds: 300 },
       ]),
-    kind: 'MachineHealthCheck',
-    path: 'spec.checks.unhealthyMachineConditions[0].type',
+    kind: 'ClusterClass',
+    path: 'spec.controlPlane.healthCheck.checks.unhealthyMachineConditions[0].type',
     message: /capt sets no EtcdPodHealthy condition on a Machine \(it sets Ready, .*NodeReady/,
+  },
+  {
+    name: "a worker class's health check on a machine condition capt never sets",
+    mutate: (d) =>
+      void (clusterClass(d).spec.workers.machineDeployments[0].healthCheck.checks.unhealthyMachineConditions = [
+        { type: 'EtcdPodHealthy', status: 'False', timeoutSeconds: 300 },
+      ]),
+    kind: 'ClusterClass',
+    path: 'spec.workers.machineDeployments[0].healthCheck.checks.unhealthyMachineConditions[0].type',
+    message: /capt sets no EtcdPodHealthy condition on a Machine/,
+  },
+  {
+    name: "a topology's own health check for a MachineDeployment, on a machine condition capt never sets",
+    mutate: (d) =>
+      void (cluster(d).spec.topology.workers.machineDeployments[0].healthCheck = {
+        checks: { unhealthyMachineConditions: [{ type: 'EtcdPodHealthy', status: 'False', timeoutSeconds: 60 }] },
+      }),
+    kind: 'Cluster',
+    path: 'spec.topology.workers.machineDeployments[0].healthCheck.checks.unhealthyMachineConditions[0].type',
+    message: /capt sets no EtcdPodHealthy condition on a Machine/,
   },
   {
     name: 'a topology version the provider cannot parse',

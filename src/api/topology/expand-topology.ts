@@ -212,6 +212,22 @@ function topologyDocuments(cluster: RawDocument, group: RawDocument[], r: Render
     };
   };
   const cloned = (o: KubeObject, name: string) => doc(o, name, o.spec, true);
+  // A health check's problems point at the healthCheck it was made from: the topology's own, else its class's
+  // (v1beta2 only: v1beta1 names those fields otherwise, and its problems stay at the Cluster).
+  const clusterClass = group.find((d) => kindOf(d) === 'ClusterClass')!;
+  const topology = (cluster.raw.spec?.topology ?? {}) as {
+    controlPlane?: { healthCheck?: unknown };
+    workers?: { machineDeployments?: { name?: unknown; class?: unknown; healthCheck?: unknown }[] };
+  };
+  const classWorkers = ((clusterClass.raw.spec?.workers ?? {}) as { machineDeployments?: { class?: unknown }[] })
+    .machineDeployments;
+  const healthCheckDoc = (o: KubeObject, name: string, inTopology: string | undefined, inClass: string | undefined) => {
+    const [source, base] = inTopology ? [cluster, inTopology] : [clusterClass, inClass];
+    const made = doc(o, name);
+    if (!base || !String(source.raw.apiVersion).endsWith('/v1beta2')) return made;
+    const paths = ['checks', 'remediation'].map((f) => ({ from: `spec.${f}`, to: `${base}.${f}` }));
+    return { ...made, loc: { ...made.loc, reroot: { at: locate(source), paths } } };
+  };
   const ref = (o: KubeObject, name: string) => ({ apiGroup: o.apiVersion.split('/')[0], kind: o.kind, name });
   const out: RawDocument[] = [];
 
@@ -227,7 +243,15 @@ function topologyDocuments(cluster: RawDocument, group: RawDocument[], r: Render
   };
   if (cpInfra) ((kcpSpec.machineTemplate ??= {}).spec ??= {}).infrastructureRef = ref(cpInfra, cpInfraName!);
   out.push(doc(cp.object, kcpName, kcpSpec));
-  if (cp.machineHealthCheck) out.push(doc(cp.machineHealthCheck, kcpName));
+  if (cp.machineHealthCheck)
+    out.push(
+      healthCheckDoc(
+        cp.machineHealthCheck,
+        kcpName,
+        topology.controlPlane?.healthCheck ? 'spec.topology.controlPlane.healthCheck' : undefined,
+        'spec.controlPlane.healthCheck',
+      ),
+    );
 
   const { topology: _topology, ...clusterSpec } = r.cluster.spec ?? {};
   out.push({
@@ -257,7 +281,19 @@ function topologyDocuments(cluster: RawDocument, group: RawDocument[], r: Render
     machineSpec.bootstrap = { ...machineSpec.bootstrap, configRef: ref(md.bootstrapTemplate, bootstrapName) };
     machineSpec.infrastructureRef = ref(md.infrastructureMachineTemplate, infraTemplateName);
     out.push(doc(md.object, mdName, spec));
-    if (md.machineHealthCheck) out.push(doc(md.machineHealthCheck, mdName));
+    if (md.machineHealthCheck) {
+      const written = topology.workers?.machineDeployments ?? [];
+      const i = written.findIndex((w) => w.name === md.topologyName);
+      const j = classWorkers?.findIndex((c) => c.class === written[i]?.class) ?? -1;
+      out.push(
+        healthCheckDoc(
+          md.machineHealthCheck,
+          mdName,
+          written[i]?.healthCheck ? `spec.topology.workers.machineDeployments[${i}].healthCheck` : undefined,
+          j >= 0 ? `spec.workers.machineDeployments[${j}].healthCheck` : undefined,
+        ),
+      );
+    }
   }
   return out;
 }
