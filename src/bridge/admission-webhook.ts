@@ -26,6 +26,8 @@ export interface AdmissionWebhook {
   answered(path: string): number;
   /** How many requests were refused for not coming from the apiserver (no client certificate its authority issued). */
   refused(): number;
+  /** Serves `serving`'s certificate from the next connection on, and checks callers against `clientCa` if it checked any. */
+  renew(serving: ServingCertificate, clientCa?: string): void;
   close(): Promise<void>;
 }
 
@@ -148,6 +150,12 @@ export async function startAdmissionWebhook(opts: {
     caBundle: serving.caBundle,
     answered: (path) => answered.get(path) ?? 0,
     refused: () => refused,
+    renew: (next, nextClientCa) =>
+      server.setSecureContext({
+        cert: next.cert,
+        key: next.key,
+        ...(clientCa ? { ca: nextClientCa ?? clientCa } : {}),
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

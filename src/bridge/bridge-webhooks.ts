@@ -90,6 +90,57 @@ export function callersOf(serving: WebhookServing, plan: ServingPlan, log: Logge
   );
 }
 
+/** How often a bridge serving init's Secret reads it again: a renewed certificate is served this soon. */
+const secretRereadMs = 10_000;
+
+/**
+ * `capt init` renews the certificates in its Secret as they near their end: the bridge reads the Secret every
+ * few seconds and serves what it holds from the next connection on, without a restart. A Secret it cannot read
+ * or that is incomplete is logged, and the certificates served are kept.
+ */
+async function followSecret(
+  kubeconfig: string,
+  ref: SecretRef,
+  webhook: AdmissionWebhook,
+  plan: ServingPlan,
+  log: Logger,
+): Promise<AdmissionWebhook> {
+  const api = await ManagementApi.fromKubeconfig(kubeconfig);
+  const served = (certificate: ServingCertificate, clientCa?: string) =>
+    `${certificate.cert}${certificate.key}${clientCa ?? ''}`;
+  let shown = served(plan.certificate, plan.clientCa);
+  let reading = false;
+  const timer = setInterval(() => {
+    if (reading) return;
+    reading = true;
+    readWebhookServingSecret(api, ref)
+      .then(({ serving, clientCa }) => {
+        if (served(serving, clientCa) === shown) return;
+        webhook.renew(serving, clientCa);
+        shown = served(serving, clientCa);
+        log.info(
+          { secret: secretText(ref), servingCertificateUntil: certificateEnds(serving.cert) },
+          'webhooks: serving the renewed certificates of the Secret',
+        );
+      })
+      .catch((err: Error) =>
+        log.warn(
+          { err: err.message, secret: secretText(ref) },
+          'webhooks: cannot read the Secret again; serving what it held',
+        ),
+      )
+      .finally(() => (reading = false));
+  }, secretRereadMs);
+  return {
+    ...webhook,
+    close: async () => {
+      clearInterval(timer);
+      api.close();
+      await webhook.close();
+    },
+  };
+}
+
 /**
  * Serves the three webhooks for `admission`, and returns once the apiserver calls them: with `{ port }` after
  * registering them itself (`capt dev start`), with `{ secret }` as init registered them. The conversion follows
@@ -129,6 +180,8 @@ export async function serveWebhooks(opts: {
     const url = plan.url ?? webhook.url;
     if (!plan.url) await registerWebhooks(api, url, webhook.caBundle);
     await waitForWebhookCalls(api, webhook, url, crds);
+    if ('secret' in opts.serving)
+      webhook = await followSecret(opts.kubeconfig, opts.serving.secret, webhook, plan, log);
     log.info(
       {
         url,

@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { connect } from 'node:tls';
 import { parseAllDocuments, stringify } from 'yaml';
 import { substituteVariables } from '../../src/api/variables';
 import { defaultingConfigurationName } from '../../src/bridge/defaulting-registration';
@@ -369,6 +370,43 @@ test('capt bridge --webhook-secret serves what init registered and registers not
     kind: 'LocalCluster',
     name: 'older',
   });
+
+  // A serving certificate renewed in the Secret (as init renews one near its end) is served without a restart,
+  // and the apiserver, which trusts the same CA, still calls the webhooks.
+  const { hostname, port } = new URL(url);
+  const renewed = await issueCertificate(
+    { cert: pem('ca.crt'), key: pem('ca.key') },
+    { commonName: 'capt-webhook', ipAddresses: [hostname], usage: 'server' },
+  );
+  const base64 = (text: string) => Buffer.from(text).toString('base64');
+  const patched = await kubectl(
+    '-n',
+    'capt-system',
+    'patch',
+    'secret',
+    'capt-webhook-serving',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ data: { 'tls.crt': base64(renewed.cert), 'tls.key': base64(renewed.key) } }),
+  );
+  assert.equal(patched.code, 0, patched.stderr);
+  const servedFingerprint = () =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: hostname, port: Number(port), rejectUnauthorized: false }, () => {
+        resolve(socket.getPeerCertificate().fingerprint256);
+        socket.end();
+      });
+      socket.once('error', reject);
+    });
+  const wanted = new X509Certificate(renewed.cert).fingerprint256;
+  await until('the bridge to serve the renewed certificate', async () => (await servedFingerprint()) === wanted, {
+    timeoutMs: 30_000,
+  });
+  assert.match(started.log, /serving the renewed certificates of the Secret/);
+  assert.equal(child.exitCode, null, 'the same bridge, not restarted');
+  const refusedAgain = await apply('refused', refused);
+  assert.notEqual(refusedAgain.code, 0);
+  assert.match(refusedAgain.stderr, /users are not created by capt's providers/);
 });
 
 test('capt init again keeps the CA and certificate: the same Secret, caBundles and configurations; without --webhook-url it says how to install them', async () => {
