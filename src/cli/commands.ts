@@ -281,7 +281,7 @@ export const commandTree: CommandSpec[] = [
   {
     name: 'worker',
     help: 'a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE); prints its build id',
-    flags: ['serve', ...temporalFlags],
+    flags: ['serve', 'metricsAddress', ...temporalFlags],
     action: host.worker,
     commands: [
       {

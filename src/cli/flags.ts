@@ -76,6 +76,10 @@ export const flags = {
     value: 'QUEUES',
     help: 'what it serves: core (the capt-core and capt-owners queues) and/or a provider (local), comma-separated; default all (CAPT_WORKER_SERVES)',
   },
+  metricsAddress: {
+    value: 'HOST:PORT',
+    help: "serve Prometheus metrics (the SDK's and capt's, docs/metrics.md) at http://HOST:PORT/metrics (CAPT_METRICS_ADDRESS)",
+  },
   ramp: { value: 'N', help: 'send this percentage (0-100) of new workflows to the new build instead of all' },
   id: { value: 'ID', help: "the key id (default: today's date and a random suffix)" },
   print: { help: 'print the key as ID:BASE64 and write nothing (to add to a key file or CAPT_CODEC_KEYS)' },

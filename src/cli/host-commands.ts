@@ -50,6 +50,7 @@ import {
 } from './cluster-commands';
 import type { FlagValues } from './flags';
 import { readSources, UsageError } from './read-sources';
+import { hostAndPort } from '../management-api/webhook-url';
 import { formatOutput } from './render';
 import { upgradeText, workerBuildsText } from './worker-builds-text';
 import { bridgeWebhookFlags, webhookUrlFlag } from './webhook-flags';
@@ -276,6 +277,14 @@ export const bridge: Action = async (_, values) => {
 
 export const worker: Action = async (_, values) => {
   if (values.serve !== undefined) process.env.CAPT_WORKER_SERVES = values.serve;
+  if (values.metricsAddress !== undefined) {
+    try {
+      hostAndPort(values.metricsAddress, false);
+    } catch (err) {
+      throw new UsageError(`--metrics-address ${values.metricsAddress}: ${(err as Error).message}`);
+    }
+    process.env.CAPT_METRICS_ADDRESS = values.metricsAddress;
+  }
   const { workerMain } = await import('../worker/worker-main');
   await workerMain();
   return 0;

@@ -6,18 +6,21 @@ import { temporalAddress, temporalNamespace, temporalTLS } from '../config/tempo
 import { logger, temporalLogger } from './logging';
 import { createWorkers, runWorkers } from './start-workers';
 import { workerServes } from './worker-serves';
+import { metricsTelemetry } from './worker-metrics';
 
 /**
  * A capt worker process: `capt worker` and the embedded stack run this. Configured by environment:
  * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TLS as src/config/temporal-connection reads them, and
  * CAPT_WORKFLOW_BUNDLE, a prebuilt workflow bundle to skip bundling at start, and CAPT_WORKER_SERVES, which
  * queues it serves (see worker-serves.ts), and CAPT_WORKER_MAKE_CURRENT=1 (`capt dev`), which makes this
- * build the current one even when the deployment has another. The payload keys come from CAPT_CODEC_KEYS
+ * build the current one even when the deployment has another, and CAPT_METRICS_ADDRESS, where it serves Prometheus
+ * metrics (worker-metrics.ts). The payload keys come from CAPT_CODEC_KEYS
  * or the key file (src/codec/codec-keys.ts); without one it refuses to start.
  */
 export async function workerMain(): Promise<void> {
   const serves = workerServes(process.env.CAPT_WORKER_SERVES);
-  Runtime.install({ logger: temporalLogger });
+  const telemetryOptions = metricsTelemetry(process.env.CAPT_METRICS_ADDRESS);
+  Runtime.install({ logger: temporalLogger, ...(telemetryOptions ? { telemetryOptions } : {}) });
   // Before connecting: without a payload key the worker could read nothing, so it does not start.
   const dataConverter = captDataConverter();
   const connection = await NativeConnection.connect({ address: temporalAddress(), tls: temporalTLS() });
@@ -41,7 +44,14 @@ export async function workerMain(): Promise<void> {
       running.then(() => Promise.reject(new Error('the workers stopped before the build was registered'))),
     ]);
     logger.info(
-      { address: temporalAddress(), namespace: temporalNamespace(), ...serves, buildId, currentBuild: current },
+      {
+        address: temporalAddress(),
+        namespace: temporalNamespace(),
+        ...serves,
+        buildId,
+        currentBuild: current,
+        ...(process.env.CAPT_METRICS_ADDRESS ? { metrics: `http://${process.env.CAPT_METRICS_ADDRESS}/metrics` } : {}),
+      },
       'capt worker ready',
     );
     const routing =

@@ -8,17 +8,35 @@ import { promisify } from 'node:util';
 import type { V1Node } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/kube/kube-client';
 import { kubectlFor } from '../../src/tools';
+import { freePort } from '../../src/util/free-port';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { runCapt } from '../fixtures/capt-cli';
 import { capiQuickStart } from '../fixtures/capi-quick-start';
 import { until } from '../fixtures/until';
 
 const run = promisify(execFile);
-const h = new MachineHarness();
+const h = new MachineHarness(undefined, { worker: false });
 const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
+let metricsUrl = '';
 
-before(() => h.start());
+// The worker serves its Prometheus metrics, which the test reads as a scraper would.
+before(async () => {
+  await h.start();
+  const address = `127.0.0.1:${await freePort()}`;
+  metricsUrl = `http://${address}/metrics`;
+  h.worker = await h.spawnWorker({ env: { CAPT_METRICS_ADDRESS: address } });
+});
 after(() => h.stop());
+
+/** The sum of a metric's samples whose labels include `labels`, from the worker's /metrics. */
+async function metric(name: string, labels: Record<string, string>): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .filter((line) => Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
 
 const [older, newer] = ['v1.35.4', 'v1.36.3'] as const;
 const isControlPlane = (n: V1Node) => 'node-role.kubernetes.io/control-plane' in (n.metadata?.labels ?? {});
@@ -68,6 +86,16 @@ test("Cluster API's own quick-start ClusterClass and development Cluster, kinds 
     return (described.match(/MachineHealthCheck\/qs-\S+ \(1\/1 healthy\)/g) ?? []).length === 2;
   });
 
+  // capt's own metrics: each machine that reached Running, once, with the time it took.
+  const cp = { cluster: 'qs', role: 'control-plane' };
+  const worker = { cluster: 'qs', role: 'worker' };
+  assert.deepEqual([await metric('capt_machines_running', cp), await metric('capt_machines_running', worker)], [1, 1]);
+  assert.equal(await metric('capt_machine_running_seconds_count', { cluster: 'qs' }), 2);
+  assert.ok((await metric('capt_machine_running_seconds_sum', { cluster: 'qs' })) > 0);
+  // The SDK's: workflow tasks and activities this worker ran.
+  assert.ok((await metric('temporal_workflow_task_execution_latency_count', {})) > 0);
+  assert.ok((await metric('temporal_activity_execution_latency_count', {})) > 0);
+
   const nodes = await kube.listNodes();
   assert.deepEqual(
     nodes.map((n) => `${isControlPlane(n) ? 'control-plane' : 'worker'} ${n.status!.nodeInfo!.kubeletVersion}`).sort(),
@@ -97,6 +125,35 @@ test("Cluster API's own quick-start ClusterClass and development Cluster, kinds 
   // The new control-plane machine has the admission configuration too.
   await podSecurity('upgraded');
 
+  // The upgrade replaced both machines: two more reached Running, and the two old ones are deleted (apply --wait
+  // returns once the new ones run, when an old one may still be draining).
+  assert.equal(await metric('capt_machines_running', { cluster: 'qs' }), 4);
+  await until(
+    'both old machines counted deleted',
+    async () => (await metric('capt_machines_deleted', { cluster: 'qs' })) >= 2,
+  );
+  assert.equal(await metric('capt_machines_deleted', { cluster: 'qs' }), 2);
+
   const deleted = await capt('delete', 'cluster', 'qs', '--wait', '--timeout', '5m');
   assert.equal(deleted.code, 0, deleted.stderr);
+  assert.equal(await metric('capt_machines_deleted', { cluster: 'qs' }), 4);
+
+  // Every metric the Grafana dashboard reads is one the worker serves (those counting failures and remediations
+  // appear with their first event, which this run has none of).
+  const dashboard = await readFile(join(__dirname, '../../../docs/grafana/capt-fleet.json'), 'utf8');
+  const queried = new Set(
+    [...dashboard.matchAll(/\b((?:capt|temporal)_[a-z_]+?)(?:_bucket|_count|_sum)?\b/g)].map((m) => m[1]!),
+  );
+  const eventOnly = [
+    'capt_remediations',
+    'temporal_workflow_task_execution_failed',
+    'temporal_activity_execution_failed',
+  ];
+  const served = await (await fetch(metricsUrl)).text();
+  assert.deepEqual(
+    [...queried].filter((name) => !eventOnly.includes(name) && !served.includes(`# TYPE ${name} `)),
+    [],
+    'the dashboard reads only metrics the worker serves',
+  );
+  assert.ok(queried.size >= 10, `the dashboard reads ${[...queried].join(', ')}`);
 });

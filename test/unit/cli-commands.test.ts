@@ -86,6 +86,10 @@ test('bad usage exits 2 naming the flag, command or argument, and where help is'
       "error: too many arguments for 'worker'. Expected 0 arguments but got 1; run capt worker --help",
     ],
     [
+      ['worker', '--metrics-address', 'localhost:9464'],
+      'error: --metrics-address localhost:9464: localhost: not an IP address of this host, e.g. 0.0.0.0:9443',
+    ],
+    [
       ['completion', 'fish'],
       "error: command-argument value 'fish' is invalid for argument 'SHELL'. Allowed choices are bash, zsh; run capt completion --help",
     ],

@@ -30,6 +30,7 @@ import { controlPlaneSpecSignal } from '../../src/contract/cluster-messages';
 import { recordRevision } from '../shared/revisions';
 import { recordUnknownSignals, unknownSignalsField } from '../shared/unknown-signals';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
+import { machinesRemediated } from '../shared/capt-metrics';
 import { revisionHash } from '../shared/spec-hash';
 import {
   controlPlaneMachineHash,
@@ -452,6 +453,10 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const now = Date.now();
     state.lastRemediation = { machine: unhealthy.machine, at: new Date(now).toISOString(), retries };
     state.remediations = withRemediations(state.remediations, [unhealthy], now);
+    machinesRemediated(
+      { namespace: facts.namespace, cluster: facts.name, owner: state.spec.name, kind: 'KubeadmControlPlane' },
+      [unhealthy],
+    );
     setStep(
       'Remediating',
       `MachineHealthCheck ${state.spec.healthCheck!.name}: remediating ${unhealthy.machine} (${unhealthy.message}, since ${unhealthy.since})${retries ? `, retry ${retries}` : ''}`,

@@ -9,6 +9,7 @@ import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
 import { workerMachineSpec } from '../shared/worker-machine-spec';
 import { machineDeploymentMachineLabels } from '../../src/contract/machine-labels';
 import { evaluateHealth, withRemediations, type HealthVerdict } from '../shared/machine-health';
+import { machinesRemediated } from '../shared/capt-metrics';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { someNames } from '../shared/some-names';
@@ -234,6 +235,10 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     const check = state.spec.healthCheck!;
     if (!verdict.allowed || !verdict.remediable.length) return false;
     state.remediations = withRemediations(state.remediations, verdict.remediable, now);
+    machinesRemediated(
+      { namespace: facts.namespace, cluster: facts.name, owner: state.spec.name, kind: 'MachineDeployment' },
+      verdict.remediable,
+    );
     setStep(
       'Remediating',
       `MachineHealthCheck ${check.name}: remediating ${verdict.remediable

@@ -6,6 +6,8 @@ import type { UnknownSignal } from '../../src/contract/unknown-signals';
 export interface MachineState {
   spec: MachineSpec;
   createdAt: string;
+  /** When it first reached Running (its metric is observed once, across continue-as-new). */
+  runningAt?: string;
   bootstrapDataReady: boolean;
   infrastructure?: { providerID: string; addresses: string[] };
   bootstrap?: { state: 'succeeded' } | { state: 'failed'; command: string; exitCode: number; output: string };

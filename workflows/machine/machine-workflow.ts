@@ -50,6 +50,7 @@ import { deletionHeld, machineReport, reportKey, startedByOwnerKey } from './mac
 import { machineStatus } from './machine-status';
 import { continueAsNewOnTargetBuild, pinToBuild } from '../shared/build-upgrade';
 import { recordUnknownSignals, unknownSignalsDetails } from '../shared/unknown-signals';
+import { machineDeleted, machineRunning } from '../shared/capt-metrics';
 
 export interface MachineWorkflowInput {
   spec: MachineSpec;
@@ -73,6 +74,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   const { spec } = state;
   const ref = { namespace: spec.namespace, cluster: spec.cluster, name: spec.name };
   const target = { namespace: spec.namespace, cluster: spec.cluster };
+  const metricTags = { ...target, role: spec.role };
   // The machine's name on its Node, as Cluster API puts it: the cluster's Node watch finds the machine by it.
   const nodeAnnotations = () => ({ ...spec.annotations, [nodeMachineAnnotation]: spec.name });
 
@@ -268,6 +270,12 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     }
     if (!state.nodeSynced) await syncNode();
     setStep('Running', 'running');
+    if (!state.runningAt) {
+      state.runningAt = nowISO();
+      // A machine that ran before capt kept runningAt, carried here by continue-as-new, was counted by no one.
+      if (!workflowInfo().continuedFromExecutionRunId)
+        machineRunning(metricTags, (Date.parse(state.runningAt) - Date.parse(state.createdAt)) / 1000);
+    }
   }
 
   async function syncNode(): Promise<void> {
@@ -410,6 +418,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     }
   }
   await runDeletion();
+  machineDeleted(metricTags);
   const final = refresh();
   // The owner must hear of the deletion before this run closes, so this signal is awaited.
   await report(final);
