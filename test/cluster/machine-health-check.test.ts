@@ -18,11 +18,12 @@ import { etcdMemberNames } from '../fixtures/cluster-secrets';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { readyzProbe } from '../fixtures/readyz-probe';
 import { until } from '../fixtures/until';
+import { metricSum } from '../fixtures/worker-metrics';
 
 const run = promisify(execFile);
 const root = join(__dirname, '../../..');
 const cli = join(root, 'dist/src/cli/main.js');
-const suite = harnessWithClient();
+const suite = harnessWithClient({ metrics: true });
 const h = suite.harness;
 const provider = new LocalProvider();
 
@@ -277,6 +278,13 @@ describe('MachineHealthCheck', { concurrency: true }, () => {
         ],
       );
       assert.match(after.healthCheck!.remediations[1]!.message, /^NodeReady=(Unknown|False) for \d+s \(timeout 10s\)$/);
+      // Each remediation counted by the worker that carried it out, never twice: this one counted the second; the
+      // first was counted by the worker SIGKILLed since (its counters went with it), or by this one if the kill came
+      // before that workflow task was recorded; a replay of the recorded task counts nothing.
+      const remediations = (reason: string) =>
+        metricSum(suite.harness.metricsUrl!, 'capt_remediations', { cluster: 'hc', owner: 'hc-md-0', reason });
+      assert.equal(await remediations('UnhealthyMachine'), 1);
+      assert.ok((await remediations('UnhealthyNode')) <= 1, 'the first remediation counted at most once');
     });
 
     test('a machine that never gets a Node is remediated after nodeStartupTimeout', async () => {

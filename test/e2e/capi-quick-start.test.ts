@@ -8,35 +8,20 @@ import { promisify } from 'node:util';
 import type { V1Node } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/kube/kube-client';
 import { kubectlFor } from '../../src/tools';
-import { freePort } from '../../src/util/free-port';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { runCapt } from '../fixtures/capt-cli';
 import { capiQuickStart } from '../fixtures/capi-quick-start';
 import { until } from '../fixtures/until';
+import { metricSum } from '../fixtures/worker-metrics';
 
 const run = promisify(execFile);
-const h = new MachineHarness(undefined, { worker: false });
+const h = new MachineHarness(undefined, { metrics: true });
 const capt = (...args: string[]) => runCapt({ TEMPORAL_ADDRESS: h.env.address, CAPT_HOME: h.home }, ...args);
-let metricsUrl = '';
-
 // The worker serves its Prometheus metrics, which the test reads as a scraper would.
-before(async () => {
-  await h.start();
-  const address = `127.0.0.1:${await freePort()}`;
-  metricsUrl = `http://${address}/metrics`;
-  h.worker = await h.spawnWorker({ env: { CAPT_METRICS_ADDRESS: address } });
-});
-after(() => h.stop());
+const metric = (name: string, labels: Record<string, string>) => metricSum(h.metricsUrl!, name, labels);
 
-/** The sum of a metric's samples whose labels include `labels`, from the worker's /metrics. */
-async function metric(name: string, labels: Record<string, string>): Promise<number> {
-  const text = await (await fetch(metricsUrl)).text();
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .filter((line) => Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
+before(() => h.start());
+after(() => h.stop());
 
 const [older, newer] = ['v1.35.4', 'v1.36.3'] as const;
 const isControlPlane = (n: V1Node) => 'node-role.kubernetes.io/control-plane' in (n.metadata?.labels ?? {});
@@ -149,7 +134,7 @@ test("Cluster API's own quick-start ClusterClass and development Cluster, kinds 
     'temporal_workflow_task_execution_failed',
     'temporal_activity_execution_failed',
   ];
-  const served = await (await fetch(metricsUrl)).text();
+  const served = await (await fetch(h.metricsUrl!)).text();
   assert.deepEqual(
     [...queried].filter((name) => !eventOnly.includes(name) && !served.includes(`# TYPE ${name} `)),
     [],
