@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     CAPT_DEV_UI_PORT: String(await freePort()),
     CAPT_DEV_CODEC_PORT: String(await freePort()),
     CAPT_DEV_API_PORT: String(await freePort()),
+    CAPT_DEV_METRICS_PORT: String(await freePort()),
   };
   const capt = (...args: string[]) => run(process.execPath, [cli, ...args], { env, maxBuffer: 1 << 24 });
   const kubeconfig = join(home, 'management.kubeconfig');

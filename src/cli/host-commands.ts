@@ -122,7 +122,7 @@ export const devStartCommand: Action = async (_, values) => {
     (line) => out(line),
   );
   out(
-    `Temporal: ${status.address}\nWeb UI:   ${status.ui}\ncodec:    ${status.codecEndpoint} (temporal workflow show --codec-endpoint ${status.codecEndpoint} --codec-auth "Bearer $(cat ${codecTokenFile()})"; a browser opens ${status.codecEndpoint}/login?token=TOKEN once, TOKEN from that file)\nworker:   pid ${status.worker}\ndatabase: ${status.database}` +
+    `Temporal: ${status.address}\nWeb UI:   ${status.ui}\ncodec:    ${status.codecEndpoint} (temporal workflow show --codec-endpoint ${status.codecEndpoint} --codec-auth "Bearer $(cat ${codecTokenFile()})"; a browser opens ${status.codecEndpoint}/login?token=TOKEN once, TOKEN from that file)\nworker:   pid ${status.worker}, metrics at ${status.metrics}\ndatabase: ${status.database}` +
       (status.managementApi
         ? `\nAPI:      ${status.managementApiServer} (${kubectlHint}); bridge pid ${status.bridge}`
         : ''),
@@ -143,7 +143,7 @@ const running = (pid: number | undefined, where = '') => (pid ? `running (pid ${
 export const devStatusCommand: Action = async () => {
   const s = await devStatus();
   out(
-    `Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\ncodec:    ${running(s.codecServer, ` at ${s.codecEndpoint}`)}\nworker:   ${running(s.worker)}\nAPI:      ${running(s.managementApi, ` at ${s.managementApiServer}`)}\nbridge:   ${running(s.bridge)}\ndatabase: ${s.database}`,
+    `Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\ncodec:    ${running(s.codecServer, ` at ${s.codecEndpoint}`)}\nworker:   ${running(s.worker, `, metrics at ${s.metrics}`)}\nAPI:      ${running(s.managementApi, ` at ${s.managementApiServer}`)}\nbridge:   ${running(s.bridge)}\ndatabase: ${s.database}`,
   );
   return 0;
 };

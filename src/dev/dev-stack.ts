@@ -44,6 +44,8 @@ export interface DevStackOptions {
   apiPort?: number;
   /** False: without the management API. */
   managementApi?: boolean;
+  /** Where the worker serves its Prometheus metrics (docs/metrics.md), on 127.0.0.1. */
+  metricsPort?: number;
 }
 
 export const devDir = () => join(captHome(), 'dev');
@@ -61,6 +63,8 @@ export interface DevStatus {
   address: string;
   ui: string;
   codecEndpoint: string;
+  /** The worker's Prometheus endpoint. */
+  metrics: string;
   database: string;
   /** The management API's kube-apiserver pid and address. */
   managementApi?: number;
@@ -69,17 +73,24 @@ export interface DevStatus {
   bridge?: number;
 }
 
+/** The Prometheus exporters' usual port. */
+const defaultMetricsPort = 9464;
+
 /**
- * Ports from CAPT_DEV_PORT / CAPT_DEV_UI_PORT / CAPT_DEV_CODEC_PORT / CAPT_DEV_API_PORT, else Temporal's usual
- * 7233 and 8233, 8888, and kubeadm's 6443.
+ * Ports from CAPT_DEV_PORT / CAPT_DEV_UI_PORT / CAPT_DEV_CODEC_PORT / CAPT_DEV_API_PORT / CAPT_DEV_METRICS_PORT,
+ * else Temporal's usual 7233 and 8233, 8888, kubeadm's 6443 and Prometheus exporters' 9464.
  */
-export function devPorts(): Required<Pick<DevStackOptions, 'port' | 'uiPort' | 'codecPort' | 'apiPort'>> {
-  const { CAPT_DEV_PORT, CAPT_DEV_UI_PORT, CAPT_DEV_CODEC_PORT, CAPT_DEV_API_PORT } = process.env;
+export function devPorts(): Required<
+  Pick<DevStackOptions, 'port' | 'uiPort' | 'codecPort' | 'apiPort' | 'metricsPort'>
+> {
+  const { CAPT_DEV_PORT, CAPT_DEV_UI_PORT, CAPT_DEV_CODEC_PORT, CAPT_DEV_API_PORT, CAPT_DEV_METRICS_PORT } =
+    process.env;
   return {
     port: Number(CAPT_DEV_PORT ?? 7233),
     uiPort: Number(CAPT_DEV_UI_PORT ?? 8233),
     codecPort: Number(CAPT_DEV_CODEC_PORT ?? defaultCodecPort),
     apiPort: Number(CAPT_DEV_API_PORT ?? 6443),
+    metricsPort: Number(CAPT_DEV_METRICS_PORT ?? defaultMetricsPort),
   };
 }
 
@@ -108,6 +119,7 @@ export async function devStatus(opts: DevStackOptions = devPorts()): Promise<Dev
     address: `127.0.0.1:${opts.port ?? 7233}`,
     ui: `http://127.0.0.1:${opts.uiPort ?? 8233}`,
     codecEndpoint: codecEndpoint(opts.codecPort ?? defaultCodecPort),
+    metrics: `http://127.0.0.1:${opts.metricsPort ?? defaultMetricsPort}/metrics`,
     database: temporal?.persistence === 'postgres' ? ((await postgresTopologyDatabase(devDir())) ?? '') : sqlite,
   };
 }
@@ -147,7 +159,7 @@ export async function devStart(
     if (persistence === 'postgres')
       await startPostgresTopology(devDir(), { port, uiPort }, onStep, { codecEndpoint: codec });
     else await startDevServer(port, uiPort, codec, onStep);
-    await startCaptProcess('worker', port, onStep);
+    await startCaptProcess('worker', port, onStep, { metricsPort: opts.metricsPort ?? defaultMetricsPort });
   })();
   // Both settle before an error is thrown, so nothing is left starting behind it; a start from nothing that
   // failed stops what it started (a stack that ran before is left as it was).
@@ -266,21 +278,31 @@ const captProcesses = {
   },
 };
 
-/** Starts one of captProcesses in the background, unless it runs, and waits (up to a minute) until it is ready. */
+/**
+ * Starts one of captProcesses in the background, unless it runs, and waits (up to a minute) until it is ready;
+ * with `metricsPort`, it serves its Prometheus metrics there.
+ */
 async function startCaptProcess(
   name: keyof typeof captProcesses,
   port: number,
   onStep: (line: string) => void,
+  { metricsPort }: { metricsPort?: number } = {},
 ): Promise<void> {
   const p = captProcesses[name];
   if (await runningPid(devDir(), name)) return;
+  if (metricsPort !== undefined && (await listening(metricsPort)))
+    throw new Error(
+      `port ${metricsPort} is already in use by another program; stop it or set CAPT_DEV_METRICS_PORT (where the worker serves its metrics)`,
+    );
   onStep(`starting ${p.what}`);
+  const metrics: Record<string, string> =
+    metricsPort === undefined ? {} : { CAPT_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` };
   await startDetached({
     name,
     command: process.execPath,
     args: [join(__dirname, p.script), ...p.args()],
     stateDir: devDir(),
-    env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome(), ...p.env },
+    env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, CAPT_HOME: captHome(), ...p.env, ...metrics },
   });
   for (let i = 0; !(await readFile(join(devDir(), `${name}.log`), 'utf8').catch(() => '')).includes(p.ready); i++) {
     if (i > 240 || !(await runningPid(devDir(), name)))

@@ -41,6 +41,7 @@ before(async () => {
     CAPT_DEV_UI_PORT: String(await freePort()),
     CAPT_DEV_CODEC_PORT: String(await freePort()),
     CAPT_DEV_API_PORT: String(await freePort()),
+    CAPT_DEV_METRICS_PORT: String(await freePort()),
   };
   // A new user's host: no key anywhere, so `capt dev start` makes one.
   delete process.env[codecKeysEnv];
@@ -95,7 +96,12 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI, t
   await assertUiUsesCodecServer();
   const status = await capt('dev', 'status');
   assert.match(status.stdout, /Temporal: running \(pid \d+, sqlite\)/);
-  assert.match(status.stdout, /worker:\s+running \(pid \d+\)/);
+  const metricsUrl = `http://127.0.0.1:${env.CAPT_DEV_METRICS_PORT}/metrics`;
+  assert.match(status.stdout, new RegExp(`worker:\\s+running \\(pid \\d+\\), metrics at ${metricsUrl}`));
+  // The worker serves its Prometheus metrics there (docs/metrics.md).
+  const scraped = await fetch(metricsUrl);
+  assert.equal(scraped.status, 200);
+  assert.match(await scraped.text(), /^# TYPE temporal_\w+ /m);
   assert.match(status.stdout, new RegExp(`database: ${home}/dev/temporal\\.db`));
   assert.match(
     status.stdout,
@@ -157,6 +163,11 @@ test('capt dev start|status|stop runs the Temporal dev server with its Web UI, t
     await listening('127.0.0.1', Number(env.CAPT_DEV_API_PORT)),
     false,
     "the management API's port is closed",
+  );
+  assert.equal(
+    await listening('127.0.0.1', Number(env.CAPT_DEV_METRICS_PORT)),
+    false,
+    "the worker's metrics port is closed",
   );
   assert.match((await capt('dev', 'status')).stdout, /Temporal: stopped/);
 });
