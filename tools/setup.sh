@@ -121,32 +121,17 @@ fetch_capi_crds() {
   mv "$dir.partial" "$dir"
 }
 
-# Cluster API's own e2e manifests (test/e2e/data/infrastructure-docker of its test module, at the same release):
-# the conversion tests round-trip every object of the kinds capt converts in them.
-fetch_capi_e2e_data() {
-  local dir=$tools/cluster-api/$capi_version/e2e-data src
-  [ -d "$dir" ] && { say "cluster-api $capi_version e2e manifests: cached"; return; }
-  say "cluster-api $capi_version e2e manifests: copying from the Go module"
+# A folder of Cluster API's test module at the same release, copied into the tool cache once:
+#   copy_capi_test_folder WHAT FROM DEST   (FROM inside the module, DEST the copy)
+copy_capi_test_folder() {
+  local what=$1 from=$2 dir=$3 src
+  [ -d "$dir" ] && { say "cluster-api $capi_version $what: cached"; return; }
+  say "cluster-api $capi_version $what: copying from the Go module"
   src=$(cd "$capi_module" && go mod download -json "sigs.k8s.io/cluster-api/test@$capi_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  [ -d "$src/e2e/data/infrastructure-docker" ] || fail "go mod download sigs.k8s.io/cluster-api/test@$capi_version gave no e2e/data"
+  [ -d "$src/$from" ] || fail "go mod download sigs.k8s.io/cluster-api/test@$capi_version gave no $from"
   rm -rf "$dir.partial"
-  mkdir -p "$dir.partial"
-  cp -r "$src/e2e/data/infrastructure-docker" "$dir.partial/"
-  chmod -R u+w "$dir.partial"
-  mv "$dir.partial" "$dir"
-}
-
-# Cluster API's templates for its development provider (test/infrastructure/docker/templates of its test module):
-# the quick-start ClusterClass and the development Cluster that `clusterctl generate cluster` gives, which a test
-# applies with their kinds swapped to the local provider's.
-fetch_capi_templates() {
-  local dir=$tools/cluster-api/$capi_version/templates src
-  [ -d "$dir" ] && { say "cluster-api $capi_version templates: cached"; return; }
-  say "cluster-api $capi_version templates: copying from the Go module"
-  src=$(cd "$capi_module" && go mod download -json "sigs.k8s.io/cluster-api/test@$capi_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  [ -d "$src/infrastructure/docker/templates" ] || fail "go mod download sigs.k8s.io/cluster-api/test@$capi_version gave no infrastructure/docker/templates"
-  rm -rf "$dir.partial"
-  cp -r "$src/infrastructure/docker/templates" "$dir.partial"
+  mkdir -p "$(dirname "$dir")"
+  cp -r "$src/$from" "$dir.partial"
   chmod -R u+w "$dir.partial"
   mv "$dir.partial" "$dir"
 }
@@ -186,8 +171,11 @@ say "postgresql: $postgres"
 build_etcd
 for v in "${kube_versions[@]}"; do build_kube "$v"; done
 fetch_capi_crds
-fetch_capi_e2e_data
-fetch_capi_templates
+# Cluster API's own e2e manifests: the conversion tests round-trip every object of the kinds capt converts in them.
+copy_capi_test_folder "e2e manifests" e2e/data/infrastructure-docker "$tools/cluster-api/$capi_version/e2e-data/infrastructure-docker"
+# Its templates for the development provider: the quick-start ClusterClass and the development Cluster that
+# `clusterctl generate cluster` gives, which a test applies with their kinds swapped to the local provider's.
+copy_capi_test_folder templates infrastructure/docker/templates "$tools/cluster-api/$capi_version/templates"
 build_clusterctl
 # Cluster API's e2e framework (e2e-driver): its test runs the framework's waiters against capt's objects.
 build_module_program e2e-driver 'e2e driver' 'about 3 minutes cold'
