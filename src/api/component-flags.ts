@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { componentOfField, type ComponentField } from '../contract/control-plane-flags';
+import { configuredComponents } from '../contract/control-plane-flags';
 import type { ClusterModel } from './model';
 import type { ManifestProblem } from './manifest-error';
 import { toolPaths } from '../tools';
@@ -26,7 +26,7 @@ export function componentFlagProblems(cluster: ClusterModel, file: string): Mani
   const bin = toolPaths().kubernetes[cluster.controlPlane.version];
   const config = cluster.controlPlane.kubeadmConfigSpec.clusterConfiguration;
   if (!bin || !config) return [];
-  return (Object.entries(componentOfField) as [ComponentField, string][]).flatMap(([field, component]) => {
+  return configuredComponents.flatMap(([field, component]) => {
     const args = Object.keys(config[field]?.extraArgs ?? {});
     const flags = args.length ? flagsOf(join(bin, component)) : undefined;
     return args

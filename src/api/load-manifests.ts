@@ -5,7 +5,7 @@ import type { ClusterDoc, HealthCheckDoc, MachineDeploymentDoc, MachineTemplateD
 import { controlPlaneMachineLabels, machineDeploymentMachineLabels } from '../contract/machine-labels';
 import type { Ref } from './kinds/common';
 import { toKubeadmConfigSpec, type ControlPlaneDoc } from './kinds/kubeadm';
-import { componentOfField, type ComponentField } from '../contract/control-plane-flags';
+import { configuredComponents } from '../contract/control-plane-flags';
 import { componentFlagProblems } from './component-flags';
 import {
   fieldPath,
@@ -405,15 +405,15 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
       config: toKubeadmConfigSpec(config) as KubeadmConfigSpec,
     };
     // A worker joins and runs no control-plane component, so their settings would do nothing there.
-    for (const field of Object.keys(componentOfField) as ComponentField[]) {
-      const component = bootstrap.config.clusterConfiguration?.[field];
-      if (component?.extraArgs || component?.extraVolumes)
+    for (const [field, component] of configuredComponents) {
+      const config = bootstrap.config.clusterConfiguration?.[field];
+      if (config?.extraArgs || config?.extraVolumes)
         problems.push({
           ...boot.loc,
           kind: boot.kind,
           name: boot.name,
           path: `${boot.kind === 'KubeadmConfigTemplate' ? 'spec.template.spec' : 'spec'}.clusterConfiguration.${field}`,
-          message: `a worker runs no ${componentOfField[field]}: its extraArgs and extraVolumes would do nothing`,
+          message: `a worker runs no ${component}: its extraArgs and extraVolumes would do nothing`,
           hint: "set them in the KubeadmControlPlane's kubeadmConfigSpec.clusterConfiguration, or remove them",
         });
     }

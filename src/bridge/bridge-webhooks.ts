@@ -4,7 +4,12 @@ import type { Logger } from 'pino';
 import { conversionSchemas } from '../conversion/convert';
 import type { Json } from '../conversion/json-tree';
 import { ManagementApi } from '../management-api/api-client';
-import { readWebhookServingSecret, secretText, type SecretRef } from '../management-api/webhook-serving-secret';
+import {
+  readWebhookServingSecret,
+  secretRereadSeconds,
+  secretText,
+  type SecretRef,
+} from '../management-api/webhook-serving-secret';
 import { clientAuthorityProblem } from '../pki/webhook-client';
 import { ephemeralWebhookServing, certificateEnds, type ServingCertificate } from '../pki/webhook-serving';
 import type { Admission } from './admission';
@@ -90,9 +95,6 @@ export function callersOf(serving: WebhookServing, plan: ServingPlan, log: Logge
   );
 }
 
-/** How often a bridge serving init's Secret reads it again: a renewed certificate is served this soon. */
-const secretRereadMs = 10_000;
-
 /**
  * `capt init` renews the certificates in its Secret as they near their end: the bridge reads the Secret every
  * few seconds and serves what it holds from the next connection on, without a restart. A Secret it cannot read
@@ -115,9 +117,10 @@ async function followSecret(
     reading = true;
     readWebhookServingSecret(api, ref)
       .then(({ serving, clientCa }) => {
-        if (served(serving, clientCa) === shown) return;
+        const next = served(serving, clientCa);
+        if (next === shown) return;
         webhook.renew(serving, clientCa);
-        shown = served(serving, clientCa);
+        shown = next;
         log.info(
           { secret: secretText(ref), servingCertificateUntil: certificateEnds(serving.cert) },
           'webhooks: serving the renewed certificates of the Secret',
@@ -130,7 +133,7 @@ async function followSecret(
         ),
       )
       .finally(() => (reading = false));
-  }, secretRereadMs);
+  }, secretRereadSeconds * 1000);
   return {
     ...webhook,
     close: async () => {

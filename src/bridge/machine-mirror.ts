@@ -17,6 +17,7 @@ import {
   machineObjectChanged,
   labelsGone,
   machineSetLabelsPatch,
+  withRemoved,
 } from './machine-objects';
 import type { MirroredReports } from './mirrored-reports';
 import type { ApiObject, ManagedKind, ManagementClient } from './management-client';
@@ -131,8 +132,8 @@ export async function mirrorMachines(
       const goneLabels = existing ? labelsGone(existing, desired.metadata.labels ?? {}) : [];
       const metadata = {
         ...desired.metadata,
-        labels: { ...desired.metadata.labels, ...Object.fromEntries(goneLabels.map((k) => [k, null])) },
-        annotations: { ...desired.metadata.annotations, ...Object.fromEntries(gone.map((k) => [k, null])) },
+        labels: withRemoved(desired.metadata.labels, goneLabels),
+        annotations: withRemoved(desired.metadata.annotations, gone),
       };
       if (existing && (gone.length + goneLabels.length > 0 || machineObjectChanged(existing, desired)))
         await api.patch('Machine', namespace, m.name, { metadata, spec: desired.spec });

@@ -11,6 +11,12 @@ export const reportSequenceAnnotation = 'capt.cluster.x-k8s.io/report-sequence';
 /** The label keys the bridge wrote on a Machine: those the machine no longer has are removed, others' labels kept. */
 export const mirroredLabelsAnnotation = 'capt.cluster.x-k8s.io/mirrored-labels';
 
+/** `map` as a merge patch that also removes the keys `gone` (a merge patch keeps what it does not name). */
+export const withRemoved = (map: Record<string, string> = {}, gone: string[]): Record<string, string | null> => ({
+  ...map,
+  ...Object.fromEntries(gone.map((k) => [k, null])),
+});
+
 /** The labels the bridge wrote on `o` that `labels` no longer has: a merge patch removes them by name. */
 export const labelsGone = (o: ApiObject, labels: Record<string, string>): string[] =>
   (o.metadata.annotations?.[mirroredLabelsAnnotation] ?? '').split(',').filter((k) => k && !(k in labels));
@@ -85,14 +91,10 @@ export function machineSetObject(deployment: ApiObject, set: MachineSetRecord, c
 export function machineSetLabelsPatch(existing: ApiObject, desired: ApiObject): object | undefined {
   const want = desired.metadata.labels ?? {};
   if (isDeepStrictEqual(existing.metadata.labels ?? {}, want)) return undefined;
-  const labels = {
-    ...want,
-    ...Object.fromEntries(
-      Object.keys(existing.metadata.labels ?? {})
-        .filter((k) => !(k in want))
-        .map((k) => [k, null]),
-    ),
-  };
+  const labels = withRemoved(
+    want,
+    Object.keys(existing.metadata.labels ?? {}).filter((k) => !(k in want)),
+  );
   return { metadata: { labels }, spec: { template: { metadata: { labels } } } };
 }
 

@@ -50,7 +50,7 @@ import {
 } from './cluster-commands';
 import type { FlagValues } from './flags';
 import { readSources, UsageError } from './read-sources';
-import { hostAndPort } from '../management-api/webhook-url';
+import { metricsTelemetry } from '../worker/worker-metrics';
 import { formatOutput } from './render';
 import { upgradeText, workerBuildsText } from './worker-builds-text';
 import { bridgeWebhookFlags, webhookUrlFlag } from './webhook-flags';
@@ -278,10 +278,11 @@ export const bridge: Action = async (_, values) => {
 export const worker: Action = async (_, values) => {
   if (values.serve !== undefined) process.env.CAPT_WORKER_SERVES = values.serve;
   if (values.metricsAddress !== undefined) {
+    // Checked here, before the worker starts, to exit as bad usage: the worker reads it again from the environment.
     try {
-      hostAndPort(values.metricsAddress, false);
+      metricsTelemetry(values.metricsAddress, '--metrics-address');
     } catch (err) {
-      throw new UsageError(`--metrics-address ${values.metricsAddress}: ${(err as Error).message}`);
+      throw new UsageError((err as Error).message);
     }
     process.env.CAPT_METRICS_ADDRESS = values.metricsAddress;
   }

@@ -1,11 +1,13 @@
 /** The static components a ClusterConfiguration configures, by its field for each. */
-export const componentOfField = {
+const componentOfField = {
   apiServer: 'kube-apiserver',
   controllerManager: 'kube-controller-manager',
   scheduler: 'kube-scheduler',
 } as const;
 export type ComponentField = keyof typeof componentOfField;
 export type ConfiguredComponent = (typeof componentOfField)[ComponentField];
+/** The same, as a list of [field, component] to walk. */
+export const configuredComponents = Object.entries(componentOfField) as [ComponentField, ConfiguredComponent][];
 
 /**
  * Flags that tie a component to its machine (its address, ports, certificates, kubeconfigs, etcd and the

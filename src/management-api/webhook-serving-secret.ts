@@ -66,6 +66,9 @@ async function readSecret(api: ManagementApi, ref: SecretRef): Promise<StoredSec
   return (await api.get(`/api/v1/namespaces/${ref.namespace}/secrets/${ref.name}`)) as StoredSecret | undefined;
 }
 
+/** How often a bridge serving the Secret reads it again: a certificate init renews there is served this soon. */
+export const secretRereadSeconds = 10;
+
 /** The keys of the apiserver's client certificate and key in the Secret (`kubectl get secret -o jsonpath` them). */
 export const clientCertKey = 'client.crt';
 export const clientKeyKey = 'client.key';
@@ -98,9 +101,9 @@ function servingSecret(ref: SecretRef, webhook: WebhookUrl, ca: KeyPair, serving
  * Makes sure the Secret holds a CA and a serving certificate for the URL's host, and a client certificate for
  * the apiserver, and returns the CA (the caBundle to register) with lines saying what was done. What still
  * serves is kept, so a second init changes nothing: a CA while it outlives a new certificate, a certificate
- * while it (the serving one: names the host and) is not within its renewal margin. A new serving certificate
- * under a kept CA leaves the registered caBundle, and the bridges serving the old certificate, valid until they
- * restart; a new client certificate under a kept client CA is trusted by running bridges at once.
+ * while it (the serving one: names the host and) is not within its renewal margin. Running bridges read the
+ * Secret again and serve a new certificate within seconds; a new client certificate under a kept client CA they
+ * trust at once.
  * `clientIssued`: the apiserver must be given the client certificate.
  */
 export async function ensureWebhookServingSecret(
@@ -126,13 +129,13 @@ export async function ensureWebhookServingSecret(
   const client = await keepOrIssueWebhookClient(keptClient);
   const where = `Secret ${secretText(ref)}`;
   const until = `for ${webhook.host} until ${certificateEnds(serving.cert)}`;
-  const restart = 'restart each capt bridge --webhook-secret to serve it';
+  const served = `each capt bridge --webhook-secret serves it within ${secretRereadSeconds} s, without a restart`;
   const done = !existing
     ? `created ${where}: a new webhook CA and a serving certificate ${until}`
     : caWhy
-      ? `replaced the webhook CA in ${where} (${caWhy}) and its serving certificate ${until}; ${restart}`
+      ? `replaced the webhook CA in ${where} (${caWhy}) and its serving certificate ${until}; ${served}`
       : servingWhy
-        ? `issued a new serving certificate ${until} in ${where}, its CA kept (the previous certificate: ${servingWhy}); ${restart}`
+        ? `issued a new serving certificate ${until} in ${where}, its CA kept (the previous certificate: ${servingWhy}); ${served}`
         : `kept the webhook CA and serving certificate ${until} in ${where}`;
   const clientDone = `${client.renewed ? `made ${client.renewed}` : 'kept the client CA and client certificate'} for the apiserver until ${certificateEnds(client.client.cert)} in ${where}`;
   if (

@@ -3,7 +3,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import type { HostPathMount } from '../../../src/contract/kubeadm-config-spec';
-import { componentOfField, type ComponentField } from '../../../src/contract/control-plane-flags';
+import { configuredComponents } from '../../../src/contract/control-plane-flags';
 import type { KubeadmDocuments } from './kubeadm-config';
 import { KubeadmError } from './worker-join';
 
@@ -11,7 +11,7 @@ const run = promisify(execFile);
 
 /** Every extraVolume of the ClusterConfiguration's components. */
 const componentVolumes = (docs: KubeadmDocuments): HostPathMount[] =>
-  (Object.keys(componentOfField) as ComponentField[]).flatMap((f) => docs.cluster?.[f]?.extraVolumes ?? []);
+  configuredComponents.flatMap(([field]) => docs.cluster?.[field]?.extraVolumes ?? []);
 
 /** What is at `path`: a file, a directory, or nothing. */
 const kindAt = (path: string) =>

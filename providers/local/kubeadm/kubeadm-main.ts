@@ -22,7 +22,7 @@ import { httpsGet, waitForOk } from '../../../src/util/https-probe';
 import { parseKubeadmConfig, splitHostPort, type KubeadmDocuments, type NodeRegistration } from './kubeadm-config';
 import { checkToken, joinEndpoint, KubeadmError, kubeletRegistration } from './worker-join';
 import { clusterNetworkDefaults } from '../../../src/contract/cluster-network';
-import { componentOfField, type ComponentField } from '../../../src/contract/control-plane-flags';
+import { configuredComponents } from '../../../src/contract/control-plane-flags';
 import { mountComponentVolumes } from './component-volumes';
 
 /**
@@ -89,10 +89,7 @@ function layoutFor(
     etcdClusterState: state,
     ...networkingOf(docs),
     extraArgs: Object.fromEntries(
-      Object.entries(componentOfField).map(([field, component]) => [
-        component,
-        docs.cluster?.[field as ComponentField]?.extraArgs ?? {},
-      ]),
+      configuredComponents.map(([field, component]) => [component, docs.cluster?.[field]?.extraArgs ?? {}]),
     ),
   };
 }

@@ -6,12 +6,11 @@ import {
   type KubeadmConfigSpec,
 } from '../../contract/kubeadm-config-spec';
 import {
-  componentOfField,
+  configuredComponents,
   flagNamePattern,
   reservedMountPaths,
   wiredFlags,
   type ComponentField,
-  type ConfiguredComponent,
 } from '../../contract/control-plane-flags';
 import type { DeletionTimeouts } from '../../contract/machine';
 import {
@@ -140,7 +139,7 @@ const argsMap = (args: LooseArgs) =>
 
 /** extraArgs may add flags and replace kubeadm's defaults, but not the ones capt wires the machine with. */
 function refuseWiredFlags(config: Partial<Record<ComponentField, { extraArgs?: unknown }>>, ctx: z.RefinementCtx) {
-  for (const [field, component] of Object.entries(componentOfField) as [ComponentField, ConfiguredComponent][]) {
+  for (const [field, component] of configuredComponents) {
     const args = config[field]?.extraArgs as LooseArgs;
     for (const name of Object.keys(argsMap(args) ?? {}).filter((n) => wiredFlags[component].includes(n)))
       ctx.addIssue({

@@ -266,7 +266,7 @@ function topologyDocuments(cluster: RawDocument, group: RawDocument[], r: Render
       },
     },
     loc: locate(cluster),
-    topology: topologyModel(cluster, nameOf(group.find((d) => kindOf(d) === 'ClusterClass')!), names),
+    topology: topologyModel(cluster, nameOf(clusterClass), names),
   });
 
   for (const md of r.machineDeployments) {
