@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { compareVersions } from './contract/upgrade-plan';
 
 /** Paths of the external binaries that `npm run setup` (tools/setup.sh) built or unpacked. */
 export interface ToolPaths {
@@ -115,11 +116,4 @@ export function kubectlFor(version: string): string {
 /** Kubernetes versions with binaries, oldest first. */
 export function availableKubernetesVersions(): string[] {
   return Object.keys(toolPaths().kubernetes).sort(compareVersions);
-}
-
-export function compareVersions(a: string, b: string): number {
-  const parts = (v: string) => v.replace(/^v/, '').split('.').map(Number);
-  const [pa, pb] = [parts(a), parts(b)];
-  for (let i = 0; i < 3; i++) if (pa[i] !== pb[i]) return (pa[i] ?? 0) - (pb[i] ?? 0);
-  return 0;
 }

@@ -10,6 +10,16 @@ tools=${CAPT_TOOLS_DIR:-$HOME/.cache/capt/tools}
 temporal_version=v1.5.1
 etcd_version=v3.6.8
 kube_versions=(v1.35.4 v1.36.3)
+# The minor below them, for chained upgrades across three minors (bench/chained-upgrade): built only with
+# --all-minors, since it adds 10-20 cold minutes that CI's tests do not need; listed in the manifest once built.
+older_kube_versions=(v1.34.4)
+all_minors=false
+for arg in "$@"; do
+  case $arg in
+    --all-minors) all_minors=true ;;
+    *) printf '[setup] error: unknown option %s: the only option is --all-minors (also build Kubernetes %s)\n' "$arg" "${older_kube_versions[*]}" >&2; exit 2 ;;
+  esac
+done
 # The production topology (capt dev start --persistence postgres): the newest releases whose go.mod accepts
 # the Go here (1.26.8); server v1.32.2 and ui-server v2.56.0 and later ask for 1.26.9 or newer.
 temporal_server_version=v1.32.1
@@ -170,6 +180,13 @@ postgres=$(postgres_bin)
 say "postgresql: $postgres"
 build_etcd
 for v in "${kube_versions[@]}"; do build_kube "$v"; done
+if $all_minors; then for v in "${older_kube_versions[@]}"; do build_kube "$v"; done; fi
+# Every version in the cache is offered; the older minors only once --all-minors has built them.
+listed_kube_versions=()
+for v in "${older_kube_versions[@]}"; do
+  if [ -x "$tools/kubernetes/$v/kube-apiserver" ] && [ -x "$tools/kubernetes/$v/kubectl" ]; then listed_kube_versions+=("$v"); fi
+done
+listed_kube_versions+=("${kube_versions[@]}")
 fetch_capi_crds
 # Cluster API's own e2e manifests: the conversion tests round-trip every object of the kinds capt converts in them.
 copy_capi_test_folder "e2e manifests" e2e/data/infrastructure-docker "$tools/cluster-api/$capi_version/e2e-data/infrastructure-docker"
@@ -193,7 +210,7 @@ cat > "$tools/manifest.json.partial" <<JSON
   "etcd": "$tools/etcd/$etcd_version/etcd",
   "clusterApi": { "version": "$capi_version", "config": "$tools/cluster-api/$capi_version/config", "clusterctl": "$tools/cluster-api/$capi_version/clusterctl", "e2eDriver": "$(module_program_bin e2e-driver)", "topologyRender": "$(module_program_bin topology-render)" },
   "kubernetes": {
-$(for v in "${kube_versions[@]}"; do printf '    "%s": "%s"%s\n' "$v" "$tools/kubernetes/$v" "$([ "$v" = "${kube_versions[-1]}" ] || echo ,)"; done)
+$(for v in "${listed_kube_versions[@]}"; do printf '    "%s": "%s"%s\n' "$v" "$tools/kubernetes/$v" "$([ "$v" = "${listed_kube_versions[-1]}" ] || echo ,)"; done)
   }
 }
 JSON

@@ -48,6 +48,11 @@ export interface StandaloneMachineModel {
 export interface TopologyModel {
   /** The ClusterClass it was made from. */
   class: string;
+  /**
+   * The class's spec.kubernetesVersions, oldest first: with them a version several minors ahead is reached by a
+   * chained upgrade (src/contract/upgrade-plan.ts); without, one minor at a time.
+   */
+  kubernetesVersions?: string[];
   /** MachineDeployments upgrading at once after the control plane (the Cluster's topology.cluster.x-k8s.io/upgrade-concurrency, 1 by default). */
   upgradeConcurrency: number;
   /** In topology order, with the upgrade annotations of each one's topology metadata. */

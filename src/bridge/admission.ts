@@ -44,7 +44,10 @@ export class Admission {
    */
   private async changeRefusal(next: ClusterModel, previous: ClusterModel | undefined): Promise<string | undefined> {
     try {
-      const [cluster] = await this.o.client.apply([next], { dryRun: true });
+      const [cluster] = await this.o.client.apply([next], {
+        dryRun: true,
+        kubernetesVersions: this.o.kubernetesVersions,
+      });
       if (cluster?.outcome !== 'created') return undefined;
     } catch (err) {
       if (err instanceof RejectedError) return err.message;

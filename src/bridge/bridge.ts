@@ -155,7 +155,7 @@ export class Bridge {
         const models = loadManifests([manifest], {}, this.o.kubernetesVersions);
         overQuota = await machinesOverQuota(this.o.api.core, models[0]!, objects);
         if (!overQuota) {
-          await this.o.client.apply(models);
+          await this.o.client.apply(models, { kubernetesVersions: this.o.kubernetesVersions });
           await this.o.api.annotate(cluster, appliedManifestAnnotation, hash);
           this.refused.delete(key);
           this.o.log.info({ cluster: key }, 'bridge: applied the cluster from the management API');

@@ -1,6 +1,7 @@
 import type { ClusterView, PendingChange } from '../contract/cluster';
 import type { Condition } from '../contract/machine';
 import type { OwnerStatus } from '../contract/owner';
+import { compareVersions } from '../contract/upgrade-plan';
 
 /** A condition as Cluster API v1beta2 writes it (metav1.Condition): a reason always, and when it last changed. */
 export interface ApiCondition {
@@ -33,6 +34,43 @@ const heldBack = (p: PendingChange) => p.reason === 'HeldForControlPlane' || p.r
  */
 export const heldVersionChange = (view: ClusterView, owner: OwnerStatus): PendingChange | undefined =>
   view.pending.find((p) => heldBack(p) && p.kind === owner.kind && p.name === owner.name);
+
+/**
+ * A list the status had and no longer has is written null: a merge patch keeps what it does not name, and Cluster
+ * API's schema allows no empty list there.
+ */
+const listField = <T>(key: string, list: T[], before: Record<string, unknown> | undefined) =>
+  list.length ? { [key]: list } : before?.[key] !== undefined ? { [key]: null } : {};
+
+/** The Kubernetes versions the machines run, with how many run each (status.controlPlane/workers.versions). */
+function versionsOf(owners: OwnerStatus[]) {
+  const counts = new Map<string, number>();
+  for (const m of owners.flatMap((o) => o.machines.filter((x) => !x.deleting)))
+    counts.set(m.version, (counts.get(m.version) ?? 0) + 1);
+  return [...counts].sort(([a], [b]) => compareVersions(a, b)).map(([version, replicas]) => ({ version, replicas }));
+}
+
+/**
+ * The Cluster's status.controlPlane or status.workers: the owners' replica counts summed as Cluster API sums them,
+ * the versions in use, and what is left of a ClusterClass cluster's upgrade plan.
+ */
+function clusterGroupStatus(
+  owners: (OwnerStatus | undefined)[],
+  view: ClusterView,
+  plan: string[] | undefined,
+  before: Record<string, unknown> | undefined,
+) {
+  const present = owners.filter((o): o is OwnerStatus => !!o);
+  return {
+    ...replicaCounts(present, view),
+    ...listField('versions', versionsOf(present), before),
+    ...listField(
+      'upgradePlan',
+      (plan ?? []).map((version) => ({ version })),
+      before,
+    ),
+  };
+}
 
 /** Each owner's replica counts, summed as Cluster API sums them into status.controlPlane and status.workers. */
 function replicaCounts(owners: (OwnerStatus | undefined)[], view: ClusterView) {
@@ -81,6 +119,9 @@ export function apiConditions(
 export interface PreviousStatus {
   conditions?: ApiCondition[];
   observedGeneration?: number;
+  /** A Cluster's. */
+  controlPlane?: Record<string, unknown>;
+  workers?: Record<string, unknown>;
 }
 
 /**
@@ -132,8 +173,8 @@ export function clusterObjectStatus(
       infrastructureProvisioned: view.conditions.some((c) => c.type === 'InfrastructureReady' && c.status === 'True'),
       controlPlaneInitialized: !!view.controlPlane?.initialized,
     },
-    controlPlane: replicaCounts([view.controlPlane], view),
-    workers: replicaCounts(view.machineDeployments, view),
+    controlPlane: clusterGroupStatus([view.controlPlane], view, view.upgradePlan?.controlPlane, previous?.controlPlane),
+    workers: clusterGroupStatus(view.machineDeployments, view, view.upgradePlan?.workers, previous?.workers),
     ...(observedGeneration !== undefined ? { observedGeneration } : {}),
   };
 }

@@ -11,6 +11,11 @@ export function appliedText(o: AppliedObject, dryRun: boolean): string {
   const removed = typeof p?.removed === 'number' ? p.removed : (p?.removed.length ?? 0);
   return [
     `${o.ref} ${o.outcome}${dryRun ? ' (dry run)' : ''}`,
+    ...(o.upgradePlan?.length ? ['  upgrade plan:'] : []),
+    ...(o.upgradePlan ?? []).map(
+      (s, i) =>
+        `    ${i + 1}. ${s.owner} ${s.from} -> ${s.to}: ${s.available ? 'available' : 'MAY BE UNAVAILABLE'}; ${s.note}`,
+    ),
     ...(p?.replaced.length
       ? [
           `  would replace ${machines(p.replaced.length)}${p.replacedWhen ? ` ${p.replacedWhen}` : ''}: ${p.replaced.join(', ')}`,

@@ -95,13 +95,14 @@ export const apply: Action = async (_, values) => {
     throw new UsageError(
       '--wait with --dry-run: a dry run changes nothing, so there is nothing to wait for; drop one of them',
     );
+  const kubernetesVersions = localKubernetesVersions();
   const models = loadManifests(
     readSources(values.filename),
     manifestVariables(process.env, values.var ?? []),
-    localKubernetesVersions(),
+    kubernetesVersions,
   );
   return withClient(async (client) => {
-    for (const r of await client.apply(models, { dryRun })) out(appliedText(r, dryRun));
+    for (const r of await client.apply(models, { dryRun, kubernetesVersions })) out(appliedText(r, dryRun));
     if (!values.wait) return 0;
     const timeout = durationMs(values.timeout!);
     let failed = false;

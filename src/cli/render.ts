@@ -154,6 +154,10 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
   // Applied changes an owner has not received yet (held for the control plane's upgrade) show before any step.
   for (const p of c.pending.filter(waitingToStart))
     inProgress.push(`${p.kind}/${p.name}: pending generation ${p.generation} (${p.reason}): ${p.message}`);
+  if (c.upgradePlan)
+    inProgress.push(
+      `Cluster/${c.name}: upgrade plan: control plane ${c.upgradePlan.controlPlane.join(', ') || 'given its last version'}; workers ${c.upgradePlan.workers.join(', ') || 'none left'}`,
+    );
   const about = [...(c.clusterClass ? [`ClusterClass ${c.clusterClass}`] : []), ...(c.paused ? ['paused'] : [])];
   add('', `Cluster/${c.name}${about.length ? ` (${about.join(', ')})` : ''}`, c.conditions, c.createdAt, c.step);
   const children = [...(c.controlPlane ? [c.controlPlane] : []), ...c.machineDeployments];

@@ -38,12 +38,14 @@ import {
 } from '../../workflows/cluster/cluster-diff';
 import {
   previewApply,
+  type UpgradeStep,
   type ClusterPreview,
   type OwnerPreview,
   type RunningOwner,
 } from '../../workflows/cluster/apply-preview';
 import { clusterChangeProblems } from '../spec-rules/cluster-rules';
-import { formatSpecProblems } from '../spec-rules/spec-problem';
+import { formatSpecProblems, problem } from '../spec-rules/spec-problem';
+import { upgradePlan } from '../contract/upgrade-plan';
 import type { Revision } from '../contract/owner';
 import { changeMachineUpdate, deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
 import { annotated, annotationsProblem, type AnnotationChange } from './machine-annotations';
@@ -81,13 +83,19 @@ export interface AppliedObject {
   outcome: ApplyOutcome | 'pruned';
   /** A dry run: what the change would do to the owner's machines. */
   preview?: OwnerPreview;
+  /** A dry run of a ClusterClass cluster's version change: the upgrade plan, step by step. */
+  upgradePlan?: UpgradeStep[];
 }
 
 /** Each object of a cluster with its outcome, as kubectl names them, and with the dry run's preview. */
 function appliedObjects(model: ClusterModel, diff: ClusterDiff, preview?: ClusterPreview): AppliedObject[] {
   const machineDeployment = (name: string) => `machinedeployment.cluster.x-k8s.io/${name}`;
   return [
-    { ref: `cluster.cluster.x-k8s.io/${model.name}`, outcome: diff.cluster },
+    {
+      ref: `cluster.cluster.x-k8s.io/${model.name}`,
+      outcome: diff.cluster,
+      ...(preview?.upgradePlan ? { upgradePlan: preview.upgradePlan } : {}),
+    },
     {
       ref: `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${model.controlPlane.name}`,
       outcome: diff.controlPlane.outcome,
@@ -170,11 +178,12 @@ export class CaptClient {
   /**
    * Creates each cluster's workflow, or sends the model to the running one; reports per object as kubectl
    * does. A dry run sends nothing: it validates as the workflow would, and says what each owner's machines
-   * would go through. `ownerChecks` shortens a new cluster's owner checks, for tests only.
+   * would go through. `ownerChecks` shortens a new cluster's owner checks, for tests only. With
+   * `kubernetesVersions` (what the provider can run here), a chained upgrade's steps are checked against them.
    */
   async apply(
     models: ClusterModel[],
-    opts: { dryRun?: boolean; ownerChecks?: OwnerCheckIntervals } = {},
+    opts: { dryRun?: boolean; ownerChecks?: OwnerCheckIntervals; kubernetesVersions?: string[] } = {},
   ): Promise<AppliedObject[]> {
     const out: AppliedObject[] = [];
     for (const model of models) {
@@ -198,6 +207,8 @@ export class CaptClient {
         );
       // The same diff the workflow's apply handler acts on, so what is printed is what is done.
       const applied = await queryWithRetry(handle, appliedModelQuery);
+      if (opts.kubernetesVersions && model.topology?.kubernetesVersions)
+        await this.checkChainedSteps(handle, model, opts.kubernetesVersions);
       const diff = diffClusterModels(applied.model, model, applied.running);
       if (opts.dryRun) {
         out.push(...appliedObjects(model, diff, await this.preview(handle, applied.model, model, diff)));
@@ -207,6 +218,21 @@ export class CaptClient {
       out.push(...appliedObjects(model, diff));
     }
     return out;
+  }
+
+  /** A chained upgrade gives the control plane each step's version: each must be one the provider runs here. */
+  private async checkChainedSteps(handle: WorkflowHandle, next: ClusterModel, available: string[]): Promise<void> {
+    const running = (await queryWithRetry(handle, clusterStatusQuery)).controlPlane?.version;
+    const plan =
+      running && upgradePlan(next.topology?.kubernetesVersions, next.controlPlane.version, running, undefined);
+    const missing = plan && !('refused' in plan) ? plan.controlPlane.filter((v) => !available.includes(v)) : [];
+    if (!missing.length) return;
+    const subject = { kind: 'Cluster', namespace: next.namespace, name: next.name };
+    const message = `the upgrade from ${running} steps through ${missing.join(', ')}, which the ${next.provider} provider cannot run here`;
+    const hint = `drop ${missing.join(', ')} from the ClusterClass's spec.kubernetesVersions for a version of the same minor it runs (${available.join(', ')}), or add ${missing.length === 1 ? 'it' : 'them'} to the provider`;
+    throw new RejectedError(
+      formatSpecProblems([problem(subject, 'spec.topology.version', message, hint, 'UnsupportedVersion')]),
+    );
   }
 
   /** Starts a new cluster's workflow; false when one is running already. */
@@ -283,6 +309,7 @@ export class CaptClient {
         queryWithRetry(handle, rolloutHistoryQuery),
       ]);
       return {
+        version: status.version,
         replicas: status.replicas,
         paused: status.paused,
         machines: status.machines,

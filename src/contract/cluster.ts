@@ -27,6 +27,11 @@ export interface ClusterStatus {
   paused: boolean;
   /** The ClusterClass a cluster made from a topology was rendered from. */
   clusterClass?: string;
+  /**
+   * A ClusterClass cluster's upgrade under way: the versions not yet given to the control plane (a chained upgrade
+   * steps one minor at a time) and to the workers, as Cluster API's status.controlPlane/workers.upgradePlan.
+   */
+  upgradePlan?: { controlPlane: string[]; workers: string[] };
   /** Grows with every apply that changes something (as metadata.generation). */
   generation: number;
   /** The generation every owner has received; the status describes that spec once it equals `generation`. */

@@ -1,7 +1,8 @@
 import type { ClusterModel } from '../api/model';
 import { cidrsOverlap, parseClusterCidr } from '../contract/ipv4-cidr';
 import { providerFailureDomains } from '../contract/provider-offers';
-import { newerMinor, versionChangeProblems } from './kubernetes-version';
+import { oldestVersion } from '../contract/upgrade-plan';
+import { newerMinor, topologyVersionChangeProblems, versionChangeProblems } from './kubernetes-version';
 import {
   controlPlaneProblems,
   controlPlaneSubject,
@@ -172,12 +173,20 @@ export function clusterChangeProblems(
     }
   }
   out.push(
-    ...versionChangeProblems(
-      controlPlaneSubject(next.namespace, next.controlPlane.name),
-      'spec.version',
-      runningVersion,
-      next.controlPlane.version,
-    ),
+    ...(next.topology
+      ? topologyVersionChangeProblems(
+          clusterSubject(next),
+          runningVersion,
+          next.controlPlane.version,
+          next.topology.kubernetesVersions,
+          oldestVersion(current.machineDeployments.map((md) => md.template.version)),
+        )
+      : versionChangeProblems(
+          controlPlaneSubject(next.namespace, next.controlPlane.name),
+          'spec.version',
+          runningVersion,
+          next.controlPlane.version,
+        )),
   );
   for (const m of next.machines ?? []) {
     const was = current.machines?.find((c) => c.name === m.name);

@@ -1,3 +1,4 @@
+import { upgradePlan } from '../contract/upgrade-plan';
 import { problem, type SpecProblem, type SpecSubject } from './spec-problem';
 
 const parse = (v: string) => v.replace(/^v/, '').split('.').map(Number) as [number, number, number];
@@ -37,4 +38,46 @@ export function versionChangeProblems(
   if (Math.abs(b[1] - a[1]) > 1)
     return refuse('change one minor version at a time', `go to v${a[0]}.${a[1] + (b[1] > a[1] ? 1 : -1)}.x first`);
   return [];
+}
+
+/**
+ * A ClusterClass-based cluster's version change, as Cluster API's Cluster webhook judges it: no downgrade, and at
+ * most the next minor unless the class lists spec.kubernetesVersions, through which the change is a chained upgrade.
+ * One whose workers would have to stop on the way (more than three minors ahead of them) is refused.
+ */
+export function topologyVersionChangeProblems(
+  subject: SpecSubject,
+  from: string,
+  to: string,
+  classVersions: readonly string[] | undefined,
+  oldestWorkers: string | undefined,
+): SpecProblem[] {
+  const [a, b] = [parse(from), parse(to)];
+  // Cluster API's messages quote the versions without their "v".
+  const quoted = `from "${from.slice(1)}" to "${to.slice(1)}"`;
+  const refuse = (message: string, hint: string) => [
+    problem(subject, 'spec.topology.version', message, hint, 'UnsupportedVersion'),
+  ];
+  if (a[0] !== b[0])
+    return refuse(
+      `cannot update Kubernetes version from ${from} to ${to}: the major version cannot change`,
+      `stay on v${a[0]}.x; a new major version needs a new cluster`,
+    );
+  if (b[1] < a[1] || (b[1] === a[1] && b[2] < a[2]))
+    return refuse(`version cannot be decreased ${quoted}`, `keep ${from} or a later version`);
+  const plan = upgradePlan(classVersions, to, from, oldestWorkers);
+  if (!('refused' in plan)) {
+    if (plan.workers.length < 2) return [];
+    // Kubelets may be three minors older than the apiserver: further, Cluster API stops the workers on the way.
+    return refuse(
+      `the workers (${oldestWorkers}) would have to upgrade on the way, to ${plan.workers.slice(0, -1).join(', ')}: capt's chained upgrades upgrade the workers once, at the end`,
+      `upgrade to ${plan.workers[0]} first, then to ${to}`,
+    );
+  }
+  return classVersions?.length
+    ? refuse(plan.refused, `pick a version the ClusterClass lists in spec.kubernetesVersions`)
+    : refuse(
+        `version cannot be increased ${quoted}`,
+        `go to v${a[0]}.${a[1] + 1}.x first, or list every minor up to ${to} in the ClusterClass's spec.kubernetesVersions: the cluster then steps through them (a chained upgrade)`,
+      );
 }

@@ -93,6 +93,13 @@ test("the workers' upgrade order: topology order, the Cluster's upgrade-concurre
   assert.equal(model!.topology!.upgradeConcurrency, 2);
 });
 
+test("a class's kubernetesVersions reach the model, for the cluster workflow's chained upgrades", () => {
+  const docs = docsOf(example);
+  clusterClass(docs).spec.kubernetesVersions = ['v1.34.4', 'v1.35.4', 'v1.36.3'];
+  assert.deepEqual(load(docs)[0]!.topology?.kubernetesVersions, ['v1.34.4', 'v1.35.4', 'v1.36.3']);
+  assert.equal(load()[0]!.topology?.kubernetesVersions, undefined, 'absent without a list');
+});
+
 test('the same topology loaded twice names the same objects; a changed template gets a new name, its owner keeps its own', () => {
   const [first] = load();
   const [again] = load();
@@ -332,6 +339,27 @@ const cases: BadCase[] = [
     name: 'a topology version the provider cannot parse',
     mutate: (d) => void (cluster(d).spec.topology.version = 'latest'),
     message: /version/,
+  },
+  {
+    name: "a class's kubernetesVersions entry with build metadata, which no machine runs",
+    mutate: (d) => void (clusterClass(d).spec.kubernetesVersions = ['v1.35.4', 'v1.36.3+capt.1']),
+    kind: 'ClusterClass',
+    path: 'spec.kubernetesVersions[1]',
+    message: /"v1.36.3\+capt.1" is not a version capt can run: a chained upgrade gives each listed version to machines/,
+  },
+  {
+    // Cluster API's ClusterClass webhook, run by the renderer, checks the list has no gap.
+    name: "a class's kubernetesVersions skipping a minor",
+    mutate: (d) => void (clusterClass(d).spec.kubernetesVersions = ['v1.34.4', 'v1.36.3']),
+    kind: 'ClusterClass',
+    message: /expecting a version with minor 34 or 35, found version 1.36.3/,
+  },
+  {
+    name: "a topology version the class's kubernetesVersions do not list",
+    mutate: (d) => void (clusterClass(d).spec.kubernetesVersions = ['v1.35.4', 'v1.36.1']),
+    kind: 'Cluster',
+    path: 'spec.topology.version',
+    message: /version must match one of the versions defined in the ClusterClass/,
   },
 ];
 

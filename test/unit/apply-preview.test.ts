@@ -6,7 +6,14 @@ import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { MachinePhase } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
-import { previewApply, type RunningOwner, type RunningOwners } from '../../workflows/cluster/apply-preview';
+import { appliedText } from '../../src/cli/apply-text';
+import {
+  previewApply,
+  upgradeSteps,
+  type RunningOwner,
+  type RunningOwners,
+  type UpgradeStep,
+} from '../../workflows/cluster/apply-preview';
 import { creationDiff, diffClusterModels } from '../../workflows/cluster/cluster-diff';
 import { controlPlaneMachineHash, templateHash } from '../../workflows/control-plane/control-plane-revisions';
 import { machineSetHash, machineTemplateHash } from '../../workflows/machine-deployment/machine-sets';
@@ -43,6 +50,7 @@ function runningOf(
   const md = model.machineDeployments[0]!;
   const mdHash = machineSetHash(md.template, restartedAt);
   const owner = (replicas: number, machines: MachineRecord[]): RunningOwner => ({
+    version: model.controlPlane.version,
     replicas,
     paused: false,
     machines,
@@ -132,6 +140,7 @@ test('dry run: certificatesExpiryDays replaces the control-plane machines whose 
   const hash = controlPlaneMachineHash(base.controlPlane, undefined);
   const running = runningOf(base);
   running.controlPlane = {
+    version: base.controlPlane.version,
     replicas: 3,
     paused: false,
     machines: ['a', 'b', 'c'].map((n) => machine(`q-control-plane-${n}`, hash)),
@@ -174,7 +183,7 @@ test('dry run: scaling adds a count; a settled deployment names the machines it 
   );
   const cp = preview(load({ CONTROL_PLANE_MACHINE_COUNT: '3' }), load({ CONTROL_PLANE_MACHINE_COUNT: '1' }), {
     ...runningOf(base),
-    controlPlane: { replicas: 3, paused: false, machines: [] },
+    controlPlane: { version: base.controlPlane.version, replicas: 3, paused: false, machines: [] },
   });
   assert.equal(
     cp.controlPlane.removed,
@@ -193,4 +202,58 @@ test('dry run: a new cluster creates every replica; a MachineDeployment the mani
     added: 0,
     removed: ['q-md-0-x-ccccc', 'q-md-0-x-bbbbb'],
   });
+});
+
+test("dry run of a ClusterClass cluster's chained upgrade: each step of Cluster API's plan, and whether the endpoint stays available", () => {
+  const classCluster = (version: string, controlPlanes: string): ClusterModel => {
+    const model = load({ KUBERNETES_VERSION: version, CONTROL_PLANE_MACHINE_COUNT: controlPlanes });
+    const md = model.machineDeployments[0]!;
+    return {
+      ...model,
+      topology: {
+        class: 'quick-start',
+        kubernetesVersions: ['v1.34.4', 'v1.35.4', 'v1.36.3'],
+        upgradeConcurrency: 1,
+        machineDeployments: [{ name: md.name, topologyName: 'md-0', deferUpgrade: false, holdUpgradeSequence: false }],
+      },
+    };
+  };
+  const text = (steps: UpgradeStep[]) =>
+    appliedText({ ref: 'cluster.cluster.x-k8s.io/q', outcome: 'configured', upgradePlan: steps }, true);
+  assert.equal(
+    text(upgradeSteps(classCluster('v1.36.3', '3'), 'v1.34.4', 'v1.34.4')),
+    [
+      'cluster.cluster.x-k8s.io/q configured (dry run)',
+      '  upgrade plan:',
+      '    1. control plane v1.34.4 -> v1.35.4: available; 3 machines replaced one at a time, each new one joining first: the endpoint stays available',
+      '    2. control plane v1.35.4 -> v1.36.3: available; 3 machines replaced one at a time, each new one joining first: the endpoint stays available',
+      '    3. workers v1.34.4 -> v1.36.3: available; MachineDeployments md-0 in topology order, 1 at a time, each with maxUnavailable 0',
+    ].join('\n'),
+  );
+  const single = upgradeSteps(classCluster('v1.36.3', '1'), 'v1.34.4', 'v1.34.4');
+  assert.deepEqual(
+    single.map((s) => [s.owner, s.to, s.available]),
+    [
+      ['control plane', 'v1.35.4', false],
+      ['control plane', 'v1.36.3', false],
+      ['workers', 'v1.36.3', true],
+    ],
+  );
+  assert.match(single[0]!.note, /1 control-plane machine: the endpoint may not answer while it is replaced/);
+
+  // previewApply plans from the control plane and workers as they run, not from the last applied model.
+  const running = runningOf(classCluster('v1.34.4', '3'));
+  running.controlPlane!.version = 'v1.35.4';
+  const next = classCluster('v1.36.3', '3');
+  const preview = previewApply(
+    classCluster('v1.34.4', '3'),
+    next,
+    diffClusterModels(classCluster('v1.34.4', '3'), next, { machineDeployments: {} }),
+    running,
+    now,
+  );
+  assert.deepEqual(
+    preview.upgradePlan?.map((s) => `${s.owner} ${s.from} -> ${s.to}`),
+    ['control plane v1.35.4 -> v1.36.3', 'workers v1.34.4 -> v1.36.3'],
+  );
 });

@@ -398,3 +398,63 @@ test("the labels the bridge wrote on a Machine and the machine no longer has are
     spec: { template: { metadata: { labels: { a: '2', gone: null } } } },
   });
 });
+
+test("a ClusterClass cluster's upgrade shows in the Cluster's status: versions in use with their replicas, and the plan left, removed once done", () => {
+  const record = (name: string, version: string, deleting = false): MachineRecord => ({
+    name,
+    templateHash: version,
+    version,
+    createdAt: 'T0',
+    phase: MachinePhase.Running,
+    deleting,
+    marked: false,
+    sequence: 1,
+  });
+  const owner = (kind: OwnerStatus['kind'], name: string, machines: MachineRecord[]) =>
+    ({
+      kind,
+      name,
+      namespace: 'default',
+      replicas: 3,
+      machines,
+      readyReplicas: 3,
+      availableReplicas: 3,
+      updatedReplicas: 1,
+    }) as OwnerStatus;
+  const controlPlane = owner('KubeadmControlPlane', 'one-cp', [
+    record('cp-a', 'v1.34.4'),
+    record('cp-b', 'v1.34.4', true),
+    record('cp-c', 'v1.35.4'),
+    record('cp-d', 'v1.35.4'),
+  ]);
+  const workers = owner('MachineDeployment', 'one-md-0', [record('w-a', 'v1.34.4'), record('w-b', 'v1.34.4')]);
+  const o = { generation: 2, observed: true, now: 'T' };
+  const mid = clusterObjectStatus(
+    view({
+      controlPlane,
+      machineDeployments: [workers],
+      upgradePlan: { controlPlane: ['v1.36.3'], workers: ['v1.36.3'] },
+    }),
+    undefined,
+    o,
+  );
+  const group = (s: Record<string, unknown>, key: string) => s[key] as Record<string, unknown>;
+  assert.deepEqual(group(mid, 'controlPlane').versions, [
+    { version: 'v1.34.4', replicas: 1 },
+    { version: 'v1.35.4', replicas: 2 },
+  ]);
+  assert.deepEqual(group(mid, 'controlPlane').upgradePlan, [{ version: 'v1.36.3' }]);
+  assert.deepEqual(group(mid, 'workers').versions, [{ version: 'v1.34.4', replicas: 2 }]);
+  assert.deepEqual(group(mid, 'workers').upgradePlan, [{ version: 'v1.36.3' }]);
+
+  // Done: the plan written before is removed (a merge patch keeps what it does not name); never written, it is absent.
+  const done = view({ controlPlane, machineDeployments: [workers] });
+  const after = clusterObjectStatus(
+    done,
+    { controlPlane: group(mid, 'controlPlane'), workers: group(mid, 'workers') },
+    o,
+  );
+  assert.equal(group(after, 'controlPlane').upgradePlan, null);
+  assert.equal(group(after, 'workers').upgradePlan, null);
+  assert.ok(!('upgradePlan' in group(clusterObjectStatus(done, undefined, o), 'workers')));
+});

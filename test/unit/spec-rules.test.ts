@@ -7,7 +7,11 @@ import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import type { MachineSpec } from '../../src/contract/machine';
 import { clusterChangeProblems, clusterProblems } from '../../src/spec-rules/cluster-rules';
-import { newerMinor, versionChangeProblems } from '../../src/spec-rules/kubernetes-version';
+import {
+  newerMinor,
+  topologyVersionChangeProblems,
+  versionChangeProblems,
+} from '../../src/spec-rules/kubernetes-version';
 import { machineChangeProblems } from '../../src/spec-rules/machine-rules';
 import {
   controlPlaneProblems,
@@ -202,6 +206,34 @@ test('version policy: no downgrade but by undo (one minor back), no major change
   ]);
   assert.deepEqual(why('v1.36.3', 'v2.0.0'), [
     'cannot update Kubernetes version from v1.36.3 to v2.0.0: the major version cannot change; stay on v1.x; a new major version needs a new cluster',
+  ]);
+});
+
+test("a ClusterClass cluster's version: Cluster API's rule and messages, chained through the class's kubernetesVersions", () => {
+  const subject = { kind: 'Cluster', namespace: 'default', name: 'dev' };
+  const listed = ['v1.33.1', 'v1.34.4', 'v1.35.4', 'v1.36.3', 'v1.37.2'];
+  const why = (from: string, to: string, versions?: string[], workers: string | undefined = from) =>
+    topologyVersionChangeProblems(subject, from, to, versions, workers).map(
+      (p) => `${p.path}: ${p.message}; ${p.hint}`,
+    );
+  assert.deepEqual(why('v1.35.4', 'v1.36.3'), [], 'one minor needs no list');
+  assert.deepEqual(why('v1.34.4', 'v1.36.3'), [
+    'spec.topology.version: version cannot be increased from "1.34.4" to "1.36.3"; go to v1.35.x first, or list every minor up to v1.36.3 in the ClusterClass\'s spec.kubernetesVersions: the cluster then steps through them (a chained upgrade)',
+  ]);
+  assert.deepEqual(why('v1.34.4', 'v1.36.3', listed), [], 'chained through v1.35.4');
+  assert.deepEqual(why('v1.36.3', 'v1.35.4', listed), [
+    'spec.topology.version: version cannot be decreased from "1.36.3" to "1.35.4"; keep v1.36.3 or a later version',
+  ]);
+  assert.deepEqual(why('v1.33.1', 'v1.37.2', listed), [
+    "spec.topology.version: the workers (v1.33.1) would have to upgrade on the way, to v1.36.3: capt's chained upgrades upgrade the workers once, at the end; upgrade to v1.36.3 first, then to v1.37.2",
+  ]);
+  assert.deepEqual(
+    topologyVersionChangeProblems(subject, 'v1.33.1', 'v1.37.2', listed, undefined),
+    [],
+    'no workers: the control plane steps alone',
+  );
+  assert.deepEqual(why('v1.34.4', 'v1.36.3', ['v1.34.4', 'v1.36.3']), [
+    "spec.topology.version: the ClusterClass's spec.kubernetesVersions list no version of minor 35; pick a version the ClusterClass lists in spec.kubernetesVersions",
   ]);
 });
 

@@ -5,9 +5,13 @@ import { machineSetHash } from '../machine-deployment/machine-sets';
 import { byTemplate, planMachines, planRollout } from '../machine-deployment/rollout-plan';
 import { restartedAtAfter } from '../shared/rollout-after';
 import type { ClusterDiff, OwnerChange } from './cluster-diff';
+import { resolveIntOrPercent } from '../../src/api/int-or-percent';
+import { oldestVersion, upgradePlan } from '../../src/contract/upgrade-plan';
 
 /** What `capt apply --dry-run` reads of a running owner: its status query's records and its current revision. */
 export interface RunningOwner {
+  /** The version its spec asks for now. */
+  version: string;
   replicas: number;
   paused: boolean;
   machines: MachineRecord[];
@@ -34,7 +38,20 @@ export interface OwnerPreview {
   removed: string[] | number;
 }
 
+/** One step of a ClusterClass cluster's upgrade plan, as the dry run prints it before anything moves. */
+export interface UpgradeStep {
+  owner: 'control plane' | 'workers';
+  from: string;
+  to: string;
+  /** The control plane's endpoint keeps answering through the step; for workers, whether they all keep running. */
+  available: boolean;
+  /** Why, or how the step goes. */
+  note: string;
+}
+
 export interface ClusterPreview {
+  /** A ClusterClass cluster's version change: each step of the plan; absent otherwise. */
+  upgradePlan?: UpgradeStep[];
   controlPlane: OwnerPreview;
   machineDeployments: Record<string, OwnerPreview>;
   /** MachineDeployments the manifest no longer has: deleted with all their machines. */
@@ -120,6 +137,51 @@ export function machineDeploymentPreview(
   return { replaced, ...(replacedWhen && replaced.length ? { replacedWhen } : {}), added: Math.max(0, delta), removed };
 }
 
+/**
+ * A ClusterClass cluster's upgrade as steps: the control plane through Cluster API's plan one minor at a time, then
+ * the workers in topology order. The endpoint stays available through a control-plane step only with 3 or more
+ * machines and maxSurge 1 (a new machine joins before an old one leaves, and etcd keeps its quorum).
+ */
+export function upgradeSteps(next: ClusterModel, controlPlaneVersion: string, workersVersion?: string): UpgradeStep[] {
+  const plan = upgradePlan(
+    next.topology?.kubernetesVersions,
+    next.controlPlane.version,
+    controlPlaneVersion,
+    workersVersion,
+  );
+  if ('refused' in plan) return [];
+  const { replicas, maxSurge } = next.controlPlane;
+  const joinFirst = resolveIntOrPercent(maxSurge, replicas, true) >= 1;
+  const cpAvailable = replicas >= 3 && joinFirst;
+  const cpNote = cpAvailable
+    ? `${replicas} machines replaced one at a time, each new one joining first: the endpoint stays available`
+    : replicas < 3
+      ? `${replicas} control-plane machine${replicas === 1 ? '' : 's'}: the endpoint may not answer while ${replicas === 1 ? 'it is' : 'one is'} replaced (3 or more with maxSurge 1 keep it available)`
+      : 'maxSurge 0: a machine leaves before its replacement joins, so the endpoint may not answer (maxSurge 1 keeps it available)';
+  const steps: UpgradeStep[] = [];
+  let from = controlPlaneVersion;
+  for (const to of plan.controlPlane) {
+    steps.push({ owner: 'control plane', from, to, available: cpAvailable, note: cpNote });
+    from = to;
+  }
+  const order = next.topology?.machineDeployments.map((md) => md.topologyName).join(', ');
+  for (const to of plan.workers) {
+    const unavailable = next.machineDeployments.filter(
+      (md) =>
+        md.strategy.type !== 'RollingUpdate' || resolveIntOrPercent(md.strategy.maxUnavailable, md.replicas, false) > 0,
+    );
+    steps.push({
+      owner: 'workers',
+      from: workersVersion!,
+      to,
+      available: unavailable.length === 0,
+      note: `MachineDeployments ${order} in topology order, ${next.topology?.upgradeConcurrency ?? 1} at a time${unavailable.length ? `; ${unavailable.map((md) => md.name).join(', ')} may take machines down before their replacements run (maxUnavailable above 0, or not RollingUpdate)` : ', each with maxUnavailable 0'}`,
+    });
+    workersVersion = to;
+  }
+  return steps;
+}
+
 /** What applying `next` over `previous` (diffed as `diff`) would do to each owner's machines, given what runs now. */
 export function previewApply(
   previous: ClusterModel | undefined,
@@ -129,7 +191,13 @@ export function previewApply(
   nowMs: number,
 ): ClusterPreview {
   const before = (name: string) => previous?.machineDeployments.find((m) => m.name === name);
+  const runningVersion = running.controlPlane?.version ?? previous?.controlPlane.version;
+  const workersVersion = oldestVersion(
+    Object.values(running.machineDeployments).flatMap((md) => (md ? [md.version] : [])),
+  );
+  const upgrading = !!next.topology && !!runningVersion && runningVersion !== next.controlPlane.version;
   return {
+    ...(upgrading ? { upgradePlan: upgradeSteps(next, runningVersion, workersVersion) } : {}),
     controlPlane: controlPlanePreview(next.controlPlane, diff.controlPlane, running.controlPlane, nowMs),
     machineDeployments: Object.fromEntries(
       diff.machineDeployments.map((change) => [

@@ -29,6 +29,11 @@ export interface ClusterState {
   changedAt?: Record<string, number>;
   /** MachineDeployments whose new version waits until the control plane runs its own. */
   held?: string[];
+  /**
+   * A chained upgrade under way (a ClusterClass listing spec.kubernetesVersions): the version the control plane
+   * was last given and those still to give it, in order. The workers follow once it runs the last.
+   */
+  upgrade?: { controlPlaneAt: string; controlPlane: string[] };
   /** MachineDeployments started so far (they start once the control plane is initialised). */
   started?: string[];
   /** The standalone Machines started and not yet gone, as compact records (the cluster is their owner). */
@@ -56,16 +61,35 @@ export const controlPlaneOf = (state: ClusterState) =>
 export const machineDeploymentOf = (state: ClusterState, name: string) =>
   state.children[ownerKey('MachineDeployment', name)];
 
-/** The control plane runs the applied version on every machine: held worker versions may go. */
-export const controlPlaneUpgraded = (state: ClusterState) => {
+/** The version the control plane is to run now: a chained upgrade's current step, else the applied one. */
+export const controlPlaneTarget = (state: ClusterState) =>
+  state.upgrade?.controlPlaneAt ?? state.model.controlPlane.version;
+
+/** The control plane runs `version` on every machine, with every change sent to it. */
+export const controlPlaneRuns = (state: ClusterState, version: string) => {
   const cp = controlPlaneOf(state);
   return (
     !!cp &&
-    cp.version === state.model.controlPlane.version &&
+    cp.version === version &&
     cp.rolloutComplete &&
     cp.observedGeneration >= changedGeneration(state, 'KubeadmControlPlane', cp.name)
   );
 };
+
+/** The control plane runs the applied version on every machine: held worker versions may go. */
+export const controlPlaneUpgraded = (state: ClusterState) =>
+  !state.upgrade && controlPlaneRuns(state, state.model.controlPlane.version);
+
+/**
+ * What is left of a ClusterClass cluster's upgrade plan, as Cluster API's status shows it: the versions not yet
+ * given to the control plane, and to the workers (which take the target once the control plane runs it).
+ */
+function upgradePlanOf(state: ClusterState): ClusterStatus['upgradePlan'] {
+  if (!state.model.topology) return undefined;
+  const controlPlane = state.upgrade?.controlPlane ?? [];
+  const workers = state.held?.length ? [state.model.controlPlane.version] : [];
+  return controlPlane.length || workers.length ? { controlPlane, workers } : undefined;
+}
 
 /** A MachineDeployment that has not yet carried out its last change: it counts against a topology's upgrade concurrency. */
 export const machineDeploymentUpgrading = (state: ClusterState, name: string) => {
@@ -123,7 +147,7 @@ function ownerChanges(state: ClusterState): PendingChange[] {
           name,
           generation,
           reason: 'HeldForControlPlane',
-          message: `${version} waits until the control plane runs ${cpVersion} (kubelets may not be newer than the apiserver)`,
+          message: `${version} waits until the control plane runs ${cpVersion} (kubelets may not be newer than the apiserver)${state.upgrade ? `; a chained upgrade: the control plane is given ${state.upgrade.controlPlaneAt}, then ${state.upgrade.controlPlane.join(', then ')}` : ''}`,
         },
       ];
     }
@@ -225,6 +249,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
     stepReason: state.stepReason ?? 'Starting',
     paused: state.model.paused,
     ...(state.model.topology && { clusterClass: state.model.topology.class }),
+    ...(upgradePlanOf(state) && { upgradePlan: upgradePlanOf(state) }),
     generation,
     observedGeneration: Math.min(generation, ...unobserved),
     pending,

@@ -56,12 +56,15 @@ import {
   changedGeneration,
   clusterStatus,
   controlPlaneOf,
+  controlPlaneRuns,
+  controlPlaneTarget,
   controlPlaneUpgraded as controlPlaneUpgradedIn,
   machineDeploymentOf,
   machineDeploymentUpgrading,
   ownerKey,
   type ClusterState,
 } from './cluster-status';
+import { upgradePlan } from '../../src/contract/upgrade-plan';
 import { topologyReleases } from './topology-upgrade';
 import { waitingToStart } from '../../src/contract/cluster';
 import { adminClientCredentials, type ClusterSecrets } from '../../src/contract/cluster-secrets';
@@ -173,8 +176,12 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
           `\n\n${r.kind} ${r.name} lost and rebuilt at ${r.at} (${r.cause}): ${r.adopted === undefined ? 'adopting its machines' : `adopted ${r.adopted} machines`}`,
       )
       .join('');
+    const plan = status.upgradePlan;
+    const planned = plan
+      ? `\n\nupgrade plan: control plane ${plan.controlPlane.join(', ') || 'done'}; workers ${plan.workers.join(', ') || 'done'}`
+      : '';
     setCurrentDetails(
-      `**${status.phase}** (generation ${status.generation}, observed ${status.observedGeneration}): ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}${waiting}${rebuilt}${unknownSignalsDetails(state.unknownSignals)}`,
+      `**${status.phase}** (generation ${status.generation}, observed ${status.observedGeneration}): ${state.step}${blocked?.message ? `\n\n${blocked.type}: ${blocked.message}` : ''}${planned}${waiting}${rebuilt}${unknownSignalsDetails(state.unknownSignals)}`,
     );
     if (status.phase !== publishedPhase) {
       publishedPhase = status.phase;
@@ -269,7 +276,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     });
   };
   const startControlPlane = async (rebuild?: OwnerRebuild) => {
-    const applied = state.model.controlPlane;
+    // Mid-way through a chained upgrade, a rebuilt control plane goes on from the step it was given.
+    const applied = { ...state.model.controlPlane, version: controlPlaneTarget(state) };
     const generation = changedGeneration(state, 'KubeadmControlPlane', applied.name);
     const spec = rebuild
       ? { ...applied, replicas: rebuiltReplicas(applied.replicas, generation, rebuild.previous) }
@@ -333,6 +341,38 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     state.model.topology
       ? topologyReleases(state.model.topology, held, (name) => machineDeploymentUpgrading(state, name))
       : [...held];
+  /**
+   * A version several minors ahead, which a ClusterClass listing spec.kubernetesVersions allows, is a chained
+   * upgrade: the control plane is given each step of Cluster API's plan once it runs the one before.
+   */
+  const planChainedUpgrade = (next: ClusterModel) => {
+    const running = controlPlaneOf(state)?.version ?? controlPlaneTarget(state);
+    const versions = next.topology?.kubernetesVersions;
+    const plan = versions && upgradePlan(versions, next.controlPlane.version, running, undefined);
+    state.upgrade =
+      plan && !('refused' in plan) && plan.controlPlane.length > 1
+        ? { controlPlaneAt: plan.controlPlane[0]!, controlPlane: plan.controlPlane.slice(1) }
+        : undefined;
+  };
+  /** The control plane runs a chained upgrade's step: the next one goes (the last ends the chain). */
+  const nextChainedStep = async () => {
+    const upgrade = state.upgrade!;
+    const [version, ...rest] = upgrade.controlPlane as [string, ...string[]];
+    const step = `chained upgrade: ${upgrade.controlPlaneAt} done, control plane to ${version}`;
+    state.upgrade = rest.length ? { controlPlaneAt: version, controlPlane: rest } : undefined;
+    const spec = { ...state.model.controlPlane, version };
+    await supervision.tell(
+      controlPlaneRef(),
+      (kcp) =>
+        kcp.signal(controlPlaneSpecSignal, {
+          spec,
+          cause: step,
+          generation: changedGeneration(state, 'KubeadmControlPlane', spec.name),
+        }),
+      step,
+    );
+    setStep(state.stepReason ?? 'Reconciled', step);
+  };
   const sendMachineDeploymentSpec = (name: string, cause: string) => {
     const spec = state.model.machineDeployments.find((m) => m.name === name)!;
     return supervision.tell(
@@ -380,12 +420,14 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       if (diff.controlPlane.outcome !== 'unchanged')
         changedAt[ownerKey('KubeadmControlPlane', next.controlPlane.name)] = generation;
       // A control plane rebuilt here starts from the spec just applied: no message is needed after that.
+      if (diff.controlPlane.spec) planChainedUpgrade(next);
       if (diff.controlPlane.spec || diff.controlPlane.scale) {
+        const spec = { ...next.controlPlane, version: controlPlaneTarget(state) };
         await supervision.tell(
           controlPlaneRef(),
           async (kcp) => {
             if (diff.controlPlane.spec)
-              await kcp.signal(controlPlaneSpecSignal, { spec: next.controlPlane, cause: 'capt apply', generation });
+              await kcp.signal(controlPlaneSpecSignal, { spec, cause: 'capt apply', generation });
             if (diff.controlPlane.scale)
               await kcp.signal(scaleSignal, { replicas: next.controlPlane.replicas, generation });
           },
@@ -568,6 +610,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   }
   while (!state.deleting) {
     const releasable = () => controlPlaneUpgraded() && releases().length > 0;
+    const chainedStepDue = () => !!state.upgrade && controlPlaneRuns(state, state.upgrade.controlPlaneAt);
     await whilePaused(() => state.deleting || ownerContinueAsNewDue());
     const standaloneToStart = () =>
       (state.model.machines ?? []).some((m) => !state.machines?.some((r) => r.name === m.name));
@@ -578,6 +621,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
         notStarted().length > 0 ||
         standaloneToStart() ||
         releasable() ||
+        chainedStepDue() ||
         ownerContinueAsNewDue(),
       checks.idle,
     );
@@ -587,6 +631,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       await supervision.rebuildLost(wantedOwners(), `the cluster's check every ${checks.idle}`);
     for (const name of state.model.paused ? [] : notStarted()) await startMachineDeployment(name);
     if (!state.model.paused) await startStandaloneMachines();
+    if (!state.model.paused && chainedStepDue()) await nextChainedStep();
     if (!state.model.paused && releasable()) {
       const released = releases();
       for (const name of released) dropName(held, name);

@@ -2,6 +2,7 @@ import type { ManifestLocation, ManifestProblem } from '../manifest-error';
 import type { TopologyModel } from '../model';
 import { renderTopology, type KubeObject, type RenderedTopology } from './render-topology';
 import { topologyNames } from './topology-names';
+import { parseVersion } from '../../contract/upgrade-plan';
 
 /** A manifest document as YAML gave it, before its kind's schema reads it. */
 export interface RawDocument {
@@ -153,16 +154,25 @@ function topologyGroup(
     return undefined;
   }
   const naming = namingTemplates(clusterClass);
-  if (naming.length) {
-    for (const path of naming)
-      problems.push({
-        ...locate(clusterClass),
-        path,
-        message: 'naming templates are not carried out: capt names the objects of a topology itself, deterministically',
-        hint: 'remove it; the names capt gives are in docs/topology.md',
-      });
-    return undefined;
-  }
+  for (const path of naming)
+    problems.push({
+      ...locate(clusterClass),
+      path,
+      message: 'naming templates are not carried out: capt names the objects of a topology itself, deterministically',
+      hint: 'remove it; the names capt gives are in docs/topology.md',
+    });
+  const versions = clusterClass.raw.spec?.kubernetesVersions;
+  const unrunnable = (Array.isArray(versions) ? versions : [])
+    .map((v, i) => ({ v, i }))
+    .filter(({ v }) => typeof v !== 'string' || !parseVersion(v));
+  for (const { v, i } of unrunnable)
+    problems.push({
+      ...locate(clusterClass),
+      path: `spec.kubernetesVersions[${i}]`,
+      message: `${JSON.stringify(v)} is not a version capt can run: a chained upgrade gives each listed version to machines, which take vX.Y.Z (no pre-release or build metadata)`,
+      hint: 'list released Kubernetes versions such as v1.36.3',
+    });
+  if (naming.length || unrunnable.length) return undefined;
   const templates: RawDocument[] = [];
   let complete = true;
   for (const ref of classReferences(clusterClass.raw.spec, 'spec')) {
@@ -266,7 +276,7 @@ function topologyDocuments(cluster: RawDocument, group: RawDocument[], r: Render
       },
     },
     loc: locate(cluster),
-    topology: topologyModel(cluster, nameOf(clusterClass), names),
+    topology: topologyModel(cluster, clusterClass, names),
   });
 
   for (const md of r.machineDeployments) {
@@ -302,18 +312,24 @@ const upgradeConcurrencyAnnotation = 'topology.cluster.x-k8s.io/upgrade-concurre
 const deferUpgradeAnnotation = 'topology.cluster.x-k8s.io/defer-upgrade';
 const holdUpgradeSequenceAnnotation = 'topology.cluster.x-k8s.io/hold-upgrade-sequence';
 
-/** The class's name and the upgrade order of the workers, from the Cluster's annotations and its topology's. */
+/**
+ * The class's name and Kubernetes versions, and the upgrade order of the workers, from the Cluster's annotations
+ * and its topology's.
+ */
 function topologyModel(
   cluster: RawDocument,
-  className: string,
+  clusterClass: RawDocument,
   names: ReturnType<typeof topologyNames>,
 ): TopologyModel {
+  // Cluster API's ClusterClass webhook has checked the list: ordered, no minor skipped; capt's versions are vX.Y.Z.
+  const versions = clusterClass.raw.spec?.kubernetesVersions as string[] | undefined;
   // Cluster API's Cluster webhook has checked it is a whole number, 1 or more.
   const concurrency = Number(cluster.raw.metadata?.annotations?.[upgradeConcurrencyAnnotation] ?? 1);
   const written = (cluster.raw.spec?.topology as { workers?: { machineDeployments?: unknown } } | undefined)?.workers
     ?.machineDeployments as { name?: unknown; metadata?: { annotations?: Record<string, string> } }[] | undefined;
   return {
-    class: className,
+    class: nameOf(clusterClass),
+    ...(versions?.length ? { kubernetesVersions: versions } : {}),
     upgradeConcurrency: concurrency,
     // Topology order is the order the Cluster lists them in; the renderer gives them sorted by name.
     // Cluster API rendered each of them (a topology it could not render was refused).

@@ -20,14 +20,14 @@ func malformed(format string, args ...any) error {
 	return malformedError{fmt.Sprintf(format, args...)}
 }
 
-// request is stdin's document: the Cluster, its ClusterClass and the class's templates, in any order.
+// request is stdin's document: the Cluster, its ClusterClass and the class's templates, in any order; or instead
+// an upgrade plan to compute.
 type request struct {
-	Objects []json.RawMessage `json:"objects"`
+	Objects     []json.RawMessage `json:"objects"`
+	UpgradePlan *planRequest      `json:"upgradePlan"`
 }
 
-// readObjects reads the request's objects, each with its namespace defaulted as the API server would for a
-// namespaced kind.
-func readObjects(r io.Reader) ([]*unstructured.Unstructured, error) {
+func readRequest(r io.Reader) (*request, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
 		return nil, malformed("cannot read stdin: %v", err)
@@ -37,8 +37,14 @@ func readObjects(r io.Reader) ([]*unstructured.Unstructured, error) {
 	}
 	var req request
 	if err := json.Unmarshal(data, &req); err != nil {
-		return nil, malformed(`stdin is not JSON of the form {"objects": [...]}: %v`, err)
+		return nil, malformed(`stdin is not JSON of the form {"objects": [...]} or {"upgradePlan": {...}}: %v`, err)
 	}
+	return &req, nil
+}
+
+// readObjects reads the request's objects, each with its namespace defaulted as the API server would for a
+// namespaced kind.
+func readObjects(req *request) ([]*unstructured.Unstructured, error) {
 	objs := make([]*unstructured.Unstructured, 0, len(req.Objects))
 	for i, raw := range req.Objects {
 		// Unstructured's own decoder keeps integers as int64, as objects read from the API server have them.

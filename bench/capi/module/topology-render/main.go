@@ -10,6 +10,10 @@
 //	or {"errors": [{"kind", "name", "field", "message"}]}, exit 1, when Cluster API (or a refusal of what capt
 //	cannot run: Runtime SDK extensions, MachinePools) rejects the request;
 //
+// or stdin: {"upgradePlan": {"classVersions", "desired", "controlPlane", "minWorkers"}}
+// stdout: {"controlPlane": [...], "workers": [...]}, exit 0, or {"errors": [{"message"}]}, exit 1: the chained
+// upgrade plan Cluster API's topology controller computes (capt's own is compared with it);
+//
 // stderr: one line, exit 2, when stdin is not a request (not JSON, no Cluster or several, no topology, over 4 MiB);
 // the Cluster webhook's admission warnings, if any, on success.
 package main
@@ -29,15 +33,9 @@ func main() {
 
 // run is the whole command, streams and exit code included, so tests check the contract without a binary.
 func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
-	objs, err := readObjects(stdin)
+	out, err := answer(ctx, stdin, stderr)
 	if err == nil {
-		var out *output
-		if out, err = render(ctx, objs); err == nil {
-			for _, w := range out.warnings {
-				fmt.Fprintln(stderr, "topology-render: warning:", w)
-			}
-			return write(stdout, stderr, out, 0)
-		}
+		return write(stdout, stderr, out, 0)
 	}
 	var bad malformedError
 	if errors.As(err, &bad) {
@@ -49,6 +47,30 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
 		refusal = invalidError{[]fieldError{{Message: err.Error()}}}
 	}
 	return write(stdout, stderr, map[string][]fieldError{"errors": refusal.errors}, 1)
+}
+
+// answer reads the request and computes its reply: the rendered topology (its admission warnings to stderr), or
+// an upgrade plan.
+func answer(ctx context.Context, stdin io.Reader, stderr io.Writer) (any, error) {
+	req, err := readRequest(stdin)
+	if err != nil {
+		return nil, err
+	}
+	if req.UpgradePlan != nil {
+		return req.UpgradePlan.compute(ctx)
+	}
+	objs, err := readObjects(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := render(ctx, objs)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range out.warnings {
+		fmt.Fprintln(stderr, "topology-render: warning:", w)
+	}
+	return out, nil
 }
 
 func write(stdout, stderr io.Writer, doc any, code int) int {
