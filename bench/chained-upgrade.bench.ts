@@ -177,12 +177,12 @@ async function main(): Promise<void> {
     await Promise.all([probe, sampling]);
     for (const name of await workerNames()) seenWorkers.add(name);
 
-    // When the control plane first ran each version everywhere, and when the workers started.
+    // When the control plane was given each version (the one before then ran everywhere), when it ran the last
+    // everywhere, and when the workers started.
     const firstAt = (f: (s: Sample) => boolean) => samples.find(f)?.atSeconds;
     const steps = {
-      controlPlaneAt: Object.fromEntries(
-        [middle, newest].map((v) => [v, firstAt((s) => s.controlPlane === v && !!s.controlPlaneRolledOut)]),
-      ),
+      controlPlaneGivenAt: Object.fromEntries([middle, newest].map((v) => [v, firstAt((s) => s.controlPlane === v)])),
+      controlPlaneDoneAt: firstAt((s) => s.controlPlane === newest && !!s.controlPlaneRolledOut),
       workersStartedAt: firstAt((s) => s.workers.some((w) => w.startsWith(newest))),
       plansShown: [...new Set(samples.flatMap((s) => (s.upgradePlan ? [JSON.stringify(s.upgradePlan)] : [])))],
       controlPlaneVersionsSeen: [...new Set(samples.map((s) => s.controlPlane))],
@@ -210,7 +210,7 @@ async function main(): Promise<void> {
       'the control plane stepped through each minor',
     );
     assert.ok(
-      steps.workersStartedAt! >= steps.controlPlaneAt[newest]!,
+      steps.workersStartedAt! >= steps.controlPlaneDoneAt!,
       'no worker upgraded before the control plane ran the target',
     );
     assert.equal(workersReplaced, initialWorkers.length, 'each worker replaced once, straight to the target');
