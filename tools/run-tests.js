@@ -85,6 +85,7 @@ const lastSeconds = {
   'cluster/owner-recovery': 91,
   'management-api/admission-webhook': 91,
   'fault/temporal-restart': 83,
+  'fault/temporal-nodes': 67,
   'management-api/tenancy': 81,
   'management-api/conversion-webhook': 80,
   'machine/machine-deletion': 79,

@@ -211,7 +211,7 @@ export const commandTree: CommandSpec[] = [
       {
         name: 'start',
         help: 'start Temporal (dev server or production topology), the codec server, a capt worker and the management API',
-        flags: ['persistence', 'withoutManagementApi'],
+        flags: ['persistence', 'temporalNodes', 'withoutManagementApi'],
         action: host.devStartCommand,
       },
       {

@@ -65,6 +65,10 @@ export const flags = {
     choices: devPersistences,
     help: 'sqlite: the Temporal dev server; postgres: the production topology (Temporal server, Web UI server, PostgreSQL); default: what runs, else sqlite',
   },
+  temporalNodes: {
+    value: 'N',
+    help: 'with --persistence postgres: run Temporal as N server processes (1-5) on the one database, behind a frontend proxy on the Temporal port; default: what runs, else 1',
+  },
   kubeconfig: {
     value: 'FILE',
     help: 'the kubeconfig of the Kubernetes API (the management API) to serve or install into (its current context)',

@@ -50,6 +50,7 @@ import {
 } from './cluster-commands';
 import type { FlagValues } from './flags';
 import { readSources, UsageError } from './read-sources';
+import { maxTemporalNodes } from '../dev/postgres-topology';
 import { metricsTelemetry } from '../worker/worker-metrics';
 import { formatOutput } from './render';
 import { upgradeText, workerBuildsText } from './worker-builds-text';
@@ -73,6 +74,14 @@ export const versions: Action = async (_, values) => {
   );
   return 0;
 };
+
+function temporalNodesFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > maxTemporalNodes)
+    throw new UsageError(`--temporal-nodes ${value}: give a whole number from 1 to ${maxTemporalNodes}`);
+  return n;
+}
 
 function persistenceFlag(value: string | undefined): DevPersistence | undefined {
   if (value === undefined) return undefined;
@@ -117,6 +126,7 @@ export const devStartCommand: Action = async (_, values) => {
     {
       ...devPorts(),
       persistence: persistenceFlag(values.persistence),
+      temporalNodes: temporalNodesFlag(values.temporalNodes),
       managementApi: !values.withoutManagementApi,
     },
     (line) => out(line),
@@ -143,7 +153,7 @@ const running = (pid: number | undefined, where = '') => (pid ? `running (pid ${
 export const devStatusCommand: Action = async () => {
   const s = await devStatus();
   out(
-    `Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\ncodec:    ${running(s.codecServer, ` at ${s.codecEndpoint}`)}\nworker:   ${running(s.worker, `, metrics at ${s.metrics}`)}\nAPI:      ${running(s.managementApi, ` at ${s.managementApiServer}`)}\nbridge:   ${running(s.bridge)}\ndatabase: ${s.database}`,
+    `Temporal: ${s.temporal ? `running (pid ${s.temporal}, ${s.persistence}${s.temporalNodes && s.temporalNodes > 1 ? `, ${s.temporalNodes} server processes` : ''}) at ${s.address}, Web UI ${s.ui}` : 'stopped'}\ncodec:    ${running(s.codecServer, ` at ${s.codecEndpoint}`)}\nworker:   ${running(s.worker, `, metrics at ${s.metrics}`)}\nAPI:      ${running(s.managementApi, ` at ${s.managementApiServer}`)}\nbridge:   ${running(s.bridge)}\ndatabase: ${s.database}`,
   );
   return 0;
 };

@@ -8,9 +8,9 @@ import { devServerSearchAttributeArgs } from '../contract/search-attributes';
 import { devServerDynamicConfigArgs } from './temporal-dynamic-config';
 import {
   postgresTopologyDatabase,
+  runningTemporalServer,
   startPostgresTopology,
   stopPostgresTopology,
-  temporalServerProcess,
 } from './postgres-topology';
 import {
   adminConf,
@@ -46,6 +46,8 @@ export interface DevStackOptions {
   managementApi?: boolean;
   /** Where the worker serves its Prometheus metrics (docs/metrics.md), on 127.0.0.1. */
   metricsPort?: number;
+  /** With `postgres`: Temporal server processes on the one database (postgres-topology.ts); default 1, else what runs. */
+  temporalNodes?: number;
 }
 
 export const devDir = () => join(captHome(), 'dev');
@@ -58,6 +60,8 @@ export interface DevStatus {
   /** What the running Temporal keeps its data in; undefined when none runs. */
   persistence?: DevPersistence;
   temporal?: number;
+  /** With `postgres`: how many Temporal server processes run. */
+  temporalNodes?: number;
   worker?: number;
   codecServer?: number;
   address: string;
@@ -96,12 +100,12 @@ export function devPorts(): Required<
 
 const codecEndpoint = (codecPort: number) => `http://127.0.0.1:${codecPort}`;
 
-/** Which Temporal of the stack runs, with its pid. */
-async function runningTemporal(): Promise<{ persistence: DevPersistence; pid: number } | undefined> {
+/** Which Temporal of the stack runs, with its pid (a server process's, when several run). */
+async function runningTemporal(): Promise<{ persistence: DevPersistence; pid: number; nodes?: number } | undefined> {
   const devServer = await runningPid(devDir(), 'temporal');
   if (devServer) return { persistence: 'sqlite', pid: devServer };
-  const server = await runningPid(devDir(), temporalServerProcess);
-  return server ? { persistence: 'postgres', pid: server } : undefined;
+  const server = await runningTemporalServer(devDir());
+  return server && { persistence: 'postgres', ...server };
 }
 
 export async function devStatus(opts: DevStackOptions = devPorts()): Promise<DevStatus> {
@@ -114,6 +118,7 @@ export async function devStatus(opts: DevStackOptions = devPorts()): Promise<Dev
     bridge: await runningPid(devDir(), 'bridge'),
     persistence: temporal?.persistence,
     temporal: temporal?.pid,
+    ...(temporal?.nodes ? { temporalNodes: temporal.nodes } : {}),
     worker: await runningPid(devDir(), 'worker'),
     codecServer: await runningPid(devDir(), codecServerProcess),
     address: `127.0.0.1:${opts.port ?? 7233}`,
@@ -135,7 +140,11 @@ export async function devStart(
   const nothingRan = [before.temporal, before.managementApi, before.codecServer, before.worker, before.bridge].every(
     (pid) => pid === undefined,
   );
-  const persistence = opts.persistence ?? before.persistence ?? 'sqlite';
+  const persistence = opts.persistence ?? before.persistence ?? (opts.temporalNodes ? 'postgres' : 'sqlite');
+  if (opts.temporalNodes && persistence !== 'postgres')
+    throw new Error(
+      '--temporal-nodes runs Temporal server processes on PostgreSQL: add --persistence postgres (the dev server is one process)',
+    );
   if (before.persistence && before.persistence !== persistence) {
     throw new Error(
       `the dev stack already runs with --persistence ${before.persistence}; run \`capt dev stop\` first to switch to ${persistence}`,
@@ -157,7 +166,9 @@ export async function devStart(
   const temporal = (async () => {
     await startCodecServerProcess(opts.codecPort ?? defaultCodecPort, uiPort, onStep);
     if (persistence === 'postgres')
-      await startPostgresTopology(devDir(), { port, uiPort }, onStep, { codecEndpoint: codec });
+      await startPostgresTopology(devDir(), { port, uiPort, temporalNodes: opts.temporalNodes }, onStep, {
+        codecEndpoint: codec,
+      });
     else await startDevServer(port, uiPort, codec, onStep);
     await startCaptProcess('worker', port, onStep, { metricsPort: opts.metricsPort ?? defaultMetricsPort });
   })();

@@ -26,14 +26,24 @@ import { temporalUiConfigYaml } from './temporal-ui-config';
  * process finds, restarts or stops them; stopping keeps the database.
  */
 export interface TopologyPorts {
-  /** The frontend's gRPC port (what TEMPORAL_ADDRESS names). */
+  /** The frontend's gRPC port (what TEMPORAL_ADDRESS names): the one node's, or the frontend proxy's. */
   port: number;
   uiPort: number;
+  /**
+   * Temporal server processes, each running every service, on the one database (1 by default, else what runs):
+   * with more than one, a frontend proxy on `port` forwards to theirs.
+   */
+  temporalNodes?: number;
 }
 
-/** Process names in `stateDir` (pid records and logs). */
+/** Process names in `stateDir` (pid records and logs): node 1 keeps the single server's name. */
 export const temporalServerProcess = 'temporal-server';
+export const temporalNodeProcess = (node: number) =>
+  node === 1 ? temporalServerProcess : `${temporalServerProcess}-${node}`;
 export const temporalUiProcess = 'temporal-ui';
+export const frontendProxyProcess = 'temporal-frontend-proxy';
+/** Enough nodes to lose one and keep a majority; more would crowd a small host. */
+export const maxTemporalNodes = 5;
 
 const databaseUser = 'temporal';
 
@@ -42,8 +52,12 @@ interface TopologyState {
   postgres: { home: string; port: number; password: string };
   /** Set once both databases have their schema; until then a start creates the database cluster anew. */
   schemaReady: boolean;
-  /** The services' ports but the frontend's gRPC one, kept across restarts as a host's would be. */
+  /** Node 1's services' ports (its frontend's gRPC one is `port` when it is the only node), kept across restarts as a host's would be. */
   ports: ServicePorts;
+  /** How many server processes run; absent: 1. */
+  nodes?: number;
+  /** Nodes 2 and on: their services' ports. */
+  moreNodes?: ServicePorts[];
 }
 
 const statePath = (stateDir: string) => join(stateDir, 'topology.json');
@@ -153,7 +167,15 @@ export async function startPostgresTopology(
   await initPostgres(pg);
   await startPostgres(pg);
 
-  const serverRunning = !!(await runningPid(stateDir, temporalServerProcess));
+  const nodes = ports.temporalNodes ?? state.nodes ?? 1;
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > maxTemporalNodes)
+    throw new Error(`--temporal-nodes ${nodes}: run 1 to ${maxTemporalNodes} Temporal server processes`);
+  const running = await runningNodes(stateDir, state);
+  if (running.length && nodes !== (state.nodes ?? 1))
+    throw new Error(
+      `Temporal runs as ${state.nodes ?? 1} server process(es); run \`capt dev stop\` first to run ${nodes} (--temporal-nodes)`,
+    );
+  const serverRunning = running.length > 0;
   if (!state.schemaReady) {
     onStep("creating Temporal's databases (temporal, temporal_visibility) with the schema tool");
     await createTemporalSchema(tools.temporalSqlTool, sql);
@@ -162,30 +184,33 @@ export async function startPostgresTopology(
   } else if (!serverRunning) {
     await updateTemporalSchema(tools.temporalSqlTool, sql);
   }
+  state.nodes = nodes;
+  while ((state.moreNodes ??= []).length < nodes - 1) state.moreNodes.push(await servicePorts());
+  await saveState(stateDir, state);
 
   const address = `127.0.0.1:${ports.port}`;
-  if (!serverRunning) {
-    await refuseBusyPort(ports.port, 'CAPT_DEV_PORT');
-    onStep(`starting the Temporal server on ${address}`);
-    // A service port taken by another program between its choice and the server's bind is chosen again.
-    for (let attempt = 1; ; attempt++) {
-      await startTemporalServer(stateDir, tools.temporalServer, state, ports.port, sql);
-      const failed = await waitListening(stateDir, temporalServerProcess, ports.port, 'the Temporal server').then(
-        () => undefined,
-        (err: Error) => err,
-      );
-      if (!failed) break;
-      const taken = /listen tcp 127\.0\.0\.1:(\d+): bind: address already in use/.exec(failed.message)?.[1];
-      if (!taken || Number(taken) === ports.port || attempt === 3) throw failed;
-      onStep(`port ${taken}, one of the Temporal server's services, was taken meanwhile; choosing others`);
-      state.ports = await servicePorts();
-      await saveState(stateDir, state);
+  if (nodes === 1) {
+    if (!serverRunning) await refuseBusyPort(ports.port, 'CAPT_DEV_PORT');
+    await startNode(stateDir, tools.temporalServer, state, 1, sql, ports.port, onStep);
+  } else {
+    for (let node = 1; node <= nodes; node++)
+      await startNode(stateDir, tools.temporalServer, state, node, sql, undefined, onStep);
+    if (!(await runningPid(stateDir, frontendProxyProcess))) {
+      await refuseBusyPort(ports.port, 'CAPT_DEV_PORT');
+      const frontends = nodePorts(state).map((p) => `127.0.0.1:${p.frontend.grpc}`);
+      onStep(`starting the frontend proxy on ${address} to the ${nodes} nodes' frontends (${frontends.join(', ')})`);
+      await startDetached({
+        name: frontendProxyProcess,
+        command: process.execPath,
+        args: [join(__dirname, 'frontend-proxy-main.js'), address, ...frontends],
+        stateDir,
+      });
     }
+    await waitListening(stateDir, frontendProxyProcess, ports.port, 'the frontend proxy');
   }
-  await waitListening(stateDir, temporalServerProcess, ports.port, 'the Temporal server');
   await registerCaptNamespace(address).catch(async (err: unknown) => {
     // A server that exits after it began listening says why in its log.
-    if (await runningPid(stateDir, temporalServerProcess)) throw err;
+    if ((await runningNodes(stateDir, state)).length === nodes) throw err;
     throw new Error(`the Temporal server exited while starting:\n${await logTail(stateDir, temporalServerProcess)}`);
   });
 
@@ -208,37 +233,78 @@ export async function startPostgresTopology(
   await waitListening(stateDir, temporalUiProcess, ports.uiPort, 'the Temporal Web UI');
 }
 
-async function startTemporalServer(
+/** Every node's service ports, node 1 first. */
+const nodePorts = (state: TopologyState): ServicePorts[] =>
+  [state.ports, ...(state.moreNodes ?? [])].slice(0, state.nodes ?? 1);
+
+/** The server processes that run, by node number. */
+async function runningNodes(stateDir: string, state: TopologyState | undefined): Promise<number[]> {
+  const out: number[] = [];
+  for (let node = 1; node <= Math.max(1, 1 + (state?.moreNodes?.length ?? 0)); node++)
+    if (await runningPid(stateDir, temporalNodeProcess(node))) out.push(node);
+  return out;
+}
+
+/**
+ * Get-or-start of one server process with every service; `frontendPort` overrides its frontend's (the single
+ * node's is CAPT_DEV_PORT). A service port taken by another program between its choice and the bind is chosen again.
+ */
+async function startNode(
   stateDir: string,
   command: string,
   state: TopologyState,
-  frontendPort: number,
+  node: number,
   sql: { port: number; user: string; password: string },
+  frontendPort: number | undefined,
+  onStep: (line: string) => void,
 ): Promise<void> {
-  const configFile = join(stateDir, 'temporal-server.yaml');
-  const dynamicConfigFile = join(stateDir, 'temporal-dynamic-config.yaml');
-  await writePrivate(dynamicConfigFile, temporalDynamicConfigYaml());
-  await writePrivate(
-    configFile,
-    temporalServerConfigYaml({
-      ports: { ...state.ports, frontend: { ...state.ports.frontend, grpc: frontendPort } },
-      postgres: sql,
-      dynamicConfigFile,
-    }),
-  );
-  await startDetached({
-    name: temporalServerProcess,
-    command,
-    args: ['--config-file', configFile, '--allow-no-auth', 'start'],
-    stateDir,
-  });
+  const name = temporalNodeProcess(node);
+  const portsOf = () => {
+    const own = nodePorts(state)[node - 1]!;
+    return frontendPort ? { ...own, frontend: { ...own.frontend, grpc: frontendPort } } : own;
+  };
+  if (!(await runningPid(stateDir, name))) {
+    onStep(
+      `starting the Temporal server${(state.nodes ?? 1) > 1 ? ` (node ${node})` : ''} on 127.0.0.1:${portsOf().frontend.grpc}`,
+    );
+    for (let attempt = 1; ; attempt++) {
+      const configFile = join(stateDir, `${name}.yaml`);
+      const dynamicConfigFile = join(stateDir, 'temporal-dynamic-config.yaml');
+      await writePrivate(dynamicConfigFile, temporalDynamicConfigYaml());
+      await writePrivate(configFile, temporalServerConfigYaml({ ports: portsOf(), postgres: sql, dynamicConfigFile }));
+      await startDetached({ name, command, args: ['--config-file', configFile, '--allow-no-auth', 'start'], stateDir });
+      const failed = await waitListening(stateDir, name, portsOf().frontend.grpc, 'the Temporal server').then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      if (!failed) break;
+      const taken = /listen tcp 127\.0\.0\.1:(\d+): bind: address already in use/.exec(failed.message)?.[1];
+      if (!taken || Number(taken) === frontendPort || attempt === 3) throw failed;
+      onStep(`port ${taken}, one of the Temporal server's services, was taken meanwhile; choosing others`);
+      if (node === 1) state.ports = await servicePorts();
+      else state.moreNodes![node - 2] = await servicePorts();
+      await saveState(stateDir, state);
+    }
+  }
+  await waitListening(stateDir, name, portsOf().frontend.grpc, 'the Temporal server');
 }
 
-/** Stops the UI, the server, then PostgreSQL (its sessions must end first); the database stays for the next start. */
+/** Stops the UI, the proxy, the servers, then PostgreSQL (its sessions must end first); the database stays for the next start. */
 export async function stopPostgresTopology(stateDir: string): Promise<void> {
   await stopProcess(stateDir, temporalUiProcess, 15_000);
-  await stopProcess(stateDir, temporalServerProcess, 15_000);
+  await stopProcess(stateDir, frontendProxyProcess, 15_000);
+  const state = await readState(stateDir);
+  const nodes = Array.from({ length: 1 + (state?.moreNodes?.length ?? 0) }, (_, i) => temporalNodeProcess(i + 1));
+  await Promise.all(nodes.map((name) => stopProcess(stateDir, name, 15_000)));
   await stopPostgres(stateDir);
+}
+
+/** The pid of a server process of the topology that runs (node 1's if it does), for `capt dev status`. */
+export async function runningTemporalServer(stateDir: string): Promise<{ pid: number; nodes: number } | undefined> {
+  const state = await readState(stateDir);
+  const running = await runningNodes(stateDir, state);
+  const pid = running.length ? await runningPid(stateDir, temporalNodeProcess(running[0]!)) : undefined;
+  return pid ? { pid, nodes: running.length } : undefined;
 }
 
 /** Stops everything and deletes the database and the topology's records: the next start begins empty. */

@@ -89,6 +89,7 @@ test('bad usage exits 2 naming the flag, command or argument, and where help is'
       ['worker', '--metrics-address', 'localhost:9464'],
       'error: --metrics-address localhost:9464: localhost: not an IP address of this host, e.g. 0.0.0.0:9443',
     ],
+    [['dev', 'start', '--temporal-nodes', '7'], 'error: --temporal-nodes 7: give a whole number from 1 to 5'],
     [
       ['completion', 'fish'],
       "error: command-argument value 'fish' is invalid for argument 'SHELL'. Allowed choices are bash, zsh; run capt completion --help",
