@@ -11,6 +11,7 @@ import { CaptClient } from '../src/client/capt-client';
 import { measureHistories } from '../test/fixtures/history-guard';
 import { processesMentioning } from '../test/fixtures/leaks';
 import { MachineHarness } from '../test/fixtures/machine-harness';
+import { metricSum } from '../test/fixtures/worker-metrics';
 import { resultHeader, runBenchmark, writeResult } from './bench-result';
 import { ManagementApiDoor } from './management-api-door';
 import { stopOnSignal } from './stop-on-signal';
@@ -22,10 +23,16 @@ import { stopOnSignal } from './stop-on-signal';
  * With `--management-api` the operations go through the management API (kubectl apply, scale, patch and
  * delete, a `capt bridge` carrying them to the workflows and writing every object's status back), and the
  * result, capt-scale-<N>-management-api.json, adds the status lag and the apiserver's requests per machine.
+ * With `--max-cached-workflows B` the worker keeps at most B runs cached per workflow queue, and the result adds
+ * what the cache did (hits, misses, forced evictions) and what replaying an evicted run cost.
  */
 const args = process.argv.slice(2);
 const workers = Number(args.find((a) => /^\d+$/.test(a)) ?? 1000);
 const throughApi = args.includes('--management-api');
+// `--max-cached-workflows N`: the worker's workflow cache bound (src/worker/workflow-cache.ts); the result then
+// records the SDK's cache and replay figures, and is named capt-scale-<N>-cache-<bound>.json.
+const cacheArg = args.indexOf('--max-cached-workflows');
+const cacheBound = cacheArg >= 0 ? args[cacheArg + 1] : undefined;
 const root = join(__dirname, '../..');
 const MD = 'bench-md-0';
 
@@ -157,6 +164,34 @@ async function settle(client: CaptClient, replicas: number, what: string, starte
   }
 }
 
+/**
+ * What the worker's workflow caches did over the whole run, from the SDK's metrics: hits and misses of a run kept
+ * in memory, runs evicted to stay within the bound, and the replays a miss costs (a replay rebuilds the run from
+ * its history before the new task runs), per machine lifecycle and each.
+ */
+async function workflowCacheFigures(url: string, machines: number) {
+  const [hits, misses, evictions, replays, replaySeconds, size] = await Promise.all(
+    [
+      'temporal_sticky_cache_hit',
+      'temporal_sticky_cache_miss',
+      'temporal_sticky_cache_total_forced_eviction',
+      'temporal_workflow_task_replay_latency_count',
+      'temporal_workflow_task_replay_latency_sum',
+      'temporal_sticky_cache_size',
+    ].map((name) => metricSum(url, name)),
+  );
+  return {
+    hits,
+    misses,
+    forcedEvictions: evictions,
+    cachedAtEnd: size,
+    replays,
+    replaySecondsTotal: Number(replaySeconds!.toFixed(2)),
+    replayMsEach: replays ? Number(((replaySeconds! / replays!) * 1000).toFixed(2)) : 0,
+    replaysPerMachine: Number((replays! / machines).toFixed(2)),
+  };
+}
+
 /** How the bench asks capt for each step: through its CLI, or through the management API with kubectl. */
 interface Operations {
   apply(model: ClusterModel, text: string): Promise<void>;
@@ -232,7 +267,10 @@ async function statusLag(
 }
 
 async function main(): Promise<void> {
-  const h = new MachineHarness(undefined, { guard: false });
+  const h = new MachineHarness(undefined, {
+    guard: false,
+    ...(cacheBound ? { metrics: true, workerEnv: { CAPT_MAX_CACHED_WORKFLOWS: cacheBound } } : {}),
+  });
   await h.start();
   const client = await CaptClient.connect({ address: h.env.address });
   const memory = memoryWatcher(
@@ -245,6 +283,7 @@ async function main(): Promise<void> {
     ...resultHeader(),
     workers,
     door: door ? 'management API (kubectl, capt bridge)' : 'capt CLI',
+    ...(cacheBound ? { maxCachedWorkflows: Number(cacheBound) } : {}),
   };
   const { stop, letGo } = stopOnSignal("capt's stack and its machines", async () => {
     await memory.stop();
@@ -382,12 +421,16 @@ async function main(): Promise<void> {
       },
       leftover,
       ...(door ? { statusLag: lags, managementApiRequestsPerMachine: requests } : {}),
+      ...(h.metricsUrl ? { workflowCache: await workflowCacheFigures(h.metricsUrl, machineRuns.size) } : {}),
     });
   } finally {
     await stop();
     letGo();
   }
-  await writeResult(`capt-scale-${workers}${door ? '-management-api' : ''}`, result);
+  await writeResult(
+    `capt-scale-${workers}${door ? '-management-api' : ''}${cacheBound ? `-cache-${cacheBound}` : ''}`,
+    result,
+  );
 }
 
 runBenchmark(main);

@@ -281,7 +281,7 @@ export const commandTree: CommandSpec[] = [
   {
     name: 'worker',
     help: 'a worker in the foreground (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE); prints its build id',
-    flags: ['serve', 'metricsAddress', ...temporalFlags],
+    flags: ['serve', 'metricsAddress', 'maxCachedWorkflows', ...temporalFlags],
     action: host.worker,
     commands: [
       {

@@ -80,6 +80,10 @@ export const flags = {
     value: 'QUEUES',
     help: 'what it serves: core (the capt-core and capt-owners queues) and/or a provider (local), comma-separated; default all (CAPT_WORKER_SERVES)',
   },
+  maxCachedWorkflows: {
+    value: 'N',
+    help: 'workflow runs each workflow queue keeps cached between tasks (CAPT_MAX_CACHED_WORKFLOWS; default 2000): an evicted run is replayed on its next task, so this trades memory for CPU',
+  },
   metricsAddress: {
     value: 'HOST:PORT',
     help: "serve Prometheus metrics (the SDK's and capt's, docs/metrics.md) at http://HOST:PORT/metrics (CAPT_METRICS_ADDRESS)",

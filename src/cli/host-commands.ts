@@ -52,6 +52,7 @@ import type { FlagValues } from './flags';
 import { readSources, UsageError } from './read-sources';
 import { maxTemporalNodes } from '../dev/postgres-topology';
 import { metricsTelemetry } from '../worker/worker-metrics';
+import { maxCachedWorkflows } from '../worker/workflow-cache';
 import { formatOutput } from './render';
 import { upgradeText, workerBuildsText } from './worker-builds-text';
 import { bridgeWebhookFlags, webhookUrlFlag } from './webhook-flags';
@@ -295,6 +296,14 @@ export const worker: Action = async (_, values) => {
       throw new UsageError((err as Error).message);
     }
     process.env.CAPT_METRICS_ADDRESS = values.metricsAddress;
+  }
+  if (values.maxCachedWorkflows !== undefined) {
+    try {
+      maxCachedWorkflows(values.maxCachedWorkflows, '--max-cached-workflows');
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    process.env.CAPT_MAX_CACHED_WORKFLOWS = values.maxCachedWorkflows;
   }
   const { workerMain } = await import('../worker/worker-main');
   await workerMain();

@@ -9,6 +9,7 @@ import { captDataConverter } from '../codec/data-converter';
 import { coreTaskQueue, ownersTaskQueue, providerTaskQueue } from '../contract/task-queues';
 import { captDeploymentName } from '../contract/worker-deployment';
 import { bundleCaptWorkflows, buildIdOf } from './workflow-build';
+import { defaultMaxCachedWorkflows } from './workflow-cache';
 
 /** Every provider capt ships, by name. */
 export const installedProviders = (): InfrastructureProvider[] => [new LocalProvider()];
@@ -23,6 +24,8 @@ export interface WorkerOptions {
   providers?: string[];
   /** Default: captDataConverter(), which refuses to start without a payload key. */
   dataConverter?: DataConverter;
+  /** Workflow runs each workflow queue's worker keeps cached (workflow-cache.ts); default capt's. */
+  maxCachedWorkflows?: number;
 }
 
 /**
@@ -71,7 +74,15 @@ export async function createWorkers(opts: WorkerOptions): Promise<CaptWorkers> {
   if (opts.core ?? true) {
     // One bundle for both queues: each worker serves every workflow type, so runs started before the split still find theirs.
     for (const taskQueue of [coreTaskQueue, ownersTaskQueue])
-      workers.push(await Worker.create({ ...common, taskQueue, activities: coreActivities, workflowBundle }));
+      workers.push(
+        await Worker.create({
+          ...common,
+          taskQueue,
+          activities: coreActivities,
+          workflowBundle,
+          maxCachedWorkflows: opts.maxCachedWorkflows ?? defaultMaxCachedWorkflows,
+        }),
+      );
   }
   const wanted = opts.providers ?? installedProviders().map((p) => p.name);
   for (const provider of installedProviders().filter((p) => wanted.includes(p.name))) {

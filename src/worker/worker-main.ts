@@ -7,6 +7,7 @@ import { logger, temporalLogger } from './logging';
 import { createWorkers, runWorkers } from './start-workers';
 import { workerServes } from './worker-serves';
 import { metricsTelemetry } from './worker-metrics';
+import { maxCachedWorkflows } from './workflow-cache';
 
 /**
  * A capt worker process: `capt worker` and the embedded stack run this. Configured by environment:
@@ -14,12 +15,13 @@ import { metricsTelemetry } from './worker-metrics';
  * CAPT_WORKFLOW_BUNDLE, a prebuilt workflow bundle to skip bundling at start, and CAPT_WORKER_SERVES, which
  * queues it serves (see worker-serves.ts), and CAPT_WORKER_MAKE_CURRENT=1 (`capt dev`), which makes this
  * build the current one even when the deployment has another, and CAPT_METRICS_ADDRESS, where it serves Prometheus
- * metrics (worker-metrics.ts). The payload keys come from CAPT_CODEC_KEYS
+ * metrics (worker-metrics.ts), and CAPT_MAX_CACHED_WORKFLOWS, its workflow cache's bound (workflow-cache.ts). The payload keys come from CAPT_CODEC_KEYS
  * or the key file (src/codec/codec-keys.ts); without one it refuses to start.
  */
 export async function workerMain(): Promise<void> {
   const serves = workerServes(process.env.CAPT_WORKER_SERVES);
   const telemetryOptions = metricsTelemetry(process.env.CAPT_METRICS_ADDRESS);
+  const cached = maxCachedWorkflows(process.env.CAPT_MAX_CACHED_WORKFLOWS);
   Runtime.install({ logger: temporalLogger, ...(telemetryOptions ? { telemetryOptions } : {}) });
   // Before connecting: without a payload key the worker could read nothing, so it does not start.
   const dataConverter = captDataConverter();
@@ -29,6 +31,7 @@ export async function workerMain(): Promise<void> {
     connection,
     namespace: temporalNamespace(),
     dataConverter,
+    maxCachedWorkflows: cached,
     ...serves,
     ...(bundle ? { workflowBundle: { codePath: bundle } } : {}),
   });
@@ -50,6 +53,7 @@ export async function workerMain(): Promise<void> {
         ...serves,
         buildId,
         currentBuild: current,
+        maxCachedWorkflows: cached,
         ...(process.env.CAPT_METRICS_ADDRESS ? { metrics: `http://${process.env.CAPT_METRICS_ADDRESS}/metrics` } : {}),
       },
       'capt worker ready',
