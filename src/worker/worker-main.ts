@@ -8,6 +8,7 @@ import { createWorkers, runWorkers } from './start-workers';
 import { workerServes } from './worker-serves';
 import { metricsTelemetry } from './worker-metrics';
 import { maxCachedWorkflows } from './workflow-cache';
+import { FleetGauges, fleetGaugeSeconds } from './fleet-gauges';
 
 /**
  * A capt worker process: `capt worker` and the embedded stack run this. Configured by environment:
@@ -15,13 +16,14 @@ import { maxCachedWorkflows } from './workflow-cache';
  * CAPT_WORKFLOW_BUNDLE, a prebuilt workflow bundle to skip bundling at start, and CAPT_WORKER_SERVES, which
  * queues it serves (see worker-serves.ts), and CAPT_WORKER_MAKE_CURRENT=1 (`capt dev`), which makes this
  * build the current one even when the deployment has another, and CAPT_METRICS_ADDRESS, where it serves Prometheus
- * metrics (worker-metrics.ts), and CAPT_MAX_CACHED_WORKFLOWS, its workflow cache's bound (workflow-cache.ts). The payload keys come from CAPT_CODEC_KEYS
+ * metrics (worker-metrics.ts) with the fleet's gauges every CAPT_FLEET_GAUGES_SECONDS (fleet-gauges.ts), and CAPT_MAX_CACHED_WORKFLOWS, its workflow cache's bound (workflow-cache.ts). The payload keys come from CAPT_CODEC_KEYS
  * or the key file (src/codec/codec-keys.ts); without one it refuses to start.
  */
 export async function workerMain(): Promise<void> {
   const serves = workerServes(process.env.CAPT_WORKER_SERVES);
   const telemetryOptions = metricsTelemetry(process.env.CAPT_METRICS_ADDRESS);
   const cached = maxCachedWorkflows(process.env.CAPT_MAX_CACHED_WORKFLOWS);
+  const gaugeSeconds = fleetGaugeSeconds(process.env.CAPT_FLEET_GAUGES_SECONDS);
   Runtime.install({ logger: temporalLogger, ...(telemetryOptions ? { telemetryOptions } : {}) });
   // Before connecting: without a payload key the worker could read nothing, so it does not start.
   const dataConverter = captDataConverter();
@@ -36,6 +38,12 @@ export async function workerMain(): Promise<void> {
     ...(bundle ? { workflowBundle: { codePath: bundle } } : {}),
   });
   const running = runWorkers(workers);
+  // With metrics, the fleet's gauges too (fleet-gauges.ts), counted until the workers stop.
+  const gauges =
+    telemetryOptions &&
+    new FleetGauges(connection, temporalNamespace(), Runtime.instance().metricMeter).run(gaugeSeconds, running, (err) =>
+      logger.warn({ err }, 'fleet gauges: a count failed; counting again at the next interval'),
+    );
   try {
     // The deployment learns of this build when its pollers register, so the routing is set while they run.
     const current = await Promise.race([
@@ -67,6 +75,7 @@ export async function workerMain(): Promise<void> {
   } finally {
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     await running.catch(() => undefined);
+    await gauges;
     await connection.close();
   }
 }

@@ -77,6 +77,16 @@ test("Cluster API's own quick-start ClusterClass and development Cluster, kinds 
   assert.deepEqual([await metric('capt_machines_running', cp), await metric('capt_machines_running', worker)], [1, 1]);
   assert.equal(await metric('capt_machine_running_seconds_count', { cluster: 'qs' }), 2);
   assert.ok((await metric('capt_machine_running_seconds_sum', { cluster: 'qs' })) > 0);
+  // The fleet's gauges, counted from Temporal's visibility store: both machines Running, the MachineDeployment Ready.
+  const running = { cluster: 'qs', namespace: 'default', phase: 'Running' };
+  await until(
+    'the fleet gauges counting both machines Running',
+    async () =>
+      (await metric('capt_cluster_machines', running)) === 2 &&
+      (await metric('capt_machines', { phase: 'Running' })) === 2 &&
+      (await metric('capt_owners', { kind: 'MachineDeployment', phase: 'Ready' })) === 1,
+  );
+  assert.equal(await metric('capt_machines', { phase: 'Provisioning' }), 0);
   // The SDK's: workflow tasks and activities this worker ran.
   assert.ok((await metric('temporal_workflow_task_execution_latency_count', {})) > 0);
   assert.ok((await metric('temporal_activity_execution_latency_count', {})) > 0);
@@ -122,6 +132,10 @@ test("Cluster API's own quick-start ClusterClass and development Cluster, kinds 
   const deleted = await capt('delete', 'cluster', 'qs', '--wait', '--timeout', '5m');
   assert.equal(deleted.code, 0, deleted.stderr);
   assert.equal(await metric('capt_machines_deleted', { cluster: 'qs' }), 4);
+  await until(
+    "the deleted cluster's gauges at 0",
+    async () => (await metric('capt_cluster_machines', running)) === 0 && (await metric('capt_machines', {})) === 0,
+  );
 
   // Every metric the Grafana dashboard reads is one the worker serves (those counting failures and remediations
   // appear with their first event, which this run has none of).

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
 import { failedMachines } from '../../src/client/capt-client';
 import type { ClusterView } from '../../src/contract/cluster';
 import { KubeClient } from '../../src/kube/kube-client';
@@ -9,15 +12,36 @@ import { harnessWithClient } from '../fixtures/machine-harness';
 import { readyzProbe } from '../fixtures/readyz-probe';
 import { startTemporalCluster, type PostgresTemporal } from '../fixtures/temporal';
 import { until } from '../fixtures/until';
+import type { WorkerProcess } from '../fixtures/worker-process';
 
 // Temporal as a cluster of three server processes (every service in each) on one PostgreSQL, behind capt's
 // frontend proxy, as `capt dev start --persistence postgres --temporal-nodes 3` runs it. One node is SIGKILLed
 // while a MachineDeployment rolls out, another while the control plane upgrades: the survivors take over the
 // dead node's history shards and task queues, each operation completes with exactly the machines asked for, and
-// the control-plane endpoint answers throughout.
+// the control-plane endpoint answers throughout. The workflows run on two core workers with CAPT_HOMEs of their own,
+// as on two hosts, beside the local provider's worker on the machines' host.
 let temporal: PostgresTemporal;
-const suite = harnessWithClient({ temporal: async () => (temporal = await startTemporalCluster(3)).env });
+const suite = harnessWithClient({
+  worker: false,
+  temporal: async () => (temporal = await startTemporalCluster(3)).env,
+});
 const h = suite.harness;
+const workers: WorkerProcess[] = [];
+const homes: string[] = [];
+
+/** The local provider's worker on the machines' host, and two core workers with CAPT_HOMEs of their own. */
+async function startWorkers(): Promise<void> {
+  workers.push(await h.spawnWorker({ serves: 'local' }));
+  for (let i = 0; i < 2; i++) {
+    const home = await mkdtemp(join(tmpdir(), 'capt-core-home-'));
+    homes.push(home);
+    workers.push(await h.spawnWorker({ serves: 'core', home }));
+  }
+}
+after(async () => {
+  for (const w of workers) await w.stop();
+  for (const home of homes) await rm(home, { recursive: true, force: true });
+});
 const CLUSTER = 'tn';
 const MD = `${CLUSTER}-md-0`;
 const [older, newer] = availableKubernetesVersions().slice(-2) as [string, string];
@@ -31,6 +55,7 @@ const untilCluster = (done: (s: ClusterView) => boolean, what: string, timeoutMs
   });
 
 test('a Temporal node SIGKILLed mid-rollout and another mid-upgrade: both complete with the machines asked for, none twice, the endpoint always answering, none left after delete', async () => {
+  await startWorkers();
   const model = quickstartModel(
     CLUSTER,
     { CONTROL_PLANE_MACHINE_COUNT: '1', WORKER_MACHINE_COUNT: '2', KUBERNETES_VERSION: older },
