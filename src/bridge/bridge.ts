@@ -356,6 +356,9 @@ export class Bridge {
       now: now(),
     });
     const status = view ? clusterObjectStatus(view, previousOf(cluster), observation(cluster)) : {};
+    // Cluster API's Cluster shows its infrastructure's failure domains: here the LocalCluster's, as declared.
+    const domains = view && declaredFailureDomains(cluster, objects);
+    if (domains?.length) status.failureDomains = domains;
     if (refusal) {
       const before = previousOf(cluster)?.conditions?.find((c) => c.type === 'Accepted');
       const accepted: ApiCondition = {
@@ -405,5 +408,16 @@ export class Bridge {
 }
 
 const previousOf = (o: ApiObject) => o.status as PreviousStatus | undefined;
+
+/** The failure domains the Cluster's LocalCluster declares, as Cluster API's status.failureDomains lists them. */
+function declaredFailureDomains(cluster: ApiObject, objects: ObjectsByKind) {
+  const ref = (cluster.spec as { infrastructureRef?: { name?: string } } | undefined)?.infrastructureRef;
+  const infra = objects.LocalCluster?.find(
+    (o) => o.metadata.namespace === cluster.metadata.namespace && o.metadata.name === ref?.name,
+  );
+  const declared = (infra?.spec as { failureDomains?: { name: string; controlPlane?: boolean }[] } | undefined)
+    ?.failureDomains;
+  return declared?.map((d) => ({ name: d.name, controlPlane: d.controlPlane ?? false }));
+}
 
 const now = () => new Date().toISOString();

@@ -71,7 +71,7 @@ export function machinesTable(machines: MachineStatus[], wide: boolean): string 
     'NODEHEALTHY',
     'AGE',
     'VERSION',
-    ...(wide ? ['ADDRESS', 'STEP'] : []),
+    ...(wide ? ['FAILUREDOMAIN', 'ADDRESS', 'STEP'] : []),
   ];
   const nodeHealthy = (m: MachineStatus) => m.conditions.find((c) => c.type === 'NodeHealthy')?.status ?? 'Unknown';
   return table(
@@ -86,7 +86,7 @@ export function machinesTable(machines: MachineStatus[], wide: boolean): string 
       nodeHealthy(m),
       age(m.createdAt),
       m.version,
-      ...(wide ? [m.addresses.join(','), m.step] : []),
+      ...(wide ? [m.failureDomain ?? '', m.addresses.join(','), m.step] : []),
     ]),
   );
 }

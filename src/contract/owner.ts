@@ -13,6 +13,8 @@ export interface MachineRecord {
   /** The template hash (MachineSet) the machine was created from. */
   templateHash: string;
   version: string;
+  /** The failure domain it was placed in, if its cluster declares any. */
+  failureDomain?: string;
   createdAt: string;
   phase: MachinePhase;
   address?: string;
@@ -118,6 +120,8 @@ export interface ClusterFacts {
   serviceSubnet: string;
   podSubnet: string;
   serviceDomain: string;
+  /** The failure domains control-plane machines spread over, in declared order; absent when none is declared. */
+  controlPlaneFailureDomains?: string[];
 }
 
 /**

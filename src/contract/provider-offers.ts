@@ -1,8 +1,13 @@
+/** A failure domain a cluster's infrastructure declares: a name, and whether control-plane machines go there. */
+export interface FailureDomain {
+  name: string;
+  controlPlane: boolean;
+}
+
 /**
- * What each installed provider offers that a spec may ask for, as plain data: the manifest loader and the
- * workflows' validators both read it, so it cannot live with the providers' schemas or activities.
+ * The failure domains a cluster's infrastructure object declares (a LocalCluster's spec.failureDomains, as its
+ * kind's schema read them into the model), in their declared order; none when it declares none.
  */
-export const providerFailureDomains: Record<string, readonly string[]> = {
-  // Every local machine runs on this one host: there is no failure domain to spread over.
-  local: [],
-};
+export function clusterFailureDomains(infrastructureSpec: Record<string, unknown> | undefined): FailureDomain[] {
+  return (infrastructureSpec?.failureDomains as FailureDomain[] | undefined) ?? [];
+}

@@ -1,6 +1,6 @@
 import type { ClusterModel } from '../api/model';
 import { cidrsOverlap, parseClusterCidr } from '../contract/ipv4-cidr';
-import { providerFailureDomains } from '../contract/provider-offers';
+import { clusterFailureDomains } from '../contract/provider-offers';
 import { oldestVersion } from '../contract/upgrade-plan';
 import { newerMinor, topologyVersionChangeProblems, versionChangeProblems } from './kubernetes-version';
 import {
@@ -85,28 +85,34 @@ function sizeProblems(model: ClusterModel): SpecProblem[] {
 
 /** Every rule of a cluster's desired state, its control plane's and its MachineDeployments'. */
 export function clusterProblems(model: ClusterModel): SpecProblem[] {
-  const { namespace, provider, controlPlane } = model;
+  const { namespace, controlPlane } = model;
   const out = [...sizeProblems(model), ...controlPlaneProblems(namespace, controlPlane)];
   for (const m of model.machines ?? []) out.push(...standaloneMachineProblems(namespace, m.name, m.template));
   for (const check of [controlPlane.healthCheck, ...model.machineDeployments.map((md) => md.healthCheck)])
     if (check) out.push(...healthCheckProblems(namespace, check));
-  const domains = providerFailureDomains[provider] ?? [];
+  const domains = clusterFailureDomains(model.infrastructure.spec).map((d) => d.name);
+  const domainProblem = (subject: SpecSubject, path: string, failureDomain: string | undefined) =>
+    failureDomain !== undefined && !domains.includes(failureDomain)
+      ? [
+          problem(
+            subject,
+            path,
+            `failure domain ${failureDomain} is not one the ${model.infrastructure.kind} declares`,
+            domains.length
+              ? `use one of ${domains.join(', ')}, or declare it in the ${model.infrastructure.kind}'s spec.failureDomains`
+              : `declare it in the ${model.infrastructure.kind}'s spec.failureDomains (a name, and controlPlane: true for control-plane machines), or remove the field`,
+          ),
+        ]
+      : [];
+  for (const m of model.machines ?? [])
+    out.push(
+      ...domainProblem({ kind: 'Machine', namespace, name: m.name }, 'spec.failureDomain', m.template.failureDomain),
+    );
   for (const md of model.machineDeployments) {
     const subject = machineDeploymentSubject(namespace, md.name);
     out.push(...machineDeploymentProblems(namespace, md));
     const { failureDomain, version } = md.template;
-    if (failureDomain !== undefined && !domains.includes(failureDomain)) {
-      out.push(
-        problem(
-          subject,
-          'spec.template.spec.failureDomain',
-          `failure domain ${failureDomain} is not offered by provider ${provider}`,
-          domains.length
-            ? `use one of ${domains.join(', ')}`
-            : `provider ${provider} has no failure domains; remove the field`,
-        ),
-      );
-    }
+    out.push(...domainProblem(subject, 'spec.template.spec.failureDomain', failureDomain));
     if (newerMinor(version, controlPlane.version)) {
       out.push(
         problem(
@@ -188,6 +194,20 @@ export function clusterChangeProblems(
           next.controlPlane.version,
         )),
   );
+  const domains = (m: ClusterModel) => JSON.stringify(clusterFailureDomains(m.infrastructure.spec));
+  if (domains(next) !== domains(current))
+    out.push(
+      problem(
+        { kind: next.infrastructure.kind, namespace: next.namespace, name: next.infrastructure.name },
+        'spec.failureDomains',
+        'the failure domains cannot change on a running cluster: its machines were placed by them',
+        `keep ${
+          clusterFailureDomains(current.infrastructure.spec)
+            .map((d) => d.name)
+            .join(', ') || 'none'
+        }, or create a new cluster for other domains`,
+      ),
+    );
   for (const m of next.machines ?? []) {
     const was = current.machines?.find((c) => c.name === m.name);
     if (was) out.push(...standaloneMachineChangeProblems(next.namespace, m.name, was.template, m.template));

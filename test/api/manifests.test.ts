@@ -6,7 +6,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { loadManifests } from '../../src/api/load-manifests';
 import { ManifestError } from '../../src/api/manifest-error';
 import { manifestVariables, substituteVariables } from '../../src/api/variables';
-import { availableKubernetesVersions } from '../../src/tools';
+import { availableKubernetesVersions, clusterApiE2eData } from '../../src/tools';
 
 const root = join(__dirname, '../../..');
 const quickstart = readFileSync(join(root, 'examples/quickstart.yaml'), 'utf8');
@@ -479,12 +479,28 @@ const cases: Case[] = [
     message: /LocalCluster default\/quickstart appears twice/,
   },
   {
-    name: 'a failure domain the provider does not offer',
+    name: 'a failure domain the LocalCluster does not declare',
     mutate: (d) => {
       byKind(d, 'MachineDeployment').spec.template.spec.failureDomain = 'fd4';
     },
     path: 'spec.template.spec.failureDomain',
-    message: /failure domain fd4 is not offered by provider local/,
+    message: /failure domain fd4 is not one the LocalCluster declares/,
+  },
+  {
+    name: 'a failure domain declared twice',
+    mutate: (d) => {
+      byKind(d, 'LocalCluster').spec = { failureDomains: [{ name: 'fd1' }, { name: 'fd1', controlPlane: true }] };
+    },
+    path: 'spec.failureDomains[1].name',
+    message: /failure domain fd1 is declared twice/,
+  },
+  {
+    name: "a failure domain's attributes, which the local provider has no use for",
+    mutate: (d) => {
+      byKind(d, 'LocalCluster').spec = { failureDomains: [{ name: 'fd1', attributes: { zone: 'a' } }] };
+    },
+    path: 'spec.failureDomains[0].attributes',
+    message: /unknown field 'attributes'/,
   },
   {
     name: 'a MachineHealthCheck spanning the control plane and a MachineDeployment',
@@ -785,8 +801,48 @@ const problemsOf = (run: () => unknown) => {
   assert.fail('accepted');
 };
 
+/**
+ * A file of Cluster API's e2e data at the pinned release (setup copies it), as published, with its Dev kinds swapped for
+ * the local provider's: a DevCluster keeps its failure domains, the rest of the Docker backend goes.
+ */
+function e2eData(file: string): { file: string; text: string } {
+  const docs = parseAllDocuments(readFileSync(join(clusterApiE2eData(), 'infrastructure-docker/main', file), 'utf8'))
+    .map((d) => d.toJS() as Doc)
+    .filter((d) => d);
+  const swapped = docs.map((d) =>
+    d.kind === 'DevCluster'
+      ? { ...d, kind: 'LocalCluster', spec: { failureDomains: d.spec.backend.docker.failureDomains } }
+      : d.kind === 'DevMachineTemplate'
+        ? { ...d, kind: 'LocalMachineTemplate', spec: { template: { spec: {} } } }
+        : JSON.parse(JSON.stringify(d).replace(/"kind":"Dev(Cluster|MachineTemplate)"/g, '"kind":"Local$1"')),
+  );
+  return { file, text: swapped.map((d) => stringify(d)).join('---\n') };
+}
+
+test("Cluster API's e2e cluster-with-kcp and md as published (Dev kinds swapped): the LocalCluster declares the DevCluster's failure domains, and the MachineDeployment's fd4 is one of them", () => {
+  const vars = {
+    CLUSTER_NAME: 'e2e',
+    NAMESPACE: 'default',
+    KUBERNETES_VERSION: availableKubernetesVersions().at(-1)!,
+    CONTROL_PLANE_MACHINE_COUNT: '3',
+    WORKER_MACHINE_COUNT: '2',
+    // As Cluster API's own e2e config sets them.
+    DOCKER_SERVICE_CIDRS: '10.128.0.0/12',
+    DOCKER_POD_CIDRS: '192.168.0.0/16',
+    DOCKER_SERVICE_DOMAIN: 'cluster.local',
+  };
+  const [model] = loadManifests([e2eData('bases/cluster-with-kcp.yaml'), e2eData('bases/md.yaml')], vars);
+  assert.equal(model!.machineDeployments[0]!.template.failureDomain, 'fd4');
+  assert.deepEqual(
+    (model!.infrastructure.spec?.failureDomains as { name: string; controlPlane: boolean }[])
+      .filter((d) => d.controlPlane)
+      .map((d) => d.name),
+    ['fd1', 'fd2', 'fd3'],
+  );
+});
+
 for (const release of ['v1.14', 'v1.10'] as const) {
-  test(`Cluster API ${release} e2e cluster-with-kcp + md: only the failure domain fd4, which the local provider does not offer, is refused`, () => {
+  test(`Cluster API ${release} e2e cluster-with-kcp + md, adapted without the DevCluster's failure domains: only the MachineDeployment's fd4, which the LocalCluster then does not declare, is refused`, () => {
     assert.deepEqual(
       problemsOf(() => loadManifests([upstream(release, 'cluster-with-kcp'), upstream(release, 'md')], {})),
       [
@@ -795,7 +851,7 @@ for (const release of ['v1.14', 'v1.10'] as const) {
           kind: 'MachineDeployment',
           name: 'capi-e2e-md-0',
           path: 'spec.template.spec.failureDomain',
-          message: 'failure domain fd4 is not offered by provider local',
+          message: 'failure domain fd4 is not one the LocalCluster declares',
         },
       ],
     );

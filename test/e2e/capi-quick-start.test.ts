@@ -39,6 +39,19 @@ test("Cluster API's own quick-start ClusterClass and development Cluster, kinds 
     ].flatMap((v) => ['--var', v]);
   const created = await capt('apply', '-f', file, ...vars(older), '--wait', '--timeout', '5m');
   assert.equal(created.code, 0, created.stderr);
+  // The class's failure domains, declared by its LocalCluster: the control-plane machine went to the first of those
+  // marked for control planes.
+  const controlPlaneDomains = async () =>
+    (
+      JSON.parse((await capt('get', 'machines', '-o', 'json')).stdout).items as {
+        labels: Record<string, string>;
+        failureDomain?: string;
+        phase: string;
+      }[]
+    )
+      .filter((m) => 'cluster.x-k8s.io/control-plane' in m.labels && m.phase !== 'Deleting')
+      .map((m) => m.failureDomain);
+  assert.deepEqual(await controlPlaneDomains(), ['fd1']);
   const kubeconfig = join(h.home, 'qs.kubeconfig');
   await writeFile(kubeconfig, (await capt('kubeconfig', 'qs')).stdout, { mode: 0o600 });
   const kube = new KubeClient(await readFile(kubeconfig, 'utf8'));
@@ -117,6 +130,8 @@ test("Cluster API's own quick-start ClusterClass and development Cluster, kinds 
   assert.equal(waited.code, 0, waited.stderr);
   await watching;
   assert.ok(samples > 5, `${samples} samples of the Nodes during the upgrade`);
+  // Its replacement joined while the old machine held fd1: it went to fd2.
+  assert.deepEqual(await controlPlaneDomains(), ['fd2']);
   // The new control-plane machine has the admission configuration too.
   await podSecurity('upgraded');
 

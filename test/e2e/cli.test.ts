@@ -216,7 +216,7 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   assert.match(wideClusters.stdout, /\sAGE\s+ENDPOINT\s+STEP\n/);
   assert.match(wideClusters.stdout, new RegExp(`\\be2e\\s+Provisioned\\s.*\\s${clusters[0].endpoint}\\s`));
   const wideMachines = (await capt('get', 'machines', '-o', 'wide')).stdout;
-  assert.match(wideMachines, /\sVERSION\s+ADDRESS\s+STEP\n/);
+  assert.match(wideMachines, /\sVERSION\s+FAILUREDOMAIN\s+ADDRESS\s+STEP\n/);
   for (const m of machines)
     assert.match(wideMachines, new RegExp(`\\b${m.name}\\s.*\\s${m.addresses[0]}\\s`), wideMachines);
   const yamlClusters = parse((await capt('get', 'clusters', '-o', 'yaml')).stdout).items;
@@ -507,6 +507,10 @@ test('a cluster from a ClusterClass topology: its patches reach the Nodes; a ver
     dry.stdout,
     [
       'cluster.cluster.x-k8s.io/up unchanged (dry run)',
+      // The upgrade plan, step by step, before anything moves: one control-plane machine cannot keep the endpoint up.
+      '  upgrade plan:',
+      `    1. control plane ${older} -> ${newer}: MAY BE UNAVAILABLE; 1 control-plane machine: the endpoint may not answer while it is replaced (3 or more with maxSurge 1 keep it available)`,
+      `    2. workers ${older} -> ${newer}: available; MachineDeployments md-0, md-1 in topology order, 1 at a time, each with maxUnavailable 0`,
       `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${kcp} configured (dry run)`,
       `  would replace 1 machine: ${machineNames.find((n) => n.startsWith(`${kcp}-`))}`,
       `machinedeployment.cluster.x-k8s.io/${md} configured (dry run)`,

@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { parseAllDocuments, stringify } from 'yaml';
 import { availableKubernetesVersions, e2eDriverPath } from '../../src/tools';
 import { machinesDir } from '../../providers/local/layout';
 import { metricTotal } from '../fixtures/apiserver-requests';
 import { runProgram } from '../fixtures/capt-cli';
 import { startDevStack, type DevStackUnderTest } from '../fixtures/dev-stack';
+import { until } from '../fixtures/until';
 
 /**
  * Cluster API's own e2e framework (sigs.k8s.io/cluster-api/test/framework at the pinned release), run by
@@ -52,9 +54,42 @@ test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteCluste
     '2',
   );
   assert.equal(generated.code, 0, generated.stderr);
-  const applied = await stack.kubectl(generated.stdout, 'apply', '-f', '-');
+  // Failure domains on the LocalCluster, as Cluster API's e2e DevCluster has them: the framework's
+  // WaitForControlPlaneAndMachinesReady then checks each control-plane machine is in one marked for control planes.
+  const manifest = parseAllDocuments(generated.stdout)
+    .map((d) => d.toJS() as { kind: string; spec?: Record<string, unknown> })
+    .map((d) =>
+      d.kind === 'LocalCluster'
+        ? {
+            ...d,
+            spec: {
+              failureDomains: [
+                { name: 'fd1', controlPlane: true },
+                { name: 'fd2', controlPlane: true },
+                { name: 'fd3', controlPlane: false },
+              ],
+            },
+          }
+        : d,
+    )
+    .map((d) => stringify(d))
+    .join('---\n');
+  const applied = await stack.kubectl(manifest, 'apply', '-f', '-');
   assert.equal(applied.code, 0, applied.stderr);
 
+  // The control-plane Machine object names the domain capt placed it in, so the framework's check has one to check.
+  await until('the control-plane Machine placed in fd1', async () => {
+    const placed = await stack.kubectl(
+      undefined,
+      'get',
+      'machines',
+      '-l',
+      'cluster.x-k8s.io/control-plane',
+      '-o',
+      'jsonpath={.items[*].spec.failureDomain}',
+    );
+    return placed.stdout.trim() === 'fd1';
+  });
   const args = ['-kubeconfig', stack.kubeconfigFile, '-cluster', cluster, '-upgrade-to', newer];
   const run = await runProgram(e2eDriverPath(), [...args, '-timeout', '10m', '-ginkgo.no-color']);
   const ran = [...run.stdout.matchAll(/^step (\S+): (\w+) in (\S+)$/gm)];

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { blockingProblems, scaleDownVictim } from '../../workflows/control-plane/control-plane-workflow';
+import {
+  blockingProblems,
+  controlPlaneDomain,
+  scaleDownVictim,
+} from '../../workflows/control-plane/control-plane-workflow';
 import type { MachineRecord } from '../../src/contract/owner';
 import { newRecord } from '../../workflows/shared/machine-pool';
 import { expiringMachines } from '../../workflows/control-plane/certificate-rotation';
@@ -29,6 +33,41 @@ test('control-plane scale-down order: outdated+annotated, annotated, outdated+un
     scaleDownVictim([machine('x', '2', 'new'), machine('y', '1', 'new')], old).name,
     'y',
     'all current: the oldest',
+  );
+});
+
+test('failure domains: a new control-plane machine goes where the fewest are; one leaves from where the most are', () => {
+  const inDomain = (name: string, createdAt: string, hash: string, failureDomain: string, deleting = false) => ({
+    ...machine(name, createdAt, hash),
+    failureDomain,
+    deleting,
+  });
+  const domains = ['fd1', 'fd2', 'fd3'];
+  assert.equal(controlPlaneDomain(domains, []), 'fd1', 'the first declared, on a tie');
+  assert.equal(controlPlaneDomain(domains, [inDomain('a', '1', 'old', 'fd1')]), 'fd2');
+  assert.equal(
+    controlPlaneDomain(domains, [inDomain('a', '1', 'old', 'fd1'), inDomain('b', '2', 'old', 'fd2', true)]),
+    'fd2',
+    'a machine leaving holds no place',
+  );
+  assert.equal(controlPlaneDomain(undefined, [inDomain('a', '1', 'old', 'fd1')]), undefined, 'no domains declared');
+  assert.equal(controlPlaneDomain([], []), undefined);
+
+  // A rollout of 3 that surged a fourth into fd1: the outdated one in fd1 leaves, though b and c are older.
+  const surged = [
+    inDomain('b', '1', 'old', 'fd2'),
+    inDomain('c', '2', 'old', 'fd3'),
+    inDomain('a', '3', 'old', 'fd1'),
+    inDomain('n', '4', 'new', 'fd1'),
+  ];
+  assert.equal(scaleDownVictim(surged, old).name, 'a');
+  assert.equal(
+    scaleDownVictim(
+      surged.filter((m) => m.name !== 'a'),
+      old,
+    ).name,
+    'b',
+    'domains even: the oldest outdated',
   );
 });
 

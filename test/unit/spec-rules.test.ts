@@ -36,6 +36,30 @@ test('a valid cluster breaks no rule', () => {
   assert.deepEqual(clusterChangeProblems(cluster(), cluster()), []);
 });
 
+test("failure domains: a MachineDeployment's and a Machine's must be declared; the declared ones cannot change on a running cluster", () => {
+  const declared = (m: ClusterModel, names: string[]) =>
+    (m.infrastructure.spec = { failureDomains: names.map((name) => ({ name, controlPlane: name !== 'fd3' })) });
+  const placed = cluster((m) => {
+    declared(m, ['fd1', 'fd2', 'fd3']);
+    m.machineDeployments[0]!.template.failureDomain = 'fd3';
+  });
+  assert.deepEqual(clusterProblems(placed), []);
+  assert.deepEqual(where(clusterProblems(cluster((m) => (m.machineDeployments[0]!.template.failureDomain = 'fd9')))), [
+    'MachineDeployment quickstart-md-0 spec.template.spec.failureDomain: failure domain fd9 is not one the LocalCluster declares',
+  ]);
+  assert.deepEqual(
+    where(
+      clusterChangeProblems(
+        placed,
+        cluster((m) => declared(m, ['fd1', 'fd2'])),
+      ),
+    ),
+    [
+      'LocalCluster quickstart spec.failureDomains: the failure domains cannot change on a running cluster: its machines were placed by them',
+    ],
+  );
+});
+
 test('control plane: replicas whole, >= 1 and odd; maxSurge 0 or 1, and 0 only with 3 or more; certificatesExpiryDays from 7 to below 365; timeouts >= 0', () => {
   const cp = cluster().controlPlane;
   const problems = (change: Partial<typeof cp>) => where(controlPlaneProblems('default', { ...cp, ...change }));
@@ -82,7 +106,7 @@ test("MachineDeployment: replicas whole and >= 0; maxSurge and maxUnavailable no
   assert.deepEqual(problems(rolling(0, 0, 'OnDelete')), [], 'OnDelete does not use them');
 });
 
-test('cluster: a failure domain the provider does not offer, and workers newer than the control plane, are refused', () => {
+test('cluster: a failure domain the LocalCluster does not declare, and workers newer than the control plane, are refused', () => {
   const problems = clusterProblems(
     cluster((m) => {
       m.machineDeployments[0]!.template.failureDomain = 'fd4';
@@ -94,8 +118,8 @@ test('cluster: a failure domain the provider does not offer, and workers newer t
     [
       [
         'spec.template.spec.failureDomain',
-        'failure domain fd4 is not offered by provider local',
-        'provider local has no failure domains; remove the field',
+        'failure domain fd4 is not one the LocalCluster declares',
+        "declare it in the LocalCluster's spec.failureDomains (a name, and controlPlane: true for control-plane machines), or remove the field",
         'InvalidSpec',
       ],
       [

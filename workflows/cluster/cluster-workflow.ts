@@ -65,6 +65,7 @@ import {
   type ClusterState,
 } from './cluster-status';
 import { upgradePlan } from '../../src/contract/upgrade-plan';
+import { clusterFailureDomains } from '../../src/contract/provider-offers';
 import { topologyReleases } from './topology-upgrade';
 import { waitingToStart } from '../../src/contract/cluster';
 import { adminClientCredentials, type ClusterSecrets } from '../../src/contract/cluster-secrets';
@@ -100,6 +101,14 @@ export interface ClusterInput {
   workersByAvailability?: boolean;
 }
 
+/** The failure domains the cluster declares for control-plane machines, as facts its control plane reads. */
+const controlPlaneDomains = (model: ClusterModel) => {
+  const names = clusterFailureDomains(model.infrastructure.spec)
+    .filter((d) => d.controlPlane)
+    .map((d) => d.name);
+  return names.length ? { controlPlaneFailureDomains: names } : {};
+};
+
 /**
  * A Cluster (workflow ID `cluster/<namespace>/<name>`): cluster infrastructure and PKI, then the control
  * plane, then the MachineDeployments once the control plane is initialised. Deletion runs the other way.
@@ -116,6 +125,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       serviceSubnet: model.serviceSubnet,
       podSubnet: model.podSubnet,
       serviceDomain: model.serviceDomain,
+      ...controlPlaneDomains(model),
     },
     model,
     infrastructureReady: false,

@@ -177,14 +177,35 @@ export function scaleDownVictim(
   const live = machines
     .filter((m) => !m.deleting)
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
+  // Within each choice, from the failure domain holding the most machines (the sort is stable: oldest first there).
+  const held = domainCounts(live);
+  const byDomain = (list: MachineRecord[]) =>
+    [...list].sort((a, b) => (held.get(b.failureDomain) ?? 0) - (held.get(a.failureDomain) ?? 0));
+  const first = (keep: (m: MachineRecord) => boolean) => byDomain(live.filter(keep))[0];
   const marked = (m: MachineRecord) => m.marked;
   return (
-    live.find((m) => outdated(m) && marked(m)) ??
-    live.find(marked) ??
-    live.find((m) => outdated(m) && unhealthy.includes(m.name)) ??
-    live.find(outdated) ??
-    live[0]!
+    first((m) => outdated(m) && marked(m)) ??
+    first(marked) ??
+    first((m) => outdated(m) && unhealthy.includes(m.name)) ??
+    first(outdated) ??
+    first(() => true)!
   );
+}
+
+const domainCounts = (machines: MachineRecord[]) => {
+  const counts = new Map<string | undefined, number>();
+  for (const m of machines) counts.set(m.failureDomain, (counts.get(m.failureDomain) ?? 0) + 1);
+  return counts;
+};
+
+/**
+ * Where a new control-plane machine goes, as Cluster API spreads them: the declared control-plane failure domain
+ * holding the fewest machines not leaving, the first declared on a tie; none when the cluster declares none.
+ */
+export function controlPlaneDomain(domains: string[] | undefined, machines: MachineRecord[]): string | undefined {
+  if (!domains?.length) return undefined;
+  const held = domainCounts(machines.filter((m) => !m.deleting));
+  return domains.reduce((best, d) => ((held.get(d) ?? 0) < (held.get(best) ?? 0) ? d : best), domains[0]!);
 }
 
 /** The problems that hold a step back: all of them, except those of the machine about to leave (as Cluster API excludes it). */
@@ -313,6 +334,9 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       serviceDomain: facts.serviceDomain,
     },
     infrastructure: { kind: state.spec.infrastructure.kind, spec: state.spec.infrastructure.spec },
+    ...(facts.controlPlaneFailureDomains && {
+      failureDomain: controlPlaneDomain(facts.controlPlaneFailureDomains, state.machines),
+    }),
     ...controlPlaneMachineFields(facts.name, state.spec),
     annotations: { ...state.spec.annotations, [controlPlaneCleanupHook]: '' },
     owner: self,

@@ -307,7 +307,12 @@ export function ownerRuntime(opts: {
     startMachines: async (machines) => {
       const now = new Date().toISOString();
       startedThisRun += machines.length;
-      state.machines.push(...machines.map((m) => newRecord(m.spec.name, m.templateHash, m.spec.version, now)));
+      state.machines.push(
+        ...machines.map((m) => ({
+          ...newRecord(m.spec.name, m.templateHash, m.spec.version, now),
+          ...(m.spec.failureDomain ? { failureDomain: m.spec.failureDomain } : {}),
+        })),
+      );
       const refused = new Set(await startPoolMachines(machines));
       if (refused.size) state.machines = state.machines.filter((m) => !refused.has(m.name));
     },
