@@ -114,6 +114,8 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
     readyReplicas: 1,
     availableReplicas: 1,
     upToDateReplicas: 1,
+    // The versions the workers run, with how many run each, as Cluster API's status.workers.versions.
+    versions: [{ version, replicas: 1 }],
   });
 
   // One bridge led and applied the cluster; the other stood by throughout.
