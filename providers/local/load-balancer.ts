@@ -1,4 +1,5 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
+import { dialRoundRobin } from '../../src/util/round-robin-dial';
 import { httpsGet } from '../../src/util/https-probe';
 
 /**
@@ -119,46 +120,41 @@ export class ApiserverLoadBalancer {
   }
 
   /** Connects the client to a healthy backend; a backend that refuses the connection is skipped for the next. */
-  private forward(client: Socket, attempt = 0): void {
-    if (this.healthy.length === 0 || attempt >= this.healthy.length) return void client.destroy();
-    const backend = this.healthy[this.next++ % this.healthy.length]!;
-    const [host, port] = backend.split(':') as [string, string];
-    client.pause();
-    const upstream = connect(Number(port), host);
-    upstream.once('error', () => {
-      upstream.destroy();
-      if (!client.destroyed) this.forward(client, attempt + 1);
-    });
-    upstream.once('connect', () => {
-      upstream.removeAllListeners('error');
-      const pipe: Pipe = { backend, client, upstream, lastClient: 0, lastUpstream: Date.now(), draining: false };
-      this.pipes.add(pipe);
-      this.poolChanged();
-      client.on('data', () => (pipe.lastClient = Date.now()));
-      upstream.on('data', () => (pipe.lastUpstream = Date.now()));
-      client.pipe(upstream).pipe(client);
-      client.resume();
-      // One side closing ends the other gracefully, so a response still buffered for the client is delivered
-      // (destroying it cut kept-alive responses short: "Premature close" on a loaded host); errors end both.
-      const closed = () => {
-        if (this.pipes.delete(pipe)) this.poolChanged();
-      };
-      const fail = () => {
-        closed();
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on('error', fail);
-      upstream.on('error', fail);
-      client.on('close', () => {
-        closed();
-        upstream.end();
-      });
-      upstream.on('close', () => {
-        closed();
-        client.end();
-      });
-    });
+  private forward(client: Socket): void {
+    dialRoundRobin(
+      client,
+      this.healthy,
+      () => this.next++,
+      (upstream, backend) => {
+        const pipe: Pipe = { backend, client, upstream, lastClient: 0, lastUpstream: Date.now(), draining: false };
+        this.pipes.add(pipe);
+        this.poolChanged();
+        client.on('data', () => (pipe.lastClient = Date.now()));
+        upstream.on('data', () => (pipe.lastUpstream = Date.now()));
+        client.pipe(upstream).pipe(client);
+        client.resume();
+        // One side closing ends the other gracefully, so a response still buffered for the client is delivered
+        // (destroying it cut kept-alive responses short: "Premature close" on a loaded host); errors end both.
+        const closed = () => {
+          if (this.pipes.delete(pipe)) this.poolChanged();
+        };
+        const fail = () => {
+          closed();
+          client.destroy();
+          upstream.destroy();
+        };
+        client.on('error', fail);
+        upstream.on('error', fail);
+        client.on('close', () => {
+          closed();
+          upstream.end();
+        });
+        upstream.on('close', () => {
+          closed();
+          client.end();
+        });
+      },
+    );
   }
 
   /**

@@ -286,25 +286,26 @@ export const bridge: Action = async (_, values) => {
   return 0;
 };
 
+/**
+ * A worker setting given as a flag: checked here by the worker's own parser, before the worker starts, so a bad one
+ * exits as bad usage; the worker reads it again from the environment.
+ */
+function workerSetting(value: string | undefined, env: string, check: (value: string) => unknown): void {
+  if (value === undefined) return;
+  try {
+    check(value);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  process.env[env] = value;
+}
+
 export const worker: Action = async (_, values) => {
   if (values.serve !== undefined) process.env.CAPT_WORKER_SERVES = values.serve;
-  if (values.metricsAddress !== undefined) {
-    // Checked here, before the worker starts, to exit as bad usage: the worker reads it again from the environment.
-    try {
-      metricsTelemetry(values.metricsAddress, '--metrics-address');
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-    process.env.CAPT_METRICS_ADDRESS = values.metricsAddress;
-  }
-  if (values.maxCachedWorkflows !== undefined) {
-    try {
-      maxCachedWorkflows(values.maxCachedWorkflows, '--max-cached-workflows');
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-    process.env.CAPT_MAX_CACHED_WORKFLOWS = values.maxCachedWorkflows;
-  }
+  workerSetting(values.metricsAddress, 'CAPT_METRICS_ADDRESS', (v) => metricsTelemetry(v, '--metrics-address'));
+  workerSetting(values.maxCachedWorkflows, 'CAPT_MAX_CACHED_WORKFLOWS', (v) =>
+    maxCachedWorkflows(v, '--max-cached-workflows'),
+  );
   const { workerMain } = await import('../worker/worker-main');
   await workerMain();
   return 0;

@@ -1,4 +1,5 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
+import { dialRoundRobin } from '../util/round-robin-dial';
 
 /**
  * The one address capt's clients and workers dial when Temporal runs as several server processes
@@ -16,38 +17,33 @@ export class FrontendProxy {
   }
 
   listen(host: string, port: number): Promise<void> {
-    this.server = createServer((client) => this.forward(client, 0));
+    this.server = createServer((client) => this.forward(client));
     return new Promise((resolve, reject) => {
       this.server!.once('error', reject);
       this.server!.listen(port, host, () => resolve());
     });
   }
 
-  private forward(client: Socket, attempt: number): void {
-    if (attempt >= this.frontends.length) return void client.destroy();
-    const frontend = this.frontends[this.next++ % this.frontends.length]!;
-    const [host, port] = frontend.split(':') as [string, string];
-    client.pause();
-    const upstream = connect(Number(port), host);
-    upstream.once('error', () => {
-      upstream.destroy();
-      if (!client.destroyed) this.forward(client, attempt + 1);
-    });
-    upstream.once('connect', () => {
-      upstream.removeAllListeners('error');
-      this.open.add(client).add(upstream);
-      client.pipe(upstream).pipe(client);
-      client.resume();
-      // Either side failing or closing takes the other with it: the client reconnects through the proxy.
-      const close = () => {
-        this.open.delete(client);
-        this.open.delete(upstream);
-        client.destroy();
-        upstream.destroy();
-      };
-      for (const s of [client, upstream]) s.once('error', close).once('close', close);
-    });
-    client.once('error', () => upstream.destroy());
+  private forward(client: Socket): void {
+    dialRoundRobin(
+      client,
+      this.frontends,
+      () => this.next++,
+      (upstream) => {
+        this.open.add(client).add(upstream);
+        client.pipe(upstream).pipe(client);
+        client.resume();
+        // Either side failing or closing takes the other with it: the client reconnects through the proxy.
+        const close = () => {
+          this.open.delete(client);
+          this.open.delete(upstream);
+          client.destroy();
+          upstream.destroy();
+        };
+        for (const s of [client, upstream]) s.once('error', close).once('close', close);
+      },
+    );
+    client.once('error', () => client.destroy());
   }
 
   async close(): Promise<void> {

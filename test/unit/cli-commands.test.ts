@@ -91,6 +91,10 @@ test('bad usage exits 2 naming the flag, command or argument, and where help is'
     ],
     [['dev', 'start', '--temporal-nodes', '7'], 'error: --temporal-nodes 7: give a whole number from 1 to 5'],
     [
+      ['worker', '--max-cached-workflows', '1'],
+      'error: --max-cached-workflows 1: give a whole number of workflow runs to keep cached, at least 2 (default 2000)',
+    ],
+    [
       ['completion', 'fish'],
       "error: command-argument value 'fish' is invalid for argument 'SHELL'. Allowed choices are bash, zsh; run capt completion --help",
     ],
