@@ -20,8 +20,9 @@ import { resultHeader, runBenchmark, writeResult } from './bench-result';
  * its ClusterClass listing the three versions in spec.kubernetesVersions. `capt apply --dry-run` to the newest
  * prints the plan first; then the apply, while a probe asks the cluster's endpoint for /readyz every 100 ms on a
  * new connection each time. Recorded: the dry run's text, every /readyz failure, each step's time, the plan as the
- * cluster's status showed it, and each worker replaced once. Needs `npm run setup -- --all-minors` (three minors);
- * `node dist/bench/chained-upgrade.bench.js` writes bench/results/chained-upgrade.json.
+ * cluster's status showed it, each worker replaced once, and the control-plane machines' failure domains. Needs
+ * `npm run setup -- --all-minors` (three minors); `node dist/bench/chained-upgrade.bench.js` writes
+ * bench/results/chained-upgrade.json.
  */
 
 const run = promisify(execFile);
@@ -115,6 +116,13 @@ async function main(): Promise<void> {
     const status = () => client!.clusterSummary('default', 'chain');
     const before = await status();
     const workersBefore = before.machineDeployments.length;
+    // The class's failure domains (fd1-fd5 for control planes): the three control-plane machines spread over them.
+    const controlPlaneDomains = async () =>
+      ((await client!.clusterStatus('default', 'chain')).controlPlane?.machines ?? [])
+        .filter((m) => !m.deleting)
+        .map((m) => m.failureDomain ?? '')
+        .sort();
+    const domainsBefore = await controlPlaneDomains();
     const kubeconfig = (await capt('kubeconfig', 'chain')).stdout;
     const workerNames = async () =>
       (await client!.clusterStatus('default', 'chain')).machineDeployments.flatMap((md) =>
@@ -198,6 +206,7 @@ async function main(): Promise<void> {
       readyz: { probes, failures },
       steps,
       workers: { initial: initialWorkers.length, replaced: workersReplaced },
+      controlPlaneFailureDomains: { created: domainsBefore, upgraded: await controlPlaneDomains() },
       samples: samples.filter(
         (s, i) =>
           i === 0 || JSON.stringify({ ...s, atSeconds: 0 }) !== JSON.stringify({ ...samples[i - 1], atSeconds: 0 }),
@@ -214,6 +223,8 @@ async function main(): Promise<void> {
       'no worker upgraded before the control plane ran the target',
     );
     assert.equal(workersReplaced, initialWorkers.length, 'each worker replaced once, straight to the target');
+    assert.deepEqual(domainsBefore, ['fd1', 'fd2', 'fd3'], 'the control plane spread over three failure domains');
+    assert.equal(new Set(await controlPlaneDomains()).size, 3, 'and stays spread after two rollouts');
   } finally {
     await client?.close();
     await capt('delete', 'cluster', 'chain', '--wait', '--timeout', '10m').catch(() => undefined);
