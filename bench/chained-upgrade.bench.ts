@@ -168,6 +168,12 @@ async function main(): Promise<void> {
       }
     })();
     const applied = await capt('apply', '-f', manifest, ...vars(newest));
+    // Mid-chain the target cannot move (Cluster API's rule): another version is refused, saying why.
+    const retarget = await capt('apply', '-f', manifest, ...vars(middle)).then(
+      () => 'accepted',
+      (e: { stderr: string }) => e.stderr.trim(),
+    );
+    assert.match(retarget, /control plane is still completing a previous upgrade/);
     for (;;) {
       const s = await status();
       const done =
@@ -202,6 +208,7 @@ async function main(): Promise<void> {
       createSeconds,
       upgradeSeconds,
       applied: applied.stdout.trim(),
+      retargetMidChain: retarget,
       dryRun: dryRun.trim().split('\n'),
       readyz: { probes, failures },
       steps,

@@ -81,3 +81,25 @@ export function topologyVersionChangeProblems(
         `go to v${a[0]}.${a[1] + 1}.x first, or list every minor up to ${to} in the ClusterClass's spec.kubernetesVersions: the cluster then steps through them (a chained upgrade)`,
       );
 }
+
+/**
+ * While a chained upgrade still has control-plane steps to give, its target stays: Cluster API refuses a version
+ * change while the control plane completes a previous upgrade, and so does capt (`stepsLeft`: those steps).
+ */
+export function upgradeUnderWayProblems(
+  subject: SpecSubject,
+  target: string,
+  next: string,
+  stepsLeft: readonly string[],
+): SpecProblem[] {
+  if (!stepsLeft.length || next === target) return [];
+  return [
+    problem(
+      subject,
+      'spec.topology.version',
+      `version cannot be changed: control plane is still completing a previous upgrade (to ${target}; steps left ${stepsLeft.join(', ')})`,
+      `wait until the control plane runs ${target} (capt describe cluster shows the plan), then change it`,
+      'UnsupportedVersion',
+    ),
+  ];
+}

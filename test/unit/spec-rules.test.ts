@@ -10,6 +10,7 @@ import { clusterChangeProblems, clusterProblems } from '../../src/spec-rules/clu
 import {
   newerMinor,
   topologyVersionChangeProblems,
+  upgradeUnderWayProblems,
   versionChangeProblems,
 } from '../../src/spec-rules/kubernetes-version';
 import { machineChangeProblems } from '../../src/spec-rules/machine-rules';
@@ -259,6 +260,28 @@ test("a ClusterClass cluster's version: Cluster API's rule and messages, chained
   assert.deepEqual(why('v1.34.4', 'v1.36.3', ['v1.34.4', 'v1.36.3']), [
     "spec.topology.version: the ClusterClass's spec.kubernetesVersions list no version of minor 35; pick a version the ClusterClass lists in spec.kubernetesVersions",
   ]);
+});
+
+test("a chained upgrade's target stays while the control plane has steps left, as Cluster API's webhook refuses", () => {
+  const subject = { kind: 'Cluster', namespace: 'default', name: 'dev' };
+  assert.deepEqual(
+    upgradeUnderWayProblems(subject, 'v1.36.3', 'v1.37.2', ['v1.36.3']).map(
+      (p) => `${p.path}: ${p.message}; ${p.hint}`,
+    ),
+    [
+      'spec.topology.version: version cannot be changed: control plane is still completing a previous upgrade (to v1.36.3; steps left v1.36.3); wait until the control plane runs v1.36.3 (capt describe cluster shows the plan), then change it',
+    ],
+  );
+  assert.deepEqual(
+    upgradeUnderWayProblems(subject, 'v1.36.3', 'v1.36.3', ['v1.36.3']),
+    [],
+    'the same target: other changes go',
+  );
+  assert.deepEqual(
+    upgradeUnderWayProblems(subject, 'v1.36.3', 'v1.37.2', []),
+    [],
+    'no steps left: the next upgrade may start',
+  );
 });
 
 test('a running Machine changes labels, annotations and timeouts in place, nothing else', () => {

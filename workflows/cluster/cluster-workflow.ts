@@ -45,6 +45,7 @@ import { providerTaskQueue } from '../../src/contract/task-queues';
 import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
 import { machineDeploymentWorkflow } from '../machine-deployment/machine-deployment-workflow';
 import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
+import { upgradeUnderWayProblems } from '../../src/spec-rules/kubernetes-version';
 import { refuseProblems } from '../shared/spec-refusal';
 import { diffClusterModels } from './cluster-diff';
 import { deletePoolMachines, newRecord, recordMachineReport, startPoolMachines } from '../shared/machine-pool';
@@ -356,6 +357,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
    * upgrade: the control plane is given each step of Cluster API's plan once it runs the one before.
    */
   const planChainedUpgrade = (next: ClusterModel) => {
+    // A chain under way keeps its step when another field of the control plane changes (its target cannot: validator).
+    if (state.upgrade) return;
     const running = controlPlaneOf(state)?.version ?? controlPlaneTarget(state);
     const versions = next.topology?.kubernetesVersions;
     const plan = versions && upgradePlan(versions, next.controlPlane.version, running, undefined);
@@ -488,7 +491,18 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       return refresh();
     },
     // The control plane's running version, which an undo may have moved off the applied one, is where an upgrade starts.
-    { validator: (next) => refuseProblems(clusterChangeProblems(state.model, next, controlPlaneOf(state)?.version)) },
+    {
+      validator: (next) =>
+        refuseProblems([
+          ...clusterChangeProblems(state.model, next, controlPlaneOf(state)?.version),
+          ...upgradeUnderWayProblems(
+            { kind: 'Cluster', namespace: facts.namespace, name: facts.name },
+            state.model.controlPlane.version,
+            next.controlPlane.version,
+            state.upgrade?.controlPlane ?? [],
+          ),
+        ]),
+    },
   );
 
   /** Paused: the step says so and nothing goes on until unpaused (or `also` holds). */
