@@ -62,7 +62,7 @@ function clusterGroupStatus(
 ) {
   const present = owners.filter((o): o is OwnerStatus => !!o);
   return {
-    ...replicaCounts(present, view),
+    ...replicaCounts(owners, view),
     ...listField('versions', versionsOf(present), before),
     ...listField(
       'upgradePlan',

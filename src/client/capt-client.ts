@@ -44,7 +44,6 @@ import {
   type RunningOwner,
 } from '../../workflows/cluster/apply-preview';
 import { clusterChangeProblems } from '../spec-rules/cluster-rules';
-import { upgradeUnderWayProblems } from '../spec-rules/kubernetes-version';
 import { formatSpecProblems, problem } from '../spec-rules/spec-problem';
 import { upgradePlan } from '../contract/upgrade-plan';
 import type { Revision } from '../contract/owner';
@@ -281,15 +280,12 @@ export class CaptClient {
     diff: ClusterDiff,
   ): Promise<ClusterPreview> {
     const summary = await queryWithRetry(handle, clusterStatusQuery);
-    const problems = [
-      ...clusterChangeProblems(previous, next, summary.controlPlane?.version),
-      ...upgradeUnderWayProblems(
-        { kind: 'Cluster', namespace: next.namespace, name: next.name },
-        previous.controlPlane.version,
-        next.controlPlane.version,
-        summary.upgradePlan?.controlPlane ?? [],
-      ),
-    ];
+    const problems = clusterChangeProblems(
+      previous,
+      next,
+      summary.controlPlane?.version,
+      summary.upgradePlan?.controlPlane,
+    );
     if (problems.length) throw new RejectedError(formatSpecProblems(problems));
     const names = [...diff.machineDeployments.map((c) => c.name), ...diff.removed];
     const [controlPlane, ...machineDeployments] = await Promise.all([

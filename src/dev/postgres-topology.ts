@@ -237,12 +237,14 @@ export async function startPostgresTopology(
 const nodePorts = (state: TopologyState): ServicePorts[] =>
   [state.ports, ...(state.moreNodes ?? [])].slice(0, state.nodes ?? 1);
 
-/** The server processes that run, by node number. */
+/** Every node ever given ports, by number: a process may run for any of them. */
+const knownNodes = (state: TopologyState | undefined) =>
+  Array.from({ length: 1 + (state?.moreNodes?.length ?? 0) }, (_, i) => i + 1);
+
+/** The pids of the server processes that run, node 1's first. */
 async function runningNodes(stateDir: string, state: TopologyState | undefined): Promise<number[]> {
-  const out: number[] = [];
-  for (let node = 1; node <= Math.max(1, 1 + (state?.moreNodes?.length ?? 0)); node++)
-    if (await runningPid(stateDir, temporalNodeProcess(node))) out.push(node);
-  return out;
+  const pids = await Promise.all(knownNodes(state).map((node) => runningPid(stateDir, temporalNodeProcess(node))));
+  return pids.filter((pid): pid is number => pid !== undefined);
 }
 
 /**
@@ -293,18 +295,15 @@ async function startNode(
 export async function stopPostgresTopology(stateDir: string): Promise<void> {
   await stopProcess(stateDir, temporalUiProcess, 15_000);
   await stopProcess(stateDir, frontendProxyProcess, 15_000);
-  const state = await readState(stateDir);
-  const nodes = Array.from({ length: 1 + (state?.moreNodes?.length ?? 0) }, (_, i) => temporalNodeProcess(i + 1));
-  await Promise.all(nodes.map((name) => stopProcess(stateDir, name, 15_000)));
+  const nodes = knownNodes(await readState(stateDir));
+  await Promise.all(nodes.map((node) => stopProcess(stateDir, temporalNodeProcess(node), 15_000)));
   await stopPostgres(stateDir);
 }
 
 /** The pid of a server process of the topology that runs (node 1's if it does), for `capt dev status`. */
 export async function runningTemporalServer(stateDir: string): Promise<{ pid: number; nodes: number } | undefined> {
-  const state = await readState(stateDir);
-  const running = await runningNodes(stateDir, state);
-  const pid = running.length ? await runningPid(stateDir, temporalNodeProcess(running[0]!)) : undefined;
-  return pid ? { pid, nodes: running.length } : undefined;
+  const running = await runningNodes(stateDir, await readState(stateDir));
+  return running.length ? { pid: running[0]!, nodes: running.length } : undefined;
 }
 
 /** Stops everything and deletes the database and the topology's records: the next start begins empty. */

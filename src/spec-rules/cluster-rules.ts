@@ -2,7 +2,12 @@ import type { ClusterModel } from '../api/model';
 import { cidrsOverlap, parseClusterCidr } from '../contract/ipv4-cidr';
 import { clusterFailureDomains } from '../contract/provider-offers';
 import { oldestVersion } from '../contract/upgrade-plan';
-import { newerMinor, topologyVersionChangeProblems, versionChangeProblems } from './kubernetes-version';
+import {
+  newerMinor,
+  topologyVersionChangeProblems,
+  upgradeUnderWayProblems,
+  versionChangeProblems,
+} from './kubernetes-version';
 import {
   controlPlaneProblems,
   controlPlaneSubject,
@@ -136,12 +141,14 @@ const networkFields = {
 
 /**
  * What an apply may not do to a running cluster, then every rule of the new state. `runningVersion` is the
- * control plane's version now (an undo may have moved it off the last applied one).
+ * control plane's version now (an undo may have moved it off the last applied one); `stepsLeft`, the versions a
+ * chained upgrade has still to give the control plane.
  */
 export function clusterChangeProblems(
   current: ClusterModel,
   next: ClusterModel,
   runningVersion = current.controlPlane.version,
+  stepsLeft: readonly string[] = [],
 ): SpecProblem[] {
   const cluster = clusterSubject(current);
   const out: SpecProblem[] = [];
@@ -193,6 +200,12 @@ export function clusterChangeProblems(
           runningVersion,
           next.controlPlane.version,
         )),
+    ...upgradeUnderWayProblems(
+      clusterSubject(next),
+      current.controlPlane.version,
+      next.controlPlane.version,
+      stepsLeft,
+    ),
   );
   const domains = (m: ClusterModel) => JSON.stringify(clusterFailureDomains(m.infrastructure.spec));
   if (domains(next) !== domains(current))

@@ -1,7 +1,8 @@
-import { upgradePlan } from '../contract/upgrade-plan';
+import { parseVersion, upgradePlan } from '../contract/upgrade-plan';
 import { problem, type SpecProblem, type SpecSubject } from './spec-problem';
 
-const parse = (v: string) => v.replace(/^v/, '').split('.').map(Number) as [number, number, number];
+// Versions reach these rules checked (vX.Y.Z) by the kinds' schemas.
+const parse = (v: string) => parseVersion(v)!;
 
 /** `a` is a later minor (or major) version than `b`: kubelets at `a` may not talk to an apiserver at `b`. */
 export function newerMinor(a: string, b: string): boolean {

@@ -165,11 +165,11 @@ export function upgradeSteps(next: ClusterModel, controlPlaneVersion: string, wo
     from = to;
   }
   const order = next.topology?.machineDeployments.map((md) => md.topologyName).join(', ');
+  const unavailable = next.machineDeployments.filter(
+    (md) =>
+      md.strategy.type !== 'RollingUpdate' || resolveIntOrPercent(md.strategy.maxUnavailable, md.replicas, false) > 0,
+  );
   for (const to of plan.workers) {
-    const unavailable = next.machineDeployments.filter(
-      (md) =>
-        md.strategy.type !== 'RollingUpdate' || resolveIntOrPercent(md.strategy.maxUnavailable, md.replicas, false) > 0,
-    );
     steps.push({
       owner: 'workers',
       from: workersVersion!,

@@ -223,6 +223,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
   const failed = [cp, ...mds].some((s) => (s?.failedMachines ?? 0) > 0);
   const generation = state.generation ?? 1;
   const pending = state.deleting ? [] : pendingChanges(state);
+  const plan = upgradePlanOf(state);
   // The newest generation every change up to which has reached its owner.
   const unobserved = pending.filter(waitingToStart).map((p) => p.generation - 1);
   return {
@@ -249,7 +250,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
     stepReason: state.stepReason ?? 'Starting',
     paused: state.model.paused,
     ...(state.model.topology && { clusterClass: state.model.topology.class }),
-    ...(upgradePlanOf(state) && { upgradePlan: upgradePlanOf(state) }),
+    ...(plan && { upgradePlan: plan }),
     generation,
     observedGeneration: Math.min(generation, ...unobserved),
     pending,

@@ -45,7 +45,6 @@ import { providerTaskQueue } from '../../src/contract/task-queues';
 import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
 import { machineDeploymentWorkflow } from '../machine-deployment/machine-deployment-workflow';
 import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
-import { upgradeUnderWayProblems } from '../../src/spec-rules/kubernetes-version';
 import { refuseProblems } from '../shared/spec-refusal';
 import { diffClusterModels } from './cluster-diff';
 import { deletePoolMachines, newRecord, recordMachineReport, startPoolMachines } from '../shared/machine-pool';
@@ -359,9 +358,10 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   const planChainedUpgrade = (next: ClusterModel) => {
     // A chain under way keeps its step when another field of the control plane changes (its target cannot: validator).
     if (state.upgrade) return;
-    const running = controlPlaneOf(state)?.version ?? controlPlaneTarget(state);
+    // From the version the control plane runs; one not started yet starts at the target.
+    const running = controlPlaneOf(state)?.version;
     const versions = next.topology?.kubernetesVersions;
-    const plan = versions && upgradePlan(versions, next.controlPlane.version, running, undefined);
+    const plan = versions && running && upgradePlan(versions, next.controlPlane.version, running, undefined);
     state.upgrade =
       plan && !('refused' in plan) && plan.controlPlane.length > 1
         ? { controlPlaneAt: plan.controlPlane[0]!, controlPlane: plan.controlPlane.slice(1) }
@@ -493,15 +493,9 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     // The control plane's running version, which an undo may have moved off the applied one, is where an upgrade starts.
     {
       validator: (next) =>
-        refuseProblems([
-          ...clusterChangeProblems(state.model, next, controlPlaneOf(state)?.version),
-          ...upgradeUnderWayProblems(
-            { kind: 'Cluster', namespace: facts.namespace, name: facts.name },
-            state.model.controlPlane.version,
-            next.controlPlane.version,
-            state.upgrade?.controlPlane ?? [],
-          ),
-        ]),
+        refuseProblems(
+          clusterChangeProblems(state.model, next, controlPlaneOf(state)?.version, state.upgrade?.controlPlane),
+        ),
     },
   );
 

@@ -49,10 +49,17 @@ export function newMachineNames(base: string, count: number, taken: Iterable<str
   return names;
 }
 
-export const newRecord = (name: string, templateHash: string, version: string, createdAt: string): MachineRecord => ({
+export const newRecord = (
+  name: string,
+  templateHash: string,
+  version: string,
+  createdAt: string,
+  failureDomain?: string,
+): MachineRecord => ({
   name,
   templateHash,
   version,
+  ...(failureDomain ? { failureDomain } : {}),
   createdAt,
   phase: MachinePhase.Provisioning,
   deleting: false,

@@ -307,11 +307,11 @@ export function ownerRuntime(opts: {
     startMachines: async (machines) => {
       const now = new Date().toISOString();
       startedThisRun += machines.length;
+      // Only a control plane places machines by domain; a MachineDeployment's is its template's, so its records
+      // (a thousand of them) go without.
+      const placed = (spec: MachineSpec) => (opts.kind === 'KubeadmControlPlane' ? spec.failureDomain : undefined);
       state.machines.push(
-        ...machines.map((m) => ({
-          ...newRecord(m.spec.name, m.templateHash, m.spec.version, now),
-          ...(m.spec.failureDomain ? { failureDomain: m.spec.failureDomain } : {}),
-        })),
+        ...machines.map((m) => newRecord(m.spec.name, m.templateHash, m.spec.version, now, placed(m.spec))),
       );
       const refused = new Set(await startPoolMachines(machines));
       if (refused.size) state.machines = state.machines.filter((m) => !refused.has(m.name));
