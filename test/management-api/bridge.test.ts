@@ -51,6 +51,7 @@ const clusterObject = async (name: string) =>
   };
 
 before(async () => {
+  await suite.started();
   dir = await mkdtemp(join(tmpdir(), 'capt-bridge-'));
   // The management API keeps its encryption key with capt's other secrets, under CAPT_HOME.
   process.env.CAPT_HOME = h.home;
