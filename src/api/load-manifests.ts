@@ -100,6 +100,26 @@ export function loadManifests(
   vars: Record<string, string | undefined>,
   kubernetesVersions?: string[],
 ): ClusterModel[] {
+  return loadManifestsWithTopologies(sources, vars, kubernetesVersions).clusters;
+}
+
+/** An object a Cluster's topology was expanded into, as Cluster API's topology controller would write it. */
+export interface MadeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+}
+
+/**
+ * loadManifests, with the objects the Clusters' topologies were expanded into (the infrastructure cluster, the
+ * control plane, the MachineDeployments, their templates and health checks): the management API shows them.
+ */
+export function loadManifestsWithTopologies(
+  sources: ManifestSource[],
+  vars: Record<string, string | undefined>,
+  kubernetesVersions?: string[],
+): { clusters: ClusterModel[]; made: MadeObject[] } {
   const problems: ManifestProblem[] = [];
   const documents: RawDocument[] = [];
   for (const source of sources) {
@@ -141,8 +161,8 @@ export function loadManifests(
     });
   }
   const parsed: Parsed[] = [];
-  for (const { raw, loc, topology } of expandTopologies(documents, problems))
-    parseDocument(raw, loc, problems, parsed, topology);
+  const expanded = expandTopologies(documents, problems);
+  for (const { raw, loc, topology } of expanded) parseDocument(raw, loc, problems, parsed, topology);
   if (!problems.length && parsed.length === 0)
     problems.push({
       file: sources.map((s) => s.file).join(', '),
@@ -170,7 +190,10 @@ export function loadManifests(
   }
   if (problems.length) throw new ManifestError(problems);
   // The model travels as workflow input: plain JSON, with absent fields absent rather than undefined.
-  return JSON.parse(JSON.stringify(clusters)) as ClusterModel[];
+  return {
+    clusters: JSON.parse(JSON.stringify(clusters)) as ClusterModel[],
+    made: expanded.filter((d) => d.madeFromTopology).map((d) => d.raw as MadeObject),
+  };
 }
 
 function parseDocument(

@@ -7,7 +7,14 @@ import { withDefaults } from '../defaulting/defaults';
 import type { PlainObject } from '../defaulting/plain-object';
 import { AnnotationValueError } from '../defaulting/replicas-default';
 import type { AdmissionRequest } from './admission-review';
-import { asManifest, clusterManifest, clusterObjects, madeByController, type ObjectsByKind } from './cluster-documents';
+import {
+  asManifest,
+  clusterManifest,
+  clusterObjects,
+  madeByController,
+  madeFromTopology,
+  type ObjectsByKind,
+} from './cluster-documents';
 import type { ApiObject, ManagedKind } from './management-client';
 
 /**
@@ -28,6 +35,9 @@ export const reviewedKinds = [
   'LocalCluster',
   'LocalMachineTemplate',
   'LocalMachine',
+  'ClusterClass',
+  'KubeadmControlPlaneTemplate',
+  'LocalClusterTemplate',
 ] as const satisfies readonly ManagedKind[];
 
 export interface AdmissionCheck {
@@ -48,7 +58,7 @@ export function needsReview(request: AdmissionRequest): boolean {
   const { operation, object, oldObject } = request;
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || !object) return false;
   if (!(reviewedKinds as readonly string[]).includes(object.kind)) return false;
-  if (object.metadata.deletionTimestamp || madeByController(object)) return false;
+  if (object.metadata.deletionTimestamp || madeByController(object) || madeFromTopology(object)) return false;
   return !(operation === 'UPDATE' && oldObject && sameDesiredState(oldObject, object));
 }
 
@@ -104,13 +114,6 @@ export function checkAdmission(
   kubernetesVersions?: string[],
 ): AdmissionCheck {
   const object = request.object!;
-  if (object.kind === 'Cluster' && object.spec?.topology !== undefined) {
-    const { namespace, name } = object.metadata;
-    return {
-      refusal: `Cluster ${namespace}/${name}: a Cluster with spec.topology is not run through the management API yet; apply it with its ClusterClass and templates with \`capt apply -f\` (docs/topology.md)`,
-      clusters: [],
-    };
-  }
   const next = withObject(objects, object);
   const clusters = clustersOf(object, next);
   if (!clusters.length) {

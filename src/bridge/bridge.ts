@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { loadManifests } from '../api/load-manifests';
+import { loadManifests, loadManifestsWithTopologies } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { mirrorMachines, releaseMachineObject } from './machine-mirror';
 import { writeBackTemplates } from './template-write-back';
+import { writeTopologyObjects } from './topology-objects';
 import { MirroredReports } from './mirrored-reports';
 import { machinesOverQuota } from './machine-quota';
 import type { ObjectCache } from './object-cache';
@@ -17,6 +18,7 @@ import {
   clusterManifest,
   clusterNameLabel,
   clusterObjects,
+  hasTopology,
   madeMachineObjects,
   ownedByCluster,
   sharedByClusters,
@@ -27,6 +29,7 @@ import { asksDeletionFirst, marksInFlight } from './machine-annotations-door';
 import {
   clusterObjectStatus,
   ownerObjectStatus,
+  topologyReconciledType,
   type ApiCondition,
   type Observation,
   type PreviousStatus,
@@ -140,7 +143,8 @@ export class Bridge {
     if (!finalizers.includes(clusterFinalizer))
       return this.o.api.setFinalizers(cluster, [...finalizers, clusterFinalizer]);
     const members = clusterObjects(cluster, objects);
-    await this.adopt(cluster, members);
+    // A topology's objects are made controlled by the Cluster; its class and the class's templates are not the Cluster's.
+    if (!hasTopology(cluster)) await this.adopt(cluster, members);
     const manifest = clusterManifest(cluster, members);
     const hash = manifestHash(manifest.text);
     const key = `${namespace}/${name}`;
@@ -152,10 +156,12 @@ export class Bridge {
     let overQuota: string | undefined;
     if (!applied && held.length === 0 && this.refused.get(key)?.hash !== hash) {
       try {
-        const models = loadManifests([manifest], {}, this.o.kubernetesVersions);
+        const { clusters: models, made } = loadManifestsWithTopologies([manifest], {}, this.o.kubernetesVersions);
         overQuota = await machinesOverQuota(this.o.api.core, models[0]!, objects);
         if (!overQuota) {
           await this.o.client.apply(models, { kubernetesVersions: this.o.kubernetesVersions });
+          // Before the manifest is noted as applied: a bridge stopped in between applies it again (a no-op) and writes them.
+          if (hasTopology(cluster)) await writeTopologyObjects(this.o.api, cluster, made, objects);
           await this.o.api.annotate(cluster, appliedManifestAnnotation, hash);
           this.refused.delete(key);
           this.o.log.info({ cluster: key }, 'bridge: applied the cluster from the management API');
@@ -368,7 +374,14 @@ export class Bridge {
         message: refusal,
         lastTransitionTime: before?.status === 'False' ? before.lastTransitionTime : now(),
       };
-      status.conditions = [...((status.conditions as ApiCondition[] | undefined) ?? []), accepted];
+      // A topology Cluster also says so as Cluster API's topology controller does when it cannot reconcile.
+      const failed: ApiCondition[] = hasTopology(cluster)
+        ? [{ ...accepted, type: topologyReconciledType, reason: 'ReconcileFailed' }]
+        : [];
+      const kept = ((status.conditions as ApiCondition[] | undefined) ?? []).filter(
+        (c) => !failed.some((f) => f.type === c.type),
+      );
+      status.conditions = [...kept, accepted, ...failed];
     }
     await this.o.api.patchStatusIfChanged(cluster, status);
     if (!view) return undefined;

@@ -2,6 +2,7 @@ import { stringify } from 'yaml';
 import type { ManifestSource } from '../api/load-manifests';
 import type { ApiObject, ManagedKind, ManagementClient } from './management-client';
 import { conversionDataAnnotation } from '../conversion/conversion-data';
+import { classReferences } from '../api/topology/expand-topology';
 
 /** Every object the bridge read, by kind. */
 export type ObjectsByKind = Partial<Record<ManagedKind, ApiObject[]>>;
@@ -31,12 +32,39 @@ export const madeMachineObjects = (objects: ObjectsByKind, namespace: string, cl
     (o) => o.metadata.namespace === namespace && clusterNameOf(o) === cluster && madeByController(o),
   );
 
+/** Cluster API's label on the objects its topology controller made of a Cluster's topology. */
+export const topologyOwnedLabel = 'topology.cluster.x-k8s.io/owned';
+/** An object the bridge made of a Cluster's topology, as Cluster API's topology controller makes them: not desired state. */
+export const madeFromTopology = (o: ApiObject) => o.metadata.labels?.[topologyOwnedLabel] !== undefined;
+/** A Cluster made from a ClusterClass. */
+export const hasTopology = (cluster: ApiObject) =>
+  cluster.spec?.topology !== undefined && cluster.spec.topology !== null;
+
+/**
+ * A Cluster with spec.topology, its ClusterClass and the templates the class names (what `capt apply` takes for
+ * it); the objects made of them are not desired state. Those not stored yet are left out: loading names them.
+ */
+function topologyObjects(cluster: ApiObject, objects: ObjectsByKind): ApiObject[] {
+  const classRef = (cluster.spec?.topology as { classRef?: { name?: string; namespace?: string } }).classRef;
+  const namespace = classRef?.namespace ?? cluster.metadata.namespace;
+  const inClassNamespace = (kind: string, name: string | undefined) =>
+    (objects[kind as ManagedKind] ?? []).filter((o) => o.metadata.namespace === namespace && o.metadata.name === name);
+  const clusterClass = inClassNamespace('ClusterClass', classRef?.name);
+  const templates = clusterClass.flatMap((c) =>
+    classReferences(c.spec, 'spec').flatMap((ref) => inClassNamespace(ref.kind, ref.name)),
+  );
+  return [
+    ...new Map([cluster, ...clusterClass, ...templates].map((o) => [`${o.kind}/${o.metadata.name}`, o])).values(),
+  ];
+}
+
 /**
  * A cluster's objects as the management API holds them: the Cluster, the objects it references, the
  * MachineDeployments, MachineHealthChecks and standalone Machines that name it, and the templates those
- * reference.
+ * reference; for a Cluster with spec.topology, its class and the class's templates.
  */
 export function clusterObjects(cluster: ApiObject, objects: ObjectsByKind): ApiObject[] {
+  if (hasTopology(cluster)) return topologyObjects(cluster, objects);
   const { namespace, name } = cluster.metadata;
   const inNamespace = (kind: ManagedKind) => (objects[kind] ?? []).filter((o) => o.metadata.namespace === namespace);
   const referenced = (ref: Ref) =>
@@ -98,9 +126,14 @@ export const bookkeeping = (key: string) =>
   key === conversionDataAnnotation ||
   key.startsWith('capt.cluster.x-k8s.io/');
 
-/** The object as a manifest carries it: its desired state, without what the API server or a controller wrote. */
+/**
+ * The object as a manifest carries it: its desired state, without what the API server or a controller wrote (on a
+ * Cluster with spec.topology, the references to the objects made of it).
+ */
 export function asManifest(o: ApiObject) {
   const { name, namespace, labels, annotations } = o.metadata;
+  const { controlPlaneRef: _cp, infrastructureRef: _infra, ...topologySpec } = o.spec ?? {};
+  const spec = o.kind === 'Cluster' && hasTopology(o) ? topologySpec : o.spec;
   const kept = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => !bookkeeping(k)));
   const ownLabels = Object.fromEntries(Object.entries(labels ?? {}).filter(([k]) => k !== clusterNameLabel));
   return {
@@ -112,6 +145,6 @@ export function asManifest(o: ApiObject) {
       ...(Object.keys(ownLabels).length ? { labels: ownLabels } : {}),
       ...(Object.keys(kept).length ? { annotations: kept } : {}),
     },
-    ...(o.spec ? { spec: o.spec } : {}),
+    ...(spec ? { spec } : {}),
   };
 }

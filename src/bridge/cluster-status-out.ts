@@ -50,6 +50,31 @@ function versionsOf(owners: OwnerStatus[]) {
   return [...counts].sort(([a], [b]) => compareVersions(a, b)).map(([version, replicas]) => ({ version, replicas }));
 }
 
+/** Cluster API's TopologyReconciled for a Cluster with spec.topology, its reasons and the first line of its message. */
+export const topologyReconciledType = 'TopologyReconciled';
+
+/**
+ * Whether the objects are what the topology asks for (a refused topology is ReconcileFailed, written by the bridge):
+ * False while paused, deleting, or upgrading (a machine not at the topology's version, or a step of its plan left).
+ */
+function topologyReconciled(view: ClusterView): Condition {
+  const condition = (reason: string, message: string): Condition => ({
+    type: topologyReconciledType,
+    status: 'False',
+    reason,
+    message,
+  });
+  if (view.phase === 'Deleting') return condition('Deleting', 'Cluster is deleting');
+  if (view.paused) return condition('Paused', 'Cluster spec.paused is set to true');
+  const owners = [view.controlPlane, ...view.machineDeployments].filter((o): o is OwnerStatus => !!o);
+  const behind = owners.filter((o) => o.machines.some((m) => !m.deleting && m.version !== view.version));
+  const plan = [...(view.upgradePlan?.controlPlane ?? []), ...(view.upgradePlan?.workers ?? [])];
+  if (!behind.length && !plan.length && !view.pending.some(heldBack))
+    return { type: topologyReconciledType, status: 'True', reason: 'ReconcileSucceeded' };
+  const lines = behind.map((o) => `\n  * ${o.kind} ${o.name} upgrading to version ${view.version}`);
+  return condition('ClusterUpgrading', `Cluster is upgrading to ${view.version}${lines.join('')}`);
+}
+
 /**
  * The Cluster's status.controlPlane or status.workers: the owners' replica counts summed as Cluster API sums them,
  * the versions in use, and what is left of a ClusterClass cluster's upgrade plan.
@@ -164,6 +189,7 @@ export function clusterObjectStatus(
     view.phase === 'Deleting'
       ? { type: 'Deleting', status: 'True', reason: 'Deleting', message: view.step }
       : { type: 'Deleting', status: 'False', reason: 'NotDeleting' },
+    ...(view.clusterClass ? [topologyReconciled(view)] : []),
   ];
   const observedGeneration = observedOf(o, previous);
   return {

@@ -11,7 +11,7 @@ import {
   type AdmissionRequest,
 } from './admission-review';
 import type { WebhookRoute } from './admission-webhook';
-import { madeByController } from './cluster-documents';
+import { madeByController, madeFromTopology } from './cluster-documents';
 
 /** Where the apiserver posts the reviews of the defaulting (mutating) webhook. */
 export const mutatePath = '/mutate';
@@ -21,12 +21,13 @@ export const mutatePath = '/mutate';
  * refusal when they cannot be computed. An object on its way out is left as it is (only its finalizers
  * change), and so is a Machine the bridge made for a MachineSet or control plane: the bridge writes it whole
  * from its workflow, and a default there (a Node deletion timeout) would show a value the machine does not use.
+ * An object made of a topology is written as Cluster API's topology code rendered it, defaults included.
  */
 export function defaultingPatch(request: AdmissionRequest): { patch: PatchOperation[]; refusal?: string } {
   const { operation, object, oldObject } = request;
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || !object || !isDefaultedKind(object.kind))
     return { patch: [] };
-  if (object.metadata.deletionTimestamp || madeByController(object)) return { patch: [] };
+  if (object.metadata.deletionTimestamp || madeByController(object) || madeFromTopology(object)) return { patch: [] };
   try {
     const old = operation === 'UPDATE' ? (oldObject as PlainObject | undefined) : undefined;
     return { patch: jsonPatch(object, withDefaults(object as unknown as PlainObject, old)) };

@@ -41,6 +41,10 @@ export const managedResources = {
   LocalCluster: { group: groups.infrastructure, plural: 'localclusters' },
   LocalMachineTemplate: { group: groups.infrastructure, plural: 'localmachinetemplates' },
   LocalMachine: { group: groups.infrastructure, plural: 'localmachines' },
+  // What a Cluster with spec.topology is made from.
+  ClusterClass: { group: groups.core, plural: 'clusterclasses' },
+  KubeadmControlPlaneTemplate: { group: groups.controlPlane, plural: 'kubeadmcontrolplanetemplates' },
+  LocalClusterTemplate: { group: groups.infrastructure, plural: 'localclustertemplates' },
 } as const;
 export type ManagedKind = keyof typeof managedResources;
 const version = 'v1beta2';
@@ -124,6 +128,20 @@ export class ManagementClient {
       return (await this.api.getNamespacedCustomObject({ ...resource(kind), namespace, name })) as ApiObject;
     } catch (err) {
       translate(err, `reading ${kind} ${namespace}/${name}`);
+    }
+  }
+
+  /** Replaces the object (not its status) as it was at `object.metadata.resourceVersion`: a conflict is thrown. */
+  async replace(object: ApiObject): Promise<void> {
+    const { namespace, name } = object.metadata;
+    const kind = object.kind as ManagedKind;
+    try {
+      this.wrote(
+        kind,
+        await this.api.replaceNamespacedCustomObject({ ...resource(kind), namespace, name, body: object }),
+      );
+    } catch (err) {
+      translate(err, `replacing ${kind} ${namespace}/${name}`);
     }
   }
 

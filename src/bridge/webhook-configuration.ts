@@ -1,4 +1,4 @@
-import { controllerOwnerKinds } from './cluster-documents';
+import { controllerOwnerKinds, topologyOwnedLabel } from './cluster-documents';
 import { managedResources, type ManagedKind } from './management-client';
 
 /** The apiserver's wait for an answer; the webhook decides within 4 s (admission-webhook.ts). */
@@ -6,7 +6,7 @@ const timeoutSeconds = 5;
 
 /**
  * The objects both webhooks pass unread (defaulting-route.ts, admission-rules.ts) are not sent at all: one on its
- * way out, and one the bridge made for a MachineSet or control plane. Each write of the bridge's own Machines
+ * way out, one the bridge made for a MachineSet or control plane, and one it made of a Cluster's topology. Each write of the bridge's own Machines
  * waited 80-100 ms for the two calls in a 300-machine rollout, about five writes per machine.
  */
 const owners = controllerOwnerKinds.map((k) => `'${k}'`).join(', ');
@@ -14,7 +14,8 @@ const notTheBridgesOwn = {
   name: 'not-made-by-capt',
   expression:
     `!has(object.metadata.deletionTimestamp) && !(has(object.metadata.ownerReferences) && ` +
-    `object.metadata.ownerReferences.exists(r, r.kind in [${owners}]))`,
+    `object.metadata.ownerReferences.exists(r, r.kind in [${owners}])) && ` +
+    `!(has(object.metadata.labels) && '${topologyOwnedLabel}' in object.metadata.labels)`,
 };
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { localCluster, localMachine, localMachineTemplate } from '../api/kinds/local-provider';
+import { localCluster, localClusterTemplate, localMachine, localMachineTemplate } from '../api/kinds/local-provider';
 import type { Json } from './capi-crds';
 
 /**
@@ -88,6 +88,7 @@ const kinds: ProviderKind[] = [
   },
   // A template has no status in Cluster API's contract.
   { kind: 'LocalMachineTemplate', plural: 'localmachinetemplates', schema: localMachineTemplate },
+  { kind: 'LocalClusterTemplate', plural: 'localclustertemplates', schema: localClusterTemplate },
 ];
 
 /** The CRDs of capt's local provider, labelled as Cluster API's contract asks of an infrastructure provider. */

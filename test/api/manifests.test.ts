@@ -302,9 +302,9 @@ const cases: Case[] = [
   },
   {
     name: 'unknown core kind',
-    mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'ClusterClass', metadata: { name: 'cc' } }],
+    mutate: (d) => [...d, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachinePool', metadata: { name: 'mp' } }],
     path: 'kind',
-    message: /ClusterClass .* is not a kind capt manages/,
+    message: /MachinePool .* is not a kind capt manages/,
   },
   {
     name: 'unsupported API version',

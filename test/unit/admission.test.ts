@@ -22,6 +22,7 @@ import { validatingWebhookConfiguration } from '../../src/bridge/webhook-registr
 import { withDefaults } from '../../src/defaulting/defaults';
 import type { PlainObject } from '../../src/defaulting/plain-object';
 import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
+import type { ClusterModel } from '../../src/api/model';
 import { formatSpecProblems } from '../../src/spec-rules/spec-problem';
 
 /** The quickstart's objects as the management API lists them. */
@@ -174,13 +175,43 @@ test("a MachineHealthCheck of the machines' own conditions is admitted into the 
   );
 });
 
-test('a Cluster with spec.topology is refused, saying capt apply runs it (the bridge does not yet)', () => {
-  const cluster = one(quickstart(), 'Cluster');
-  cluster.spec = { topology: { classRef: { name: 'quick-start' }, version: 'v1.36.3' } };
-  assert.match(
-    checkAdmission(create(cluster), {}).refusal ?? '',
-    /^Cluster default\/one: a Cluster with spec\.topology is not run through the management API yet; apply it with its ClusterClass and templates with `capt apply -f`/,
+test("a Cluster with spec.topology is checked with its class and templates: let through until they arrive, then loaded with the names of what it makes, and refused with Cluster API's words", () => {
+  const { text } = substituteVariables(
+    readFileSync(join(__dirname, '../../../examples/clusterclass-quickstart.yaml'), 'utf8'),
+    { CLUSTER_NAME: 'tq' },
   );
+  const objects: ObjectsByKind = {};
+  for (const doc of parseAllDocuments(text)) {
+    const o = doc.toJSON() as ApiObject;
+    (objects[o.kind as ManagedKind] ??= []).push(o);
+  }
+  const cluster = one(objects, 'Cluster');
+  const clusterClass = one(objects, 'ClusterClass');
+  // kubectl apply -f creates them one by one: a class before its Clusters, a Cluster before its class.
+  for (const alone of [clusterClass, cluster]) assert.deepEqual(checkAdmission(create(alone), {}).refusal, undefined);
+  const complete = checkAdmission(create(cluster), objects);
+  assert.equal(complete.refusal, undefined);
+  assert.match(complete.clusters[0]!.next.controlPlane.name, /^tq-\w{5}$/);
+  assert.equal(complete.clusters[0]!.next.topology?.class, 'quick-start');
+  // A change to the class is checked for every Cluster of it.
+  const badClass = structuredClone(clusterClass);
+  (badClass.spec as { workers: { machineDeployments: { class: string }[] } }).workers.machineDeployments[0]!.class =
+    'BAD CLASS';
+  assert.ok(checkAdmission(create(badClass), objects).refusal);
+  const downgrade = structuredClone(cluster);
+  (downgrade.spec as { topology: { version: string } }).topology.version = 'v1.1.0';
+  const [{ previous, next }] = checkAdmission(update(cluster, downgrade), objects).clusters as [
+    { previous?: ClusterModel; next: ClusterModel },
+  ];
+  assert.match(
+    formatSpecProblems(clusterChangeProblems(previous!, next)),
+    /^Cluster default\/tq at spec\.topology\.version: version cannot be decreased from "1\.36\.3" to "1\.1\.0"/,
+  );
+  // What the bridge makes of a topology is not desired state: it is not reviewed (nor sent: matchConditions).
+  const made = one(quickstart(), 'KubeadmControlPlane');
+  made.metadata.labels = { 'topology.cluster.x-k8s.io/owned': '' };
+  assert.equal(needsReview(create(made)), false);
+  assert.equal(needsReview(create(one(quickstart(), 'KubeadmControlPlane'))), true);
 });
 
 test('objects arriving one by one are let through until their cluster is complete; one of no Cluster is checked alone', () => {
@@ -233,14 +264,14 @@ test('the configuration asks about creates and updates of every kind of a manife
       apiGroups: ['cluster.x-k8s.io'],
       apiVersions: ['v1beta2'],
       operations: ['CREATE', 'UPDATE'],
-      resources: ['clusters', 'machinedeployments', 'machinehealthchecks', 'machines'],
+      resources: ['clusters', 'machinedeployments', 'machinehealthchecks', 'machines', 'clusterclasses'],
       scope: 'Namespaced',
     },
     {
       apiGroups: ['controlplane.cluster.x-k8s.io'],
       apiVersions: ['v1beta2'],
       operations: ['CREATE', 'UPDATE'],
-      resources: ['kubeadmcontrolplanes'],
+      resources: ['kubeadmcontrolplanes', 'kubeadmcontrolplanetemplates'],
       scope: 'Namespaced',
     },
     {
@@ -254,7 +285,7 @@ test('the configuration asks about creates and updates of every kind of a manife
       apiGroups: ['infrastructure.cluster.x-k8s.io'],
       apiVersions: ['v1beta2'],
       operations: ['CREATE', 'UPDATE'],
-      resources: ['localclusters', 'localmachinetemplates', 'localmachines'],
+      resources: ['localclusters', 'localmachinetemplates', 'localmachines', 'localclustertemplates'],
       scope: 'Namespaced',
     },
   ]);

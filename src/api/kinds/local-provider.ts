@@ -44,6 +44,20 @@ export const localCluster = z
       : {}),
   }));
 
+/**
+ * A ClusterClass's infrastructure cluster: the LocalCluster each Cluster of the class is cloned from. capt reads it
+ * through the Cluster's topology (the LocalCluster made of it is checked as written ones are); the management
+ * API's CRD takes this schema.
+ */
+export const localClusterTemplate = z
+  .object({
+    apiVersion: z.string(),
+    kind: z.literal('LocalClusterTemplate'),
+    metadata,
+    spec: z.object({ template: z.object({ spec: localClusterSpec.optional() }).strict() }).strict(),
+  })
+  .strict();
+
 const localMachineSpec = z
   .object({ bootDelaySeconds: seconds.optional(), failBootstrap: z.boolean().optional() })
   .strict();

@@ -20,6 +20,8 @@ export interface RawDocument {
   loc: ManifestLocation;
   /** On a Cluster made from a topology: what the cluster keeps of it. */
   topology?: TopologyModel;
+  /** On an object made from a Cluster's topology (not the Cluster itself): the management API shows it as made. */
+  madeFromTopology?: boolean;
 }
 
 /** Kinds that only a ClusterClass uses: capt reads them through the Cluster whose topology names the class. */
@@ -33,7 +35,11 @@ const kindOf = (d: RawDocument) => (typeof d.raw.kind === 'string' ? d.raw.kind 
 const locate = (d: RawDocument): ManifestLocation => ({ ...d.loc, kind: kindOf(d), name: nameOf(d) });
 
 /** Every {kind, name} a class refers to (templateRef in v1beta2, ref in v1beta1), wherever it sits. */
-function classReferences(value: unknown, path: string, out: { kind: string; name: string; path: string }[] = []) {
+export function classReferences(
+  value: unknown,
+  path: string,
+  out: { kind: string; name: string; path: string }[] = [],
+) {
   if (Array.isArray(value)) value.forEach((v, i) => classReferences(v, `${path}[${i}]`, out));
   else if (value && typeof value === 'object')
     for (const [key, v] of Object.entries(value)) {
@@ -100,15 +106,22 @@ export function expandTopologies(docs: RawDocument[], problems: ManifestProblem[
       }
       continue;
     }
-    made.push(...topologyDocuments(cluster, group, rendered));
+    made.push(
+      ...topologyDocuments(cluster, group, rendered).map((d) =>
+        d.raw.kind === 'Cluster' ? d : { ...d, madeFromTopology: true },
+      ),
+    );
   }
   for (const d of docs.filter((x) => classOnlyKind(kindOf(x)) && !consumed.has(x)))
     problems.push({
       ...locate(d),
+      // Missing is its Cluster: the management API's objects arrive one by one, a class before the Clusters of it.
+      missing: true,
       message: `${kindOf(d)} ${nameOf(d)} is used by no Cluster's topology in these manifests`,
       hint: 'capt keeps no classes of its own: apply the ClusterClass and its templates with the Clusters whose spec.topology names them, or remove it',
     });
-  return [...docs.filter((d) => !consumed.has(d)), ...made];
+  // A class no Cluster uses has been reported above; its kinds are read only through a topology.
+  return [...docs.filter((d) => !consumed.has(d) && !classOnlyKind(kindOf(d))), ...made];
 }
 
 const withNamespace = (d: RawDocument) => ({
