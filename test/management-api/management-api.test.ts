@@ -79,7 +79,10 @@ test("kubectl api-resources lists Cluster API's kinds and capt's provider kinds,
     ],
     ['controlplane.cluster.x-k8s.io', ['KubeadmControlPlane', 'KubeadmControlPlaneTemplate']],
     ['bootstrap.cluster.x-k8s.io', ['KubeadmConfig', 'KubeadmConfigTemplate']],
-    ['infrastructure.cluster.x-k8s.io', ['LocalCluster', 'LocalMachine', 'LocalMachineTemplate', 'LocalClusterTemplate']],
+    [
+      'infrastructure.cluster.x-k8s.io',
+      ['LocalCluster', 'LocalMachine', 'LocalMachineTemplate', 'LocalClusterTemplate'],
+    ],
   ];
   for (const [group, kinds] of groups) {
     const listed = await kube('api-resources', '--api-group', group, '-o', 'wide');
