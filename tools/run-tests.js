@@ -74,6 +74,7 @@ const lastSeconds = {
   'cluster/control-plane-upgrade': 136,
   'upgrade/worker-upgrade': 134,
   'management-api/bridge.test': 119,
+  'management-api/topology': 54,
   'cluster/control-plane.test': 118,
   'e2e/dev-stack': 114,
   'management-api/management-api.test': 113,

@@ -52,7 +52,7 @@ const withDigest = (crd: Json): Json => {
 
 /**
  * Creates or updates every CRD capt serves (server-side apply, so it can be repeated) and waits until those it
- * wrote are Established; then applies the tenant ClusterRoles over their kinds. Applying the 20 CRDs (5 MB)
+ * wrote are Established; then applies the tenant ClusterRoles over their kinds. Applying the 21 CRDs (5 MB)
  * takes seconds, so those whose digest is current are skipped; the two roles are small and always applied.
  */
 export async function installCrdsAndRoles(

@@ -172,7 +172,7 @@ test('capt init --webhook-url installs the CRDs, a CA and serving certificate in
   assert.equal(r.code, 0, r.stderr);
   assert.match(
     r.stdout,
-    /^20 CRDs Established \(Cluster API v1\.14\.2 and capt's provider kinds; 20 created or updated/m,
+    /^21 CRDs Established \(Cluster API v1\.14\.2 and capt's provider kinds; 21 created or updated/m,
   );
   assert.match(
     r.stdout,

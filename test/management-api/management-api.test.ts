@@ -209,7 +209,7 @@ test('capt init --kubeconfig FILE installs the CRDs into an existing Kubernetes 
   assert.equal(first.code, 0, first.stderr);
   assert.match(
     first.stdout,
-    /^20 CRDs Established \(Cluster API v1\.14\.2 and capt's provider kinds; 1 created or updated, 19 already current\)$/m,
+    /^21 CRDs Established \(Cluster API v1\.14\.2 and capt's provider kinds; 1 created or updated, 20 already current\)$/m,
   );
   assert.match(
     (await kube('api-resources', '--api-group', 'infrastructure.cluster.x-k8s.io')).stdout,
@@ -217,7 +217,7 @@ test('capt init --kubeconfig FILE installs the CRDs into an existing Kubernetes 
   );
   const second = await capt('init', '--kubeconfig', kubeconfigFile);
   assert.equal(second.code, 0, second.stderr);
-  assert.match(second.stdout, /; 0 created or updated, 20 already current\)$/m);
+  assert.match(second.stdout, /; 0 created or updated, 21 already current\)$/m);
   const missing = await capt('init', '--kubeconfig', join(home, 'missing.kubeconfig'));
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /--kubeconfig \S+missing\.kubeconfig: ENOENT/);
@@ -240,7 +240,7 @@ test('capt dev stop leaves no process or port of the management API; start again
   assert.equal(again.code, 0, again.stderr);
   console.log(`# capt dev start (warm): ${Date.now() - started} ms`);
   assert.doesNotMatch(again.stdout, /created the management API's encryption key/, 'the key is kept');
-  assert.match(again.stdout, /: 20 CRDs Established \(1 written\)$/m);
+  assert.match(again.stdout, /: 21 CRDs Established \(1 written\)$/m);
   assert.match(
     (await kube('api-resources', '--api-group', 'infrastructure.cluster.x-k8s.io')).stdout,
     /\sLocalMachine$/m,
