@@ -9,6 +9,8 @@ import type { KubeClient } from '../../src/kube/kube-client';
 import { nodeWatch } from '../kube/node-watch';
 import { workloadClient } from '../kube/workload-cluster';
 import { nodeSystemInfo } from './node-system-info';
+import { nodeTaints, taintsFromMachineAnnotation } from './node-taints';
+import type { MachineTaint } from '../../src/contract/machine';
 
 /** Activities on a machine's Node in the workload cluster. Each is idempotent. */
 export interface NodeTarget {
@@ -19,7 +21,6 @@ export interface NodeTarget {
 /** A waiting activity reports progress at least this often. */
 const heartbeatEveryMs = 5000;
 
-const uninitializedTaint = 'node.cluster.x-k8s.io/uninitialized';
 // Cluster API syncs only labels in these domains to the Node; others belong to the Node's own managers.
 const syncedLabel =
   /^(node-role\.kubernetes\.io|node-restriction\.kubernetes\.io|node\.cluster\.x-k8s\.io)\/|^[^/]*\.(node-restriction\.kubernetes\.io|node\.cluster\.x-k8s\.io)\//;
@@ -37,6 +38,7 @@ export async function waitForNode(
     timeoutSeconds: number;
     labels: Record<string, string>;
     annotations: Record<string, string>;
+    taints?: MachineTaint[];
   },
 ): Promise<{ nodeName: string; readiness: Readiness; nodeInfo?: NodeSystemInfo } | undefined> {
   const ctx = Context.current();
@@ -53,7 +55,7 @@ export async function waitForNode(
       if (node && condition?.status === 'True')
         return {
           nodeName: node.metadata!.name!,
-          readiness: await syncNodeObject(client, node, target.labels, target.annotations),
+          readiness: await syncNodeObject(client, node, target, true),
           nodeInfo: nodeSystemInfo(node.status?.nodeInfo),
         };
       const seen = node
@@ -72,27 +74,45 @@ export async function waitForNode(
   }
 }
 
+/** What a machine keeps on its Node. */
+interface NodeFields {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** Absent: none (a machine made before taints were carried). */
+  taints?: MachineTaint[];
+}
+
 /**
- * Puts the Machine's labels and annotations on its Node, removes the uninitialized taint, and returns the
+ * Puts the Machine's labels, annotations and `Always` taints on its Node (nodeTaints says how), and returns the
  * Node's readiness.
  */
-export async function syncNode(
-  target: NodeTarget & { nodeName: string; labels: Record<string, string>; annotations: Record<string, string> },
-): Promise<Readiness> {
+export async function syncNode(target: NodeTarget & NodeFields & { nodeName: string }): Promise<Readiness> {
   const client = await workloadClient(target.namespace, target.cluster);
   const node = await client.getNode(target.nodeName);
   if (!node) throw ApplicationFailure.create({ message: `Node ${target.nodeName} disappeared`, type: 'NodeNotFound' });
-  return syncNodeObject(client, node, target.labels, target.annotations);
+  return syncNodeObject(client, node, target, false);
 }
 
+/** The sync; `initializing` when the Node has just joined: its `OnInitialization` taints go on with the rest. */
 async function syncNodeObject(
   client: KubeClient,
   node: V1Node,
-  machineLabels: Record<string, string>,
-  annotations: Record<string, string>,
+  machine: NodeFields,
+  initializing: boolean,
 ): Promise<Readiness> {
-  const labels = Object.fromEntries(Object.entries(machineLabels).filter(([k]) => syncedLabel.test(k)));
-  const taints = (node.spec?.taints ?? []).filter((t) => t.key !== uninitializedTaint);
+  const labels = Object.fromEntries(Object.entries(machine.labels).filter(([k]) => syncedLabel.test(k)));
+  const tracked = node.metadata?.annotations?.[taintsFromMachineAnnotation];
+  const { taints, tracked: nowTracked } = nodeTaints(
+    node.spec?.taints ?? [],
+    tracked,
+    machine.taints ?? [],
+    initializing,
+  );
+  // The annotation only where a machine has had Always taints: a Node of a machine without any is written as before.
+  const annotations =
+    nowTracked || tracked !== undefined
+      ? { ...machine.annotations, [taintsFromMachineAnnotation]: nowTracked }
+      : machine.annotations;
   await client.patchNode(node.metadata!.name!, { metadata: { labels, annotations }, spec: { taints } });
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
   return {

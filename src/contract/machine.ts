@@ -14,11 +14,24 @@ export interface DeletionTimeouts {
   nodeDeletionTimeoutSeconds?: number;
 }
 
+/**
+ * A taint a machine keeps on its Node (Cluster API v1.12's MachineTaint): `Always` is kept there and removed when
+ * the machine no longer has it; `OnInitialization` is put there once, as the Node joins.
+ */
+export interface MachineTaint {
+  key: string;
+  value?: string;
+  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  propagation: 'Always' | 'OnInitialization';
+}
+
 /** What a machine template (of a MachineDeployment, or a Machine's own spec) sets on a machine besides version, bootstrap and infrastructure. */
 export interface MachineTemplateFields extends DeletionTimeouts {
   failureDomain?: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** Absent: none (specs written before taints were carried have none). They change in place. */
+  taints?: MachineTaint[];
 }
 
 /** A Machine's desired state, as the machine workflow receives it (plain JSON). */
@@ -45,7 +58,9 @@ export interface MachineSpec extends MachineTemplateFields {
 }
 
 /** The fields a running Machine accepts in place; anything else means a new Machine. */
-export type MachineSpecChange = Partial<Pick<MachineSpec, 'labels' | 'annotations' | keyof DeletionTimeouts>> &
+export type MachineSpecChange = Partial<
+  Pick<MachineSpec, 'labels' | 'annotations' | 'taints' | keyof DeletionTimeouts>
+> &
   Partial<Pick<MachineSpec, 'version' | 'bootstrap' | 'infrastructure' | 'failureDomain'>>;
 
 export const MachinePhase = {

@@ -1183,3 +1183,45 @@ test("control-plane components' extraArgs and extraVolumes reach the model from 
     ],
   );
 });
+
+test('taints reach the model from a MachineDeployment template, a Machine and a control plane, v1beta1 and v1beta2; bad ones are refused where they are written', () => {
+  const taints = [
+    { key: 'example.com/dedicated', value: 'gold', effect: 'NoSchedule', propagation: 'Always' },
+    { key: 'example.com/warming', effect: 'PreferNoSchedule', propagation: 'OnInitialization' },
+  ];
+  const v2 = baseDocs();
+  byKind(v2, 'MachineDeployment').spec.template.spec.taints = taints;
+  byKind(v2, 'KubeadmControlPlane').spec.machineTemplate.spec.taints = taints.slice(0, 1);
+  const v1 = docsOf(v1beta1);
+  byKind(v1, 'MachineDeployment').spec.template.spec.taints = taints;
+  byKind(v1, 'KubeadmControlPlane').spec.machineTemplate.taints = taints.slice(0, 1);
+  const [model] = loadManifests([{ file: 't.yaml', text: render(v2) }], {});
+  const [older] = loadManifests([{ file: 't.yaml', text: render(v1) }], {});
+  assert.deepEqual(model!.machineDeployments[0]!.template.taints, taints);
+  assert.deepEqual(model!.controlPlane.taints, taints.slice(0, 1));
+  assert.deepEqual(older, model);
+  const docs = baseDocs();
+  const [alone] = loadManifests([{ file: 't.yaml', text: render([...docs, ...lone(docs, { spec: { taints } })]) }], {});
+  assert.deepEqual(alone!.machines![0]!.template.taints, taints);
+  assert.equal(alone!.machineDeployments[0]!.template.taints, undefined, 'none given, none in the model');
+
+  const refused = (taint: Record<string, unknown>, path: string, message: RegExp) => {
+    const docs = baseDocs();
+    byKind(docs, 'MachineDeployment').spec.template.spec.taints = [taint];
+    const [problem] = problemsOf(() => loadManifests([{ file: 't.yaml', text: render(docs) }], {}));
+    assert.deepEqual([problem!.kind, problem!.path], ['MachineDeployment', `spec.template.spec.taints[0]${path}`]);
+    assert.match(problem!.message, message);
+  };
+  refused(
+    { key: 'node.cluster.x-k8s.io/uninitialized', effect: 'NoSchedule', propagation: 'Always' },
+    '.key',
+    /Cluster API's own/,
+  );
+  refused({ key: 'a b', effect: 'NoSchedule', propagation: 'Always' }, '.key', /taint key/);
+  refused({ key: 'k', effect: 'Sometimes', propagation: 'Always' }, '.effect', /NoSchedule/);
+  refused({ key: 'k', effect: 'NoSchedule' }, '.propagation', /expected one of "Always"\|"OnInitialization"/);
+  const twice = baseDocs();
+  byKind(twice, 'MachineDeployment').spec.template.spec.taints = [taints[0], { ...taints[0], value: 'silver' }];
+  const [problem] = problemsOf(() => loadManifests([{ file: 't.yaml', text: render(twice) }], {}));
+  assert.match(problem!.message, /taint example\.com\/dedicated with effect NoSchedule is given twice/);
+});

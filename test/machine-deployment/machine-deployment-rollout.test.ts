@@ -303,6 +303,44 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
       .every((m) => m.labels['node.cluster.x-k8s.io/tier'] === 'gold'),
   );
 
+  // Taints change in place too (Cluster API v1.12's MachineTaint): an Always taint reaches every Node, an
+  // OnInitialization one only Nodes that join later (the OnDelete replacement below); a dropped Always taint leaves.
+  const dedicated = {
+    key: 'capt.example/dedicated',
+    value: 'gold',
+    effect: 'NoSchedule',
+    propagation: 'Always',
+  } as const;
+  const warming = { key: 'capt.example/warming', effect: 'PreferNoSchedule', propagation: 'OnInitialization' } as const;
+  const nodeTaints = async () =>
+    Object.fromEntries(
+      (await kube.listNodes())
+        .filter((n) => n.metadata!.name!.startsWith(`${MD}-`))
+        .map((n) => [
+          n.metadata!.name!,
+          (n.spec?.taints ?? [])
+            .filter((t) => t.key.startsWith('capt.example/'))
+            .map((t) => `${t.key}=${t.value ?? ''}`)
+            .join(','),
+        ]),
+    );
+  await suite.client.apply([withMd((md) => ({ ...md, template: { ...md.template, taints: [dedicated, warming] } }))]);
+  await until('the Always taint on all 6 Nodes, the OnInitialization one on none', nodeTaints, {
+    done: (t) => Object.values(t).length === 6 && Object.values(t).every((x) => x === 'capt.example/dedicated=gold'),
+    timeoutMs: 60_000,
+  });
+  await suite.client.apply([withMd((md) => ({ ...md, template: { ...md.template, taints: [warming] } }))]);
+  await until('the dropped Always taint gone from all 6 Nodes', nodeTaints, {
+    done: (t) => Object.values(t).length === 6 && Object.values(t).every((x) => x === ''),
+    timeoutMs: 60_000,
+  });
+  const tainted = await status();
+  assert.deepEqual(
+    [tainted.revision, tainted.machines.map((m) => m.name).sort()],
+    [revisionBefore, done.machines.map((m) => m.name).sort()],
+    'taints: no new revision, no machine replaced',
+  );
+
   // OnDelete: a template change replaces nothing until a machine is deleted; its replacement is new.
   await suite.client.apply([
     withMd((md) => ({
@@ -357,6 +395,12 @@ test(`MachineDeployment of 5: rollouts within maxSurge/maxUnavailable (1/0 with 
     'one replacement, on the new template',
   );
   assert.equal(replaced.machines.filter((m) => m.version === older).length, 5, 'the others stay');
+  const afterJoin = await nodeTaints();
+  assert.deepEqual(
+    [afterJoin[fresh[0]!.name], Object.values(afterJoin).filter((x) => x !== '').length],
+    ['capt.example/warming=', 1],
+    'the OnInitialization taint on the Node that joined since, on it only',
+  );
 
   // rolloutAfter: back to RollingUpdate, which finishes the OnDelete rollout; once the time passes, every
   // machine created before it is replaced by a restart revision of the same template.

@@ -104,6 +104,7 @@ export const controlPlaneMachineFields = (cluster: string, spec: ControlPlaneMod
   nodeDrainTimeoutSeconds: spec.nodeDrainTimeoutSeconds,
   nodeVolumeDetachTimeoutSeconds: spec.nodeVolumeDetachTimeoutSeconds,
   nodeDeletionTimeoutSeconds: spec.nodeDeletionTimeoutSeconds,
+  ...(spec.taints ? { taints: spec.taints } : {}),
 });
 
 export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState): OwnerStatus {

@@ -25,5 +25,7 @@ export function mergeTemplateChange(spec: MachineSpec, { previous, next }: Machi
     nodeDrainTimeoutSeconds: next.nodeDrainTimeoutSeconds,
     nodeVolumeDetachTimeoutSeconds: next.nodeVolumeDetachTimeoutSeconds,
     nodeDeletionTimeoutSeconds: next.nodeDeletionTimeoutSeconds,
+    // The template's taints are the machine's: a taint it dropped leaves the Node (Always), as Cluster API's.
+    taints: next.taints ?? (spec.taints ? [] : undefined),
   };
 }

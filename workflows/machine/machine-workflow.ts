@@ -191,7 +191,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   function applyChange(change: MachineSpecChange): MachineStatus {
     Object.assign(spec, change);
     // Before the Node is known, the wait that finds it syncs the change (or the loop does, once it returns).
-    state.nodeSyncPending ||= change.labels !== undefined || change.annotations !== undefined;
+    state.nodeSyncPending ||=
+      change.labels !== undefined || change.annotations !== undefined || change.taints !== undefined;
     const reportsBefore = state.reports;
     const status = refresh();
     // Labels and annotations are no news to the owner's plans, but its record's sequence tells the management
@@ -260,6 +261,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
         timeoutSeconds: nodeStartupChunkSeconds,
         labels: spec.labels,
         annotations: nodeAnnotations(),
+        ...(spec.taints ? { taints: spec.taints } : {}),
       });
       if (!node) continue;
       state.nodeRef = { name: node.nodeName };
@@ -289,6 +291,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
         nodeName: state.nodeRef!.name,
         labels: spec.labels,
         annotations: nodeAnnotations(),
+        ...(spec.taints ? { taints: spec.taints } : {}),
       })),
     };
     state.nodeSynced = true;

@@ -15,6 +15,8 @@ const inPlaceFields = (t: InPlaceFields): InPlaceFields => ({
   nodeDrainTimeoutSeconds: t.nodeDrainTimeoutSeconds,
   nodeVolumeDetachTimeoutSeconds: t.nodeVolumeDetachTimeoutSeconds,
   nodeDeletionTimeoutSeconds: t.nodeDeletionTimeoutSeconds,
+  // Absent from templates written before taints were carried: such a change compares as it did then.
+  ...(t.taints ? { taints: t.taints } : {}),
 });
 
 /** The change that takes a machine made with `before` to `after`: the old keys go, the new ones come. */

@@ -32,6 +32,7 @@ export function workerMachineSpec(
     nodeDrainTimeoutSeconds: t.nodeDrainTimeoutSeconds,
     nodeVolumeDetachTimeoutSeconds: t.nodeVolumeDetachTimeoutSeconds,
     nodeDeletionTimeoutSeconds: t.nodeDeletionTimeoutSeconds,
+    ...(t.taints ? { taints: t.taints } : {}),
     owner: own.owner,
   };
 }

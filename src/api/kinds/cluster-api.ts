@@ -6,6 +6,7 @@ import {
   dnsName,
   duration,
   labelsAndAnnotations,
+  machineTaints,
   fromV1beta1Ref,
   fromV1beta2Ref,
   intOrPercent,
@@ -126,6 +127,7 @@ const machineSpecV1beta1 = z
     nodeDrainTimeout: duration.optional(),
     nodeVolumeDetachTimeout: duration.optional(),
     nodeDeletionTimeout: duration.optional(),
+    taints: machineTaints.optional(),
   })
   .strict();
 
@@ -138,6 +140,7 @@ const machineSpecV1beta2 = z
     failureDomain: z.string().optional(),
     providerID: z.string().optional(),
     minReadySeconds: seconds.optional(),
+    taints: machineTaints.optional(),
     deletion: z
       .object({
         nodeDrainTimeoutSeconds: seconds.optional(),
@@ -165,6 +168,7 @@ const templateV1beta1 = (
   nodeDrainTimeoutSeconds: spec.nodeDrainTimeout,
   nodeVolumeDetachTimeoutSeconds: spec.nodeVolumeDetachTimeout,
   nodeDeletionTimeoutSeconds: spec.nodeDeletionTimeout,
+  ...(spec.taints ? { taints: spec.taints } : {}),
 });
 
 const templateV1beta2 = (
@@ -184,6 +188,7 @@ const templateV1beta2 = (
   nodeVolumeDetachTimeoutSeconds: spec.deletion?.nodeVolumeDetachTimeoutSeconds,
   nodeDeletionTimeoutSeconds: spec.deletion?.nodeDeletionTimeoutSeconds,
   minReadySeconds: spec.minReadySeconds,
+  ...(spec.taints ? { taints: spec.taints } : {}),
 });
 
 export const machineV1beta1 = z

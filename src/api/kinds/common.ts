@@ -110,3 +110,38 @@ export const taint = z
     effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
   })
   .strict();
+
+/** Taints Cluster API keeps on Nodes itself (a Node's initialization, an outdated revision): a manifest cannot set them. */
+const reservedTaints = ['node.cluster.x-k8s.io/uninitialized', 'node.cluster.x-k8s.io/outdated-revision'];
+
+/** A machine's taints, as Cluster API v1.12's MachineTaint list (spec.taints): each key and effect at most once. */
+export const machineTaints = z
+  .array(
+    z
+      .object({
+        key: z
+          .string()
+          .max(317)
+          .refine(validKey, { message: `taint key: ${keyRule}` }),
+        value: z.string().min(1).regex(labelValue, `taint value: ${valueRule}`).optional(),
+        effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+        propagation: z.enum(['Always', 'OnInitialization']),
+      })
+      .strict(),
+  )
+  .min(1)
+  .max(64)
+  .superRefine((taints, ctx) => {
+    const seen = new Set<string>();
+    taints.forEach((t, i) => {
+      if (reservedTaints.includes(t.key))
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'key'],
+          message: `taint ${t.key} is Cluster API's own: it sets and removes it on Nodes itself`,
+        });
+      if (seen.has(`${t.key}:${t.effect}`))
+        ctx.addIssue({ code: 'custom', path: [i], message: `taint ${t.key} with effect ${t.effect} is given twice` });
+      seen.add(`${t.key}:${t.effect}`);
+    });
+  });

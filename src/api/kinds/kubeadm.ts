@@ -12,10 +12,11 @@ import {
   wiredFlags,
   type ComponentField,
 } from '../../contract/control-plane-flags';
-import type { DeletionTimeouts } from '../../contract/machine';
+import type { DeletionTimeouts, MachineTaint } from '../../contract/machine';
 import {
   duration,
   labelsAndAnnotations,
+  machineTaints,
   fromV1beta1Ref,
   fromV1beta2Ref,
   intOrPercent,
@@ -355,6 +356,8 @@ export interface ControlPlaneDoc extends DeletionTimeouts {
    */
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** spec.machineTemplate(.spec).taints: on every control-plane machine's Node, changed in place. */
+  taints?: MachineTaint[];
   replicas: number;
   version: string;
   kubeadmConfigSpec: KubeadmConfigSpec;
@@ -393,6 +396,7 @@ export const kubeadmControlPlaneV1beta1 = z
             nodeDrainTimeout: duration.optional(),
             nodeVolumeDetachTimeout: duration.optional(),
             nodeDeletionTimeout: duration.optional(),
+            taints: machineTaints.optional(),
           })
           .strict(),
         kubeadmConfigSpec: sharedSpec(kubeadmConfigSpecV1beta1),
@@ -429,6 +433,7 @@ export const kubeadmControlPlaneV1beta1 = z
     nodeDrainTimeoutSeconds: d.spec.machineTemplate.nodeDrainTimeout,
     nodeVolumeDetachTimeoutSeconds: d.spec.machineTemplate.nodeVolumeDetachTimeout,
     nodeDeletionTimeoutSeconds: d.spec.machineTemplate.nodeDeletionTimeout,
+    ...(d.spec.machineTemplate.taints ? { taints: d.spec.machineTemplate.taints } : {}),
     remediation: d.spec.remediationStrategy && {
       maxRetry: d.spec.remediationStrategy.maxRetry,
       retryPeriodSeconds: d.spec.remediationStrategy.retryPeriod,
@@ -451,6 +456,7 @@ export const kubeadmControlPlaneV1beta2 = z
             spec: z
               .object({
                 infrastructureRef: refV1beta2,
+                taints: machineTaints.optional(),
                 deletion: z
                   .object({
                     nodeDrainTimeoutSeconds: seconds.optional(),
@@ -503,5 +509,6 @@ export const kubeadmControlPlaneV1beta2 = z
     nodeDrainTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeDrainTimeoutSeconds,
     nodeVolumeDetachTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeVolumeDetachTimeoutSeconds,
     nodeDeletionTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeDeletionTimeoutSeconds,
+    ...(d.spec.machineTemplate.spec.taints ? { taints: d.spec.machineTemplate.spec.taints } : {}),
     remediation: d.spec.remediation,
   }));
