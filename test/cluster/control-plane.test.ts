@@ -167,9 +167,11 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; machineTemplate.meta
   );
 
   // certificatesExpiryDays: the apiserver certificates are read from the machines; a year ahead, they replace nothing.
-  // A new template label and a template annotation dropped, in the same apply, change the machine in place.
+  // A new template label and a template annotation dropped, in the same apply, change the machine in place; so
+  // does a taint, which reaches its Node.
   model!.controlPlane.labels = { ...model!.controlPlane.labels, tier: 'control-2' };
   model!.controlPlane.annotations = {};
+  model!.controlPlane.taints = [{ key: 'capt.example/control', effect: 'NoSchedule', propagation: 'Always' }];
   await suite.client.apply([
     { ...model!, controlPlane: { ...model!.controlPlane, replicas: 1, certificatesExpiryDays: 300 } },
   ]);
@@ -191,6 +193,22 @@ test('3 control-plane and 2 worker machines: 5 Ready nodes; machineTemplate.meta
     [relabelled!.labels, relabelled!.annotations],
     [{ ...model!.controlPlane.labels, ...controlPlaneMachineLabels('ha', kcp) }, { [controlPlaneCleanupHook]: '' }],
     'in place: the new label, the dropped annotation gone, its own label and cleanup hook kept',
+  );
+  await until(
+    "the template's taint on the machine's Node",
+    async () => {
+      const got = await run(kubectlFor(ready.version), [
+        '--kubeconfig',
+        kubeconfig,
+        'get',
+        'node',
+        relabelled!.nodeRef!,
+        '-o',
+        'jsonpath={.spec.taints[*].key}',
+      ]);
+      return got.stdout.split(' ').includes('capt.example/control');
+    },
+    { timeoutMs: 60_000 },
   );
   await sleep(3000);
   certs = await suite.client.ownerStatus('kubeadmcontrolplane', 'default', kcp);
