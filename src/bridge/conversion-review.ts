@@ -1,4 +1,9 @@
 import { ConversionError, convertObject, type ConversionSchemas } from '../conversion/convert';
+import {
+  ClusterApiConversionError,
+  convertedByClusterApi,
+  convertWithClusterApi,
+} from '../conversion/cluster-api-conversion';
 import { MalformedReviewError, reviewRequest } from './admission-review';
 import type { WebhookRoute } from './admission-webhook';
 
@@ -33,13 +38,17 @@ export function parseConversionReview(body: string): ConversionRequest {
   return { uid: request.uid, desiredAPIVersion: request.desiredAPIVersion, objects };
 }
 
+/** The ConversionReview answering `request` with `response` (its uid added). */
+const reviewAnswer = (request: ConversionRequest, response: Record<string, unknown>) => ({
+  apiVersion: conversionReviewVersion,
+  kind: 'ConversionReview',
+  response: { uid: request.uid, ...response },
+});
+const failure = (request: ConversionRequest, message: string) =>
+  reviewAnswer(request, { convertedObjects: [], result: { status: 'Failure', message } });
+
 /** The ConversionReview answering `request`: every object converted, or the first that cannot be, named. */
 export function conversionResponse(request: ConversionRequest, schemas: ConversionSchemas) {
-  const answer = (response: Record<string, unknown>) => ({
-    apiVersion: conversionReviewVersion,
-    kind: 'ConversionReview',
-    response: { uid: request.uid, ...response },
-  });
   try {
     const convertedObjects = request.objects.map((object, i) => {
       try {
@@ -51,15 +60,35 @@ export function conversionResponse(request: ConversionRequest, schemas: Conversi
         throw new ConversionError(`request.objects[${i}] (${name}): ${err.message}`);
       }
     });
-    return answer({ convertedObjects, result: { status: 'Success' } });
+    return reviewAnswer(request, { convertedObjects, result: { status: 'Success' } });
   } catch (err) {
     if (!(err instanceof ConversionError)) throw err;
-    return answer({ convertedObjects: [], result: { status: 'Failure', message: err.message } });
+    return failure(request, err.message);
   }
 }
 
-/** The conversion webhook's route on the bridge's webhook server, converting with `schemas` (the live CRDs'). */
+/** The same, for a kind capt hands to Cluster API's own converters (cluster-api-conversion.ts). */
+async function clusterApiConversionResponse(request: ConversionRequest) {
+  try {
+    const convertedObjects = await convertWithClusterApi(request.objects, request.desiredAPIVersion);
+    return reviewAnswer(request, { convertedObjects, result: { status: 'Success' } });
+  } catch (err) {
+    if (!(err instanceof ClusterApiConversionError)) throw err;
+    return failure(request, err.message);
+  }
+}
+
+/**
+ * The conversion webhook's route on the bridge's webhook server: the kinds capt runs converted with `schemas` (the
+ * live CRDs'), the others by Cluster API's converters. A review is of one CRD's objects, so its first names the kind.
+ */
 export const conversionRoute =
   (schemas: ConversionSchemas): WebhookRoute =>
-  async (body) =>
-    conversionResponse(parseConversionReview(body), schemas);
+  async (body) => {
+    const request = parseConversionReview(body);
+    const kind = request.objects[0]?.kind;
+    const group = request.desiredAPIVersion.split('/')[0]!;
+    return typeof kind === 'string' && convertedByClusterApi(group, kind)
+      ? clusterApiConversionResponse(request)
+      : conversionResponse(request, schemas);
+  };

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ManagementApi } from '../management-api/api-client';
 import { crdFieldManager } from '../management-api/crd-install';
 import type { AdmissionWebhook } from './admission-webhook';
-import { conversionPath, pointConversionAt, waitForV1beta1, type Crd } from './conversion-registration';
+import { conversionPath, pointConversionAt, waitForOlderVersions, type Crd } from './conversion-registration';
 import { reviewedKinds } from './admission-rules';
 import { defaultingConfiguration } from './defaulting-registration';
 import { mutatePath } from './defaulting-route';
@@ -77,5 +77,5 @@ export async function waitForWebhookCalls(
     await api.dryRunCreate(probe);
     if (!called()) await sleep(200);
   }
-  await waitForV1beta1(api, crds, Math.max(deadline - Date.now(), 1_000));
+  await waitForOlderVersions(api, crds, Math.max(deadline - Date.now(), 1_000));
 }

@@ -5,7 +5,8 @@ import { after, before, test } from 'node:test';
 import { substituteVariables } from '../../src/api/variables';
 import { appliedManifestAnnotation } from '../../src/bridge/bridge';
 import { conversionDataAnnotation } from '../../src/conversion/conversion-data';
-import { availableKubernetesVersions } from '../../src/tools';
+import { availableKubernetesVersions, clusterApiE2eData } from '../../src/tools';
+import { parseAllDocuments } from 'yaml';
 import { startDevStack, type DevStackUnderTest } from '../fixtures/dev-stack';
 import { until } from '../fixtures/until';
 import { postToWebhook } from '../fixtures/webhook-post';
@@ -174,6 +175,48 @@ async function conversionClientConfig(): Promise<{ url: string; caBundle: string
   return crd.spec.conversion.webhook.clientConfig as { url: string; caBundle: string };
 }
 
+test("the kinds a capt cluster is not made of are converted by Cluster API's own functions: its v1beta1 ClusterClass stored as v1beta2, read back as written; v1alpha1 of runtime and IPAM served", async () => {
+  const file = join(clusterApiE2eData(), 'infrastructure-docker/main/clusterclass-quick-start-runtimesdk-v1beta1.yaml');
+  const [written] = parseAllDocuments(substituteVariables(await readFile(file, 'utf8'), {}).text)
+    .map((d) => d.toJS() as Json)
+    .filter((d) => d.kind === 'ClusterClass');
+  assert.equal(written!.apiVersion, 'cluster.x-k8s.io/v1beta1');
+  const applied = await kube(JSON.stringify(written), 'apply', '-f', '-');
+  assert.equal(applied.code, 0, applied.stderr);
+  const name = written!.metadata.name as string;
+  const stored = await getJson('clusterclasses.v1beta2.cluster.x-k8s.io', name);
+  assert.deepEqual(stored.spec.controlPlane.templateRef, {
+    apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
+    kind: 'KubeadmControlPlaneTemplate',
+    name: 'quick-start-control-plane',
+  });
+  assert.deepEqual(
+    stored.spec.patches.map((p: Json) => [p.name, Boolean(p.external)]),
+    written!.spec.patches.map((p: Json) => [p.name, true]),
+  );
+  // Read back in v1beta1 as Cluster API's own webhook gives it: the same class (its references also name their
+  // namespace), with what v1beta1 cannot hold kept in Cluster API's conversion-data annotation.
+  const readBack = await getJson('clusterclasses.v1beta1.cluster.x-k8s.io', name);
+  const refOf = (ref: Json) => [ref.apiVersion, ref.kind, ref.name];
+  assert.deepEqual(refOf(readBack.spec.controlPlane.ref), refOf(written!.spec.controlPlane.ref));
+  assert.deepEqual(refOf(readBack.spec.infrastructure.ref), refOf(written!.spec.infrastructure.ref));
+  assert.deepEqual(
+    readBack.spec.workers.machineDeployments.map((md: Json) => md.class),
+    written!.spec.workers.machineDeployments.map((md: Json) => md.class),
+  );
+  assert.deepEqual(readBack.spec.patches, written!.spec.patches);
+  assert.ok(readBack.metadata.annotations?.[conversionDataAnnotation], "Cluster API's conversion data is kept");
+  for (const resource of [
+    'extensionconfigs.v1alpha1.runtime.cluster.x-k8s.io',
+    'ipaddressclaims.v1alpha1.ipam.cluster.x-k8s.io',
+  ]) {
+    const listed = await kube(undefined, 'get', resource, '-A');
+    assert.equal(listed.code, 0, `${resource}: ${listed.stderr}`);
+  }
+  const deleted = await kube(undefined, 'delete', 'clusterclass', name);
+  assert.equal(deleted.code, 0, deleted.stderr);
+});
+
 test('a malformed ConversionReview posted to the webhook gets a 400 saying why; an object it cannot convert fails the review', async () => {
   const { url, caBundle } = await conversionClientConfig();
   assert.match(url, /^https:\/\/127\.0\.0\.1:\d+\/convert$/);
@@ -198,7 +241,7 @@ test('a malformed ConversionReview posted to the webhook gets a 400 saying why; 
     status: 400,
     body: { message: 'request.objects must be a list of objects' },
   });
-  const pod = { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachinePool', metadata: { name: 'p', namespace: 'a' } };
+  const pod = { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Widget', metadata: { name: 'p', namespace: 'a' } };
   assert.deepEqual(await post(review([pod])), {
     status: 200,
     body: {
@@ -209,11 +252,22 @@ test('a malformed ConversionReview posted to the webhook gets a 400 saying why; 
         convertedObjects: [],
         result: {
           status: 'Failure',
-          message: 'request.objects[0] (MachinePool a/p): capt does not convert "MachinePool" of cluster.x-k8s.io',
+          message: 'request.objects[0] (Widget a/p): capt does not convert "Widget" of cluster.x-k8s.io',
         },
       },
     },
   });
+  // A kind handed to Cluster API's converters: what they refuse fails the review with their words.
+  const pool = { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachinePool', metadata: { name: 'p', namespace: 'a' } };
+  const refused = await post(
+    JSON.stringify({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'ConversionReview',
+      request: { uid: 'u2', desiredAPIVersion: 'cluster.x-k8s.io/v1alpha9', objects: [pool] },
+    }),
+  );
+  assert.equal(refused.body.response.result.status, 'Failure');
+  assert.match(refused.body.response.result.message, /v1alpha9 is not a version of MachinePool/);
   // The webhook goes on converting.
   assert.equal((await getJson('clusters.v1beta1.cluster.x-k8s.io', 'oldapi')).apiVersion, 'cluster.x-k8s.io/v1beta1');
 });

@@ -181,7 +181,7 @@ test('capt init --webhook-url installs the CRDs, a CA and serving certificate in
   assert.match(
     r.stdout,
     new RegExp(
-      `^webhooks registered at ${url}: MutatingWebhookConfiguration capt-defaulting \\(/mutate\\), ValidatingWebhookConfiguration capt-validation \\(/validate\\), 9 CRDs converted \\(/convert, v1beta1 served\\); serve them with capt bridge --kubeconfig FILE --webhook-secret ${secret} where that URL reaches it$`,
+      `^webhooks registered at ${url}: MutatingWebhookConfiguration capt-defaulting \\(/mutate\\), ValidatingWebhookConfiguration capt-validation \\(/validate\\), 17 CRDs converted \\(/convert, v1beta1 served\\); serve them with capt bridge --kubeconfig FILE --webhook-secret ${secret} where that URL reaches it$`,
       'm',
     ),
   );

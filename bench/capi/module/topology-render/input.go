@@ -21,10 +21,11 @@ func malformed(format string, args ...any) error {
 }
 
 // request is stdin's document: the Cluster, its ClusterClass and the class's templates, in any order; or instead
-// an upgrade plan to compute.
+// an upgrade plan to compute, or objects to convert.
 type request struct {
-	Objects     []json.RawMessage `json:"objects"`
-	UpgradePlan *planRequest      `json:"upgradePlan"`
+	Objects     []json.RawMessage  `json:"objects"`
+	UpgradePlan *planRequest       `json:"upgradePlan"`
+	Convert     *conversionRequest `json:"convert"`
 }
 
 func readRequest(r io.Reader) (*request, error) {
@@ -37,7 +38,7 @@ func readRequest(r io.Reader) (*request, error) {
 	}
 	var req request
 	if err := json.Unmarshal(data, &req); err != nil {
-		return nil, malformed(`stdin is not JSON of the form {"objects": [...]} or {"upgradePlan": {...}}: %v`, err)
+		return nil, malformed(`stdin is not JSON of the form {"objects": [...]}, {"upgradePlan": {...}} or {"convert": {...}}: %v`, err)
 	}
 	return &req, nil
 }

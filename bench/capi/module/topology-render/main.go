@@ -14,6 +14,11 @@
 // stdout: {"controlPlane": [...], "workers": [...]}, exit 0, or {"errors": [{"message"}]}, exit 1: the chained
 // upgrade plan Cluster API's topology controller computes (capt's own is compared with it);
 //
+// or stdin: {"convert": {"desiredAPIVersion", "objects"}}
+// stdout: {"objects": [...]}, exit 0, or {"errors": [{"kind", "name", "message"}]}, exit 1: the objects (of the
+// kinds capt's conversion webhook hands on: ClusterClass, MachinePool, MachineDrainRule, ClusterResourceSet(Binding),
+// ExtensionConfig, IPAddress(Claim)) converted by Cluster API's own conversion functions;
+//
 // stderr: one line, exit 2, when stdin is not a request (not JSON, no Cluster or several, no topology, over 4 MiB);
 // the Cluster webhook's admission warnings, if any, on success.
 package main
@@ -58,6 +63,9 @@ func answer(ctx context.Context, stdin io.Reader, stderr io.Writer) (any, error)
 	}
 	if req.UpgradePlan != nil {
 		return req.UpgradePlan.compute(ctx)
+	}
+	if req.Convert != nil {
+		return req.Convert.convert(ctx)
 	}
 	objs, err := readObjects(req)
 	if err != nil {
