@@ -388,3 +388,32 @@ for (const c of cases) {
     );
   });
 }
+
+test("a topology's taints (Cluster API's e2e topology-taints values) reach the control plane and the MachineDeployment, and a changed one names no new template", () => {
+  const taints = [
+    {
+      effect: 'PreferNoSchedule',
+      key: 'pre-existing-on-initialization-taint',
+      propagation: 'OnInitialization',
+      value: 'on-initialization-value',
+    },
+    { effect: 'PreferNoSchedule', key: 'pre-existing-always-taint', propagation: 'Always', value: 'always-value' },
+  ];
+  const docs = docsOf(example);
+  const topology = byKind(docs, 'Cluster').spec.topology;
+  topology.controlPlane.taints = taints;
+  topology.workers.machineDeployments[0].taints = taints;
+  const [model] = load(docs);
+  const sorted = (list: unknown) => JSON.stringify(list, Object.keys(taints[0]!).sort());
+  assert.equal(sorted(model!.controlPlane.taints), sorted(taints));
+  assert.equal(sorted(model!.machineDeployments[0]!.template.taints), sorted(taints));
+  topology.workers.machineDeployments[0].taints = taints.slice(1);
+  const [changed] = load(docs);
+  const md = changed!.machineDeployments[0]!;
+  assert.equal(md.template.taints!.length, 1);
+  assert.deepEqual(
+    [md.template.bootstrap.name, md.template.infrastructure.name],
+    [model!.machineDeployments[0]!.template.bootstrap.name, model!.machineDeployments[0]!.template.infrastructure.name],
+    'taints change in place: the templates keep their names',
+  );
+});

@@ -19,7 +19,13 @@ import (
 
 func init() {
 	// The webhooks refuse a topology unless ClusterTopology is on; with RuntimeSDK off nothing needs a runtime client.
-	if err := feature.MutableGates.SetFromMap(map[string]bool{string(feature.ClusterTopology): true, string(feature.RuntimeSDK): false}); err != nil {
+	// capt carries out machine taints (Cluster API's alpha MachineTaintPropagation), so a class's and a topology's
+	// are rendered onto the control plane and MachineDeployments rather than refused.
+	if err := feature.MutableGates.SetFromMap(map[string]bool{
+		string(feature.ClusterTopology):         true,
+		string(feature.RuntimeSDK):              false,
+		string(feature.MachineTaintPropagation): true,
+	}); err != nil {
 		panic(err)
 	}
 	// Cluster API logs through controller-runtime; a render reports through its result only.
