@@ -15,6 +15,7 @@ import {
   machineSetSelector,
   machineFinalizer,
   machineObjectChanged,
+  taintsGone,
   labelsGone,
   machineSetLabelsPatch,
   withRemoved,
@@ -136,7 +137,10 @@ export async function mirrorMachines(
         annotations: withRemoved(desired.metadata.annotations, gone),
       };
       if (existing && (gone.length + goneLabels.length > 0 || machineObjectChanged(existing, desired)))
-        await api.patch('Machine', namespace, m.name, { metadata, spec: desired.spec });
+        await api.patch('Machine', namespace, m.name, {
+          metadata,
+          spec: { ...desired.spec, ...(taintsGone(existing, desired) ? { taints: null } : {}) },
+        });
       await api.patchStatusIfChanged(
         object,
         machineObjectStatus(m, upToDate, object.status as PreviousStatus | undefined, now),

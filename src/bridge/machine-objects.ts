@@ -136,6 +136,7 @@ export function machineObject(m: MachineStatus, owner: ApiObject, infrastructure
       infrastructureRef: { apiGroup: groups.infrastructure, kind: infrastructureKind, name: m.name },
       ...(m.providerID ? { providerID: m.providerID } : {}),
       ...(m.failureDomain ? { failureDomain: m.failureDomain } : {}),
+      ...(m.taints ? { taints: m.taints } : {}),
     },
   };
 }
@@ -154,9 +155,14 @@ export function machineObjectChanged(existing: ApiObject, desired: ApiObject): b
     holds(existing.metadata.labels, desired.metadata.labels) &&
     holds(existing.metadata.annotations, desired.metadata.annotations, reportSequenceAnnotation) &&
     isDeepStrictEqual(controllers(existing), controllers(desired)) &&
-    holds(existing.spec, desired.spec)
+    holds(existing.spec, desired.spec) &&
+    !taintsGone(existing, desired)
   );
 }
+
+/** The object shows taints its machine no longer has: a merge patch removes them only by naming them null. */
+export const taintsGone = (existing: ApiObject, desired: ApiObject) =>
+  existing.spec?.taints !== undefined && desired.spec?.taints === undefined;
 
 /**
  * A Machine's status (its Node's nodeInfo as the machine kept it), with the two conditions Cluster API v1beta2 adds

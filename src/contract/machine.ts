@@ -225,6 +225,8 @@ export interface MachineStatus {
   stepReason: MachineStepReason;
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** The taints it keeps on its Node; absent when it has none. */
+  taints?: MachineTaint[];
   /** Grows with every report to the owner: signals may arrive out of order, and the owner keeps the newest. */
   sequence: number;
   /** Signals it had no handler for (sent by newer code, or by mistake): ignored, and kept here so they are seen. */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { parseAllDocuments, stringify } from 'yaml';
 import { substituteVariables } from '../../src/api/variables';
 import { availableKubernetesVersions, clusterctlPath } from '../../src/tools';
 import { machinesDir } from '../../providers/local/layout';
@@ -29,7 +30,11 @@ type ApiObject = {
     labels?: Record<string, string>;
     ownerReferences?: { kind: string; name: string; controller?: boolean }[];
   };
-  spec: Record<string, unknown> & { version?: string; controlPlaneRef?: { kind: string; name: string } };
+  spec: Record<string, unknown> & {
+    version?: string;
+    controlPlaneRef?: { kind: string; name: string };
+    taints?: object[];
+  };
   status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] };
 };
 type MachineObject = ApiObject & {
@@ -55,13 +60,28 @@ const getJson = async <T>(...args: string[]): Promise<T> => {
 const condition = (o: ApiObject, type: string) => o.status?.conditions?.find((c) => c.type === type);
 
 test("Cluster API's quick-start ClusterClass through kubectl: the topology's objects made as Cluster API makes them, an upgrade control plane first, a downgrade refused, deletion", async () => {
-  const manifest = substituteVariables(capiQuickStart(), {
-    CLUSTER_NAME: name,
-    NAMESPACE: 'default',
-    KUBERNETES_VERSION: older,
-    CONTROL_PLANE_MACHINE_COUNT: '1',
-    WORKER_MACHINE_COUNT: '1',
-  }).text;
+  // With a taint on the workers' topology: the renderer carries it to the MachineDeployment, the Machines show it.
+  const taint = { key: 'capt.example/dedicated', value: 'gold', effect: 'NoSchedule', propagation: 'Always' };
+  const manifest = parseAllDocuments(
+    substituteVariables(capiQuickStart(), {
+      CLUSTER_NAME: name,
+      NAMESPACE: 'default',
+      KUBERNETES_VERSION: older,
+      CONTROL_PLANE_MACHINE_COUNT: '1',
+      WORKER_MACHINE_COUNT: '1',
+    }).text,
+  )
+    .map((d) => d.toJS() as { kind: string; spec: { topology?: { workers: { machineDeployments: object[] } } } } | null)
+    .filter((d) => d !== null)
+    .map((d) => {
+      if (d.kind === 'Cluster')
+        d.spec.topology!.workers.machineDeployments[0] = {
+          ...d.spec.topology!.workers.machineDeployments[0],
+          taints: [taint],
+        };
+      return stringify(d);
+    })
+    .join('---\n');
   const applied = await stack.kubectl(manifest, 'apply', '-f', '-');
   assert.equal(applied.code, 0, applied.stderr);
   const available = await stack.kubectl(
@@ -103,6 +123,16 @@ test("Cluster API's quick-start ClusterClass through kubectl: the topology's obj
   });
   assert.equal(kcp.spec.version, older);
   assert.equal(condition(cluster, 'TopologyReconciled')?.reason, 'ReconcileSucceeded');
+  const workerMachines = await getJson<{ items: ApiObject[] }>(
+    'machines',
+    '-l',
+    `cluster.x-k8s.io/cluster-name=${name},!cluster.x-k8s.io/control-plane`,
+  );
+  assert.deepEqual(
+    workerMachines.items.map((m) => m.spec.taints),
+    [[taint]],
+    'the worker Machine object shows its taint',
+  );
   const classObjects = await getJson<{ items: ApiObject[] }>(
     'clusterclasses,kubeadmcontrolplanetemplates,localclustertemplates',
   );

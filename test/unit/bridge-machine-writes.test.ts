@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { machineObject, machineObjectChanged, reportSequenceAnnotation } from '../../src/bridge/machine-objects';
+import {
+  machineObject,
+  machineObjectChanged,
+  taintsGone,
+  reportSequenceAnnotation,
+} from '../../src/bridge/machine-objects';
 import type { ApiObject } from '../../src/bridge/management-client';
 import { MirroredReports } from '../../src/bridge/mirrored-reports';
 import { MachinePhase, type MachineStatus } from '../../src/contract/machine';
@@ -44,6 +49,7 @@ test("a report that changes only a machine's status needs no write of its object
     { failureDomain: 'fd-2' },
     { labels: { 'cluster.x-k8s.io/cluster-name': 'one', tier: 'a' } },
     { annotations: { 'cluster.x-k8s.io/delete-machine': 'yes' } },
+    { taints: [{ key: 'example.com/dedicated', effect: 'NoSchedule', propagation: 'Always' }] },
   ];
   for (const change of changes)
     assert.equal(
@@ -51,6 +57,11 @@ test("a report that changes only a machine's status needs no write of its object
       true,
       JSON.stringify(change),
     );
+  // Taints the machine no longer has: the object is written, naming them gone.
+  const tainted = stored(machine({ taints: [{ key: 'k', effect: 'NoSchedule', propagation: 'Always' }] }));
+  assert.deepEqual(tainted.spec?.taints, [{ key: 'k', effect: 'NoSchedule', propagation: 'Always' }]);
+  assert.equal(machineObjectChanged(tainted, machineObject(machine(), owner, 'LocalMachine')), true);
+  assert.equal(taintsGone(tainted, machineObject(machine(), owner, 'LocalMachine')), true);
   const otherOwner = { ...owner, metadata: { ...owner.metadata, uid: 'kcp-2' } };
   assert.equal(machineObjectChanged(existing, machineObject(machine(), otherOwner, 'LocalMachine')), true);
 });

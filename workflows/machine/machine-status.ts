@@ -151,6 +151,7 @@ export function machineStatus(state: MachineState): MachineStatus {
     stepReason: state.stepReason ?? 'Starting',
     labels: spec.labels,
     annotations: spec.annotations,
+    ...(spec.taints?.length ? { taints: spec.taints } : {}),
     sequence: state.reports ?? 0,
     ...unknownSignalsField(state.unknownSignals),
   };
