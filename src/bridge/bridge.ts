@@ -7,6 +7,7 @@ import { ManifestError } from '../api/manifest-error';
 import { mirrorMachines, releaseMachineObject } from './machine-mirror';
 import { writeBackTemplates } from './template-write-back';
 import { writeTopologyObjects } from './topology-objects';
+import { topologyReplicasPatch } from './topology-write-back';
 import { MirroredReports } from './mirrored-reports';
 import { machinesOverQuota } from './machine-quota';
 import type { ObjectCache } from './object-cache';
@@ -191,6 +192,12 @@ export class Bridge {
     members: ApiObject[],
     view: ClusterView,
   ): Promise<void> {
+    // A topology's objects are made of it: a scale is shown on the Cluster's topology (the next pass rewrites them).
+    if (hasTopology(cluster)) {
+      const patch = topologyReplicasPatch(cluster, view);
+      if (patch) await this.o.api.patch('Cluster', cluster.metadata.namespace, cluster.metadata.name, patch);
+      return;
+    }
     // The objects a changed one makes the cluster of: a template it names now may be one no other object did.
     const membersWith = (changed: ApiObject[]) => {
       const replaced = (o: ApiObject) =>

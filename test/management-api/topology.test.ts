@@ -211,6 +211,19 @@ test("Cluster API's quick-start ClusterClass through kubectl: the topology's obj
   assert.notEqual(downgrade.code, 0);
   assert.match(downgrade.stderr, /spec\.topology\.version: version cannot be decreased/);
 
+  // A scale made with capt is shown on the Cluster's topology, and the MachineDeployment object follows it.
+  const md = made.items.find((o) => o.kind === 'MachineDeployment')!.metadata.name;
+  const scaled = await stack.capt('scale', 'machinedeployment', md, '--replicas', '2', '--wait');
+  assert.equal(scaled.code, 0, scaled.stderr);
+  await until('the scale on the topology and the MachineDeployment object', async () => {
+    const [now, object] = await Promise.all([
+      getJson<ApiObject>('cluster', name),
+      getJson<ApiObject>('machinedeployment', md),
+    ]);
+    const topology = now.spec.topology as { workers: { machineDeployments: { replicas: number }[] } };
+    return topology.workers.machineDeployments[0]!.replicas === 2 && object.spec.replicas === 2;
+  });
+
   // Deleted through its workflow: what the topology made goes with the Cluster, the class and its templates stay.
   const deleted = await stack.kubectl(undefined, 'delete', 'cluster', name, '--timeout=5m');
   assert.equal(deleted.code, 0, deleted.stderr);
