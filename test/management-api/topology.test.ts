@@ -57,6 +57,18 @@ const getJson = async <T>(...args: string[]): Promise<T> => {
   assert.equal(got.code, 0, got.stderr);
   return JSON.parse(got.stdout) as T;
 };
+/** The topology's version changed with kubectl, as an operator changes it. */
+const patchVersion = (version: string) =>
+  stack.kubectl(
+    undefined,
+    'patch',
+    'cluster',
+    name,
+    '--type',
+    'merge',
+    '-p',
+    JSON.stringify({ spec: { topology: { version } } }),
+  );
 const condition = (o: ApiObject, type: string) => o.status?.conditions?.find((c) => c.type === type);
 
 test("Cluster API's quick-start ClusterClass through kubectl: the topology's objects made as Cluster API makes them, an upgrade control plane first, a downgrade refused, deletion", async () => {
@@ -156,16 +168,7 @@ test("Cluster API's quick-start ClusterClass through kubectl: the topology's obj
 
   // A version change made with kubectl: the control plane first, then the workers; no worker runs a version its
   // control plane does not.
-  const patched = await stack.kubectl(
-    undefined,
-    'patch',
-    'cluster',
-    name,
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ spec: { topology: { version: newer } } }),
-  );
+  const patched = await patchVersion(newer);
   assert.equal(patched.code, 0, patched.stderr);
   const reasons = new Set<string>();
   await until(
@@ -197,17 +200,8 @@ test("Cluster API's quick-start ClusterClass through kubectl: the topology's obj
   });
   assert.equal((await getJson<ApiObject>('kubeadmcontrolplane', kcp.metadata.name)).spec.version, newer);
 
-  // Refused at kubectl apply, with Cluster API's words, and nothing changes.
-  const downgrade = await stack.kubectl(
-    undefined,
-    'patch',
-    'cluster',
-    name,
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ spec: { topology: { version: older } } }),
-  );
+  // Refused at kubectl apply, with Cluster API's words.
+  const downgrade = await patchVersion(older);
   assert.notEqual(downgrade.code, 0);
   assert.match(downgrade.stderr, /spec\.topology\.version: version cannot be decreased/);
 
