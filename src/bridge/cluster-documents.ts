@@ -32,6 +32,9 @@ export const madeMachineObjects = (objects: ObjectsByKind, namespace: string, cl
     (o) => o.metadata.namespace === namespace && clusterNameOf(o) === cluster && madeByController(o),
   );
 
+/** The objects, each kind and name once (two references to one template give it once). */
+const once = (objects: ApiObject[]) => [...new Map(objects.map((o) => [`${o.kind}/${o.metadata.name}`, o])).values()];
+
 /** Cluster API's label on the objects its topology controller made of a Cluster's topology. */
 export const topologyOwnedLabel = 'topology.cluster.x-k8s.io/owned';
 /** An object the bridge made of a Cluster's topology, as Cluster API's topology controller makes them: not desired state. */
@@ -53,9 +56,7 @@ function topologyObjects(cluster: ApiObject, objects: ObjectsByKind): ApiObject[
   const templates = clusterClass.flatMap((c) =>
     classReferences(c.spec, 'spec').flatMap((ref) => inClassNamespace(ref.kind, ref.name)),
   );
-  return [
-    ...new Map([cluster, ...clusterClass, ...templates].map((o) => [`${o.kind}/${o.metadata.name}`, o])).values(),
-  ];
+  return once([cluster, ...clusterClass, ...templates]);
 }
 
 /**
@@ -93,8 +94,7 @@ export function clusterObjects(cluster: ApiObject, objects: ObjectsByKind): ApiO
     ...machines.flatMap((m) => machineRefs(m.spec as MachineSpecRefs)),
     ...inNamespace('MachineHealthCheck').filter((o) => clusterNameOf(o) === name),
   ];
-  // Two references to one template give it once.
-  return [...new Map(documents.map((o) => [`${o.kind}/${o.metadata.name}`, o])).values()];
+  return once(documents);
 }
 
 /** Those objects as one manifest, loaded exactly as a file given to `capt apply`; the source is named for errors. */

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { topologyRenderPath } from '../tools';
+import { rendererCommand, rendererLimits } from '../api/topology/render-topology';
 import type { Json } from './json-tree';
 
 /**
@@ -27,8 +27,6 @@ export class ClusterApiConversionError extends Error {
 
 /** The renderer reads at most 4 MiB a request: a review's objects go in batches under it. */
 const batchBytes = 3 << 20;
-/** As the renderer's other requests: bounded memory and CPU, and a review's time (the apiserver waits 30 s at most). */
-const limits = { addressSpaceBytes: 2 * 1024 ** 3, cpuSeconds: 10, timeoutMs: 15_000 };
 
 /** The objects in `desiredAPIVersion`, converted by Cluster API's converters, in order. */
 export async function convertWithClusterApi(objects: Json[], desiredAPIVersion: string): Promise<Json[]> {
@@ -53,11 +51,12 @@ export async function convertWithClusterApi(objects: Json[], desiredAPIVersion: 
 }
 
 async function convertBatch(objects: Json[], desiredAPIVersion: string): Promise<Json[]> {
-  const child = spawn(
-    'prlimit',
-    [`--as=${limits.addressSpaceBytes}`, `--cpu=${limits.cpuSeconds}`, '--', topologyRenderPath()],
-    { stdio: ['pipe', 'pipe', 'pipe'], timeout: limits.timeoutMs, killSignal: 'SIGKILL' },
-  );
+  // The renderer's limits bound a review too: the apiserver waits 30 s at most.
+  const child = spawn(...rendererCommand(), {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    timeout: rendererLimits.timeoutMs,
+    killSignal: 'SIGKILL',
+  });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   child.stdout.on('data', (c: Buffer) => out.push(c));

@@ -76,7 +76,12 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   const target = { namespace: spec.namespace, cluster: spec.cluster };
   const metricTags = { ...target, role: spec.role };
   // The machine's name on its Node, as Cluster API puts it: the cluster's Node watch finds the machine by it.
-  const nodeAnnotations = () => ({ ...spec.annotations, [nodeMachineAnnotation]: spec.name });
+  /** What the machine keeps on its Node, as the wait for it and each later sync put it there. */
+  const nodeFields = () => ({
+    labels: spec.labels,
+    annotations: { ...spec.annotations, [nodeMachineAnnotation]: spec.name },
+    ...(spec.taints ? { taints: spec.taints } : {}),
+  });
 
   // Short calls: a dead worker's activity is retried within a minute.
   const core = proxyActivities<typeof coreActivities>({
@@ -259,9 +264,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
         ...target,
         providerID: state.infrastructure.providerID,
         timeoutSeconds: nodeStartupChunkSeconds,
-        labels: spec.labels,
-        annotations: nodeAnnotations(),
-        ...(spec.taints ? { taints: spec.taints } : {}),
+        ...nodeFields(),
       });
       if (!node) continue;
       state.nodeRef = { name: node.nodeName };
@@ -289,9 +292,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       ...(await core.syncNode({
         ...target,
         nodeName: state.nodeRef!.name,
-        labels: spec.labels,
-        annotations: nodeAnnotations(),
-        ...(spec.taints ? { taints: spec.taints } : {}),
+        ...nodeFields(),
       })),
     };
     state.nodeSynced = true;

@@ -42,10 +42,16 @@ export interface RenderProblem {
 const maxInputBytes = 4 << 20;
 /**
  * A render takes about 0.2 s and 60 MiB. A patch template can loop (sprig's `until`), so the renderer runs
- * under limits: 2 GiB of address space (Go reserves much of it: the heap stops near 400 MiB), 10 s of CPU and
- * 15 s in all.
+ * under limits, whatever it is asked: 2 GiB of address space (Go reserves much of it: the heap stops near
+ * 400 MiB), 10 s of CPU and 15 s in all.
  */
-const limits = { addressSpaceBytes: 2 * 1024 ** 3, cpuSeconds: 10, timeoutMs: 15_000 };
+export const rendererLimits = { addressSpaceBytes: 2 * 1024 ** 3, cpuSeconds: 10, timeoutMs: 15_000 };
+
+/** The renderer's command line, under those limits: prlimit, then the renderer setup built. */
+export const rendererCommand = (): [string, string[]] => [
+  'prlimit',
+  [`--as=${rendererLimits.addressSpaceBytes}`, `--cpu=${rendererLimits.cpuSeconds}`, '--', topologyRenderPath()],
+];
 
 /**
  * Renders a Cluster with spec.topology, its ClusterClass and the class's templates with Cluster API's own
@@ -63,18 +69,20 @@ export function renderTopology(objects: KubeObject[]): RenderedTopology | { erro
       `the Cluster, its class and templates come to more than ${maxInputBytes >> 20} MiB`,
       'a class and its templates are a few kilobytes: move large files out of the templates',
     );
-  const run = spawnSync(
-    'prlimit',
-    [`--as=${limits.addressSpaceBytes}`, `--cpu=${limits.cpuSeconds}`, '--', topologyRenderPath()],
-    { input, encoding: 'utf8', timeout: limits.timeoutMs, maxBuffer: 16 << 20, killSignal: 'SIGKILL' },
-  );
+  const run = spawnSync(...rendererCommand(), {
+    input,
+    encoding: 'utf8',
+    timeout: rendererLimits.timeoutMs,
+    maxBuffer: 16 << 20,
+    killSignal: 'SIGKILL',
+  });
   const overLimit = (what: string) =>
     refuse(
       `Cluster API's topology code ${what} rendering this class for its Cluster`,
       'look for a patch template that loops (range, until) or builds large text: keep what patches render small',
     );
   if (run.signal || (run.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT')
-    return overLimit(`took longer than ${limits.cpuSeconds} s`);
+    return overLimit(`took longer than ${rendererLimits.cpuSeconds} s`);
   if (run.error) throw new Error(`Cluster API's topology renderer could not run: ${run.error.message}`);
   if (run.status === 0) return JSON.parse(run.stdout) as RenderedTopology;
   if (run.status === 1) return JSON.parse(run.stdout) as { errors: RenderProblem[] };

@@ -9,15 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	addonsv1beta1 "sigs.k8s.io/cluster-api/api/addons/v1beta1"
 	addonsv1 "sigs.k8s.io/cluster-api/api/addons/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	ipamv1alpha1 "sigs.k8s.io/cluster-api/api/ipam/v1alpha1"
-	ipamv1beta1 "sigs.k8s.io/cluster-api/api/ipam/v1beta1"
 	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
-	runtimev1alpha1 "sigs.k8s.io/cluster-api/api/runtime/v1alpha1"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	coreconversion "sigs.k8s.io/cluster-api/core/webhooks/conversion"
 )
@@ -37,15 +34,6 @@ type conversionOutput struct {
 var delegatedConverters = map[schema.GroupKind]conversion.Converter{}
 
 func init() {
-	for _, add := range []func(*runtime.Scheme) error{
-		addonsv1beta1.AddToScheme, addonsv1.AddToScheme,
-		ipamv1alpha1.AddToScheme, ipamv1beta1.AddToScheme, ipamv1.AddToScheme,
-		runtimev1alpha1.AddToScheme, runtimev1.AddToScheme,
-	} {
-		if err := add(scheme); err != nil {
-			panic(err)
-		}
-	}
 	kinds := map[schema.GroupKind]func(*runtime.Scheme) (conversion.Converter, error){
 		{Group: clusterv1.GroupVersion.Group, Kind: "ClusterClass"}:             coreconversion.ClusterClass,
 		{Group: clusterv1.GroupVersion.Group, Kind: "MachinePool"}:              coreconversion.MachinePool,
@@ -58,9 +46,7 @@ func init() {
 	}
 	for gk, converter := range kinds {
 		c, err := converter(scheme)
-		if err != nil {
-			panic(err)
-		}
+		utilruntime.Must(err)
 		delegatedConverters[gk] = c
 	}
 	// A reference converted back to v1beta1 names its kind's apiVersion, which Cluster API reads from the CRD's
