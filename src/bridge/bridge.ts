@@ -6,6 +6,7 @@ import { loadManifests, loadManifestsWithTopologies } from '../api/load-manifest
 import { ManifestError } from '../api/manifest-error';
 import { mirrorMachines, releaseMachineObject } from './machine-mirror';
 import { writeBackTemplates } from './template-write-back';
+import { controlPlaneUndone, onlyHeldForControlPlane, writeBackControlPlane } from './control-plane-write-back';
 import { writeTopologyObjects } from './topology-objects';
 import { topologyReplicasPatch } from './topology-write-back';
 import { MirroredReports } from './mirrored-reports';
@@ -176,15 +177,16 @@ export class Bridge {
     const view = await this.writeStatus(cluster, objects, applied, refusal);
     if (view?.controlPlane?.initialized && !secrets.has(`${namespace}/${name}-kubeconfig`))
       await this.writeKubeconfigSecret(cluster);
-    // Only once every applied change has reached its owner: before that, an owner's replicas are the old ones.
-    if (applied && view && view.observedGeneration === view.generation)
-      await this.writeBack(cluster, objects, members, view);
+    if (applied && view) await this.writeBack(cluster, objects, members, view);
   }
 
   /**
    * What the workflows carry out that the objects do not show yet (a `capt rollout undo`, a `capt scale`, a
    * `capt rollout restart`) is written to them, and the manifest they now make is noted as applied, so the next
-   * pass neither reverts it nor applies it again.
+   * pass neither reverts it nor applies it again. Only once every applied change has reached its owner (before
+   * that, an owner's replicas are the old ones), or after a control plane's undo, when only the workers held for
+   * the version it left wait: those are written back with it, and the manifest is applied again, so the cluster
+   * holds them no more.
    */
   private async writeBack(
     cluster: ApiObject,
@@ -192,8 +194,10 @@ export class Bridge {
     members: ApiObject[],
     view: ClusterView,
   ): Promise<void> {
+    const settled = view.observedGeneration === view.generation;
     // A topology's objects are made of it: a scale is shown on the Cluster's topology (the next pass rewrites them).
     if (hasTopology(cluster)) {
+      if (!settled) return;
       const patch = topologyReplicasPatch(cluster, view);
       if (patch) await this.o.api.patch('Cluster', cluster.metadata.namespace, cluster.metadata.name, patch);
       return;
@@ -210,11 +214,17 @@ export class Bridge {
     };
     const load = (changed: ApiObject[]) =>
       loadManifests([clusterManifest(cluster, membersWith(changed))], {}, this.o.kubernetesVersions)[0]!;
-    const templates = await writeBackTemplates(this.o.api, this.o.client, this.o.log, members, view, load);
+    const undone = controlPlaneUndone(load([]), view);
+    if (!settled && !(undone && onlyHeldForControlPlane(view))) return;
+    const { api, client, log } = this.o;
+    const templates = await writeBackTemplates(api, client, log, members, view, load);
     const withTemplates = templates.length ? membersWith(templates) : members;
     const next = await this.writeBackOwners(withTemplates, view);
     if (templates.length || next !== withTemplates)
-      await this.o.api.annotate(cluster, appliedManifestAnnotation, manifestHash(clusterManifest(cluster, next).text));
+      await api.annotate(cluster, appliedManifestAnnotation, manifestHash(clusterManifest(cluster, next).text));
+    // Last, once the held workers' objects show the version they kept (the admission webhook refuses a control plane
+    // older than its workers), and not noted: the next pass applies it, and the cluster holds those workers no more.
+    if (undone) await writeBackControlPlane(api, client, log, next, view, (c) => load([...templates, ...c]));
   }
 
   /** Machines of the cluster marked for deletion on their objects whose owners do not know it yet. */

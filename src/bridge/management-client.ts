@@ -3,6 +3,9 @@ import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
 import { KubeClient, kubeApiConfiguration, mergePatch, translate } from '../kube/kube-client';
 import { groups } from '../api/kind-registry';
 
+/** RFC 6902's add (which replaces what is there) and replace. */
+export type JsonPatchOperation = { op: 'add' | 'replace'; path: string; value: unknown };
+
 /** An object of the management API as read: what the bridge uses of it. */
 export interface ApiObject {
   apiVersion: string;
@@ -154,6 +157,19 @@ export class ManagementClient {
       );
     } catch (err) {
       if (!gone(err)) translate(err, `patching ${kind} ${namespace}/${name}`);
+    }
+  }
+
+  /** JSON-patches the object (not its status): each operation sets one path whole, whatever the object holds there. */
+  async jsonPatch(kind: ManagedKind, namespace: string, name: string, operations: JsonPatchOperation[]): Promise<void> {
+    try {
+      // The generated client sends a patch as a JSON patch unless told otherwise.
+      this.wrote(
+        kind,
+        await this.api.patchNamespacedCustomObject({ ...resource(kind), namespace, name, body: operations }),
+      );
+    } catch (err) {
+      translate(err, `patching ${kind} ${namespace}/${name}`);
     }
   }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type AgentOptions } from 'node:https';
 
 type Json = Record<string, unknown>;
@@ -155,11 +156,20 @@ export class ManagementApi {
     return (await this.send('POST', `${pathOf(object)}?dryRun=All`, object)).status;
   }
 
-  /** Server-side apply as `fieldManager`, taking over fields others set: creates or updates, so it can be repeated. */
+  /**
+   * Server-side apply as `fieldManager`, taking over fields others set: creates or updates, so it can be repeated,
+   * and is, when the apiserver is busy or its etcd slow to answer (429, 5xx: a loaded host's `etcdserver: request
+   * timed out`), up to five times a second or more apart.
+   */
   async apply(object: Json, fieldManager: string): Promise<Json> {
-    const path = pathOf(object, true);
-    const query = `?fieldManager=${encodeURIComponent(fieldManager)}&force=true`;
-    return this.expect('PATCH', `${path}${query}`, [200, 201], object, 'application/apply-patch+yaml');
+    const path = `${pathOf(object, true)}?fieldManager=${encodeURIComponent(fieldManager)}&force=true`;
+    for (let attempt = 1; ; attempt++) {
+      const { status, json } = await this.send('PATCH', path, object, 'application/apply-patch+yaml');
+      if (status === 200 || status === 201) return json;
+      if (attempt === 5 || (status !== 429 && status < 500))
+        throw new Error(`PATCH ${path}: ${status} ${String(json.message ?? '')}`);
+      await sleep(1000 * attempt);
+    }
   }
 
   async mergePatch(path: string, patch: Json): Promise<void> {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterApiConfig } from '../tools';
+import { forEachBounded } from '../util/bounded-parallel';
 import { objectPath, type ManagementApi } from './api-client';
 import { providerCrds, storageVersionOnly, type Json } from './capi-crds';
 import { localProviderCrds } from './provider-crds';
@@ -51,7 +52,7 @@ const withDigest = (crd: Json): Json => {
 };
 
 /**
- * Creates or updates every CRD capt serves (server-side apply, so it can be repeated) and waits until those it
+ * Creates or updates every CRD capt serves (server-side apply, so it can be repeated), four at a time, and waits until those it
  * wrote are Established; then applies the tenant ClusterRoles over their kinds. Applying the 21 CRDs (5 MB)
  * takes seconds, so those whose digest is current are skipped; the two roles are small and always applied.
  */
@@ -69,7 +70,8 @@ export async function installCrdsAndRoles(
   const digestOf = (crd: Json) =>
     (crd.metadata as { annotations: Record<string, string> }).annotations[digestAnnotation];
   const stale = crds.filter((crd) => live.get(nameOf(crd)) !== digestOf(crd));
-  await Promise.all(stale.map((crd) => api.apply(crd, crdFieldManager)));
+  // A few at a time: 5 MB at once timed out etcd on a loaded host.
+  await forEachBounded(stale, 4, async (crd) => void (await api.apply(crd, crdFieldManager)));
   await waitForEstablished(api, stale.map(nameOf));
   const roles = tenantClusterRoles(served);
   await Promise.all(roles.map((role) => api.apply(role, crdFieldManager)));

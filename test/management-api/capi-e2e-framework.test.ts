@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
 import { availableKubernetesVersions, e2eDriverPath } from '../../src/tools';
 import { machinesDir } from '../../providers/local/layout';
 import { metricTotal } from '../fixtures/apiserver-requests';
 import { runProgram } from '../fixtures/capt-cli';
-import { startDevStack, type DevStackUnderTest } from '../fixtures/dev-stack';
+import { devStackForFile } from '../fixtures/dev-stack';
 import { until } from '../fixtures/until';
 
 /**
@@ -31,20 +31,10 @@ const steps = [
   'WaitForNodesReady',
   'DeleteClusterAndWait',
 ];
-let stack: DevStackUnderTest;
-
-before(async () => {
-  stack = await startDevStack();
-});
-
-after(async () => {
-  // A driver that failed midway leaves the cluster: delete it so `capt dev stop` leaves no machine behind.
-  await stack?.kubectl(undefined, 'delete', 'cluster', cluster, '--ignore-not-found', '--timeout=5m');
-  await stack?.remove();
-});
+const stack = devStackForFile(cluster);
 
 test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteClusterAndWait pass against capt's objects", async () => {
-  const generated = await stack.capt(
+  const generated = await stack().capt(
     'generate',
     'cluster',
     cluster,
@@ -74,12 +64,12 @@ test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteCluste
     )
     .map((d) => stringify(d))
     .join('---\n');
-  const applied = await stack.kubectl(manifest, 'apply', '-f', '-');
+  const applied = await stack().kubectl(manifest, 'apply', '-f', '-');
   assert.equal(applied.code, 0, applied.stderr);
 
   // The control-plane Machine object names the domain capt placed it in, so the framework's check has one to check.
   await until('the control-plane Machine placed in fd1', async () => {
-    const placed = await stack.kubectl(
+    const placed = await stack().kubectl(
       undefined,
       'get',
       'machines',
@@ -90,7 +80,7 @@ test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteCluste
     );
     return placed.stdout.trim() === 'fd1';
   });
-  const args = ['-kubeconfig', stack.kubeconfigFile, '-cluster', cluster, '-upgrade-to', newer];
+  const args = ['-kubeconfig', stack().kubeconfigFile, '-cluster', cluster, '-upgrade-to', newer];
   const run = await runProgram(e2eDriverPath(), [...args, '-timeout', '10m', '-ginkgo.no-color']);
   const ran = [...run.stdout.matchAll(/^step (\S+): (\w+) in (\S+)$/gm)];
   console.log(ran.map((m) => m[0]).join('\n'));
@@ -101,7 +91,7 @@ test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteCluste
   );
 
   // Nothing is left: no Cluster API object, no machine in capt's workflows, no local machine's directory.
-  const objects = await stack.kubectl(
+  const objects = await stack().kubectl(
     undefined,
     'get',
     'clusters,machinedeployments,machinesets,machines,kubeadmcontrolplanes,localmachinetemplates,kubeadmconfigtemplates',
@@ -113,7 +103,7 @@ test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteCluste
   assert.equal(objects.stdout.trim(), '');
   // The Machines the bridge made (three, then three more at the upgrade) were not sent to the admission webhooks:
   // their matchConditions left them out, each creation and each later write.
-  const metrics = (await stack.kubectl(undefined, 'get', '--raw', '/metrics')).stdout;
+  const metrics = (await stack().kubectl(undefined, 'get', '--raw', '/metrics')).stdout;
   const leftOut = (operation: string) =>
     metricTotal(
       metrics,
@@ -124,8 +114,8 @@ test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteCluste
     leftOut('CREATE') >= 6 && leftOut('UPDATE') >= 6,
     `left out: ${leftOut('CREATE')} creations, ${leftOut('UPDATE')} updates`,
   );
-  const machines = await stack.capt('get', 'machines', '-A', '-o', 'json');
+  const machines = await stack().capt('get', 'machines', '-A', '-o', 'json');
   assert.deepEqual(JSON.parse(machines.stdout), { items: [] });
-  const machineDirs = machinesDir(join(stack.home, 'local', 'default', cluster));
+  const machineDirs = machinesDir(join(stack().home, 'local', 'default', cluster));
   assert.deepEqual(await readdir(machineDirs).catch(() => []), []);
 });
