@@ -90,12 +90,14 @@ async function cpuSeconds(workerPid: number, door?: ManagementApiDoor): Promise<
     return ticks / 100;
   };
   const of = (pids: number[]) => ticksOf(pids, 11);
-  const management = door ? await door.pids() : { managementApi: [], bridge: [] };
+  const management: Partial<Record<string, number[]>> = door ? await door.pids() : {};
   // The management API runs the same programs as the workload cluster: its own are counted apart.
   const mentioning = async (needle: string) =>
-    (await processesMentioning([needle])).map((p) => p.pid).filter((pid) => !management.managementApi.includes(pid));
+    (await processesMentioning([needle]))
+      .map((p) => p.pid)
+      .filter((pid) => !(management.managementApi ?? []).includes(pid));
   const parts: Record<string, number[]> = {
-    ...(door ? management : {}),
+    ...(management as Record<string, number[]>),
     worker: [workerPid],
     temporal: await mentioning('start-dev'),
     kubeApiserver: await mentioning('kube-apiserver '),

@@ -17,6 +17,8 @@ import { processesMentioning } from '../test/fixtures/leaks';
 
 type MachineEvent = { metadata: { name: string }; status?: { phase?: string } };
 
+export type ManagementPart =
+  'managementApi' | 'managementApiserver' | 'managementEtcd' | 'managementControllerManager' | 'bridge';
 /**
  * The management API as a bench's door to capt: a real kube-apiserver, etcd and controller-manager, one
  * `capt bridge` (with its admission webhook, as `capt dev start` runs it), kubectl for the operations, a watch
@@ -80,10 +82,18 @@ export class ManagementApiDoor {
     return apiserverRequests(await this.kubectl('get', '--raw', '/metrics'));
   }
 
-  /** The management API's processes and the bridge: what the door costs beside the rest of the stack. */
-  async pids(): Promise<{ managementApi: number[]; bridge: number[] }> {
+  /**
+   * The management API's processes and the bridge: what the door costs beside the rest of the stack. The
+   * management API's apiserver, etcd and controller-manager are counted apart as well as together.
+   */
+  async pids(): Promise<Record<ManagementPart, number[]>> {
+    const mine = await processesMentioning([this.dir]);
+    const running = (program: string) => mine.filter((p) => p.cmdline.includes(`${program} `)).map((p) => p.pid);
     return {
-      managementApi: (await processesMentioning([this.dir])).map((p) => p.pid),
+      managementApi: mine.map((p) => p.pid),
+      managementApiserver: running('kube-apiserver'),
+      managementEtcd: running('/etcd'),
+      managementControllerManager: running('kube-controller-manager'),
       bridge: this.bridge?.pid ? [this.bridge.pid] : [],
     };
   }
