@@ -72,7 +72,7 @@ const lastSeconds = {
   'upgrade/worker-upgrade': 134,
   'management-api/bridge.test': 119,
   'management-api/topology': 54,
-  'management-api/control-plane-undo': 65,
+  'management-api/control-plane-undo': 80,
   'cluster/control-plane.test': 118,
   'e2e/dev-stack': 114,
   'management-api/management-api.test': 113,

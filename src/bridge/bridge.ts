@@ -2,12 +2,17 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { loadManifests, loadManifestsWithTopologies } from '../api/load-manifests';
+import {
+  loadManifests,
+  loadManifestsWithTopologies,
+  type MadeObject,
+  type ManifestSource,
+} from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
 import { mirrorMachines, releaseMachineObject } from './machine-mirror';
 import { writeBackTemplates } from './template-write-back';
 import { controlPlaneUndone, onlyHeldForControlPlane, writeBackControlPlane } from './control-plane-write-back';
-import { writeTopologyObjects } from './topology-objects';
+import { keepTopologyObjects, madeAsCarriedOut, writeTopologyObjects } from './topology-objects';
 import { topologyReplicasPatch } from './topology-write-back';
 import { MirroredReports } from './mirrored-reports';
 import { machinesOverQuota } from './machine-quota';
@@ -81,6 +86,8 @@ export class Bridge {
   private readonly reports = new MirroredReports();
   /** Per cluster, the view last read and its summary: see ownersReadMs. */
   private readonly views = new Map<string, { summary: ClusterStatus; view: ClusterView; at: number }>();
+  /** What each topology Cluster's applied manifest was made into, by the manifest's hash (a render takes 0.2 s). */
+  private readonly made = new Map<string, { hash: string; made: MadeObject[] }>();
 
   constructor(private readonly o: BridgeOptions) {}
 
@@ -130,6 +137,7 @@ export class Bridge {
     this.reports.keepOnly(objects.Machine ?? []);
     const clusters = new Set((objects.Cluster ?? []).map((c) => `${c.metadata.namespace}/${c.metadata.name}`));
     for (const key of this.views.keys()) if (!clusters.has(key)) this.views.delete(key);
+    for (const key of this.made.keys()) if (!clusters.has(key)) this.made.delete(key);
     const secrets = new Set(await this.o.api.core.secretNames(`type=${clusterSecretType}`));
     for (const cluster of objects.Cluster ?? [])
       await this.reconcile(cluster, objects, secrets).catch((err: Error) =>
@@ -163,7 +171,13 @@ export class Bridge {
         if (!overQuota) {
           await this.o.client.apply(models, { kubernetesVersions: this.o.kubernetesVersions });
           // Before the manifest is noted as applied: a bridge stopped in between applies it again (a no-op) and writes them.
-          if (hasTopology(cluster)) await writeTopologyObjects(this.o.api, cluster, made, objects);
+          if (hasTopology(cluster)) {
+            // Its MachineDeployments keep the version they run until the next pass knows which ones are held.
+            const last = this.views.get(key)?.view;
+            const running = (md: string) => last?.machineDeployments.find((m) => m.name === md)?.version;
+            await writeTopologyObjects(this.o.api, cluster, madeAsCarriedOut(made, running), objects);
+            this.made.set(key, { hash, made });
+          }
           await this.o.api.annotate(cluster, appliedManifestAnnotation, hash);
           this.refused.delete(key);
           this.o.log.info({ cluster: key }, 'bridge: applied the cluster from the management API');
@@ -177,7 +191,39 @@ export class Bridge {
     const view = await this.writeStatus(cluster, objects, applied, refusal);
     if (view?.controlPlane?.initialized && !secrets.has(`${namespace}/${name}-kubeconfig`))
       await this.writeKubeconfigSecret(cluster);
+    if (applied && view && hasTopology(cluster)) await this.keepTopology(cluster, manifest, hash, objects, view);
     if (applied && view) await this.writeBack(cluster, objects, members, view);
+  }
+
+  /**
+   * A topology's made objects between its changes: one deleted by hand made again, and each MachineDeployment at
+   * the version it runs while held for its control plane or its turn, at its new one once released. What the
+   * topology made is kept by manifest; a restarted bridge renders it again once.
+   */
+  private async keepTopology(
+    cluster: ApiObject,
+    manifest: ManifestSource,
+    hash: string,
+    objects: ObjectsByKind,
+    view: ClusterView,
+  ): Promise<void> {
+    const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
+    let kept = this.made.get(key);
+    if (kept?.hash !== hash) {
+      try {
+        kept = { hash, made: loadManifestsWithTopologies([manifest], {}, this.o.kubernetesVersions).made };
+      } catch (err) {
+        if (err instanceof ManifestError) return;
+        throw err;
+      }
+      this.made.set(key, kept);
+    }
+    const held = new Set(
+      view.pending.filter((p) => p.kind === 'MachineDeployment' && /^HeldFor/.test(p.reason)).map((p) => p.name),
+    );
+    const running = (md: string) =>
+      held.has(md) ? view.machineDeployments.find((m) => m.name === md)?.version : undefined;
+    await keepTopologyObjects(this.o.api, cluster, madeAsCarriedOut(kept.made, running), objects);
   }
 
   /**

@@ -45,6 +45,8 @@ import {
 } from '../../workflows/cluster/apply-preview';
 import { clusterChangeProblems } from '../spec-rules/cluster-rules';
 import { formatSpecProblems, problem } from '../spec-rules/spec-problem';
+import { newerMinor } from '../spec-rules/kubernetes-version';
+import { controlPlaneSubject } from '../spec-rules/owner-rules';
 import { upgradePlan } from '../contract/upgrade-plan';
 import type { Revision } from '../contract/owner';
 import { changeMachineUpdate, deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
@@ -541,8 +543,38 @@ export class CaptClient {
 
   /** Rolls back to a revision (the previous one by default), as a new revision. */
   async rolloutUndo(kind: OwnerKind, ns: string, name: string, toRevision?: number): Promise<OwnerStatus> {
-    await this.ownerStatus(kind, ns, name);
+    const owner = await this.ownerStatus(kind, ns, name);
+    if (owner.kind === 'KubeadmControlPlane') await this.refuseControlPlaneBelowWorkers(owner, toRevision);
     return this.ownerUpdate(kind, ns, name, rolloutUndoUpdate, { toRevision });
+  }
+
+  /**
+   * A control plane's undo may step back a minor version, but never below a version its workers run or roll out
+   * to: kubelets may not be newer than the apiserver. (The control plane's workflow does not know its workers.)
+   */
+  private async refuseControlPlaneBelowWorkers(owner: OwnerStatus, toRevision?: number): Promise<void> {
+    const { namespace, name } = owner;
+    const revisions = await this.rolloutHistory('kubeadmcontrolplane', namespace, name);
+    const target = toRevision === undefined ? revisions.at(-2) : revisions.find((r) => r.revision === toRevision);
+    if (!target) return;
+    const cluster = await this.clusterSummary(namespace, owner.cluster);
+    const workers = [
+      ...cluster.machineDeployments.map((md) => ({ what: `MachineDeployment ${md.name}`, version: md.version })),
+      ...cluster.machines.map((m) => ({ what: `Machine ${m.name}`, version: m.version })),
+    ].filter((w) => newerMinor(w.version, target.version));
+    if (!workers.length) return;
+    const newer = workers.map((w) => `${w.what} at ${w.version}`).join(', ');
+    throw new RejectedError(
+      formatSpecProblems([
+        problem(
+          controlPlaneSubject(namespace, name),
+          'spec.version',
+          `undo to revision ${target.revision} would take the control plane to ${target.version}, older than its workers (${newer}); kubelets may not be newer than the apiserver`,
+          `undo the workers first (capt rollout undo machinedeployment/NAME), or pick a revision at their version with --to-revision`,
+          'UnsupportedVersion',
+        ),
+      ]),
+    );
   }
 
   /** Pause (true) or resume (false) replacing machines; scaling goes on either way. */

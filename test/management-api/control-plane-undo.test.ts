@@ -11,7 +11,7 @@ import { until } from '../fixtures/until';
  * One desired state: a control plane's `capt rollout undo` is written back to its KubeadmControlPlane object (the
  * revision's version and its kubeadmConfigSpec, which the revision holds whole), and the workers held for the
  * version it left are written back to the version they kept, so kubectl shows what runs and the cluster waits for
- * nothing.
+ * nothing. Once the workers run the newer version too, the control plane's undo is refused.
  */
 
 const [older, newer] = availableKubernetesVersions().slice(-2) as [string, string];
@@ -120,6 +120,32 @@ test("a control plane's capt rollout undo mid-upgrade is written back to its obj
   );
   const machineSets = await listed('machinesets', `cluster.x-k8s.io/deployment-name=${workers}`, 'name');
   assert.equal(machineSets.split('\n').length, 1, 'the workers made no new MachineSet');
+
+  // Upgraded whole, the control plane's undo is refused: its workers would be newer than its apiserver.
+  assert.equal((await patch('kubeadmcontrolplane', controlPlane, { spec: { version: newer } })).code, 0);
+  assert.equal(
+    (await patch('machinedeployment', workers, { spec: { template: { spec: { version: newer } } } })).code,
+    0,
+  );
+  await until('the control plane and the workers upgraded', async () => {
+    const versions = await listed(
+      'machines',
+      `cluster.x-k8s.io/cluster-name=${cluster}`,
+      'jsonpath={.items[*].spec.version}',
+    );
+    const c = await clusterStatus();
+    return c.pending.length === 0 && versions === `${newer} ${newer}`;
+  });
+  const refused = await stack().capt('rollout', 'undo', `kubeadmcontrolplane/${controlPlane}`);
+  assert.notEqual(refused.code, 0);
+  assert.match(
+    refused.stderr,
+    new RegExp(
+      `KubeadmControlPlane default/${controlPlane} at spec\\.version: undo to revision \\d+ would take the control plane to ${older}, older than its workers \\(MachineDeployment ${workers} at ${newer}\\)`,
+    ),
+  );
+  const kept = await stack().capt('rollout', 'history', `kubeadmcontrolplane/${controlPlane}`);
+  assert.match(kept.stdout.trim().split('\n').at(-1)!, new RegExp(`^\\d+ +${newer.replace(/\./g, '\\.')} `));
 
   const deleted = await stack().kubectl(undefined, 'delete', 'cluster', cluster, '--timeout=300s');
   assert.equal(deleted.code, 0, deleted.stderr);
