@@ -27,6 +27,7 @@ type ApiObject = {
   kind: string;
   metadata: {
     name: string;
+    uid?: string;
     labels?: Record<string, string>;
     ownerReferences?: { kind: string; name: string; controller?: boolean }[];
   };
@@ -36,6 +37,9 @@ type ApiObject = {
     taints?: object[];
   };
   status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] };
+};
+type MachineDeploymentObject = ApiObject & {
+  spec: { template: { spec: { version: string; infrastructureRef: { name: string } } } };
 };
 type MachineObject = ApiObject & {
   metadata: { labels: Record<string, string> };
@@ -168,12 +172,16 @@ test("Cluster API's quick-start ClusterClass through kubectl: the topology's obj
 
   // A version change made with kubectl: the control plane first, then the workers; no worker runs a version its
   // control plane does not.
+  const mdName = made.items.find((o) => o.kind === 'MachineDeployment')!.metadata.name;
   const patched = await patchVersion(newer);
   assert.equal(patched.code, 0, patched.stderr);
   const reasons = new Set<string>();
+  let [heldShown, shownNewer] = [false, false];
   await until(
     `every machine of ${name} at ${newer}`,
     async () => {
+      // The MachineDeployment object first: a Machine at the new version means it was released before.
+      const mdObject = await getJson<MachineDeploymentObject>('machinedeployment', mdName);
       const [machines, now] = await Promise.all([
         getJson<{ items: MachineObject[] }>('machines', '-l', `cluster.x-k8s.io/cluster-name=${name}`),
         getJson<ApiObject>('cluster', name),
@@ -181,11 +189,20 @@ test("Cluster API's quick-start ClusterClass through kubectl: the topology's obj
       reasons.add(condition(now, 'TopologyReconciled')?.reason ?? '');
       const controlPlane = machines.items.filter((m) => 'cluster.x-k8s.io/control-plane' in m.metadata.labels);
       const workers = machines.items.filter((m) => !('cluster.x-k8s.io/control-plane' in m.metadata.labels));
+      const listed = machines.items.map((m) => `${m.metadata.name} ${m.spec.version} ${m.status.phase}`).join(', ');
       if (workers.some((m) => m.spec.version === newer))
         assert.ok(
           controlPlane.some((m) => m.spec.version === newer && m.status.phase === 'Running'),
-          `a worker at ${newer} before its control plane: ${machines.items.map((m) => `${m.metadata.name} ${m.spec.version} ${m.status.phase}`).join(', ')}`,
+          `a worker at ${newer} before its control plane: ${listed}`,
         );
+      // As Cluster API's topology controller writes it: the workers' new version only at their turn.
+      if (mdObject.spec.template.spec.version === newer) {
+        assert.ok(
+          controlPlane.some((m) => m.spec.version === newer && m.status.phase === 'Running'),
+          `the MachineDeployment object named ${newer} while its control plane did not run it: ${listed}`,
+        );
+        shownNewer = true;
+      } else heldShown = true;
       return (
         machines.items.length === 2 &&
         machines.items.every((m) => m.spec.version === newer && m.status.phase === 'Running')
@@ -194,6 +211,22 @@ test("Cluster API's quick-start ClusterClass through kubectl: the topology's obj
     { timeoutMs: 300_000, intervalMs: 500 },
   );
   assert.ok(reasons.has('ClusterUpgrading'), `TopologyReconciled said ${[...reasons].join(', ')}`);
+  assert.ok(heldShown, `the MachineDeployment object kept ${older} while it was held`);
+  await until('the MachineDeployment object at the new version', async () => {
+    const o = await getJson<MachineDeploymentObject>('machinedeployment', mdName);
+    return shownNewer || o.spec.template.spec.version === newer;
+  });
+
+  // A made object deleted by hand is made again, as Cluster API's topology controller makes it again.
+  const workersTemplate = (await getJson<MachineDeploymentObject>('machinedeployment', mdName)).spec.template.spec
+    .infrastructureRef.name;
+  const template = await getJson<ApiObject>('localmachinetemplate', workersTemplate);
+  const removed = await stack.kubectl(undefined, 'delete', 'localmachinetemplate', workersTemplate);
+  assert.equal(removed.code, 0, removed.stderr);
+  await until(`${workersTemplate} made again`, async () => {
+    const again = await stack.kubectl(undefined, 'get', 'localmachinetemplate', workersTemplate, '-o', 'json');
+    return again.code === 0 && (JSON.parse(again.stdout) as ApiObject).metadata.uid !== template.metadata.uid;
+  });
   await until('the topology reconciled at the new version', async () => {
     const now = await getJson<ApiObject>('cluster', name);
     return condition(now, 'TopologyReconciled')?.reason === 'ReconcileSucceeded';
