@@ -14,6 +14,8 @@ export interface LaunchRequest {
   env: Record<string, string | undefined>;
   /** Appended to by the process's stdout and stderr. */
   log: string;
+  /** Where the launcher records the process's pid and start time as soon as it is started (see process-launcher-main). */
+  pidFile?: string;
 }
 
 export type LaunchReply =

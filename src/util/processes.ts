@@ -1,6 +1,7 @@
 import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { writeFileAtomic } from './files';
 import { launch } from './process-launcher';
 
 /**
@@ -31,6 +32,8 @@ interface PidRecord {
   restartLoop?: boolean;
 }
 
+const pidPath = (stateDir: string, name: string) => join(stateDir, `${name}.pid`);
+
 /** While this file exists, a restart loop leaves its command stopped (as a static pod whose manifest was moved away). */
 const holdPath = (stateDir: string, name: string) => join(stateDir, `${name}.held`);
 
@@ -48,7 +51,7 @@ export async function liveStartTime(pid: number): Promise<string | undefined> {
 
 async function readPidRecord(stateDir: string, name: string): Promise<PidRecord | undefined> {
   try {
-    return JSON.parse(await readFile(join(stateDir, `${name}.pid`), 'utf8')) as PidRecord;
+    return JSON.parse(await readFile(pidPath(stateDir, name), 'utf8')) as PidRecord;
   } catch {
     return undefined;
   }
@@ -66,6 +69,8 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
   const existing = await runningPid(spec.stateDir, spec.name);
   if (existing) return existing;
   await mkdir(spec.stateDir, { recursive: true });
+  // A record of a process gone would keep the launcher from recording the new one.
+  await rm(pidPath(spec.stateDir, spec.name), { force: true });
   const restartLoop = spec.restartAfterSeconds !== undefined;
   const [command, args] = restartLoop
     ? [
@@ -86,6 +91,7 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
     cwd: spec.cwd ?? spec.stateDir,
     env: spec.inheritEnv === false ? { ...spec.env } : { ...process.env, ...spec.env },
     log: join(spec.stateDir, `${spec.name}.log`),
+    pidFile: pidPath(spec.stateDir, spec.name),
   });
   try {
     const startTime = await liveStartTime(started.pid);
@@ -103,7 +109,8 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
       command: spec.command,
       ...(restartLoop ? { restartLoop } : {}),
     };
-    await writeFile(join(spec.stateDir, `${spec.name}.pid`), JSON.stringify(record));
+    // Over the launcher's record, with what only the caller knows.
+    await writeFileAtomic(pidPath(spec.stateDir, spec.name), JSON.stringify(record));
     return started.pid;
   } finally {
     started.done();
@@ -199,7 +206,7 @@ export async function stopProcess(stateDir: string, name: string, graceMs = 5000
       while (await alive()) await sleep(20);
     }
   }
-  await rm(join(stateDir, `${name}.pid`), { force: true });
+  await rm(pidPath(stateDir, name), { force: true });
 }
 
 interface GroupMember {

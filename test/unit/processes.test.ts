@@ -63,6 +63,43 @@ test('startDetached goes through the launcher: a command that cannot start fails
   }
 });
 
+test('a process whose starter is killed as soon as it is launched is recorded by the launcher: startDetached again finds it and starts no second one', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'capt-processes-'));
+  const marker = `capt-orphan-${process.pid}`;
+  const spec = { name: 'daemon', command: 'tail', args: ['-f', '/dev/null', marker], stateDir: dir };
+  try {
+    // The starter launches, then dies before it could write the record itself, as a worker SIGKILLed there would.
+    const launcher = JSON.stringify(join(__dirname, '../../src/util/process-launcher.js'));
+    const request = JSON.stringify({
+      command: spec.command,
+      args: spec.args,
+      cwd: dir,
+      env: {},
+      log: join(dir, 'daemon.log'),
+      pidFile: join(dir, 'daemon.pid'),
+    });
+    const script = `require(${launcher}).launch(${request}).then(({ pid }) => process.stdout.write(String(pid), () => process.kill(process.pid, 'SIGKILL')))`;
+    const killed = await promisify(execFile)(process.execPath, ['-e', script], { timeout: 20_000 }).catch(
+      (err: { stdout: string; signal?: string }) => err,
+    );
+    assert.equal((killed as { signal?: string }).signal, 'SIGKILL', 'the starter died before it returned');
+    const orphan = Number(killed.stdout);
+    assert.ok(orphan > 0, `the starter printed the pid it launched: ${killed.stdout}`);
+    assert.equal(await startDetached(spec), orphan, 'the retry finds the process the dead starter launched');
+    assert.deepEqual(
+      (await processesMentioning([marker])).filter((p) => p.cmdline.startsWith('tail')).map((p) => p.pid),
+      [orphan],
+      'one process, not two',
+    );
+    await stopProcess(dir, spec.name);
+    assert.deepEqual(await processesMentioning([marker]), []);
+  } finally {
+    // Whatever a failure left running goes too.
+    for (const p of await processesMentioning([marker])) process.kill(p.pid, 'SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('holdProcess stops a restart-looped command and keeps it stopped until releaseProcess; a process without the loop cannot be held', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'capt-processes-'));
   const marker = `capt-hold-${process.pid}`;
