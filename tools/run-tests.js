@@ -73,6 +73,7 @@ const lastSeconds = {
   'management-api/bridge.test': 119,
   'management-api/topology': 54,
   'management-api/control-plane-undo': 80,
+  'management-api/health-check-report': 66,
   'cluster/control-plane.test': 118,
   'e2e/dev-stack': 114,
   'management-api/management-api.test': 113,

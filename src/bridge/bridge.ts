@@ -18,6 +18,7 @@ import { MirroredReports } from './mirrored-reports';
 import { machinesOverQuota } from './machine-quota';
 import type { ObjectCache } from './object-cache';
 import { healthCheckObjectStatus } from './health-check-status-out';
+import { machineHealthConditions } from './machine-health-out';
 import { bridgeLeaseRef, type BridgeLease } from './bridge-lease';
 import { controllerRef, labelSelector } from './machine-objects';
 import { NotFoundError, RejectedError, type CaptClient } from '../client/capt-client';
@@ -478,7 +479,13 @@ export class Bridge {
           healthCheckObjectStatus(check, status, health, previousOf(check), observation(check)),
         );
     }
-    await mirrorMachines(this.o.api, this.o.client, this.o.log, view, owners, objects, this.reports, now());
+    const checks = (objects.MachineHealthCheck ?? []).filter((o) => o.metadata.namespace === namespace);
+    const health = machineHealthConditions(
+      owners.map((o) => o.status),
+      checks,
+      Date.now(),
+    );
+    await mirrorMachines(this.o.api, this.o.client, this.o.log, view, owners, objects, this.reports, now(), health);
     return view;
   }
 }

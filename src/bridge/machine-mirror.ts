@@ -2,11 +2,12 @@ import { providerKinds } from '../api/kind-registry';
 import { forEachBounded } from '../util/bounded-parallel';
 import type { Logger } from 'pino';
 import { RejectedError, type CaptClient } from '../client/capt-client';
-import { MachinePhase, type MachineStatus } from '../contract/machine';
+import { MachinePhase, type Condition, type MachineStatus } from '../contract/machine';
 import type { ClusterView } from '../contract/cluster';
 import type { MachineRecord, OwnerStatus } from '../contract/owner';
 import { madeByController, type ObjectsByKind } from './cluster-documents';
-import type { ApiCondition, PreviousStatus } from './cluster-status-out';
+import { apiConditions, type ApiCondition, type PreviousStatus } from './cluster-status-out';
+import { healthCheckSucceeded } from './machine-health-out';
 import {
   machineObject,
   machineObjectStatus,
@@ -53,6 +54,7 @@ export async function mirrorMachines(
   objects: ObjectsByKind,
   reports: MirroredReports,
   now: string,
+  health: Map<string, Condition>,
 ): Promise<void> {
   const { namespace, name: cluster } = view;
   // An edit the machine refuses (it is being deleted, say) is undone on the object, which shows what capt runs.
@@ -114,6 +116,7 @@ export async function mirrorMachines(
     machines.has(record.name) ? 0 : record.phase === MachinePhase.Running ? 1 : 2;
   outOfDate.sort((a, b) => order(a) - order(b) || a.record.createdAt.localeCompare(b.record.createdAt));
   const until = Date.now() + machinesBudgetMs;
+  const written = new Set<string>();
   await forEachBounded(
     outOfDate,
     writesInFlight,
@@ -143,11 +146,18 @@ export async function mirrorMachines(
         });
       await api.patchStatusIfChanged(
         object,
-        machineObjectStatus(m, upToDate, object.status as PreviousStatus | undefined, now),
+        machineObjectStatus(m, upToDate, object.status as PreviousStatus | undefined, now, health.get(m.name)),
       );
       reports.note(object, m.sequence);
+      written.add(m.name);
     },
     until,
+  );
+  await mirrorHealth(
+    api,
+    [...wanted.keys()].flatMap((name) => (written.has(name) ? [] : (machines.get(name) ?? []))),
+    health,
+    now,
   );
   await mirrorDeletions(api, client, log, [...machines.values()].filter(madeByController), wanted);
   await mirrorStandaloneStatus(
@@ -158,6 +168,31 @@ export async function mirrorMachines(
     reports,
     now,
   );
+}
+
+/**
+ * A MachineHealthCheck's judgement changed while its machine reported nothing new: only the machine's
+ * HealthCheckSucceeded is written (the rest of its conditions as the object shows them), without reading it.
+ */
+async function mirrorHealth(
+  api: ManagementClient,
+  objects: ApiObject[],
+  health: Map<string, Condition>,
+  now: string,
+): Promise<void> {
+  const summary = (c: { status: string; reason?: string } | undefined) => c && `${c.status}/${c.reason}`;
+  await forEachBounded(objects, writesInFlight, async (o) => {
+    const shown = (o.status as PreviousStatus | undefined)?.conditions ?? [];
+    const judged = health.get(o.metadata.name);
+    if (summary(shown.find((c) => c.type === healthCheckSucceeded)) === summary(judged)) return;
+    const own: Condition[] = [
+      ...shown
+        .filter((c) => c.type !== healthCheckSucceeded)
+        .map(({ type, status, reason, message }) => ({ type, status, reason, message })),
+      ...(judged ? [judged] : []),
+    ];
+    await api.patchStatusIfChanged(o, { conditions: apiConditions(own, shown, undefined, now) });
+  });
 }
 
 /**

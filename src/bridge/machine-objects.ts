@@ -165,14 +165,16 @@ export const taintsGone = (existing: ApiObject, desired: ApiObject) =>
   existing.spec?.taints !== undefined && desired.spec?.taints === undefined;
 
 /**
- * A Machine's status (its Node's nodeInfo as the machine kept it), with the two conditions Cluster API v1beta2 adds
- * to a machine's own: Available (Running and Ready) and UpToDate (on its owner's current template).
+ * A Machine's status (its Node's nodeInfo as the machine kept it), with the conditions Cluster API v1beta2 adds to
+ * a machine's own: Available (Running and Ready), UpToDate (on its owner's current template) and, when a
+ * MachineHealthCheck judges it, HealthCheckSucceeded.
  */
 export function machineObjectStatus(
   m: MachineStatus,
   upToDate: boolean,
   previous: PreviousStatus | undefined,
   now: string,
+  health?: Condition,
 ) {
   const running = m.phase === 'Running';
   const ready = m.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
@@ -184,6 +186,7 @@ export function machineObjectStatus(
     upToDate
       ? { type: 'UpToDate', status: 'True', reason: 'UpToDate' }
       : { type: 'UpToDate', status: 'False', reason: 'NotUpToDate', message: "not on its owner's current template" },
+    ...(health ? [health] : []),
   ];
   return {
     phase: m.phase,

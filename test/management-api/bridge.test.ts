@@ -503,6 +503,13 @@ test('kubectl apply of Cluster API objects makes a capt cluster: kubectl wait se
       observedGeneration: 1,
     },
   );
+  // The Machine it judges shows its verdict, as Cluster API's check writes it.
+  const judged = await until('the worker Machine to show the check judged it', async () =>
+    (
+      (await machineObject(worker!.name)).status as { conditions?: (ApiConditionShape & { reason: string })[] }
+    ).conditions?.find((c) => c.type === 'HealthCheckSucceeded'),
+  );
+  assert.deepEqual([judged.status, judged.reason], ['True', 'HealthCheckSucceeded']);
 
   // A control plane older than its workers is refused with capt apply's own message, on the object, and the workflow keeps its version.
   const older = availableKubernetesVersions().at(-2)!;

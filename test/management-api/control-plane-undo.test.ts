@@ -36,15 +36,7 @@ test("a control plane's capt rollout undo mid-upgrade is written back to its obj
     '1',
   );
   assert.equal(generated.code, 0, generated.stderr);
-  assert.equal((await stack().kubectl(generated.stdout, 'apply', '-f', '-')).code, 0);
-  const available = await stack().kubectl(
-    undefined,
-    'wait',
-    '--for=condition=Available',
-    `cluster/${cluster}`,
-    '--timeout=300s',
-  );
-  assert.equal(available.code, 0, available.stderr);
+  await stack().applyAndWait(generated.stdout, cluster);
   const before = await get<KubeadmControlPlaneObject>('kubeadmcontrolplane', controlPlane);
 
   // An upgrade of both, with a flag of the apiserver's and a machine template that boots for 12 s, so the undo

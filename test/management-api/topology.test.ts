@@ -98,16 +98,7 @@ test("Cluster API's quick-start ClusterClass through kubectl: the topology's obj
       return stringify(d);
     })
     .join('---\n');
-  const applied = await stack.kubectl(manifest, 'apply', '-f', '-');
-  assert.equal(applied.code, 0, applied.stderr);
-  const available = await stack.kubectl(
-    undefined,
-    'wait',
-    '--for=condition=Available',
-    `cluster/${name}`,
-    '--timeout=5m',
-  );
-  assert.equal(available.code, 0, available.stderr);
+  await stack.applyAndWait(manifest, name);
 
   // What the topology controller makes: controlled by the Cluster, labelled as made of its topology, and named by
   // the Cluster's references. The class and its templates stay the class's.

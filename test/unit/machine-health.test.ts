@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { HealthCheckSpec } from '../../src/contract/health-check';
 import { MachinePhase } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
-import { evaluateHealth } from '../../workflows/shared/machine-health';
+import { evaluateHealth, healthCheckConditions } from '../../workflows/shared/machine-health';
 
 const t0 = Date.parse('2026-11-22T12:00:00Z');
 const at = (s: number) => new Date(t0 + s * 1000).toISOString();
@@ -152,4 +152,24 @@ test("a check of the machine's own NodeReady (Cluster API's quick-start: Unknown
       ['gone', 'NodeNotFound'],
     ],
   );
+});
+
+test('HealthCheckSucceeded on each judged machine: True when healthy, False with the reason when unhealthy, none within a timeout or while deleting; a check that may not remediate (unhealthyLessThanOrEqualTo 0) still reports', () => {
+  const reportOnly = { ...check, maxUnhealthy: 0 };
+  const records = [
+    running('healthy'),
+    running('broken', { node: notReady(-50) }),
+    running('recent', { node: notReady(-30) }),
+    running('leaving', { deleting: true, node: notReady(-50) }),
+  ];
+  assert.equal(evaluateHealth(reportOnly, records, t0).allowed, false, 'nothing is remediated');
+  assert.deepEqual(Object.fromEntries(healthCheckConditions(reportOnly, records, t0)), {
+    healthy: { type: 'HealthCheckSucceeded', status: 'True', reason: 'HealthCheckSucceeded' },
+    broken: {
+      type: 'HealthCheckSucceeded',
+      status: 'False',
+      reason: 'UnhealthyNode',
+      message: 'mhc: Ready=Unknown for 50s (timeout 40s)',
+    },
+  });
 });

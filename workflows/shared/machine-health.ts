@@ -167,6 +167,33 @@ export function evaluateHealth(check: HealthCheckSpec, records: MachineRecord[],
   };
 }
 
+/**
+ * Cluster API's HealthCheckSucceeded, on each machine `check` judges now (not those being deleted): True when
+ * healthy; False when unhealthy, with the reason and what was seen; none while a timeout still runs (neither
+ * healthy nor unhealthy, as Cluster API counts it). Whether the owner may remediate does not change it: a check
+ * that may never remediate (unhealthyLessThanOrEqualTo 0) only reports.
+ */
+export function healthCheckConditions(
+  check: HealthCheckSpec,
+  records: MachineRecord[],
+  nowMs: number,
+): Map<string, Condition> {
+  const out = new Map<string, Condition>();
+  for (const m of records.filter((r) => !r.deleting)) {
+    const verdict = judge(check, m, nowMs);
+    if (verdict.unhealthy)
+      out.set(m.name, {
+        type: 'HealthCheckSucceeded',
+        status: 'False',
+        reason: verdict.unhealthy.reason,
+        message: `${check.name}: ${verdict.unhealthy.message}`,
+      });
+    else if (verdict.healthy)
+      out.set(m.name, { type: 'HealthCheckSucceeded', status: 'True', reason: 'HealthCheckSucceeded' });
+  }
+  return out;
+}
+
 /** How many remediations an owner keeps for describe and its status. */
 const remediationsKept = 5;
 
