@@ -31,6 +31,11 @@ export class Admission {
     const objects = await readObjects(this.o.api, reviewedKinds, namespace);
     const check = checkAdmission(request, objects, this.o.kubernetesVersions);
     if (check.refusal) return check.refusal;
+    if (check.unchecked)
+      this.o.log.warn(
+        { object: `${request.object!.kind} ${namespace}/${request.object!.metadata.name}`, unchecked: check.unchecked },
+        'admission: Clusters past the load budget are left for the bridge to check as it applies them',
+      );
     for (const { next, previous } of check.clusters) {
       const refusal = await this.changeRefusal(next, previous);
       if (refusal) return refusal;

@@ -27,8 +27,15 @@ export interface CaptDeployment {
 const grpcNotFound = 5;
 const grpcFailedPrecondition = 9;
 const grpcCode = (err: unknown) => (err as { code?: number }).code;
-/** Refusals that registering pollers can lift: the deployment or version unknown yet, a task queue without pollers yet. */
-const notReadyYet = (err: unknown) => grpcCode(err) === grpcNotFound || grpcCode(err) === grpcFailedPrecondition;
+const grpcDeadlineExceeded = 4;
+const grpcUnavailable = 14;
+/**
+ * Refusals that registering pollers can lift (the deployment or version unknown yet, a task queue without pollers
+ * yet), and a server too busy to answer in time, which the next ask may find free (a loaded dev server once took
+ * 30 s over DescribeWorkerDeployment, and the starting worker gave up at once).
+ */
+const notReadyYet = (err: unknown) =>
+  [grpcNotFound, grpcFailedPrecondition, grpcDeadlineExceeded, grpcUnavailable].includes(grpcCode(err) ?? -1);
 
 /** `WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT` reads `CURRENT`. */
 function enumName(

@@ -198,6 +198,17 @@ test("a Cluster with spec.topology is checked with its class and templates: let 
   (badClass.spec as { workers: { machineDeployments: { class: string }[] } }).workers.machineDeployments[0]!.class =
     'BAD CLASS';
   assert.ok(checkAdmission(create(badClass), objects).refusal);
+  // A class many Clusters use: they are loaded within a budget, the first always, the rest left for the bridge.
+  const many: ObjectsByKind = {
+    ...objects,
+    Cluster: ['tq', 'tq2', 'tq3'].map((name) => ({ ...structuredClone(cluster), metadata: { ...cluster.metadata, name } })),
+  };
+  const classChange = structuredClone(clusterClass);
+  classChange.metadata.annotations = { 'example.com/changed': 'yes' };
+  const all = checkAdmission(update(clusterClass, classChange), many);
+  assert.deepEqual([all.clusters.length, all.unchecked], [3, undefined]);
+  const budgeted = checkAdmission(update(clusterClass, classChange), many, undefined, 0);
+  assert.deepEqual([budgeted.clusters.length, budgeted.unchecked], [1, ['default/tq2', 'default/tq3']]);
   const downgrade = structuredClone(cluster);
   (downgrade.spec as { topology: { version: string } }).topology.version = 'v1.1.0';
   const [{ previous, next }] = checkAdmission(update(cluster, downgrade), objects).clusters as [
