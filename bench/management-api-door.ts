@@ -87,7 +87,8 @@ export class ManagementApiDoor {
    * management API's apiserver, etcd and controller-manager are counted apart as well as together.
    */
   async pids(): Promise<Record<ManagementPart, number[]>> {
-    const mine = await processesMentioning([this.dir]);
+    // The bridge names the management API's kubeconfig on its command line: it is counted apart, not here.
+    const mine = (await processesMentioning([this.dir])).filter((p) => p.pid !== this.bridge?.pid);
     const running = (program: string) => mine.filter((p) => p.cmdline.includes(`${program} `)).map((p) => p.pid);
     return {
       managementApi: mine.map((p) => p.pid),

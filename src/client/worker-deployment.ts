@@ -89,7 +89,7 @@ export async function describeCaptDeployment(
 }
 
 /** Asks `attempt` again while Temporal answers that pollers are not registered yet, until `waitMs` has passed. */
-async function untilRegistered<T>(waitMs: number, attempt: () => Promise<T>, what: () => string): Promise<T> {
+export async function untilRegistered<T>(waitMs: number, attempt: () => Promise<T>, what: () => string): Promise<T> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
