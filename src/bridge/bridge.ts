@@ -264,14 +264,15 @@ export class Bridge {
     const undone = controlPlaneUndone(load([]), view);
     if (!settled && !(undone && onlyHeldForControlPlane(view))) return;
     const { api, client, log } = this.o;
-    const templates = await writeBackTemplates(api, client, log, members, view, load);
+    const templates = await writeBackTemplates({ api, client, log, members, view, load });
     const withTemplates = templates.length ? membersWith(templates) : members;
     const next = await this.writeBackOwners(withTemplates, view);
     if (templates.length || next !== withTemplates)
       await api.annotate(cluster, appliedManifestAnnotation, manifestHash(clusterManifest(cluster, next).text));
     // Last, once the held workers' objects show the version they kept (the admission webhook refuses a control plane
     // older than its workers), and not noted: the next pass applies it, and the cluster holds those workers no more.
-    if (undone) await writeBackControlPlane(api, client, log, next, view, (c) => load([...templates, ...c]));
+    if (undone)
+      await writeBackControlPlane({ api, client, log, members: next, view, load: (c) => load([...templates, ...c]) });
   }
 
   /** Machines of the cluster marked for deletion on their objects whose owners do not know it yet. */

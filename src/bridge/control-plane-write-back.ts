@@ -1,11 +1,10 @@
-import type { Logger } from 'pino';
 import { ManifestError } from '../api/manifest-error';
 import type { ClusterModel } from '../api/model';
-import type { CaptClient } from '../client/capt-client';
 import { waitingToStart, type ClusterView } from '../contract/cluster';
 import { templateHash, type ControlPlaneRevision } from '../../workflows/control-plane/control-plane-revisions';
 import { kubeadmConfigSpecObject } from './kubeadm-spec-object';
-import type { ApiObject, ManagementClient } from './management-client';
+import type { ApiObject } from './management-client';
+import type { WriteBack } from './template-write-back';
 
 /**
  * The control plane runs another template than the objects make, with no change to it still on its way: a
@@ -58,14 +57,7 @@ function withRevision(o: ApiObject, template: ControlPlaneRevision['template']):
  * the changed ones in place. When they cannot make that revision (its infrastructure template was changed or
  * deleted since), that is logged and the object left as it is.
  */
-export async function writeBackControlPlane(
-  api: ManagementClient,
-  client: CaptClient,
-  log: Logger,
-  members: ApiObject[],
-  view: ClusterView,
-  load: (changed: ApiObject[]) => ClusterModel,
-): Promise<void> {
+export async function writeBackControlPlane({ api, client, log, members, view, load }: WriteBack): Promise<void> {
   const o = members.find((m) => m.kind === 'KubeadmControlPlane' && m.metadata.name === view.controlPlane?.name);
   if (!o || !view.controlPlane) return;
   const { namespace, name } = o.metadata;

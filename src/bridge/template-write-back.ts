@@ -13,6 +13,16 @@ type TemplateSpec = {
   infrastructureRef?: { name: string };
 };
 
+/** What a write-back reads and writes: the cluster's objects and workflows, and `load`, which makes the cluster of its objects with `changed` in place. */
+export interface WriteBack {
+  api: ManagementClient;
+  client: CaptClient;
+  log: Logger;
+  members: ApiObject[];
+  view: ClusterView;
+  load: (changed: ApiObject[]) => ClusterModel;
+}
+
 /**
  * The fields of a MachineDeployment's template a revision names, as a merge patch (null removes): the rest of
  * it lives in the templates named.
@@ -32,14 +42,7 @@ const templatePatchOf = (t: MachineTemplateModel) => ({
  * that revision, the names cannot bring it back: that is logged and the object is left as it is (the next
  * change to it applies its template, as between two kubectl users). Returns the objects it changed, as written.
  */
-export async function writeBackTemplates(
-  api: ManagementClient,
-  client: CaptClient,
-  log: Logger,
-  members: ApiObject[],
-  view: ClusterView,
-  load: (changed: ApiObject[]) => ClusterModel,
-): Promise<ApiObject[]> {
+export async function writeBackTemplates({ api, client, log, members, view, load }: WriteBack): Promise<ApiObject[]> {
   const model = load([]);
   const changed: ApiObject[] = [];
   for (const o of members.filter((m) => m.kind === 'MachineDeployment')) {

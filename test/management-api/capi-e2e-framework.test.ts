@@ -34,19 +34,10 @@ const steps = [
 const stack = devStackForFile(cluster);
 
 test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteClusterAndWait pass against capt's objects", async () => {
-  const generated = await stack().capt(
-    'generate',
-    'cluster',
-    cluster,
-    '--kubernetes-version',
-    older,
-    '--worker-machine-count',
-    '2',
-  );
-  assert.equal(generated.code, 0, generated.stderr);
+  const generated = await stack().generateCluster(cluster, older, 2);
   // Failure domains on the LocalCluster, as Cluster API's e2e DevCluster has them: the framework's
   // WaitForControlPlaneAndMachinesReady then checks each control-plane machine is in one marked for control planes.
-  const manifest = parseAllDocuments(generated.stdout)
+  const manifest = parseAllDocuments(generated)
     .map((d) => d.toJS() as { kind: string; spec?: Record<string, unknown> })
     .map((d) =>
       d.kind === 'LocalCluster'

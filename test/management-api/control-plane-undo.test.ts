@@ -26,17 +26,7 @@ type MachineDeploymentObject = { spec: { template: { spec: { version: string } }
 test("a control plane's capt rollout undo mid-upgrade is written back to its object, and the held workers to the version they kept", async () => {
   const get = async <T>(kind: string, name: string) =>
     JSON.parse((await stack().kubectl(undefined, 'get', kind, name, '-o', 'json')).stdout) as T;
-  const generated = await stack().capt(
-    'generate',
-    'cluster',
-    cluster,
-    '--kubernetes-version',
-    older,
-    '--worker-machine-count',
-    '1',
-  );
-  assert.equal(generated.code, 0, generated.stderr);
-  await stack().applyAndWait(generated.stdout, cluster);
+  await stack().applyAndWait(await stack().generateCluster(cluster, older, 1), cluster);
   const before = await get<KubeadmControlPlaneObject>('kubeadmcontrolplane', controlPlane);
 
   // An upgrade of both, with a flag of the apiserver's and a machine template that boots for 12 s, so the undo

@@ -19,16 +19,7 @@ type Condition = { type: string; status: string; reason: string; message: string
 type Shown = { metadata: { deletionTimestamp?: string }; status?: { phase?: string; conditions?: Condition[] } };
 
 test("a report-only MachineHealthCheck marks the broken worker's Machine HealthCheckSucceeded False and remediates nothing", async () => {
-  const generated = await stack().capt(
-    'generate',
-    'cluster',
-    cluster,
-    '--kubernetes-version',
-    availableKubernetesVersions().at(-1)!,
-    '--worker-machine-count',
-    '1',
-  );
-  assert.equal(generated.code, 0, generated.stderr);
+  const generated = await stack().generateCluster(cluster, availableKubernetesVersions().at(-1)!, 1);
   const check = {
     apiVersion: 'cluster.x-k8s.io/v1beta2',
     kind: 'MachineHealthCheck',
@@ -45,7 +36,7 @@ test("a report-only MachineHealthCheck marks the broken worker's Machine HealthC
       remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 0 } },
     },
   };
-  await stack().applyAndWait(`${generated.stdout}\n---\n${JSON.stringify(check)}`, cluster);
+  await stack().applyAndWait(`${generated}\n---\n${JSON.stringify(check)}`, cluster);
   const worker = (
     await stack().kubectl(
       undefined,
