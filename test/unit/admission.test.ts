@@ -201,7 +201,10 @@ test("a Cluster with spec.topology is checked with its class and templates: let 
   // A class many Clusters use: they are loaded within a budget, the first always, the rest left for the bridge.
   const many: ObjectsByKind = {
     ...objects,
-    Cluster: ['tq', 'tq2', 'tq3'].map((name) => ({ ...structuredClone(cluster), metadata: { ...cluster.metadata, name } })),
+    Cluster: ['tq', 'tq2', 'tq3'].map((name) => ({
+      ...structuredClone(cluster),
+      metadata: { ...cluster.metadata, name },
+    })),
   };
   const classChange = structuredClone(clusterClass);
   classChange.metadata.annotations = { 'example.com/changed': 'yes' };

@@ -112,8 +112,9 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
   assert.match(ramp.stdout, new RegExp(`build ${b} is ramping: 0%`));
   assert.match((await capt('worker', 'status')).stdout, new RegExp(`${b}\\s+ramping 0%`));
 
-  // The rollout starts on A; B becomes current once its first new machine exists. New workers boot for 20 s,
-  // so the rollout has not moved on to its next machine before the upgrade is done.
+  // The rollout starts on A; B becomes current once its first new machine exists. New workers boot for 20 s, and
+  // the rollout is paused across the upgrade, so its next machine comes after it (an upgrade on a loaded host once
+  // outlasted the boot, and the next machine started during it).
   const slowBoot = {
     ...md.template,
     infrastructure: {
@@ -126,6 +127,7 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
     done: (s) => s.machines.some((m) => !oldMachines.includes(m.name)),
   });
   const startedOnA = firstNew.machines.filter((m) => !oldMachines.includes(m.name)).map((m) => m.name);
+  await suite.client.rolloutPause('machinedeployment', 'default', MD, true);
   const upgrade = await capt('upgrade', 'workers', b);
   assert.equal(upgrade.code, 0, upgrade.stderr);
   console.log(upgrade.stdout);
@@ -133,6 +135,7 @@ test('workers upgraded mid-rollout: machines started on build A finish on A, new
   assert.match(upgrade.stdout, new RegExp(`[1-9]\\d* owner workflow\\(s\\) of ${a} told`));
   // Machines the owner added while the upgrade went on may have started on either build; any added after it, on B.
   const duringUpgrade = (await status()).machines.map((m) => m.name).filter((n) => !oldMachines.includes(n));
+  await suite.client.rolloutPause('machinedeployment', 'default', MD, false);
 
   // The rollout completes on B's MachineDeployment code, within the quickstart's bounds (maxSurge 1, maxUnavailable 0) throughout.
   const bounds = { most: 0, leastAvailable: Infinity };
