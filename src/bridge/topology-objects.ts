@@ -8,6 +8,12 @@ import type { ObjectsByKind } from './cluster-documents';
 /** A reference as a v1beta2 Cluster holds one: group, kind, name. */
 const contractRef = (o: MadeObject) => ({ apiGroup: o.apiVersion.split('/')[0], kind: o.kind, name: o.metadata.name });
 
+/** The stored object of `m`'s kind and name in `namespace`, if any. */
+const storedObject = (objects: ObjectsByKind, namespace: string, m: MadeObject) =>
+  objects[m.kind as ManagedKind]?.find(
+    (o) => o.metadata.namespace === namespace && o.metadata.name === m.metadata.name,
+  );
+
 /** The object `m` as the bridge writes it: controlled by the Cluster. */
 function madeObject(cluster: ApiObject, m: MadeObject): ApiObject {
   const { namespace, name } = cluster.metadata;
@@ -58,9 +64,7 @@ export async function keepTopologyObjects(
 ): Promise<void> {
   const { namespace } = cluster.metadata;
   for (const m of made) {
-    const current = objects[m.kind as ManagedKind]?.find(
-      (o) => o.metadata.namespace === namespace && o.metadata.name === m.metadata.name,
-    );
+    const current = storedObject(objects, namespace, m);
     if (!current) await api.create(madeObject(cluster, m));
     else if (m.kind === 'MachineDeployment' && versionOf(current) !== versionOf(m))
       await api.patch('MachineDeployment', namespace, m.metadata.name, {
@@ -83,11 +87,9 @@ export async function writeTopologyObjects(
   objects: ObjectsByKind,
 ): Promise<void> {
   const { namespace, name, uid } = cluster.metadata;
-  const stored = (kind: string, objectName: string) =>
-    objects[kind as ManagedKind]?.find((o) => o.metadata.namespace === namespace && o.metadata.name === objectName);
   for (const m of made) {
     const object = madeObject(cluster, m);
-    const current = stored(m.kind, m.metadata.name);
+    const current = storedObject(objects, namespace, m);
     if (!current) await api.create(object);
     else if (
       !isDeepStrictEqual(current.spec, m.spec) ||
