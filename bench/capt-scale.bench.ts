@@ -13,6 +13,8 @@ import { processesMentioning } from '../test/fixtures/leaks';
 import { MachineHarness } from '../test/fixtures/machine-harness';
 import { metricSum } from '../test/fixtures/worker-metrics';
 import { resultHeader, runBenchmark, writeResult } from './bench-result';
+import { captCounters, temporalMetricsUrl } from './capi/capt-counters';
+import { countersBetween, type Counters } from './capi/step-counters';
 import { ManagementApiDoor } from './management-api-door';
 import { stopOnSignal } from './stop-on-signal';
 
@@ -275,10 +277,19 @@ async function main(): Promise<void> {
   });
   await h.start();
   const client = await CaptClient.connect({ address: h.env.address });
-  const memory = memoryWatcher(
-    h.worker!.pid,
-    (await processesMentioning(['start-dev'])).map((p) => p.pid),
-  );
+  const serverPids = (await processesMentioning(['start-dev'])).map((p) => p.pid);
+  const memory = memoryWatcher(h.worker!.pid, serverPids);
+  // Temporal's own counters of work done and calls refused (BusyWorkflow and the rest), per step.
+  const temporal = captCounters(await temporalMetricsUrl(serverPids));
+  const temporalSteps: Record<string, Pick<Counters, 'temporalWork' | 'resourceExhaustedByCause'>> = {};
+  const countTemporal = async (step: string, before: Counters) => {
+    const { temporalWork, resourceExhaustedByCause } = countersBetween(before, await temporal.read());
+    temporalSteps[step] = {
+      temporalWork: temporalWork ?? {},
+      resourceExhaustedByCause: resourceExhaustedByCause ?? {},
+    };
+    console.log(`${step}: Temporal ${JSON.stringify(temporalSteps[step])}`);
+  };
   const door = throughApi ? await ManagementApiDoor.start(h.env.address, h.home) : undefined;
   const ops = door ? throughManagementApi(door) : throughCli(client, h.env.address);
   const result: Record<string, unknown> = {
@@ -323,9 +334,11 @@ async function main(): Promise<void> {
     let startedAt = Date.now();
     let requestsBefore = await requestCount();
     const cpuBeforeScaleUp = await cpu();
+    let temporalBefore = await temporal.read();
     await ops.scale(workers);
     const scaleUp = await settle(client, workers, 'scale-up', startedAt);
     const cpuScaleUp = perMachine(cpuBeforeScaleUp, await cpu(), workers);
+    await countTemporal('scaleUp', temporalBefore);
     console.log(`scale-up: ${workers} workers Running in ${scaleUp} s`);
     await observe('scaleUp', workers, workers, requestsBefore);
 
@@ -344,6 +357,7 @@ async function main(): Promise<void> {
     startedAt = Date.now();
     requestsBefore = await requestCount();
     const cpuBeforeRollout = await cpu();
+    temporalBefore = await temporal.read();
     const before = (await client.ownerStatus('machinedeployment', 'default', MD)).revision;
     await ops.restart();
     // Through the management API the restart reaches the workflow at the bridge's next pass.
@@ -354,6 +368,7 @@ async function main(): Promise<void> {
     console.log(`rollout: started ${(Date.now() - startedAt) / 1000} s after the restart was asked`);
     const rollout = await settle(client, workers, 'rollout', startedAt);
     const cpuRollout = perMachine(cpuBeforeRollout, await cpu(), workers);
+    await countTemporal('rollout', temporalBefore);
     const waves = Math.ceil(workers / wave);
     const ideal = waves * (waveCreate + waveDeleteProvider);
     console.log(
@@ -421,6 +436,7 @@ async function main(): Promise<void> {
             .map(([k, n]) => [k, Math.round((n / machineRuns.size) * 100) / 100]),
         ),
       },
+      temporal: temporalSteps,
       leftover,
       ...(door ? { statusLag: lags, managementApiRequestsPerMachine: requests } : {}),
       ...(h.metricsUrl ? { workflowCache: await workflowCacheFigures(h.metricsUrl, machineRuns.size) } : {}),

@@ -38,6 +38,11 @@ export const clusterPausedSignal = defineSignal<[{ paused: boolean }]>('clusterP
 export const childChangedSignal = defineSignal<[OwnerSummary]>('childChanged');
 /** From a machine to its owner, only when a field the owner plans with changes. */
 export const machineReportSignal = defineSignal<[MachineReport]>('machineReport');
+/**
+ * From machines to their owner, several at once (activities/machine/machine-reports.ts), to machines whose spec
+ * says batchedReports: owners from before it know machineReport only.
+ */
+export const machineReportsSignal = defineSignal<[MachineReport[]]>('machineReports');
 /** From the cluster to its control plane: a new machine template (version, kubeadm config, infrastructure). */
 export const controlPlaneSpecSignal =
   defineSignal<[{ spec: ControlPlaneModel; cause: string; generation: number }]>('controlPlaneSpec');

@@ -55,6 +55,8 @@ export interface MachineSpec extends MachineTemplateFields {
   bootstrapTimeoutSeconds?: number;
   /** Workflow ID of the owner (MachineDeployment, control plane) told about phase changes. */
   owner?: string;
+  /** The owner takes reports several to a signal (machineReportsSignal); older owners take one at a time. */
+  batchedReports?: boolean;
 }
 
 /** The fields a running Machine accepts in place; anything else means a new Machine. */

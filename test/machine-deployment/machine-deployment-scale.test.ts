@@ -8,7 +8,7 @@ import { KubeClient } from '../../src/kube/kube-client';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
-import { machineDeploymentWorkflowId } from '../../src/contract/workflow-ids';
+import { machineDeploymentWorkflowId, machineWorkflowId } from '../../src/contract/workflow-ids';
 import { startsPerRun } from '../../workflows/shared/machine-pool';
 import { measureHistories } from '../fixtures/history-guard';
 import { harnessWithClient } from '../fixtures/machine-harness';
@@ -22,6 +22,43 @@ const target = 300;
 const podSubnet = '10.128.0.0/14';
 /** Whether an IPv4 CIDR lies inside 10.128.0.0/14. */
 const inPodSubnet = (cidr: string) => /^10\.(128|129|130|131)\.\d+\.0\/24$/.test(cidr);
+
+const running0 = (machines: { name: string; cluster: string }[]) =>
+  machines.filter((m) => m.cluster === 'big' && m.name.startsWith(`${MD}-`)).map((m) => m.name);
+
+/**
+ * Machines report through the worker's coalescer (a local activity in their own task), never as external signals,
+ * and the MachineDeployment's runs received them only as machineReports signals (how many ride together depends
+ * on the load; unit/machine-reports checks the coalescing).
+ */
+async function assertReportsCoalesced(machines: string[]): Promise<void> {
+  for (const name of machines.slice(0, 3)) {
+    const events = (await h.env.client.workflow.getHandle(machineWorkflowId('default', name)).fetchHistory()).events!;
+    assert.ok(
+      !events.some((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes),
+      `${name} signalled its owner from its history`,
+    );
+    assert.ok(
+      events.filter((e) => e.markerRecordedEventAttributes).length >= 2,
+      `${name}: bootstrap data and its report`,
+    );
+  }
+  const signals: string[] = [];
+  for await (const run of h.env.client.workflow.list({
+    query: `WorkflowId = '${machineDeploymentWorkflowId('default', MD)}'`,
+  })) {
+    const history = await h.env.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    for (const e of history.events!)
+      if (e.workflowExecutionSignaledEventAttributes)
+        signals.push(e.workflowExecutionSignaledEventAttributes.signalName ?? '');
+  }
+  const batches = signals.filter((n) => n === 'machineReports').length;
+  console.log(
+    `the MachineDeployment's runs received ${batches} machineReports signals for ${machines.length} machines`,
+  );
+  assert.equal(signals.filter((n) => n === 'machineReport').length, 0, 'no single-report signal');
+  assert.ok(batches > 0, 'the reports reached the MachineDeployment as machineReports signals');
+}
 
 const providerMachines = async () =>
   (await readdir(machinesDir(clusterDir('default', 'big'))).catch(() => [] as string[])).filter((d) =>
@@ -74,6 +111,7 @@ test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while 
     `continue-as-new during the scale-up: runs seen ${busyRuns.size}`,
   );
   assert.ok(peak <= target, `never more machines than asked for: ${peak}`);
+  await assertReportsCoalesced(running0(await suite.client.listMachines('default')));
   assert.equal(await providerMachines(), target, 'exactly one provider machine per replica');
   const running = await suite.client.listMachines('default');
   assert.equal(

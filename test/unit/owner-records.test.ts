@@ -10,7 +10,7 @@ import { mergeTemplateChange } from '../../workflows/machine/machine-change';
 import { machineWorkflowType } from '../../src/contract/workflow-ids';
 import { machineWorkflow } from '../../workflows/machine/machine-workflow';
 import { deletionHeld, machineReport, reportKey, startedByOwnerKey } from '../../workflows/machine/machine-report';
-import { newRecord, recordMachineReport } from '../../workflows/shared/machine-pool';
+import { newRecord, recordMachineReport, recordMachineReports } from '../../workflows/shared/machine-pool';
 import { summaryKey } from '../../workflows/shared/owner-summary';
 import { someNames } from '../../workflows/shared/some-names';
 
@@ -113,6 +113,31 @@ test('owner records: the newest report wins, Running starts the ready clock once
   assert.deepEqual(
     recordMachineReport(records, { name: 'web-abc12', phase: MachinePhase.Deleted, marked: true, sequence: 5 }, 't5'),
     [],
+  );
+});
+
+test('a batch of reports leaves the records as the same reports one at a time, in any order', () => {
+  const names = ['a', 'b', 'c', 'd'];
+  const start = names.map((n) => newRecord(n, 'h1', 'v1.36.3', '2026-11-22T10:00:00.000Z'));
+  const reports = [
+    { name: 'a', phase: MachinePhase.Running, address: '127.1.0.2', marked: false, sequence: 1 },
+    { name: 'b', phase: MachinePhase.Running, address: '127.1.0.3', marked: false, sequence: 2 },
+    { name: 'b', phase: MachinePhase.Provisioning, marked: false, sequence: 1 },
+    { name: 'c', phase: MachinePhase.Deleting, marked: true, blocker: 'draining', sequence: 3 },
+    { name: 'd', phase: MachinePhase.Running, marked: false, sequence: 1 },
+    { name: 'd', phase: MachinePhase.Deleted, marked: false, sequence: 2 },
+    { name: 'gone', phase: MachinePhase.Running, marked: false, sequence: 9 },
+  ];
+  const oneByOne = reports.reduce((records, r) => recordMachineReport(records, r, 't'), start);
+  assert.deepEqual(recordMachineReports(start, reports, 't'), oneByOne);
+  assert.deepEqual(recordMachineReports(start, [...reports].reverse(), 't'), oneByOne);
+  assert.deepEqual(
+    oneByOne.map((m) => [m.name, m.phase, m.sequence, m.deleting]),
+    [
+      ['a', MachinePhase.Running, 1, false],
+      ['b', MachinePhase.Running, 2, false],
+      ['c', MachinePhase.Deleting, 3, true],
+    ],
   );
 });
 

@@ -341,6 +341,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     ...controlPlaneMachineFields(facts.name, state.spec),
     annotations: { ...state.spec.annotations, [controlPlaneCleanupHook]: '' },
     owner: self,
+    batchedReports: true,
   });
 
   /** Passes the pending in-place change to every machine not leaving, a batch per workflow task. */

@@ -157,6 +157,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
         'machinedeployment.clusters.x-k8s.io/revision': String(set.revision),
       },
       owner: self,
+      batchedReports: true,
     });
 
   refresh();

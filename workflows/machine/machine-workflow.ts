@@ -143,12 +143,22 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     }
     return status;
   }
+  /** Reports on their way through the coalescer: a run continues as new only once they arrived. */
+  let reportsInFlight = 0;
   function report(status: MachineStatus): Promise<void> {
     state.reports = (state.reports ?? 0) + 1;
     if (!spec.owner) return Promise.resolve();
-    return getExternalWorkflowHandle(spec.owner)
-      .signal(machineReportSignal, machineReport(status, state.reports, deletionHeld(state), state.node))
-      .catch(() => undefined);
+    const news = machineReport(status, state.reports, deletionHeld(state), state.node);
+    if (!spec.batchedReports)
+      return getExternalWorkflowHandle(spec.owner)
+        .signal(machineReportSignal, news)
+        .catch(() => undefined);
+    // An owner that takes reports in batches gets them through this worker's coalescer, within this task.
+    reportsInFlight++;
+    return local
+      .deliverMachineReport({ owner: spec.owner, report: news })
+      .catch(() => undefined)
+      .finally(() => reportsInFlight--);
   }
   const setStep = (reason: MachineStepReason, step: string) => {
     state.stepReason = reason;
@@ -416,7 +426,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       if (state.deletion) break;
       if (syncDue()) await syncNode();
       else if (workflowInfo().continueAsNewSuggested) {
-        await condition(allHandlersFinished);
+        await condition(() => allHandlersFinished() && reportsInFlight === 0);
         return continueAsNewOnTargetBuild<typeof machineWorkflow>({ spec, state });
       }
     }

@@ -89,33 +89,50 @@ export async function deletePoolMachines(namespace: string, names: string[], clu
 
 /** Applies a machine's report (received at `now`) to the records: the newest one wins; Deleted removes it. */
 export function recordMachineReport(machines: MachineRecord[], report: MachineReport, now: string): MachineRecord[] {
-  if (report.phase === MachinePhase.Deleted) return machines.filter((m) => m.name !== report.name);
-  return machines.map((m) => {
-    if (m.name !== report.name || m.sequence > report.sequence) return m;
-    const running = report.phase === MachinePhase.Running;
-    const {
-      blocker: _blocker,
-      address: _address,
-      runningSince: _since,
-      node: _node,
-      remediate: _remediate,
-      skipRemediation: _skip,
-      ...rest
-    } = m;
-    return {
-      ...rest,
-      phase: report.phase,
-      marked: report.marked,
-      sequence: report.sequence,
-      deleting: m.deleting || report.phase === MachinePhase.Deleting,
-      ...(report.address ? { address: report.address } : m.address ? { address: m.address } : {}),
-      ...(report.blocker ? { blocker: report.blocker } : {}),
-      ...(report.node ? { node: report.node } : {}),
-      ...(report.remediate ? { remediate: true } : {}),
-      ...(report.skipRemediation ? { skipRemediation: true } : {}),
-      ...(running ? { runningSince: m.runningSince ?? now } : {}),
-    };
+  return recordMachineReports(machines, [report], now);
+}
+
+/** Applies several reports in one pass over the records (a thousand of them, in a MachineDeployment). */
+export function recordMachineReports(
+  machines: MachineRecord[],
+  reports: MachineReport[],
+  now: string,
+): MachineRecord[] {
+  const byName = new Map<string, MachineReport[]>();
+  for (const r of reports) byName.set(r.name, [...(byName.get(r.name) ?? []), r]);
+  return machines.flatMap((m): MachineRecord[] => {
+    const own = byName.get(m.name);
+    if (!own) return [m];
+    if (own.some((r) => r.phase === MachinePhase.Deleted)) return [];
+    return [own.reduce<MachineRecord>((record, r) => withReport(record, r, now), m)];
   });
+}
+
+function withReport(m: MachineRecord, report: MachineReport, now: string): MachineRecord {
+  if (m.sequence > report.sequence) return m;
+  const running = report.phase === MachinePhase.Running;
+  const {
+    blocker: _blocker,
+    address: _address,
+    runningSince: _since,
+    node: _node,
+    remediate: _remediate,
+    skipRemediation: _skip,
+    ...rest
+  } = m;
+  return {
+    ...rest,
+    phase: report.phase,
+    marked: report.marked,
+    sequence: report.sequence,
+    deleting: m.deleting || report.phase === MachinePhase.Deleting,
+    ...(report.address ? { address: report.address } : m.address ? { address: m.address } : {}),
+    ...(report.blocker ? { blocker: report.blocker } : {}),
+    ...(report.node ? { node: report.node } : {}),
+    ...(report.remediate ? { remediate: true } : {}),
+    ...(report.skipRemediation ? { skipRemediation: true } : {}),
+    ...(running ? { runningSince: m.runningSince ?? now } : {}),
+  };
 }
 
 /** Running, not leaving, and its Node there and Ready: what ready replicas and rollout budgets count, as Cluster API's Node-based readiness does. */

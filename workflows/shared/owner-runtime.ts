@@ -12,6 +12,7 @@ import {
   clusterPausedSignal,
   deleteOwnerSignal,
   machineReportSignal,
+  machineReportsSignal,
   ownerMachineQuery,
   ownerStatusQuery,
   rolloutHistoryQuery,
@@ -39,6 +40,7 @@ import {
   newMachineNames,
   newRecord,
   recordMachineReport,
+  recordMachineReports,
   startPoolMachines,
   startsPerRun,
 } from './machine-pool';
@@ -184,6 +186,12 @@ export function ownerRuntime(opts: {
   setHandler(machineReportSignal, (report) => {
     if (holdEarlyReport(state.adoptionProgress, state.machines, report)) return;
     state.machines = recordMachineReport(state.machines, report, new Date().toISOString());
+    changed();
+  });
+  setHandler(machineReportsSignal, (reports) => {
+    const applied = reports.filter((r) => !holdEarlyReport(state.adoptionProgress, state.machines, r));
+    if (applied.length === 0) return;
+    state.machines = recordMachineReports(state.machines, applied, new Date().toISOString());
     changed();
   });
   setHandler(scaleUpdate, scale, { validator: opts.validateReplicas });

@@ -7,7 +7,7 @@ export function workerMachineSpec(
   facts: ClusterFacts,
   name: string,
   template: MachineTemplateModel,
-  own: { labels: Record<string, string>; annotations: Record<string, string>; owner: string },
+  own: { labels: Record<string, string>; annotations: Record<string, string>; owner: string; batchedReports?: boolean },
 ): MachineSpec {
   const t = template;
   return {
@@ -34,5 +34,6 @@ export function workerMachineSpec(
     nodeDeletionTimeoutSeconds: t.nodeDeletionTimeoutSeconds,
     ...(t.taints ? { taints: t.taints } : {}),
     owner: own.owner,
+    ...(own.batchedReports ? { batchedReports: true } : {}),
   };
 }

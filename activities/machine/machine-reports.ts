@@ -1,0 +1,77 @@
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { machineReportsSignal } from '../../src/contract/cluster-messages';
+import type { MachineReport } from '../../src/contract/machine';
+
+/**
+ * Machines' reports to an owner leave this worker as one signal at a time: the reports made while one is in flight
+ * go together in the next. A thousand machines each signalling their one owner made the server refuse thousands of
+ * those signals (BusyWorkflow: every signal takes the owner's lock for a write) and cost the owner a task each.
+ */
+export const reportsPerSignal = 200;
+
+type Send = (owner: string, reports: MachineReport[]) => Promise<void>;
+
+interface Waiting {
+  report: MachineReport;
+  settle: (err?: unknown) => void;
+}
+
+/** Each owner's reports not yet sent, and whether a signal to it is in flight; one per worker process. */
+export class ReportCoalescer {
+  private readonly owners = new Map<string, { waiting: Waiting[]; sending: boolean }>();
+
+  constructor(private readonly send: Send) {}
+
+  /** Resolves once a signal carrying `report` reached `owner`; rejects with that signal's error. */
+  deliver(owner: string, report: MachineReport): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const queue = this.owners.get(owner) ?? { waiting: [], sending: false };
+      this.owners.set(owner, queue);
+      queue.waiting.push({ report, settle: (err) => (err === undefined ? resolve() : reject(err)) });
+      if (!queue.sending) void this.flush(owner, queue);
+    });
+  }
+
+  private async flush(owner: string, queue: { waiting: Waiting[]; sending: boolean }): Promise<void> {
+    queue.sending = true;
+    while (queue.waiting.length > 0) {
+      const batch = queue.waiting.splice(0, reportsPerSignal);
+      const err = await this.send(
+        owner,
+        batch.map((w) => w.report),
+      ).then(
+        () => undefined,
+        (e: unknown) => e ?? new Error('signal failed'),
+      );
+      for (const w of batch) w.settle(err);
+    }
+    queue.sending = false;
+    this.owners.delete(owner);
+  }
+}
+
+let coalescer: ReportCoalescer | undefined;
+
+const signalOwner =
+  (client: Client): Send =>
+  (owner, reports) =>
+    client.workflow.getHandle(owner).signal(machineReportsSignal, reports);
+
+/**
+ * A machine's report to its owner, run as a local activity in the machine's workflow task. An owner that is gone
+ * fails it for good (type OwnerNotFound), as an external signal to it would; anything else is retried.
+ */
+export async function deliverMachineReport(input: { owner: string; report: MachineReport }): Promise<void> {
+  coalescer ??= new ReportCoalescer(signalOwner(Context.current().client));
+  await coalescer.deliver(input.owner, input.report).catch((err: unknown) => {
+    if (err instanceof WorkflowNotFoundError)
+      throw ApplicationFailure.create({
+        message: `owner ${input.owner} is not running: the report of ${input.report.name} has nobody to go to`,
+        type: 'OwnerNotFound',
+        nonRetryable: true,
+      });
+    throw err;
+  });
+}

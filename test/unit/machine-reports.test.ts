@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ReportCoalescer, reportsPerSignal } from '../../activities/machine/machine-reports';
+import { MachinePhase, type MachineReport } from '../../src/contract/machine';
+
+const report = (name: string): MachineReport => ({ name, phase: MachinePhase.Running, marked: false, sequence: 1 });
+
+/** A send whose signals finish only when the test says so, recording what each carried. */
+function heldSend() {
+  const sent: { owner: string; names: string[]; finish: (err?: Error) => void }[] = [];
+  const send = (owner: string, reports: MachineReport[]) =>
+    new Promise<void>((resolve, reject) =>
+      sent.push({ owner, names: reports.map((r) => r.name), finish: (err) => (err ? reject(err) : resolve()) }),
+    );
+  return { sent, send };
+}
+
+const settled = () => new Promise((r) => setImmediate(r));
+
+test('reports to one owner made while its signal is in flight go together in the next signal', async () => {
+  const { sent, send } = heldSend();
+  const c = new ReportCoalescer(send);
+  const first = c.deliver('md/a', report('m1'));
+  await settled();
+  const rest = ['m2', 'm3', 'm4'].map((n) => c.deliver('md/a', report(n)));
+  const other = c.deliver('md/b', report('x1'));
+  await settled();
+  assert.deepEqual(
+    sent.map((s) => [s.owner, s.names]),
+    [
+      ['md/a', ['m1']],
+      ['md/b', ['x1']],
+    ],
+    'one signal in flight per owner; another owner is not held up',
+  );
+  sent[0]!.finish();
+  await first;
+  await settled();
+  assert.deepEqual(sent[2] && [sent[2].owner, sent[2].names], ['md/a', ['m2', 'm3', 'm4']]);
+  sent[2]!.finish();
+  sent[1]!.finish();
+  await Promise.all([...rest, other]);
+});
+
+test("a failed signal fails every report it carried, and the owner's next reports go in a new one", async () => {
+  const { sent, send } = heldSend();
+  const c = new ReportCoalescer(send);
+  const a = c.deliver('md/a', report('m1'));
+  await settled();
+  sent[0]!.finish(new Error('owner busy'));
+  await assert.rejects(a, /owner busy/);
+  const b = c.deliver('md/a', report('m2'));
+  await settled();
+  assert.deepEqual(sent[1]!.names, ['m2']);
+  sent[1]!.finish();
+  await b;
+});
+
+test(`a signal carries at most ${reportsPerSignal} reports`, async () => {
+  const { sent, send } = heldSend();
+  const c = new ReportCoalescer(send);
+  const first = c.deliver('md/a', report('m0'));
+  await settled();
+  const many = Array.from({ length: reportsPerSignal + 5 }, (_, i) => c.deliver('md/a', report(`n${i}`)));
+  sent[0]!.finish();
+  await first;
+  await settled();
+  assert.equal(sent[1]!.names.length, reportsPerSignal);
+  sent[1]!.finish();
+  await settled();
+  await settled();
+  assert.equal(sent[2]!.names.length, 5);
+  sent[2]!.finish();
+  await Promise.all(many);
+});
