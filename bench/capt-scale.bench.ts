@@ -196,6 +196,21 @@ async function workflowCacheFigures(url: string, machines: number) {
   };
 }
 
+/**
+ * Seconds the worker spent in workflow tasks so far, by workflow type (the SDK's execution latency, summed): beside a
+ * step's wall time, how busy each kind kept its workflow thread, the owner's planning among them.
+ */
+async function workflowTaskSeconds(url: string): Promise<Record<string, number>> {
+  const name = 'temporal_workflow_task_execution_latency_sum';
+  const seconds: Record<string, number> = {};
+  for (const line of (await (await fetch(url)).text()).split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const type = /workflow_type="([^"]*)"/.exec(line)?.[1] ?? 'unknown';
+    seconds[type] = (seconds[type] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return seconds;
+}
+
 /** How the bench asks capt for each step: through its CLI, or through the management API with kubectl. */
 interface Operations {
   apply(model: ClusterModel, text: string): Promise<void>;
@@ -273,7 +288,8 @@ async function statusLag(
 async function main(): Promise<void> {
   const h = new MachineHarness(undefined, {
     guard: false,
-    ...(cacheBound ? { metrics: true, workerEnv: { CAPT_MAX_CACHED_WORKFLOWS: cacheBound } } : {}),
+    metrics: true,
+    ...(cacheBound ? { workerEnv: { CAPT_MAX_CACHED_WORKFLOWS: cacheBound } } : {}),
   });
   await h.start();
   const client = await CaptClient.connect({ address: h.env.address });
@@ -281,13 +297,27 @@ async function main(): Promise<void> {
   const memory = memoryWatcher(h.worker!.pid, serverPids);
   // Temporal's own counters of work done and calls refused (BusyWorkflow and the rest), per step.
   const temporal = captCounters(await temporalMetricsUrl(serverPids));
-  const temporalSteps: Record<string, Pick<Counters, 'temporalWork' | 'resourceExhaustedByCause'>> = {};
-  const countTemporal = async (step: string, before: Counters) => {
-    const { temporalWork, resourceExhaustedByCause } = countersBetween(before, await temporal.read());
-    temporalSteps[step] = {
-      temporalWork: temporalWork ?? {},
-      resourceExhaustedByCause: resourceExhaustedByCause ?? {},
-    };
+  const kept = [
+    'temporalWork',
+    'resourceExhaustedByCause',
+    'resourceExhaustedByOperation',
+    'workflowTaskShareOfStep',
+  ] as const;
+  const temporalSteps: Record<string, Counters> = {};
+  const countersNow = async (): Promise<Counters> => ({
+    ...(await temporal.read()),
+    workflowTaskSeconds: await workflowTaskSeconds(h.metricsUrl!),
+  });
+  const countTemporal = async (step: string, before: Counters, stepSeconds: number) => {
+    const delta = countersBetween(before, await countersNow());
+    // The share of the step's wall time each kind's tasks took: near 1 would make it the bottleneck.
+    delta.workflowTaskShareOfStep = Object.fromEntries(
+      Object.entries(delta.workflowTaskSeconds ?? {}).map(([type, seconds]) => [
+        type,
+        Number((seconds / stepSeconds).toFixed(3)),
+      ]),
+    );
+    temporalSteps[step] = Object.fromEntries(kept.map((k) => [k, delta[k] ?? {}]));
     console.log(`${step}: Temporal ${JSON.stringify(temporalSteps[step])}`);
   };
   const door = throughApi ? await ManagementApiDoor.start(h.env.address, h.home) : undefined;
@@ -334,11 +364,11 @@ async function main(): Promise<void> {
     let startedAt = Date.now();
     let requestsBefore = await requestCount();
     const cpuBeforeScaleUp = await cpu();
-    let temporalBefore = await temporal.read();
+    let temporalBefore = await countersNow();
     await ops.scale(workers);
     const scaleUp = await settle(client, workers, 'scale-up', startedAt);
     const cpuScaleUp = perMachine(cpuBeforeScaleUp, await cpu(), workers);
-    await countTemporal('scaleUp', temporalBefore);
+    await countTemporal('scaleUp', temporalBefore, scaleUp);
     console.log(`scale-up: ${workers} workers Running in ${scaleUp} s`);
     await observe('scaleUp', workers, workers, requestsBefore);
 
@@ -357,7 +387,7 @@ async function main(): Promise<void> {
     startedAt = Date.now();
     requestsBefore = await requestCount();
     const cpuBeforeRollout = await cpu();
-    temporalBefore = await temporal.read();
+    temporalBefore = await countersNow();
     const before = (await client.ownerStatus('machinedeployment', 'default', MD)).revision;
     await ops.restart();
     // Through the management API the restart reaches the workflow at the bridge's next pass.
@@ -368,7 +398,7 @@ async function main(): Promise<void> {
     console.log(`rollout: started ${(Date.now() - startedAt) / 1000} s after the restart was asked`);
     const rollout = await settle(client, workers, 'rollout', startedAt);
     const cpuRollout = perMachine(cpuBeforeRollout, await cpu(), workers);
-    await countTemporal('rollout', temporalBefore);
+    await countTemporal('rollout', temporalBefore, rollout);
     const waves = Math.ceil(workers / wave);
     const ideal = waves * (waveCreate + waveDeleteProvider);
     console.log(

@@ -102,12 +102,12 @@ function cases(): Case[] {
       name: 'a billion replicas',
       content: variant((t) => t.replace('replicas: ${WORKER_MACHINE_COUNT:=2}', 'replicas: 1000000000')),
       expect:
-        /MachineDeployment\/quickstart-md-0 at spec\.replicas: 1000000000 replicas is more than the 10000 machines one owner runs/,
+        /MachineDeployment\/quickstart-md-0 at spec\.replicas: 1000000000 replicas is more than the 5000 machines one owner runs/,
     },
     {
-      name: '10001 control-plane replicas',
-      content: variant((t) => t.replace('replicas: ${CONTROL_PLANE_MACHINE_COUNT:=1}', 'replicas: 10001')),
-      expect: /KubeadmControlPlane\/quickstart-control-plane at spec\.replicas: 10001 replicas is more than/,
+      name: '5001 control-plane replicas',
+      content: variant((t) => t.replace('replicas: ${CONTROL_PLANE_MACHINE_COUNT:=1}', 'replicas: 5001')),
+      expect: /KubeadmControlPlane\/quickstart-control-plane at spec\.replicas: 5001 replicas is more than/,
     },
     {
       name: 'negative replicas',

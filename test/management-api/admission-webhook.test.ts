@@ -111,7 +111,7 @@ test('a change a running cluster refuses (a downgrade, too many workers) fails a
     .slice(text.length)
     .split(/^---\n/m)
     .filter(Boolean);
-  const workers = [...templates, deployment!.replace(/^ {2}replicas: \d+$/m, '  replicas: 10001')].join('---\n');
+  const workers = [...templates, deployment!.replace(/^ {2}replicas: \d+$/m, '  replicas: 5001')].join('---\n');
   const tooMany = await kube(workers, 'apply', '-f', '-');
   assert.notEqual(tooMany.code, 0);
   assert.match(

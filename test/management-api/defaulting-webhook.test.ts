@@ -118,12 +118,12 @@ test('an object with the defaults of its own keeps them, and the validating webh
 
   // The bare cluster is complete: its MachineDeployment, defaulted, is checked whole by the validating webhook.
   const [bare] = (await bareManifest('bare')).filter((d) => d.kind === 'MachineDeployment');
-  bare!.spec.replicas = 10001;
+  bare!.spec.replicas = 5001;
   const refused = await kube(yaml([bare!]), 'apply', '-f', '-');
   assert.notEqual(refused.code, 0);
   assert.ok(
     refused.stderr.includes(
-      `admission webhook "${webhookName}" denied the request: management API, Cluster default/bare (document 5) MachineDeployment/bare-md-0 at spec.replicas: 10001 replicas is more than`,
+      `admission webhook "${webhookName}" denied the request: management API, Cluster default/bare (document 5) MachineDeployment/bare-md-0 at spec.replicas: 5001 replicas is more than`,
     ),
     refused.stderr,
   );
