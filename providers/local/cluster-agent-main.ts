@@ -9,6 +9,7 @@ import { trustedRegistration } from './kubelet/trusted-registration';
 import { serveWorkerJoins } from './kubeadm/join-service';
 import { KubeletApi } from './kubelet/kube-api';
 import { kubeletConcurrency, SimulatedKubelets } from './kubelet/simulated-kubelets';
+import { NodeWatch } from './kubelet/node-watch';
 import {
   agentJoinPort,
   clusterKubeconfigPath,
@@ -120,14 +121,20 @@ async function main(): Promise<void> {
     agentJoinPort,
     async () => kubeconfigCredentials(await readFile(clusterKubeconfigPath(dir), 'utf8')).ca,
   );
+  let api: KubeletApi | undefined;
+  const kubeletApi = async () =>
+    (api ??= new KubeletApi(await readFile(clusterKubeconfigPath(dir), 'utf8'), kubeletConcurrency));
   let kubelets: SimulatedKubelets | undefined;
-  // Two loops, so a kubelet report stuck on a slow apiserver never leaves the load balancer's backends stale.
+  let nodes: NodeWatch | undefined;
+  // Separate loops, so a kubelet report stuck on a slow apiserver never leaves the load balancer's backends stale.
   await Promise.all([
     everyWhileClusterExists(dir, 500, () => lb.checkBackends()),
     everyWhileClusterExists(dir, 1000, async () => {
-      kubelets ??= new SimulatedKubelets(
-        new KubeletApi(await readFile(clusterKubeconfigPath(dir), 'utf8'), kubeletConcurrency),
-      );
+      nodes ??= new NodeWatch(await kubeletApi());
+      await nodes.once((node) => kubelets?.nodeSeen(node));
+    }),
+    everyWhileClusterExists(dir, 1000, async () => {
+      kubelets ??= new SimulatedKubelets(await kubeletApi());
       // A machine whose kubelet was stopped on purpose goes silent, as a powered-off one does.
       await kubelets.sync(
         machines.powered().flatMap((m) => (m.registration && !m.record.kubeletStopped ? [m.registration] : [])),

@@ -106,6 +106,36 @@ test('one control-plane and two worker machines: kubectl shows three Ready nodes
   assert.equal(boots.length, 1, `cloud-init ran once: ${boots.join(', ')}`);
 });
 
+test("a Node the node lifecycle controller marked Unknown while its kubelet reports is Ready again within seconds, as a real kubelet's (it reads its Node; it would post status only every 5 minutes otherwise)", async () => {
+  const now = new Date().toISOString();
+  const unknown = {
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'Unknown',
+          reason: 'NodeStatusUnknown',
+          message: 'Kubelet stopped posting node status.',
+          lastHeartbeatTime: now,
+          lastTransitionTime: now,
+        },
+      ],
+    },
+  };
+  const since = Date.now();
+  const { stdout } = await run(kubectlFor(version), [
+    ...['--kubeconfig', kubeconfigFile, 'patch', 'node', 'alpha-md-1', '--subresource=status'],
+    ...['--type=strategic', '-p', JSON.stringify(unknown), '-o', 'json'],
+  ]);
+  const patched = JSON.parse(stdout) as { status: { conditions: { type: string; status: string }[] } };
+  assert.equal(patched.status.conditions.find((c) => c.type === 'Ready')?.status, 'Unknown', 'the patch marked it');
+  await until('alpha-md-1 Ready again', async () => (await readyNodes()).some((n) => n.name === 'alpha-md-1'), {
+    timeoutMs: 60_000,
+    intervalMs: 500,
+  });
+  console.log(`alpha-md-1 Ready again ${((Date.now() - since) / 1000).toFixed(1)} s after it was marked Unknown`);
+});
+
 test('a worker join checks the cluster CA: a configuration pinning another CA, or an endpoint the pinned CA did not sign, is refused', async () => {
   const metadata = JSON.stringify({
     name: 'alpha-md-x',

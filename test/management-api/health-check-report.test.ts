@@ -37,19 +37,22 @@ test("a report-only MachineHealthCheck marks the broken worker's Machine HealthC
     },
   };
   await stack().applyAndWait(`${generated}\n---\n${JSON.stringify(check)}`, cluster);
-  const worker = (
-    await stack().kubectl(
-      undefined,
-      'get',
-      'machines',
-      '-l',
-      `cluster.x-k8s.io/deployment-name=${workers}`,
-      '-o',
-      'name',
-    )
-  ).stdout
-    .trim()
-    .replace('machine.cluster.x-k8s.io/', '');
+  // The Cluster can show Available a pass before the bridge has made the worker's Machine object.
+  const worker = await until("the worker's Machine object", async () =>
+    (
+      await stack().kubectl(
+        undefined,
+        'get',
+        'machines',
+        '-l',
+        `cluster.x-k8s.io/deployment-name=${workers}`,
+        '-o',
+        'name',
+      )
+    ).stdout
+      .trim()
+      .replace('machine.cluster.x-k8s.io/', ''),
+  );
   const shown = async () =>
     JSON.parse((await stack().kubectl(undefined, 'get', 'machine', worker, '-o', 'json')).stdout) as Shown;
   const judged = async (status: string) =>

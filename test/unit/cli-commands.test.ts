@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 
 // The real binary, as a user runs it: none of these reach Temporal, so they run anywhere.
@@ -16,6 +16,7 @@ const capt = (...args: string[]) =>
     (e: { code: number; stdout: string; stderr: string }) => e,
   );
 const dir = mkdtempSync(join(tmpdir(), 'capt-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** What a shell's completion offers for `line`, the last word being the one completed. */
 function bashCompletes(script: string, line: string[]): string[] {

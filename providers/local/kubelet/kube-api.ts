@@ -23,10 +23,56 @@ export class KubeletApi {
   private readonly agent: Agent;
   private readonly server: URL;
 
+  /** Watches hold their connection: their own agent, so they never take one of the calls' sockets. */
+  private readonly watchAgent: Agent;
+
   constructor(kubeconfig: string, maxSockets: number) {
     const { server, ca, cert, key } = kubeconfigCredentials(kubeconfig);
     this.server = new URL(server);
     this.agent = new Agent({ keepAlive: true, maxSockets, ca, cert, key });
+    this.watchAgent = new Agent({ ca, cert, key });
+  }
+
+  /**
+   * A watch: calls `onLine` with each line of the answer (an event) until the apiserver ends it; rejects with
+   * ApiError on a non-2xx answer, or when nothing arrived for `idleMs` (a watch with bookmarks is never that quiet).
+   */
+  stream(path: string, onLine: (line: string) => void, idleMs = 90_000): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const req = request(
+        {
+          host: this.server.hostname,
+          port: this.server.port || 443,
+          path,
+          agent: this.watchAgent,
+          timeout: idleMs,
+          headers: { accept: 'application/json', 'user-agent': 'capt-simulated-kubelet' },
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status >= 300) {
+            res.resume();
+            return reject(new ApiError(`GET ${path}: HTTP ${status}`, status));
+          }
+          let pending = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            const lines = (pending + chunk).split('\n');
+            pending = lines.pop()!;
+            try {
+              for (const line of lines) if (line.trim()) onLine(line);
+            } catch (err) {
+              req.destroy(err as Error);
+            }
+          });
+          res.on('end', () => resolve());
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`GET ${path}: nothing within ${idleMs / 1000} s`)));
+      req.on('error', reject);
+      req.end();
+    });
   }
 
   /** One request; resolves with the decoded answer of a 2xx, rejects with ApiError (the Status message) otherwise. */

@@ -75,6 +75,13 @@ export class SimulatedKubelets {
     if (failures.length > 0) throw failures[0]!;
   }
 
+  /** A Node seen not Ready while its kubelet reports (see node-watch.ts): its status goes at the next sync. */
+  nodeSeen(node: V1Node): void {
+    const state = this.nodes.get(node.metadata?.name ?? '');
+    const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    if (state?.registered && ready !== 'True') state.lastStatus = 0;
+  }
+
   private async report(state: NodeState, now: number): Promise<void> {
     const { registration } = state;
     if (!state.registered) {
