@@ -102,8 +102,8 @@ async function rollTo(version: string, during?: () => Promise<void>): Promise<{ 
 /**
  * How many control-plane machines existed after each start and end during a rollout from `outdated` to
  * `replacements`, from Temporal's own times: exact where polls of the records would sample. A machine ends when
- * its owner has the Deleted report, its infrastructure gone; its run closes a workflow task later, which may come
- * after the owner has already started the replacement.
+ * it sends its owner the Deleted report, its infrastructure gone; its run closes a workflow task later, which may
+ * come after the owner has already started the replacement.
  */
 async function machineCounts(outdated: string[], replacements: string[]): Promise<number[]> {
   const nameOf = (wf: WorkflowExecutionInfo) => wf.workflowId.replace('machine/default/', '');
@@ -125,8 +125,16 @@ async function machineCounts(outdated: string[], replacements: string[]): Promis
   );
   const endedAt = async (wf: WorkflowExecutionInfo) => {
     const { events } = await h.env.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-    // The report goes through the worker's coalescer: its local activity's marker is recorded once it was delivered.
-    const sent = events!.filter((e) => e.markerRecordedEventAttributes).at(-1);
+    // The report is a local activity: its marker is written once the owner has it (the owner may have started the
+    // replacement by then), so the end is when the workflow task that delivered it started (its infrastructure gone).
+    const id = (n: unknown) => Number(n);
+    const marker = events!.filter((e) => e.markerRecordedEventAttributes).at(-1);
+    const completed = events!.find(
+      (e) => id(e.eventId) === id(marker?.markerRecordedEventAttributes?.workflowTaskCompletedEventId),
+    );
+    const sent = events!.find(
+      (e) => id(e.eventId) === id(completed?.workflowTaskCompletedEventAttributes?.startedEventId),
+    );
     assert.ok(sent?.eventTime, `${nameOf(wf)} reported to its owner before it closed`);
     return Number(sent.eventTime.seconds) * 1000 + Math.floor((sent.eventTime.nanos ?? 0) / 1e6);
   };
