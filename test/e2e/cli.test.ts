@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -276,6 +276,7 @@ test('capt apply --wait, get, describe, kubeconfig + kubectl, scale, delete --wa
   );
   assert.deepEqual(await readdir(elsewhere), [], 'the CLI read and wrote nothing on its host');
   const unknown = await captIn(elsewhere, 'kubeconfig', 'nope');
+  await rm(elsewhere, { recursive: true });
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /cluster default\/nope not found/);
   const file = join(h.home, 'e2e.kubeconfig');
