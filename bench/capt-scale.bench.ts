@@ -14,7 +14,7 @@ import { MachineHarness } from '../test/fixtures/machine-harness';
 import { metricSum } from '../test/fixtures/worker-metrics';
 import { resultHeader, runBenchmark, writeResult } from './bench-result';
 import { captCounters, temporalMetricsUrl } from './capi/capt-counters';
-import { countersBetween, type Counters } from './capi/step-counters';
+import { countersBetween, fetchMetrics, parseMetrics, sumBy, type Counters } from './capi/step-counters';
 import { ManagementApiDoor } from './management-api-door';
 import { stopOnSignal } from './stop-on-signal';
 
@@ -202,13 +202,7 @@ async function workflowCacheFigures(url: string, machines: number) {
  */
 async function workflowTaskSeconds(url: string): Promise<Record<string, number>> {
   const name = 'temporal_workflow_task_execution_latency_sum';
-  const seconds: Record<string, number> = {};
-  for (const line of (await (await fetch(url)).text()).split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const type = /workflow_type="([^"]*)"/.exec(line)?.[1] ?? 'unknown';
-    seconds[type] = (seconds[type] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return seconds;
+  return sumBy(parseMetrics(await fetchMetrics(url), [name]), name, (l) => l.workflow_type ?? 'unknown');
 }
 
 /** How the bench asks capt for each step: through its CLI, or through the management API with kubectl. */

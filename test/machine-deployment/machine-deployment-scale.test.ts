@@ -23,7 +23,8 @@ const podSubnet = '10.128.0.0/14';
 /** Whether an IPv4 CIDR lies inside 10.128.0.0/14. */
 const inPodSubnet = (cidr: string) => /^10\.(128|129|130|131)\.\d+\.0\/24$/.test(cidr);
 
-const running0 = (machines: { name: string; cluster: string }[]) =>
+/** The names of the MachineDeployment's machines among machine workflows `capt get machines` lists. */
+const deploymentMachines = (machines: { name: string; cluster: string }[]) =>
   machines.filter((m) => m.cluster === 'big' && m.name.startsWith(`${MD}-`)).map((m) => m.name);
 
 /**
@@ -111,14 +112,10 @@ test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while 
     `continue-as-new during the scale-up: runs seen ${busyRuns.size}`,
   );
   assert.ok(peak <= target, `never more machines than asked for: ${peak}`);
-  await assertReportsCoalesced(running0(await suite.client.listMachines('default')));
+  const workflows = deploymentMachines(await suite.client.listMachines('default'));
+  await assertReportsCoalesced(workflows);
   assert.equal(await providerMachines(), target, 'exactly one provider machine per replica');
-  const running = await suite.client.listMachines('default');
-  assert.equal(
-    running.filter((m) => m.cluster === 'big' && m.name.startsWith(`${MD}-`)).length,
-    target,
-    'one machine workflow per replica',
-  );
+  assert.equal(workflows.length, target, 'one machine workflow per replica');
   // A Node for each machine (the control plane's and the workers'), each with a podCIDR from
   // Cluster.spec.clusterNetwork: it reached kubeadm, and the controller-manager hands out node ranges from it.
   const kube = new KubeClient(await suite.client.kubeconfig('default', 'big'));

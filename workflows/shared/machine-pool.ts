@@ -99,7 +99,11 @@ export function recordMachineReports(
   now: string,
 ): MachineRecord[] {
   const byName = new Map<string, MachineReport[]>();
-  for (const r of reports) byName.set(r.name, [...(byName.get(r.name) ?? []), r]);
+  for (const r of reports) {
+    const own = byName.get(r.name);
+    if (own) own.push(r);
+    else byName.set(r.name, [r]);
+  }
   return machines.flatMap((m): MachineRecord[] => {
     const own = byName.get(m.name);
     if (!own) return [m];

@@ -22,7 +22,7 @@ import {
   scaleSignal,
   scaleUpdate,
 } from '../../src/contract/cluster-messages';
-import type { MachineSpec } from '../../src/contract/machine';
+import type { MachineReport, MachineSpec } from '../../src/contract/machine';
 import type {
   ClusterFacts,
   MachineOwnerKind,
@@ -39,7 +39,6 @@ import {
   deletePoolMachines,
   newMachineNames,
   newRecord,
-  recordMachineReport,
   recordMachineReports,
   startPoolMachines,
   startsPerRun,
@@ -183,17 +182,15 @@ export function ownerRuntime(opts: {
   };
   setHandler(ownerStatusQuery, () => opts.status());
   setHandler(ownerMachineQuery, (name) => state.machines.find((m) => m.name === name));
-  setHandler(machineReportSignal, (report) => {
-    if (holdEarlyReport(state.adoptionProgress, state.machines, report)) return;
-    state.machines = recordMachineReport(state.machines, report, new Date().toISOString());
-    changed();
-  });
-  setHandler(machineReportsSignal, (reports) => {
+  // One report a signal from machines of older owners, several from the coalescer (machine-reports.ts).
+  const applyReports = (reports: MachineReport[]) => {
     const applied = reports.filter((r) => !holdEarlyReport(state.adoptionProgress, state.machines, r));
     if (applied.length === 0) return;
     state.machines = recordMachineReports(state.machines, applied, new Date().toISOString());
     changed();
-  });
+  };
+  setHandler(machineReportSignal, (report) => applyReports([report]));
+  setHandler(machineReportsSignal, applyReports);
   setHandler(scaleUpdate, scale, { validator: opts.validateReplicas });
   const observe = (generation: number) => {
     state.observedGeneration = Math.max(state.observedGeneration ?? 0, generation);
