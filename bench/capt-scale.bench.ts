@@ -314,7 +314,14 @@ async function main(): Promise<void> {
     temporalSteps[step] = Object.fromEntries(kept.map((k) => [k, delta[k] ?? {}]));
     console.log(`${step}: Temporal ${JSON.stringify(temporalSteps[step])}`);
   };
-  const door = throughApi ? await ManagementApiDoor.start(h.env.address, h.home) : undefined;
+  const door = throughApi
+    ? await ManagementApiDoor.start(h.env.address, h.home).catch(async (err: unknown) => {
+        await memory.stop();
+        await client.close();
+        await h.stop();
+        throw err;
+      })
+    : undefined;
   const ops = door ? throughManagementApi(door) : throughCli(client, h.env.address);
   const result: Record<string, unknown> = {
     ...resultHeader(),
@@ -331,14 +338,26 @@ async function main(): Promise<void> {
   const cpu = () => cpuSeconds(h.worker!.pid, door);
   const lags: Record<string, Awaited<ReturnType<typeof statusLag>>> = {};
   const requests: Record<string, number> = {};
+  const requestsByKind: Record<string, Record<string, number>> = {};
   // After a step the workflows have settled: how long its objects took to show it, and what it cost the API.
-  const observe = async (step: string, replicas: number, machines: number, requestsBefore: number) => {
+  const observe = async (step: string, replicas: number, machines: number, before: Record<string, number>) => {
     if (!door) return;
     lags[step] = await statusLag(door, client, replicas);
-    requests[step] = Number(((await door.requests()) - requestsBefore) / machines);
-    console.log(`${step}: status lag ${JSON.stringify(lags[step])}; ${requests[step]} API requests per machine`);
+    const made = Object.entries(await door.requests()).map(
+      ([kind, n]) => [kind, (n - (before[kind] ?? 0)) / machines] as const,
+    );
+    requests[step] = made.reduce((sum, [, n]) => sum + n, 0);
+    requestsByKind[step] = Object.fromEntries(
+      made
+        .filter(([, n]) => n >= 0.01)
+        .sort(([, a], [, b]) => b - a)
+        .map(([kind, n]) => [kind, Math.round(n * 100) / 100]),
+    );
+    console.log(
+      `${step}: status lag ${JSON.stringify(lags[step])}; ${requests[step]} API requests per machine: ${JSON.stringify(requestsByKind[step])}`,
+    );
   };
-  const requestCount = async () => (door ? door.requests() : 0);
+  const requestCount = async () => (door ? door.requests() : {});
   try {
     // 1000 nodes need more /24 node ranges than the quickstart's /16 pod network holds.
     const text = (await readFile(join(root, 'examples/quickstart.yaml'), 'utf8')).replace(
@@ -462,7 +481,13 @@ async function main(): Promise<void> {
       },
       temporal: temporalSteps,
       leftover,
-      ...(door ? { statusLag: lags, managementApiRequestsPerMachine: requests } : {}),
+      ...(door
+        ? {
+            statusLag: lags,
+            managementApiRequestsPerMachine: requests,
+            managementApiRequestsPerMachineByKind: requestsByKind,
+          }
+        : {}),
       ...(h.metricsUrl ? { workflowCache: await workflowCacheFigures(h.metricsUrl, machineRuns.size) } : {}),
     });
   } finally {

@@ -1,4 +1,5 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +13,10 @@ import {
 } from '../src/dev/management-api';
 import { availableKubernetesVersions, kubectlFor } from '../src/tools';
 import { freePort } from '../src/util/free-port';
-import { apiserverRequests } from '../test/fixtures/apiserver-requests';
 import { processesMentioning } from '../test/fixtures/leaks';
+
+/** A file that gets the bridge's whole log (CAPT_LOG_LEVEL=debug adds each pass's machine counts and time). */
+const bridgeLogFile = process.env.CAPT_BENCH_BRIDGE_LOG;
 
 type MachineEvent = { metadata: { name: string }; status?: { phase?: string } };
 
@@ -50,15 +53,24 @@ export class ManagementApiDoor {
       env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress, CAPT_HOME: captHome },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const keep = (c: Buffer) => (door.bridgeLog = (door.bridgeLog + c.toString()).slice(-20_000));
+    const keep = (c: Buffer) => {
+      if (bridgeLogFile) appendFileSync(bridgeLogFile, c);
+      door.bridgeLog = (door.bridgeLog + c.toString()).slice(-20_000);
+    };
     door.bridge.stdout!.on('data', keep);
     door.bridge.stderr!.on('data', keep);
-    for (const deadline = Date.now() + 60_000; !door.bridgeLog.includes('capt bridge ready');) {
-      if (Date.now() > deadline || door.bridge.exitCode !== null)
-        throw new Error(`capt bridge did not get ready:\n${door.bridgeLog}`);
-      await new Promise((r) => setTimeout(r, 200));
+    try {
+      for (const deadline = Date.now() + 60_000; !door.bridgeLog.includes('capt bridge ready');) {
+        if (Date.now() > deadline || door.bridge.exitCode !== null)
+          throw new Error(`capt bridge did not get ready:\n${door.bridgeLog}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      await door.watchMachines();
+    } catch (err) {
+      // What it started goes with it: the bench's own stop never hears of a door that did not open.
+      await door.stop();
+      throw err;
     }
-    await door.watchMachines();
     return door;
   }
 
@@ -77,9 +89,19 @@ export class ManagementApiDoor {
     return JSON.parse(await this.kubectl('get', kind, name, '-o', 'json')) as T;
   }
 
-  /** Every request the management apiserver has answered since it started (apiserver_request_total). */
-  async requests(): Promise<number> {
-    return apiserverRequests(await this.kubectl('get', '--raw', '/metrics'));
+  /**
+   * Every request the management apiserver has answered since it started (apiserver_request_total), by verb and
+   * resource (`PATCH machines/status`).
+   */
+  async requests(): Promise<Record<string, number>> {
+    const byKind: Record<string, number> = {};
+    for (const line of (await this.kubectl('get', '--raw', '/metrics')).split('\n')) {
+      if (!line.startsWith('apiserver_request_total{')) continue;
+      const label = (key: string) => new RegExp(`[{,]${key}="([^"]*)"`).exec(line)?.[1] ?? '';
+      const kind = `${label('verb')} ${label('resource')}${label('subresource') ? `/${label('subresource')}` : ''}`;
+      byKind[kind] = (byKind[kind] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return byKind;
   }
 
   /**

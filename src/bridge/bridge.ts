@@ -9,6 +9,7 @@ import {
   type ManifestSource,
 } from '../api/load-manifests';
 import { ManifestError } from '../api/manifest-error';
+import type { ClusterModel } from '../api/model';
 import { mirrorMachines, releaseMachineObject } from './machine-mirror';
 import { writeBackTemplates } from './template-write-back';
 import { controlPlaneUndone, onlyHeldForControlPlane, writeBackControlPlane } from './control-plane-write-back';
@@ -89,23 +90,30 @@ export class Bridge {
   private readonly views = new Map<string, { summary: ClusterStatus; view: ClusterView; at: number }>();
   /** What each topology Cluster's applied manifest was made into, by the manifest's hash (a render takes 0.2 s). */
   private readonly made = new Map<string, { hash: string; made: MadeObject[] }>();
+  /** Each Cluster's applied manifest as loaded, by its hash: the write-back looks at it every pass. */
+  private readonly loaded = new Map<string, { hash: string; model: ClusterModel }>();
 
   constructor(private readonly o: BridgeOptions) {}
 
   /** Whether this bridge holds the lease, as last renewed; undefined before the first try. */
   private leading?: boolean;
 
+  /** Set by a pass that ran out of time for some machines' objects: the next pass starts without waiting. */
+  private machinesLeft = false;
+
   /**
    * Passes every `intervalMs` until `signal` aborts, while this bridge holds the lease (when it has one); a failed
-   * pass is logged and the next one tries again.
+   * pass is logged and the next one tries again. After a pass that left machines' objects behind, the next starts
+   * at once: a scale-up of hundreds waited an interval per few dozen machines (status lag p95 15 s at 1000).
    */
   async run(intervalMs: number, signal: AbortSignal): Promise<void> {
     const lease = this.o.lease;
     const kept = lease ? this.keepLease(lease, intervalMs, signal) : undefined;
     while (!signal.aborted) {
+      this.machinesLeft = false;
       if (!lease || this.leading)
         await this.pass().catch((err: Error) => this.o.log.warn({ err }, 'bridge pass failed'));
-      await sleep(intervalMs, undefined, { signal }).catch(() => undefined);
+      if (!this.machinesLeft) await sleep(intervalMs, undefined, { signal }).catch(() => undefined);
     }
     await kept;
   }
@@ -139,6 +147,7 @@ export class Bridge {
     const clusters = new Set((objects.Cluster ?? []).map((c) => `${c.metadata.namespace}/${c.metadata.name}`));
     for (const key of this.views.keys()) if (!clusters.has(key)) this.views.delete(key);
     for (const key of this.made.keys()) if (!clusters.has(key)) this.made.delete(key);
+    for (const key of this.loaded.keys()) if (!clusters.has(key)) this.loaded.delete(key);
     const secrets = new Set(await this.o.api.core.secretNames(`type=${clusterSecretType}`));
     for (const cluster of objects.Cluster ?? [])
       await this.reconcile(cluster, objects, secrets).catch((err: Error) =>
@@ -193,7 +202,7 @@ export class Bridge {
     if (view?.controlPlane?.initialized && !secrets.has(`${namespace}/${name}-kubeconfig`))
       await this.writeKubeconfigSecret(cluster);
     if (applied && view && hasTopology(cluster)) await this.keepTopology(cluster, manifest, hash, objects, view);
-    if (applied && view) await this.writeBack(cluster, objects, members, view);
+    if (applied && view) await this.writeBack(cluster, objects, members, view, hash);
   }
 
   /**
@@ -233,13 +242,14 @@ export class Bridge {
    * pass neither reverts it nor applies it again. Only once every applied change has reached its owner (before
    * that, an owner's replicas are the old ones), or after a control plane's undo, when only the workers held for
    * the version it left wait: those are written back with it, and the manifest is applied again, so the cluster
-   * holds them no more.
+   * holds them no more. `hash` is the applied manifest's.
    */
   private async writeBack(
     cluster: ApiObject,
     objects: ObjectsByKind,
     members: ApiObject[],
     view: ClusterView,
+    hash: string,
   ): Promise<void> {
     const settled = view.observedGeneration === view.generation;
     // A topology's objects are made of it: a scale is shown on the Cluster's topology (the next pass rewrites them).
@@ -261,7 +271,10 @@ export class Bridge {
     };
     const load = (changed: ApiObject[]) =>
       loadManifests([clusterManifest(cluster, membersWith(changed))], {}, this.o.kubernetesVersions)[0]!;
-    const undone = controlPlaneUndone(load([]), view);
+    // The applied manifest, loaded once (a load takes tens of milliseconds, and passes come every 2 s).
+    const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
+    if (this.loaded.get(key)?.hash !== hash) this.loaded.set(key, { hash, model: load([]) });
+    const undone = controlPlaneUndone(this.loaded.get(key)!.model, view);
     if (!settled && !(undone && onlyHeldForControlPlane(view))) return;
     const { api, client, log } = this.o;
     const templates = await writeBackTemplates({ api, client, log, members, view, load });
@@ -486,7 +499,23 @@ export class Bridge {
       checks,
       Date.now(),
     );
-    await mirrorMachines(this.o.api, this.o.client, this.o.log, view, owners, objects, this.reports, now(), health);
+    const started = Date.now();
+    const machines = await mirrorMachines(
+      this.o.api,
+      this.o.client,
+      this.o.log,
+      view,
+      owners,
+      objects,
+      this.reports,
+      now(),
+      health,
+    );
+    if (machines.left > 0) this.machinesLeft = true;
+    this.o.log.debug(
+      { cluster: `${namespace}/${name}`, ms: Date.now() - started, ...machines },
+      'bridge: machines mirrored',
+    );
     return view;
   }
 }

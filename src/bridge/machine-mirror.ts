@@ -16,6 +16,7 @@ import {
   machineSetSelector,
   machineFinalizer,
   machineObjectChanged,
+  machineObjectDue,
   taintsGone,
   labelsGone,
   machineSetLabelsPatch,
@@ -37,6 +38,13 @@ const writesInFlight = 32;
  */
 const machinesBudgetMs = 3_000;
 
+/** What a pass did of a cluster's machines: how many objects were due a write, written, and left for the next pass. */
+export interface MachinesMirrored {
+  due: number;
+  written: number;
+  left: number;
+}
+
 const controlledBy = (o: ApiObject, owner: ApiObject) =>
   (o.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid);
 
@@ -55,7 +63,7 @@ export async function mirrorMachines(
   reports: MirroredReports,
   now: string,
   health: Map<string, Condition>,
-): Promise<void> {
+): Promise<MachinesMirrored> {
   const { namespace, name: cluster } = view;
   // An edit the machine refuses (it is being deleted, say) is undone on the object, which shows what capt runs.
   const annotate = (read: MachineStatus, o: ApiObject) =>
@@ -95,10 +103,12 @@ export async function mirrorMachines(
       if (set) want(record, set);
     }
   }
-  // A machine's object is written again when it reported something new, when a rollout left it behind, or when
-  // someone changed its annotations (which go to the machine first).
+  // A machine's object is made when it is due (machineObjectDue), and written again when
+  // it reported something new, when a rollout left it behind, or when someone changed its annotations (which go
+  // to the machine first).
   const outOfDate = [...wanted.values()].filter(({ record, upToDate }) => {
     const o = machines.get(record.name);
+    if (!o && !machineObjectDue(record, Date.now())) return false;
     const shownUpToDate = (o?.status?.conditions as ApiCondition[] | undefined)?.some(
       (c) => c.type === 'UpToDate' && c.status === 'True',
     );
@@ -117,11 +127,13 @@ export async function mirrorMachines(
   outOfDate.sort((a, b) => order(a) - order(b) || a.record.createdAt.localeCompare(b.record.createdAt));
   const until = Date.now() + machinesBudgetMs;
   const written = new Set<string>();
+  let started = 0;
   await forEachBounded(
     outOfDate,
     writesInFlight,
     async ({ record }) => {
-      const [read] = await client.machineStatuses(namespace, [record.name]);
+      started++;
+      const read = await client.reportedMachineStatus(namespace, record.name, record.sequence);
       if (!read) return;
       const { owner, upToDate } = wanted.get(read.name)!;
       const existing = machines.get(read.name);
@@ -168,6 +180,7 @@ export async function mirrorMachines(
     reports,
     now,
   );
+  return { due: outOfDate.length, written: written.size, left: outOfDate.length - started };
 }
 
 /**
@@ -213,15 +226,16 @@ async function mirrorStandaloneStatus(
     return record && reports.sequence(o) !== String(record.sequence);
   });
   if (stale.length === 0) return;
-  const statuses = await client.machineStatuses(
-    view.namespace,
-    stale.map((o) => o.metadata.name),
-  );
-  for (const m of statuses) {
-    const o = stale.find((x) => x.metadata.name === m.name)!;
+  await forEachBounded(stale, writesInFlight, async (o) => {
+    const m = await client.reportedMachineStatus(
+      view.namespace,
+      o.metadata.name,
+      records.get(o.metadata.name)!.sequence,
+    );
+    if (!m) return;
     await api.patchStatusIfChanged(o, machineObjectStatus(m, true, o.status as PreviousStatus | undefined, now));
     reports.note(o, m.sequence);
-  }
+  });
 }
 
 /** A change the machine's workflow refused is logged and `instead` taken; any other error goes on up. */

@@ -49,7 +49,12 @@ import { newerMinor } from '../spec-rules/kubernetes-version';
 import { controlPlaneSubject } from '../spec-rules/owner-rules';
 import { upgradePlan } from '../contract/upgrade-plan';
 import type { Revision } from '../contract/owner';
-import { changeMachineUpdate, deleteMachineUpdate, machineStatusQuery } from '../contract/machine-messages';
+import {
+  changeMachineUpdate,
+  deleteMachineUpdate,
+  machineStatusQuery,
+  reportedStatusMemo,
+} from '../contract/machine-messages';
 import { annotated, annotationsProblem, type AnnotationChange } from './machine-annotations';
 import { CaptCluster, captAttributes } from '../contract/search-attributes';
 import { coreTaskQueue, ownersTaskQueue } from '../contract/task-queues';
@@ -424,6 +429,22 @@ export class CaptClient {
       out.push(...batch.filter((m): m is MachineStatus => !!m));
     }
     return out;
+  }
+
+  /**
+   * A machine's status as of its report `sequence` or a later one, from its memo: a describe, which the server
+   * answers without the machine's worker (busy while it builds hundreds, it answered queries a second late).
+   * Undefined when there is no such machine, or while its memo still shows an earlier report: the report reaches
+   * the owner within the task that writes the memo, before the task completes. A machine of an earlier build
+   * keeps no memo: its workflow is queried.
+   */
+  async reportedMachineStatus(ns: string, name: string, sequence: number): Promise<MachineStatus | undefined> {
+    const handle = this.client.workflow.getHandle(machineWorkflowId(ns, name));
+    const description = await withServiceRetry(() => handle.describe()).catch(() => undefined);
+    if (!description) return undefined;
+    const reported = description.memo?.[reportedStatusMemo] as MachineStatus | undefined;
+    if (reported) return reported.sequence >= sequence ? reported : undefined;
+    return queryWithRetry(handle, machineStatusQuery).catch(() => undefined);
   }
 
   async listMachines(namespace?: string): Promise<MachineStatus[]> {

@@ -3,6 +3,11 @@ import type { DrainProgress, MachineSpecChange, NodeHealth, MachineStatus, Machi
 
 /** Messages of the machine workflow. Wire name = constant name without its suffix. */
 export const machineStatusQuery = defineQuery<MachineStatus>('machineStatus');
+/**
+ * The memo key under which a machine keeps its status as of its last report (encrypted like every payload):
+ * read with a describe, which the server answers without the machine's worker, as a query is not.
+ */
+export const reportedStatusMemo = 'reportedStatus';
 /** Starts deletion; `clusterDeleting` skips drain, the volume wait and Node deletion, as Cluster API does. */
 export const deleteMachineUpdate = defineUpdate<MachineStatus, [{ clusterDeleting?: boolean }]>('deleteMachine');
 /** The same, from the owner (workflows can signal but not update each other); the owner already counts it as deleting. */

@@ -3,7 +3,9 @@ import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { changeMachineUpdate, deleteMachineUpdate } from '../../src/contract/machine-messages';
+import { changeMachineUpdate, deleteMachineUpdate, reportedStatusMemo } from '../../src/contract/machine-messages';
+import type { MachineStatus } from '../../src/contract/machine';
+import { encryptedEncoding } from '../../src/codec/aes-gcm-codec';
 import { clusterDir, machineDir } from '../../providers/local/layout';
 import { MachineHarness } from '../fixtures/machine-harness';
 
@@ -22,6 +24,21 @@ test('create -> Running: nodeRef set, labels synced, uninitialized taint removed
   assert.ok(running.nodeRef, 'nodeRef is set');
   assert.equal(running.providerID, 'local://default/lc/lc-w-0');
   assert.ok(running.conditions.find((c) => c.type === 'Ready')?.status === 'True', JSON.stringify(running.conditions));
+  // Its status as of its last report is in its memo, for a describe (the bridge reads it so), and only as ciphertext.
+  const reported = (await handle.describe()).memo?.[reportedStatusMemo] as MachineStatus | undefined;
+  assert.equal(reported?.phase, 'Running');
+  assert.equal(reported?.nodeRef, running.nodeRef);
+  assert.equal(reported?.providerID, running.providerID);
+  assert.ok(
+    reported.sequence >= 1 && reported.sequence <= running.sequence,
+    `${reported.sequence} ${running.sequence}`,
+  );
+  const raw = await h.env.client.workflowService.describeWorkflowExecution({
+    namespace: h.env.client.options.namespace,
+    execution: { workflowId: handle.workflowId },
+  });
+  const memo = raw.workflowExecutionInfo?.memo?.fields?.[reportedStatusMemo];
+  assert.equal(Buffer.from(memo?.metadata?.encoding ?? []).toString(), encryptedEncoding);
 
   const node = (await h.kube.getNode(running.nodeRef!))!;
   assert.equal(node.spec?.providerID, running.providerID);

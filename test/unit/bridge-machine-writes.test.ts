@@ -3,12 +3,15 @@ import { test } from 'node:test';
 import {
   machineObject,
   machineObjectChanged,
+  machineObjectDue,
+  provisioningUnshownMs,
   taintsGone,
   reportSequenceAnnotation,
 } from '../../src/bridge/machine-objects';
 import type { ApiObject } from '../../src/bridge/management-client';
 import { MirroredReports } from '../../src/bridge/mirrored-reports';
 import { MachinePhase, type MachineStatus } from '../../src/contract/machine';
+import type { MachineRecord } from '../../src/contract/owner';
 
 const owner: ApiObject = {
   apiVersion: 'controlplane.cluster.x-k8s.io/v1beta2',
@@ -79,4 +82,22 @@ test('the report an object shows is remembered by this bridge, else read from th
   assert.equal(reports.sequence(again), '4');
   reports.keepOnly([again]);
   assert.equal(reports.sequence(o), '4');
+});
+
+test('a provisioning machine gets its object once it runs, or once it has provisioned for 10 s', () => {
+  const made = Date.parse('2026-11-26T10:00:00Z');
+  const record = (phase: MachinePhase): MachineRecord => ({
+    name: 'one-md-0-abcde',
+    templateHash: 'h',
+    version: 'v1.36.3',
+    createdAt: new Date(made).toISOString(),
+    phase,
+    deleting: false,
+    marked: false,
+    sequence: 1,
+  });
+  assert.equal(machineObjectDue(record(MachinePhase.Provisioning), made + provisioningUnshownMs - 1), false);
+  assert.equal(machineObjectDue(record(MachinePhase.Provisioning), made + provisioningUnshownMs), true);
+  for (const phase of [MachinePhase.Running, MachinePhase.Failed, MachinePhase.Deleting])
+    assert.equal(machineObjectDue(record(phase), made), true, phase);
 });

@@ -13,6 +13,7 @@ import {
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
+  upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -26,6 +27,7 @@ import {
   machineStatusQuery,
   machineTemplateChangedSignal,
   nodeHealthSignal,
+  reportedStatusMemo,
   requestMachineDeletionSignal,
 } from '../../src/contract/machine-messages';
 import { CaptNodeHealthy, CaptPhase, machineSearchAttributes } from '../../src/contract/search-attributes';
@@ -147,6 +149,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   let reportsInFlight = 0;
   function report(status: MachineStatus): Promise<void> {
     state.reports = (state.reports ?? 0) + 1;
+    // What the owner's record now tells of, for the management API's Machine object (see reportedStatusMemo).
+    if (patched('reported-status-memo')) upsertMemo({ [reportedStatusMemo]: { ...status, sequence: state.reports } });
     if (!spec.owner) return Promise.resolve();
     const news = machineReport(status, state.reports, deletionHeld(state), state.node);
     if (!spec.batchedReports)
