@@ -8,12 +8,13 @@ import { test } from 'node:test';
 const runner = join(__dirname, '../../../tools/run-tests.js');
 
 /**
- * Runs tools/run-tests.js over test files written for the occasion (other files, such as source maps, are
- * written as given); returns its exit code and closing line.
+ * Runs tools/run-tests.js (with `filters`) over test files written for the occasion (other files, such as source
+ * maps, are written as given); returns its exit code and closing line.
  */
 function runOver(
   files: Record<string, string>,
   env: Record<string, string> = {},
+  filters: string[] = [],
 ): { code: number | null; last: string; output: string } {
   const dir = mkdtempSync(join(tmpdir(), 'capt-runner-'));
   try {
@@ -26,7 +27,7 @@ function runOver(
     }
     // Without NODE_TEST_CONTEXT: the runner's files must report as under CI, not to this test process.
     const { NODE_TEST_CONTEXT: _context, ...outer } = process.env;
-    const r = spawnSync(process.execPath, [runner], {
+    const r = spawnSync(process.execPath, [runner, ...filters], {
       env: { ...outer, CAPT_TEST_ROOT: dir, CAPT_TEST_LANES: '1', ...env },
       encoding: 'utf8',
     });
@@ -104,4 +105,14 @@ test('a compiled test whose source is gone (deleted or renamed since the last bu
     /^# not run, left by an earlier build: unit\/gone\.test\.js \(\S*src\/gone\.test\.ts is gone\)$/m,
   );
   assert.doesNotMatch(r.output, /# file unit\/gone/);
+});
+
+test('a file under heavy/ runs only when a filter names it', () => {
+  const files = { 'a.test.js': `test('a', () => {});`, 'heavy/long.test.js': `test('long', () => {});` };
+  const all = runOver(files);
+  assert.equal(all.last, '1 passed, 0 failed');
+  assert.doesNotMatch(all.output, /heavy/);
+  const named = runOver(files, {}, ['heavy/long']);
+  assert.equal(named.last, '1 passed, 0 failed');
+  assert.match(named.output, /# file heavy\/long\.test\.js/);
 });

@@ -342,6 +342,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     annotations: { ...state.spec.annotations, [controlPlaneCleanupHook]: '' },
     owner: self,
     batchedReports: true,
+    statusMemo: true,
   });
 
   /** Passes the pending in-place change to every machine not leaving, a batch per workflow task. */

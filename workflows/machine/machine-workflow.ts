@@ -150,7 +150,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   function report(status: MachineStatus): Promise<void> {
     state.reports = (state.reports ?? 0) + 1;
     // What the owner's record now tells of, for the management API's Machine object (see reportedStatusMemo).
-    if (patched('reported-status-memo')) upsertMemo({ [reportedStatusMemo]: { ...status, sequence: state.reports } });
+    if (spec.statusMemo) upsertMemo({ [reportedStatusMemo]: { ...status, sequence: state.reports } });
     if (!spec.owner) return Promise.resolve();
     const news = machineReport(status, state.reports, deletionHeld(state), state.node);
     if (!spec.batchedReports)

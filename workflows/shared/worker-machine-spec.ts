@@ -35,5 +35,6 @@ export function workerMachineSpec(
     ...(t.taints ? { taints: t.taints } : {}),
     owner: own.owner,
     ...(own.batchedReports ? { batchedReports: true } : {}),
+    statusMemo: true,
   };
 }
