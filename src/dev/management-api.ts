@@ -237,10 +237,6 @@ export async function startManagementApi(
         ...apiserver.args,
         `--encryption-provider-config=${encryptionConfigFile()}`,
         `--admission-control-config-file=${await webhookClientConfiguration(dir)}`,
-        // Each served version of a CRD keeps its own watch cache, and v1beta1's converted every write of every
-        // object through the bridge's webhook (a quarter of the bridge's CPU in a scale-up); its few watchers
-        // (the bridge, the controller-manager) are served from etcd instead, at v1beta2, with no conversion.
-        '--watch-cache=false',
       ],
     });
     await waitForOk(`${server}/readyz`, kubeconfigCredentials(await managementKubeconfig(dir)), 60_000).catch(
