@@ -314,11 +314,20 @@ async function main(): Promise<void> {
     temporalSteps[step] = Object.fromEntries(kept.map((k) => [k, delta[k] ?? {}]));
     console.log(`${step}: Temporal ${JSON.stringify(temporalSteps[step])}`);
   };
-  const door = throughApi
+  // Declared before the stop that reads it: an interrupt while the door opens stops the stack without it.
+  // eslint-disable-next-line prefer-const
+  let door: ManagementApiDoor | undefined;
+  const { stop, letGo } = stopOnSignal("capt's stack and its machines", async () => {
+    await memory.stop();
+    await door?.stop();
+    await client.close();
+    await h.stop();
+  });
+  // A door that does not open has stopped what it started; the rest of the stack goes with the same stop.
+  door = throughApi
     ? await ManagementApiDoor.start(h.env.address, h.home).catch(async (err: unknown) => {
-        await memory.stop();
-        await client.close();
-        await h.stop();
+        await stop();
+        letGo();
         throw err;
       })
     : undefined;
@@ -329,12 +338,6 @@ async function main(): Promise<void> {
     door: door ? 'management API (kubectl, capt bridge)' : 'capt CLI',
     ...(cacheBound ? { maxCachedWorkflows: Number(cacheBound) } : {}),
   };
-  const { stop, letGo } = stopOnSignal("capt's stack and its machines", async () => {
-    await memory.stop();
-    await door?.stop();
-    await client.close();
-    await h.stop();
-  });
   const cpu = () => cpuSeconds(h.worker!.pid, door);
   const lags: Record<string, Awaited<ReturnType<typeof statusLag>>> = {};
   const requests: Record<string, number> = {};

@@ -13,6 +13,7 @@ import {
 } from '../src/dev/management-api';
 import { availableKubernetesVersions, kubectlFor } from '../src/tools';
 import { freePort } from '../src/util/free-port';
+import { apiserverRequestsByKind } from '../test/fixtures/apiserver-requests';
 import { processesMentioning } from '../test/fixtures/leaks';
 
 /** A file that gets the bridge's whole log (CAPT_LOG_LEVEL=debug adds each pass's machine counts and time). */
@@ -94,14 +95,7 @@ export class ManagementApiDoor {
    * resource (`PATCH machines/status`).
    */
   async requests(): Promise<Record<string, number>> {
-    const byKind: Record<string, number> = {};
-    for (const line of (await this.kubectl('get', '--raw', '/metrics')).split('\n')) {
-      if (!line.startsWith('apiserver_request_total{')) continue;
-      const label = (key: string) => new RegExp(`[{,]${key}="([^"]*)"`).exec(line)?.[1] ?? '';
-      const kind = `${label('verb')} ${label('resource')}${label('subresource') ? `/${label('subresource')}` : ''}`;
-      byKind[kind] = (byKind[kind] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-    return byKind;
+    return apiserverRequestsByKind(await this.kubectl('get', '--raw', '/metrics'));
   }
 
   /**

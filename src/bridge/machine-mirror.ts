@@ -103,9 +103,8 @@ export async function mirrorMachines(
       if (set) want(record, set);
     }
   }
-  // A machine's object is made when it is due (machineObjectDue), and written again when
-  // it reported something new, when a rollout left it behind, or when someone changed its annotations (which go
-  // to the machine first).
+  // A machine's object is made when it is due (machineObjectDue), and written again when it reported something
+  // new, when a rollout left it behind, or when someone changed its annotations (which go to the machine first).
   const outOfDate = [...wanted.values()].filter(({ record, upToDate }) => {
     const o = machines.get(record.name);
     if (!o && !machineObjectDue(record, Date.now())) return false;
