@@ -404,6 +404,9 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     enterGate(DeletionGate.Infrastructure, `deleting ${spec.infrastructure.kind} on provider ${spec.provider}`);
     // The bootstrap data lived in the machine's root, gone with its infrastructure.
     await provider.deleteMachineInfrastructure(ref);
+    // Counted in this task, which goes on to the Node: the run's last task is retried whole (counting again) when a
+    // signal lands during it, as the Node watch's news of that Node's deletion does.
+    machineDeleted(metricTags);
     await deleteNode(node);
     enterGate(
       DeletionGate.Done,
@@ -436,7 +439,6 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     }
   }
   await runDeletion();
-  machineDeleted(metricTags);
   const final = refresh();
   // The owner must hear of the deletion before this run closes, so this signal is awaited.
   await report(final);

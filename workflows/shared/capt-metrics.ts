@@ -25,7 +25,7 @@ export function machineRunning(tags: MachineTags, seconds: number): void {
     .record(seconds);
 }
 
-/** A machine is gone: its infrastructure deleted, its owner told. */
+/** A machine is gone: its infrastructure deleted (counted before its Node, never in its run's last task). */
 export function machineDeleted(tags: MachineTags): void {
   metricMeter
     .createCounter('capt_machines_deleted', 'machines', 'machines deleted')
