@@ -43,29 +43,20 @@ if (selected.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(2);
 }
-// These run a second time against the production topology (Temporal server + PostgreSQL), unless
-// CAPT_TEST_TEMPORAL names one Temporal for every file (test/fixtures/temporal.ts reads it):
-// fault/temporal-restart is a whole cluster lifecycle (create, rollout, control-plane upgrade, delete, with the
-// server and PostgreSQL killed). The MachineDeployment rollout and the management API's lifecycle through the bridge
-// on the topology are documented commands (docs/development.md), with their recorded runs: CI's 20 minutes.
-const alsoOnPostgres = ['fault/temporal-restart'];
+// Real-stack files run on the dev server unless CAPT_TEST_TEMPORAL names one Temporal for every file
+// (test/fixtures/temporal.ts reads it). Those that CI once ran a second time on the production topology (the cluster
+// lifecycle with the server and PostgreSQL killed, the MachineDeployment rollout, the management API's lifecycle) are
+// documented commands (docs/development.md) with their recorded runs: CI's 20 minutes.
 // These need the production topology's server whatever CAPT_TEST_TEMPORAL says: upgrade/worker-upgrade
 // moves owners to a new build at continue-as-new, which the dev server's Temporal (1.29.1) cannot.
 const onlyOnPostgres = ['upgrade/worker-upgrade'];
-const runs = selected.flatMap((file) => [
-  {
-    file,
-    temporal: onlyOnPostgres.some((p) => relative(root, file).includes(p))
-      ? 'postgres'
-      : process.env.CAPT_TEST_TEMPORAL,
-  },
-  ...(!process.env.CAPT_TEST_TEMPORAL && alsoOnPostgres.some((p) => relative(root, file).includes(p))
-    ? [{ file, temporal: 'postgres' }]
-    : []),
-]);
+const runs = selected.map((file) => ({
+  file,
+  temporal: onlyOnPostgres.some((p) => relative(root, file).includes(p)) ? 'postgres' : process.env.CAPT_TEST_TEMPORAL,
+}));
 // Each file's seconds in the last full run (the runner prints them at its close; update them when they change), so
-// the longest files start first and the lanes end together. A name matches every path that contains it (both runs
-// of a file run on PostgreSQL too); a file not named here counts as short and starts last.
+// the longest files start first and the lanes end together. A name matches every path that contains it; a file not
+// named here counts as short and starts last.
 const lastSeconds = {
   'cluster/control-plane-upgrade': 203,
   'machine-deployment/machine-deployment-rollout': 185,

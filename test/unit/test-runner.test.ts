@@ -64,13 +64,13 @@ test('all passing: exit 0 and no failure counted', () => {
   assert.deepEqual([r.code, r.last], [0, '1 passed, 0 failed']);
 });
 
-test('the cluster lifecycle and rollout files run on the dev server and again on PostgreSQL; CAPT_TEST_TEMPORAL runs each file once on the Temporal it names', () => {
+test('files run on the dev server but the worker upgrade, which runs on PostgreSQL; CAPT_TEST_TEMPORAL runs each file once on the Temporal it names', () => {
   const says = `test('temporal', () => console.log('# on', process.env.CAPT_TEST_TEMPORAL ?? 'dev'));`;
-  const files = { 'fault/temporal-restart.test.js': says, 'machine/other.test.js': says };
-  const both = runOver(files);
-  assert.equal(both.last, '3 passed, 0 failed');
-  assert.match(both.output, /# file fault\/temporal-restart\.test\.js \[postgres\][^\n]*\n[^]*?# on postgres/);
-  assert.equal(both.output.match(/# on dev/g)?.length, 2);
+  const files = { 'upgrade/worker-upgrade.test.js': says, 'machine/other.test.js': says };
+  const mixed = runOver(files);
+  assert.equal(mixed.last, '2 passed, 0 failed');
+  assert.match(mixed.output, /# file upgrade\/worker-upgrade\.test\.js \[postgres\][^\n]*\n[^]*?# on postgres/);
+  assert.match(mixed.output, /# file machine\/other\.test\.js \(lane[^\n]*\n[^]*?# on dev/);
   const one = runOver(files, { CAPT_TEST_TEMPORAL: 'postgres' });
   assert.equal(one.last, '2 passed, 0 failed');
   assert.equal(one.output.match(/# on postgres/g)?.length, 2);
