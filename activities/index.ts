@@ -10,3 +10,4 @@ export { controlPlanePreflight } from './control-plane/preflight';
 export { controlPlaneCertificateExpiry } from './control-plane/certificate-expiry';
 export { watchNodeHealth } from './kube/node-health-watch';
 export { checkClusterHealth } from './health/cluster-health';
+export { clusterCertificateAuthorities } from './certificates/cluster-certificate-authorities';

@@ -1,3 +1,4 @@
+import type { MachineCertificatesPage } from '../src/contract/certificates';
 import { heartbeating, pollWithHeartbeat } from '../src/util/heartbeat-poll';
 import type {
   BootstrapCheck,
@@ -31,6 +32,14 @@ export function providerActivities(provider: InfrastructureProvider) {
     },
     async countMachineInfrastructure(namespace: string, cluster: string): Promise<number> {
       return provider.countMachines(namespace, cluster);
+    },
+    async machineCertificates(input: {
+      namespace: string;
+      cluster: string;
+      after?: string;
+      limit: number;
+    }): Promise<MachineCertificatesPage> {
+      return heartbeating(() => provider.machineCertificates(input.namespace, input.cluster, input.after, input.limit));
     },
     async detachFromEndpoint(ref: MachineRef): Promise<void> {
       await heartbeating(() => provider.detachFromEndpoint(ref));

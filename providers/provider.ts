@@ -1,4 +1,5 @@
 import type { AdminClientCredentials } from '../src/contract/cluster-secrets';
+import type { MachineCertificatesPage } from '../src/contract/certificates';
 
 /**
  * The one interface every infrastructure provider implements. Every operation is idempotent: create is
@@ -64,4 +65,11 @@ export interface InfrastructureProvider {
   /** Takes a control-plane machine out of the endpoint's load balancing before it leaves, and returns once the endpoint no longer forwards to it; gone is success. */
   detachFromEndpoint(ref: MachineRef): Promise<void>;
   checkBootstrap(ref: MachineRef): Promise<BootstrapCheck>;
+  /** A page of a cluster's machines by name (after `after`, at most `limit`), with the certificates each holds. */
+  machineCertificates(
+    namespace: string,
+    cluster: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<MachineCertificatesPage>;
 }

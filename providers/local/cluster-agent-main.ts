@@ -7,6 +7,7 @@ import { kubeconfigCredentials } from '../../src/pki/kubeconfig';
 import { readMachineJsonSync } from './machine-files';
 import { trustedRegistration } from './kubelet/trusted-registration';
 import { serveWorkerJoins } from './kubeadm/join-service';
+import { ensureKubeletBootstrapBindings } from './kubeadm/kubelet-tls-bootstrap';
 import { KubeletApi } from './kubelet/kube-api';
 import { kubeletConcurrency, SimulatedKubelets } from './kubelet/simulated-kubelets';
 import { NodeWatch } from './kubelet/node-watch';
@@ -115,15 +116,25 @@ async function main(): Promise<void> {
     () => void publishPool(),
   );
   await lb.listen(cluster.endpoint.host, cluster.endpoint.port);
+  let api: KubeletApi | undefined;
+  const kubeletApi = async () =>
+    (api ??= new KubeletApi(await readFile(clusterKubeconfigPath(dir), 'utf8'), kubeletConcurrency));
+  // The bindings of the kubelets' TLS bootstrap, once per agent (again after a failure).
+  let bootstrapAllowed: Promise<void> | undefined;
+  const allowBootstrap = () =>
+    (bootstrapAllowed ??= kubeletApi()
+      .then(ensureKubeletBootstrapBindings)
+      .catch((err: unknown) => {
+        bootstrapAllowed = undefined;
+        throw err;
+      }));
   // Worker joins are checked against the cluster CA of the kubeconfig the host wrote for this agent.
   const joins = await serveWorkerJoins(
     cluster.endpoint.host,
     agentJoinPort,
     async () => kubeconfigCredentials(await readFile(clusterKubeconfigPath(dir), 'utf8')).ca,
+    allowBootstrap,
   );
-  let api: KubeletApi | undefined;
-  const kubeletApi = async () =>
-    (api ??= new KubeletApi(await readFile(clusterKubeconfigPath(dir), 'utf8'), kubeletConcurrency));
   let kubelets: SimulatedKubelets | undefined;
   let nodes: NodeWatch | undefined;
   // Separate loops, so a kubelet report stuck on a slow apiserver never leaves the load balancer's backends stale.

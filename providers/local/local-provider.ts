@@ -1,6 +1,7 @@
 import { access, chown, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { MachineCertificatesPage } from '../../src/contract/certificates';
 import { unsupportedVersion } from '../../src/errors';
 import { availableKubernetesVersions, toolPaths } from '../../src/tools';
 import type {
@@ -38,6 +39,7 @@ import {
   type LocalClusterRecord,
   type LocalMachineRecord,
 } from './layout';
+import { clusterMachineCertificates } from './machine-certificates';
 import { clearFault, currentFaults, injectFault, type MachineFault } from './machine-faults';
 import type { MachineMetadata } from './machine-metadata';
 import { readMachineFile, readMachineJson } from './machine-files';
@@ -112,6 +114,15 @@ export class LocalProvider implements InfrastructureProvider {
 
   async countMachines(namespace: string, cluster: string): Promise<number> {
     return (await readdir(machinesDir(clusterDir(namespace, cluster))).catch(() => [] as string[])).length;
+  }
+
+  machineCertificates(
+    namespace: string,
+    cluster: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<MachineCertificatesPage> {
+    return clusterMachineCertificates(namespace, cluster, after, limit);
   }
 
   async deleteCluster(namespace: string, name: string): Promise<void> {

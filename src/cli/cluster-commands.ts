@@ -18,6 +18,7 @@ import {
   describeTree,
   formatOutput,
   listedMachines,
+  certificatesTable,
   machinesTable,
   ownersTable,
   table,
@@ -129,6 +130,9 @@ export const listedKinds = {
   kubeadmcontrolplanes: 'KubeadmControlPlane',
   kubeadmcontrolplane: 'KubeadmControlPlane',
   kcp: 'KubeadmControlPlane',
+  certificates: 'Certificate',
+  certificate: 'Certificate',
+  certs: 'Certificate',
 } as const;
 
 export const get: Action = ([what], values) => {
@@ -141,6 +145,9 @@ export const get: Action = ([what], values) => {
     if (kind === 'Cluster') {
       const items = await client.listClusters(all);
       out(structured ? formatOutput({ items }, format) : clustersTable(items, wide));
+    } else if (kind === 'Certificate') {
+      const items = await client.certificates(all);
+      out(structured ? formatOutput({ items }, format) : certificatesTable(items, wide));
     } else if (kind === 'Machine') {
       const items = await client.listMachines(all);
       out(structured ? formatOutput({ items }, format) : machinesTable(items, wide));
@@ -235,7 +242,7 @@ export const scale: Action = ([kindWord, name], values) => {
 };
 
 /** Prints the rollout's state; with `watch`, again on every change until it completes. */
-async function rolloutStatus(
+export async function rolloutStatus(
   client: CaptClient,
   kind: OwnerKind,
   ns: string,

@@ -1,5 +1,6 @@
 import { Argument, Command, CommanderError } from 'commander';
 import * as cluster from './cluster-commands';
+import * as certificates from './certificate-commands';
 import { completionScript, shells, type Shell } from './completion';
 import { flagOption, temporalFlagEnv, temporalFlags, type FlagName, type FlagValues } from './flags';
 import * as host from './host-commands';
@@ -67,7 +68,7 @@ export const commandTree: CommandSpec[] = [
   },
   {
     name: 'get',
-    help: 'list clusters, machines or their owners',
+    help: 'list clusters, machines, their owners, or every certificate with its expiry',
     args: [{ name: 'KIND', help: 'what to list', choices: Object.keys(cluster.listedKinds) }],
     flags: ['allNamespaces', 'output', ...clusterFlags],
     action: cluster.get,
@@ -158,6 +159,19 @@ export const commandTree: CommandSpec[] = [
       rolloutCommand('pause', 'hold the rollout', [], cluster.rolloutPause),
       rolloutCommand('resume', 'go on with the rollout', [], cluster.rolloutResume),
       rolloutCommand('restart', 'replace every machine', waiting, cluster.rolloutRestart),
+    ],
+  },
+  {
+    name: 'rotate',
+    help: 'replace machines before their certificates expire',
+    commands: [
+      {
+        name: 'certificates',
+        help: "roll out each owner with a machine whose certificates expire within --within days (capt get certificates lists them); the cluster's CAs are not rotated",
+        args: [name('cluster')],
+        flags: ['within', 'dryRun', ...waiting, ...clusterFlags],
+        action: certificates.rotateCertificates,
+      },
     ],
   },
   {

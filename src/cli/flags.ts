@@ -39,6 +39,7 @@ export const flags = {
   },
   showConditions: { value: 'all', choices: ['all'], help: 'all: every condition' },
   replicas: { value: 'N', help: 'the replica count' },
+  within: { value: 'DAYS', default: '30', help: 'rotate what expires within this many days' },
   toRevision: { value: 'N', help: 'the revision to return to (default: the previous one)' },
   revision: { value: 'N', help: 'show one revision whole' },
   watch: { short: 'w', help: 'follow until the rollout completes' },

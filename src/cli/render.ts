@@ -2,6 +2,7 @@ import { stringify } from 'yaml';
 import { waitingToStart, type ClusterView } from '../contract/cluster';
 import type { Condition, MachineStatus } from '../contract/machine';
 import type { MachineRecord, OwnerStatus } from '../contract/owner';
+import type { CertificateRow } from '../client/certificate-rows';
 
 /** Plain-text rendering for the CLI: tables as kubectl prints them, and clusterctl's describe tree. */
 export function table(headers: string[], rows: string[][]): string {
@@ -57,6 +58,28 @@ export function clustersTable(clusters: ClusterView[], wide: boolean): string {
         ...(wide ? [c.endpoint, c.step] : []),
       ];
     }),
+  );
+}
+
+/** `capt get certificates`: soonest to expire first, as the client sorts them; RESIDUAL as kubeadm prints it. */
+export function certificatesTable(rows: CertificateRow[], wide: boolean, now = Date.now()): string {
+  const residual = (r: CertificateRow) =>
+    r.notAfter === undefined
+      ? ''
+      : Date.parse(r.notAfter) <= now
+        ? 'expired'
+        : `${Math.floor((Date.parse(r.notAfter) - now) / 86_400_000)}d`;
+  return table(
+    ['NAMESPACE', 'CLUSTER', 'MACHINE', 'CERTIFICATE', 'EXPIRES', 'RESIDUAL', ...(wide ? ['SUBJECT'] : [])],
+    rows.map((r) => [
+      r.namespace,
+      r.cluster,
+      r.machine ?? '(cluster)',
+      r.certificate,
+      r.notAfter ?? r.problem ?? '',
+      residual(r),
+      ...(wide ? [r.subject ?? ''] : []),
+    ]),
   );
 }
 

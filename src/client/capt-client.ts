@@ -58,16 +58,18 @@ import {
 import { annotated, annotationsProblem, type AnnotationChange } from './machine-annotations';
 import { CaptCluster, captAttributes } from '../contract/search-attributes';
 import { coreTaskQueue, ownersTaskQueue } from '../contract/task-queues';
+import { certificateRows, soonestFirst, type CertificateRow } from './certificate-rows';
 import { waitingToStart, type ClusterStatus, type ClusterView, type PendingChange } from '../contract/cluster';
 import type { MachineStatus } from '../contract/machine';
 import type { MachineOwnerKind, OwnerStatus, OwnerSummary } from '../contract/owner';
 import {
+  certificateInventoryWorkflowId,
   clusterHealthWorkflowId,
   clusterWorkflowId,
   machineWorkflowId,
   ownerWorkflowId,
 } from '../contract/workflow-ids';
-import { clusterHealthWorkflow, clusterWorkflow } from '../../workflows';
+import { certificateInventoryWorkflow, clusterHealthWorkflow, clusterWorkflow } from '../../workflows';
 import type { OwnerCheckIntervals } from '../../workflows/cluster/cluster-workflow';
 import {
   machinePoolHealth,
@@ -749,11 +751,10 @@ export class CaptClient {
       controlPlaneMachines: machines.map((m) => ({ name: m.name, address: m.address })),
       machinePools,
     };
-    const id = `${new Date().toISOString().replace(/[-:.]/g, '')}-${randomBytes(3).toString('hex')}`;
     try {
       return await this.client.workflow.execute(clusterHealthWorkflow, {
         taskQueue: coreTaskQueue,
-        workflowId: clusterHealthWorkflowId(ns, name, id),
+        workflowId: clusterHealthWorkflowId(ns, name, requestId()),
         args: [input],
         staticSummary: `health check of cluster ${ns}/${name}`,
         workflowExecutionTimeout: '5 minutes',
@@ -764,6 +765,47 @@ export class CaptClient {
         throw new Error(`health check of cluster ${ns}/${name} failed: ${err.cause.message}`, { cause: err });
       throw err;
     }
+  }
+
+  /**
+   * Every certificate of `cluster`, or of the clusters in `namespace` (all when undefined), soonest to expire first: each cluster's
+   * CAs and admin certificate, and what each machine holds, read by workers a page of machines at a time.
+   */
+  async certificates(namespace?: string, cluster?: string): Promise<CertificateRow[]> {
+    const rows: CertificateRow[] = [];
+    const request = requestId();
+    const summaries = cluster
+      ? [await this.clusterSummary(namespace ?? 'default', cluster)]
+      : await Promise.all(
+          (await this.listRunning('Cluster', namespace)).map((id) =>
+            queryWithRetry(this.client.workflow.getHandle(id), clusterStatusQuery),
+          ),
+        );
+    for (const { namespace: ns, name, provider } of summaries) {
+      let after: string | undefined;
+      let page = 0;
+      do {
+        const got = await this.client.workflow
+          .execute(certificateInventoryWorkflow, {
+            taskQueue: coreTaskQueue,
+            workflowId: certificateInventoryWorkflowId(ns, name, `${request}-${page++}`),
+            args: [{ namespace: ns, cluster: name, provider, ...(after !== undefined ? { after } : {}) }],
+            staticSummary: `certificates of cluster ${ns}/${name}`,
+            workflowExecutionTimeout: '5 minutes',
+          })
+          .catch((err: unknown) => {
+            // The reading's own failure (the cluster's secrets unreadable) says what is wrong.
+            if (err instanceof WorkflowFailedError && err.cause)
+              throw new Error(`reading the certificates of cluster ${ns}/${name} failed: ${err.cause.message}`, {
+                cause: err,
+              });
+            throw err;
+          });
+        rows.push(...certificateRows(ns, name, got));
+        after = got.next;
+      } while (after !== undefined);
+    }
+    return rows.sort(soonestFirst);
   }
 
   /**
@@ -780,6 +822,9 @@ export class CaptClient {
     });
   }
 }
+
+/** Tells one request's workflows (a health check, a certificate inventory) from another's: time and a random tail. */
+const requestId = () => `${new Date().toISOString().replace(/[-:.]/g, '')}-${randomBytes(3).toString('hex')}`;
 
 /**
  * Every applied change carried out: the owners have received the newest generation, none is held back,

@@ -9,6 +9,9 @@ export const machineWorkflowId = (namespace: string, name: string) => `machine/$
 /** One `capt health cluster` check; `id` tells the checks of a cluster apart. */
 export const clusterHealthWorkflowId = (namespace: string, cluster: string, id: string) =>
   `health/${namespace}/${cluster}/${id}`;
+/** One page of one `capt get certificates` for a cluster; `id` tells the requests and pages apart. */
+export const certificateInventoryWorkflowId = (namespace: string, cluster: string, id: string) =>
+  `certificates/${namespace}/${cluster}/${id}`;
 
 /** The machine workflow's type name, for starting it by name where the workflow itself cannot be imported. */
 export const machineWorkflowType = 'machineWorkflow';

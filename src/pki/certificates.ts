@@ -23,7 +23,7 @@ export interface CertificateRequest {
   days?: number;
 }
 
-function newPrivateKey(): string {
+export function newPrivateKey(): string {
   // P-256 keys are accepted by every Kubernetes component and are fast to make, which matters at 200 machines.
   return generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
     .privateKey.export({ type: 'pkcs8', format: 'pem' })
@@ -87,6 +87,28 @@ export async function issueCertificate(ca: KeyPair, request: CertificateRequest)
     cert: await certifyPublicKey(ca, createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString(), request),
     key,
   };
+}
+
+/** A PKCS#10 certificate request for `key` (PEM), as a kubelet's TLS bootstrap sends one to its cluster's signer. */
+export async function certificateSigningRequest(
+  key: string,
+  commonName: string,
+  organizations: string[],
+): Promise<string> {
+  return withScratch(async (dir) => {
+    await writeFile(join(dir, 'request.key'), key, { mode: 0o600 });
+    await run('openssl', [
+      'req',
+      '-new',
+      '-key',
+      join(dir, 'request.key'),
+      '-subj',
+      subject(commonName, organizations),
+      '-out',
+      join(dir, 'request.csr'),
+    ]);
+    return readFile(join(dir, 'request.csr'), 'utf8');
+  });
 }
 
 /**

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { ApplicationFailure } from '@temporalio/common';
@@ -88,6 +89,36 @@ test('one control-plane and two worker machines: kubectl shows three Ready nodes
   assert.ok(
     nodes.every((n) => n.version === version),
     `every kubelet reports ${version}`,
+  );
+  // Each worker's TLS bootstrap: its kubelet's client certificate, asked for with the bootstrap token, approved and
+  // signed by the cluster's controller-manager, is kept with its key where a kubelet keeps it, for its owner only.
+  const clusterCA = new X509Certificate(driver.secrets.ca.cert);
+  for (const name of ['alpha-md-0', 'alpha-md-1']) {
+    const file = join(
+      machineRoot(machineDir(clusterDir('default', 'alpha'), name)),
+      'var/lib/kubelet/pki/kubelet-client-current.pem',
+    );
+    const pem = await readFile(file, 'utf8');
+    const cert = new X509Certificate(pem);
+    assert.equal(cert.subject, `O=system:nodes\nCN=system:node:${name}`);
+    assert.ok(cert.verify(clusterCA.publicKey), `${name}'s certificate is signed by the cluster CA`);
+    assert.ok(cert.checkPrivateKey(createPrivateKey(pem)), `${name}'s key is the certificate's`);
+    assert.equal((await stat(file)).mode & 0o777, 0o600);
+  }
+  const csrs = (await kubectlJson('get', 'csr')).items as {
+    spec: { signerName: string; username: string };
+    status: { conditions?: { type: string }[] };
+  }[];
+  assert.deepEqual(
+    csrs.map((c) => [
+      c.spec.signerName,
+      c.spec.username.split(':').slice(0, 2).join(':'),
+      c.status.conditions?.[0]?.type,
+    ]),
+    [
+      ['kubernetes.io/kube-apiserver-client-kubelet', 'system:bootstrap', 'Approved'],
+      ['kubernetes.io/kube-apiserver-client-kubelet', 'system:bootstrap', 'Approved'],
+    ],
   );
   // Idempotent create: asking again returns the same machine, boots nothing again and starts no process.
   const mdir = machineDir(clusterDir('default', 'alpha'), 'alpha-md-0');

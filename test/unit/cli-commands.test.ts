@@ -47,7 +47,18 @@ test('capt rollout status --help lists its own flags with their defaults, and no
 });
 
 test('capt --help lists every command; capt alone does too, and exits 2', async () => {
-  const commands = ['apply', 'get', 'describe', 'delete', 'annotate', 'repair', 'kubeconfig', 'scale', 'rollout'];
+  const commands = [
+    'apply',
+    'get',
+    'describe',
+    'delete',
+    'annotate',
+    'repair',
+    'kubeconfig',
+    'scale',
+    'rollout',
+    'rotate',
+  ];
   const more = [
     'generate',
     'health',

@@ -1,5 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { joinWorker } from './worker-join';
+import { joinWorkerWithCertificate } from './kubelet-tls-bootstrap';
 
 /**
  * Worker joins, served by the cluster agent for the `kubeadm` of its machines (kubeadm-shim.ts): a node
@@ -7,19 +7,30 @@ import { joinWorker } from './worker-join';
  *
  * Request: NUL-terminated fields: the argument count, the arguments, the machine's metadata.json, the
  * --config file's content. Answer: the exit code, the kubelet registration (JSON on one line, empty on
- * failure), then kubeadm's output.
+ * failure), on success `kubelet-client ` and the kubelet's client certificate and key (PEM, base64, one line;
+ * a shim of an earlier build prints it with the output, within the machine), then kubeadm's output.
  */
 const maxRequestBytes = 1 << 20;
 
-export function serveWorkerJoins(host: string, port: number, clusterCA: () => Promise<string>): Promise<Server> {
-  const server = createServer((socket) => receive(socket, clusterCA));
+export function serveWorkerJoins(
+  host: string,
+  port: number,
+  clusterCA: () => Promise<string>,
+  allowBootstrap: () => Promise<void>,
+): Promise<Server> {
+  const server = createServer((socket) => receive(socket, { clusterCA, allowBootstrap }));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
   });
 }
 
-function receive(socket: Socket, clusterCA: () => Promise<string>): void {
+interface JoinContext {
+  clusterCA: () => Promise<string>;
+  allowBootstrap: () => Promise<void>;
+}
+
+function receive(socket: Socket, context: JoinContext): void {
   const chunks: Buffer[] = [];
   let size = 0;
   socket.on('error', () => socket.destroy());
@@ -32,7 +43,7 @@ function receive(socket: Socket, clusterCA: () => Promise<string>): void {
     // Complete once argc + 3 fields are terminated: the last split element is what follows the final NUL.
     if (!Number.isInteger(argc) || fields.length < argc + 4) return;
     socket.removeAllListeners('data');
-    void answer(socket, fields.slice(1, argc + 1), fields[argc + 1]!, fields[argc + 2]!, clusterCA);
+    void answer(socket, fields.slice(1, argc + 1), fields[argc + 1]!, fields[argc + 2]!, context);
   });
 }
 
@@ -41,13 +52,19 @@ async function answer(
   args: string[],
   metadata: string,
   config: string,
-  clusterCA: () => Promise<string>,
+  { clusterCA, allowBootstrap }: JoinContext,
 ): Promise<void> {
   let reply: string;
   try {
     if (args[0] !== 'join' || args.includes('--control-plane')) throw new Error('only worker joins are served here');
-    const registration = await joinWorker(config, metadata, await clusterCA());
-    reply = `0\n${JSON.stringify(registration)}\nkubeadm join: node ${registration.nodeName} ready\n`;
+    const { registration, kubeletClient } = await joinWorkerWithCertificate(
+      config,
+      metadata,
+      await clusterCA(),
+      allowBootstrap,
+    );
+    const pem = Buffer.from(kubeletClient.cert + kubeletClient.key).toString('base64');
+    reply = `0\n${JSON.stringify(registration)}\nkubelet-client ${pem}\nkubeadm join: node ${registration.nodeName} ready\n`;
   } catch (err) {
     reply = `1\n\nkubeadm: ${(err as Error).message}\n`;
   }

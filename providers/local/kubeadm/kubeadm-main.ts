@@ -24,6 +24,7 @@ import { checkToken, joinEndpoint, KubeadmError, kubeletRegistration } from './w
 import { clusterNetworkDefaults } from '../../../src/contract/cluster-network';
 import { configuredComponents } from '../../../src/contract/control-plane-flags';
 import { mountComponentVolumes } from './component-volumes';
+import { nodeBootstrappers } from './kubelet-tls-bootstrap';
 
 /**
  * capt's kubeadm for local machines: `kubeadm init|join [--control-plane] --config FILE` run from the
@@ -206,7 +207,7 @@ async function createBootstrapToken(client: KubeClient, token: string): Promise<
         'token-secret': match[2]!,
         'usage-bootstrap-authentication': 'true',
         'usage-bootstrap-signing': 'true',
-        'auth-extra-groups': 'system:bootstrappers:kubeadm:default-node-token',
+        'auth-extra-groups': nodeBootstrappers,
       },
     }),
   );

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 /**
  * The `kubeadm` a machine finds on its PATH (/run/capt/bin). `init` and control-plane joins run
  * kubeadm-main.js on the machine; a worker's join is asked of the cluster agent at `agent` (join-service.ts)
- * over bash's /dev/tcp, and the registration it answers is written to the machine's /var/lib/kubelet, so
- * a worker boots without starting a node process. An agent that does not answer is retried for two minutes.
+ * over bash's /dev/tcp, and the registration and kubelet client certificate it answers are written to the
+ * machine's /var/lib/kubelet, so a worker boots without starting a node process. An agent that does not answer is retried for two minutes.
  */
 export function kubeadmShim(agent: { host: string; port: number }): string {
   const main = `exec "${process.execPath}" "${join(__dirname, 'kubeadm-main.js')}" "$@"`;
@@ -32,7 +32,14 @@ if [ "$code" = 0 ]; then
   printf '%s\\n' "$kubelet" > /var/lib/kubelet/config.json || exit 1
   out=1
 fi
-while IFS= read -r line; do printf '%s\\n' "$line" >&$out; done <&3
+while IFS= read -r line; do
+  if [ "$code" = 0 ] && [ "\${line%% *}" = kubelet-client ]; then
+    mkdir -p /var/lib/kubelet/pki || exit 1
+    (umask 077 && printf '%s' "\${line#kubelet-client }" | base64 -d > /var/lib/kubelet/pki/kubelet-client-current.pem) || exit 1
+    continue
+  fi
+  printf '%s\\n' "$line" >&$out
+done <&3
 exit "$code"
 `;
 }

@@ -38,7 +38,7 @@ export function kubeletRegistration(
 }
 
 // Kept-alive connections: the cluster agent checks every worker's token through the same endpoint.
-const discoveryAgent = new Agent({ keepAlive: true });
+export const discoveryAgent = new Agent({ keepAlive: true });
 
 /** The endpoint is trusted only through the cluster CA (which the caller pinned), never unverified. */
 function statusWithToken(url: string, token: string, caCert: string): Promise<number> {
