@@ -89,28 +89,6 @@ export async function issueCertificate(ca: KeyPair, request: CertificateRequest)
   };
 }
 
-/** A PKCS#10 certificate request for `key` (PEM), as a kubelet's TLS bootstrap sends one to its cluster's signer. */
-export async function certificateSigningRequest(
-  key: string,
-  commonName: string,
-  organizations: string[],
-): Promise<string> {
-  return withScratch(async (dir) => {
-    await writeFile(join(dir, 'request.key'), key, { mode: 0o600 });
-    await run('openssl', [
-      'req',
-      '-new',
-      '-key',
-      join(dir, 'request.key'),
-      '-subj',
-      subject(commonName, organizations),
-      '-out',
-      join(dir, 'request.csr'),
-    ]);
-    return readFile(join(dir, 'request.csr'), 'utf8');
-  });
-}
-
 /**
  * A certificate signed by `ca` for a public key whose private key stays with its holder (a client that
  * asks for credentials sends only this), as a CSR signer does.

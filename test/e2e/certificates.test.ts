@@ -77,6 +77,7 @@ test("capt get certificates: every cluster's CAs and every machine's certificate
       'etcd-peer',
       'etcd-server',
       'front-proxy-client',
+      'kubelet-client',
       'scheduler.conf',
     ],
   );
@@ -91,7 +92,7 @@ test("capt get certificates: every cluster's CAs and every machine's certificate
   );
   const ends = rows.map((r) => r.notAfter!);
   assert.deepEqual(ends, [...ends].sort(), 'soonest to expire first');
-  assert.equal(rows.length, 4 + 9 + 1);
+  assert.equal(rows.length, 4 + 10 + 1);
 
   const table = (await capt('get', 'certificates')).stdout.trim().split('\n');
   assert.match(table[0]!, /^NAMESPACE\s+CLUSTER\s+MACHINE\s+CERTIFICATE\s+EXPIRES\s+RESIDUAL$/);
@@ -151,7 +152,7 @@ test("capt get certificates: every cluster's CAs and every machine's certificate
   const renewed = await listed();
   const machinesNow = new Set(renewed.filter((r) => r.machine).map((r) => r.machine));
   assert.ok(!machinesNow.has(cp) && !machinesNow.has(worker), `both machines replaced: ${[...machinesNow].join(', ')}`);
-  assert.equal(renewed.filter((r) => r.machine).length, 9 + 1, 'the new machines hold a full set');
+  assert.equal(renewed.filter((r) => r.machine).length, 10 + 1, 'the new machines hold a full set');
   const latest = (rows: CertificateRow[]) =>
     rows
       .filter((r) => r.machine)

@@ -4,7 +4,7 @@ import { join as joinPath } from 'node:path';
 import { addLearner, listMembers, promoteMember, type EtcdTLS } from '../../../src/etcd/etcd-client';
 import { KubeClient } from '../../../src/kube/kube-client';
 import { controlPlaneNodeFiles, type ClusterCertificateAuthorities } from '../../../src/pki/cluster-pki';
-import { issueCertificate } from '../../../src/pki/certificates';
+import { issueCertificate, type KeyPair } from '../../../src/pki/certificates';
 import { kubeconfigCredentials } from '../../../src/pki/kubeconfig';
 import { writeTree } from '../../../src/util/files';
 import {
@@ -130,6 +130,20 @@ async function writeControlPlaneFiles(
   await writeTree('/etc/kubernetes', files);
 }
 
+/**
+ * A control-plane node's kubelet client certificate, from the cluster CA it holds (kubeadm init puts it in
+ * kubelet.conf), kept where a bootstrapped kubelet keeps its own, as a worker's is.
+ */
+async function writeKubeletClientCertificate(nodeName: string, ca: KeyPair): Promise<void> {
+  const pair = await issueCertificate(ca, {
+    commonName: `system:node:${nodeName}`,
+    organizations: ['system:nodes'],
+    usage: 'client',
+  });
+  await mkdir('/var/lib/kubelet/pki', { recursive: true });
+  await writeFile('/var/lib/kubelet/pki/kubelet-client-current.pem', pair.cert + pair.key, { mode: 0o600 });
+}
+
 /** Starts the machine's components; `beforeApiserver` runs once etcd is started (a joining member's promotion). */
 async function startComponents(
   layout: ControlPlaneLayout,
@@ -179,6 +193,7 @@ async function init(meta: MachineMetadata, docs: KubeadmDocuments): Promise<void
   const endpoint = splitHostPort(docs.cluster?.controlPlaneEndpoint ?? `${meta.ip}:6443`);
   const cas = await readCAs();
   await writeControlPlaneFiles(meta, docs, endpoint, cas);
+  await writeKubeletClientCertificate(kubeletRegistration(meta, docs.init?.nodeRegistration, true).nodeName, cas.ca);
   const layout = layoutFor(meta, docs, `${meta.name}=${etcdPeerUrl(meta.ip, standardPorts.etcdPeer)}`, 'new');
   const client = await startComponents(layout, docs, cas, await readFile('/etc/kubernetes/admin.conf', 'utf8'));
   for (const { token } of docs.init?.bootstrapTokens ?? []) await createBootstrapToken(client, token);
@@ -220,6 +235,7 @@ async function joinCluster(meta: MachineMetadata, docs: KubeadmDocuments, contro
   if (controlPlane) {
     const cas = await readCAs();
     await writeControlPlaneFiles(meta, docs, splitHostPort(endpoint), cas);
+    await writeKubeletClientCertificate(kubeletRegistration(meta, docs.join?.nodeRegistration, true).nodeName, cas.ca);
     const etcdClient = await issueCertificate(cas.etcdCA, { commonName: `${meta.name}-join`, usage: 'client' });
     const tls: EtcdTLS = { ca: cas.etcdCA.cert, ...etcdClient };
     const admin = new KubeClient(await readFile('/etc/kubernetes/admin.conf', 'utf8'));

@@ -1,6 +1,7 @@
 import { request } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { certificateSigningRequest, newPrivateKey, type KeyPair } from '../../../src/pki/certificates';
+import { certificateSigningRequest } from '../../../src/pki/certificate-request';
+import { newPrivateKey, type KeyPair } from '../../../src/pki/certificates';
 import { hasStatus, type KubeletApi } from '../kubelet/kube-api';
 import type { KubeletRegistration } from '../layout';
 import { parseKubeadmConfig } from './kubeadm-config';
@@ -89,7 +90,7 @@ export async function kubeletClientCertificate(
   nodeName: string,
 ): Promise<KeyPair> {
   const key = newPrivateKey();
-  const csr = await certificateSigningRequest(key, `system:node:${nodeName}`, ['system:nodes']);
+  const csr = certificateSigningRequest(key, `system:node:${nodeName}`, ['system:nodes']);
   const base = `https://${endpoint}${csrPath}`;
   const created = await withToken('POST', base, token, caCert, {
     apiVersion: 'certificates.k8s.io/v1',
