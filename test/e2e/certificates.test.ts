@@ -15,6 +15,7 @@ import {
 } from '../../providers/local/layout';
 import { runCapt } from '../fixtures/capt-cli';
 import { MachineHarness } from '../fixtures/machine-harness';
+import { until } from '../fixtures/until';
 
 const root = join(__dirname, '../../..');
 const h = new MachineHarness();
@@ -49,7 +50,11 @@ test("capt get certificates: every cluster's CAs and every machine's certificate
   const cp = machines.find((m) => 'cluster.x-k8s.io/control-plane' in m.labels)!.name;
   const worker = machines.find((m) => !('cluster.x-k8s.io/control-plane' in m.labels))!.name;
 
-  const rows = await listed('-A');
+  // A worker's kubelet certificate follows its join in the background: a moment after it runs, at most.
+  const rows = await until("the worker's kubelet certificate", async () => {
+    const got = await listed('-A');
+    return got.some((r) => r.machine === worker) ? got : undefined;
+  });
   const of = (machine: string | undefined) => rows.filter((r) => r.machine === machine);
   // The cluster's own, from its secrets: CAs for ten years (kubeadm's), capt's admin certificate for one.
   assert.deepEqual(
@@ -149,10 +154,12 @@ test("capt get certificates: every cluster's CAs and every machine's certificate
   assert.equal(rotated.code, 0, rotated.stderr);
   assert.match(rotated.stdout, /kubeadmcontrolplane\/certs-control-plane restarted: revision \d+/);
   assert.match(rotated.stdout, /machinedeployment\/certs-md-0 restarted: revision \d+/);
-  const renewed = await listed();
+  const renewed = await until("the new machines' certificates", async () => {
+    const got = await listed();
+    return got.filter((r) => r.machine).length === 10 + 1 ? got : undefined;
+  });
   const machinesNow = new Set(renewed.filter((r) => r.machine).map((r) => r.machine));
   assert.ok(!machinesNow.has(cp) && !machinesNow.has(worker), `both machines replaced: ${[...machinesNow].join(', ')}`);
-  assert.equal(renewed.filter((r) => r.machine).length, 10 + 1, 'the new machines hold a full set');
   const latest = (rows: CertificateRow[]) =>
     rows
       .filter((r) => r.machine)

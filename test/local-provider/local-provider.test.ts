@@ -98,7 +98,10 @@ test('one control-plane and two worker machines: kubectl shows three Ready nodes
       machineRoot(machineDir(clusterDir('default', 'alpha'), name)),
       'var/lib/kubelet/pki/kubelet-client-current.pem',
     );
-    const pem = await readFile(file, 'utf8');
+    // The certificate follows the join in the background, once the controller-manager signed it.
+    const pem = await until(`${name}'s kubelet client certificate`, () =>
+      readFile(file, 'utf8').catch(() => undefined),
+    );
     const cert = new X509Certificate(pem);
     assert.equal(cert.subject, `O=system:nodes\nCN=system:node:${name}`);
     assert.ok(cert.verify(clusterCA.publicKey), `${name}'s certificate is signed by the cluster CA`);

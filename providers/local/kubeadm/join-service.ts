@@ -1,5 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { joinWorkerWithCertificate } from './kubelet-tls-bootstrap';
+import type { KubeletRegistration } from '../layout';
+import { bootstrapKubeletClient } from './kubelet-tls-bootstrap';
+import { joinWorker } from './worker-join';
 
 /**
  * Worker joins, served by the cluster agent for the `kubeadm` of its machines (kubeadm-shim.ts): a node
@@ -7,8 +9,9 @@ import { joinWorkerWithCertificate } from './kubelet-tls-bootstrap';
  *
  * Request: NUL-terminated fields: the argument count, the arguments, the machine's metadata.json, the
  * --config file's content. Answer: the exit code, the kubelet registration (JSON on one line, empty on
- * failure), on success `kubelet-client ` and the kubelet's client certificate and key (PEM, base64, one line;
- * a shim of an earlier build prints it with the output, within the machine), then kubeadm's output.
+ * failure), then kubeadm's output; on success then `kubelet-client-follows`, and once the cluster signed the
+ * kubelet's TLS bootstrap request, `kubelet-client ` and its certificate and key (PEM, base64, one line), or
+ * `kubelet-client-failed ` and why. The shim keeps that in the background: the machine boots on meanwhile.
  */
 const maxRequestBytes = 1 << 20;
 
@@ -54,19 +57,29 @@ async function answer(
   config: string,
   { clusterCA, allowBootstrap }: JoinContext,
 ): Promise<void> {
-  let reply: string;
+  let registration: KubeletRegistration;
+  let caCert: string;
   try {
     if (args[0] !== 'join' || args.includes('--control-plane')) throw new Error('only worker joins are served here');
-    const { registration, kubeletClient } = await joinWorkerWithCertificate(
-      config,
-      metadata,
-      await clusterCA(),
-      allowBootstrap,
-    );
-    const pem = Buffer.from(kubeletClient.cert + kubeletClient.key).toString('base64');
-    reply = `0\n${JSON.stringify(registration)}\nkubelet-client ${pem}\nkubeadm join: node ${registration.nodeName} ready\n`;
+    caCert = await clusterCA();
+    registration = await joinWorker(config, metadata, caCert);
   } catch (err) {
-    reply = `1\n\nkubeadm: ${(err as Error).message}\n`;
+    if (!socket.destroyed) socket.end(`1\n\nkubeadm: ${(err as Error).message}\n`);
+    return;
   }
-  if (!socket.destroyed) socket.end(reply);
+  if (socket.destroyed) return;
+  socket.write(
+    `0\n${JSON.stringify(registration)}\nkubeadm join: node ${registration.nodeName} ready\n${certificateFollows}\n`,
+  );
+  let last: string;
+  try {
+    const pair = await bootstrapKubeletClient(config, caCert, registration.nodeName, allowBootstrap);
+    last = `kubelet-client ${Buffer.from(pair.cert + pair.key).toString('base64')}\n`;
+  } catch (err) {
+    last = `kubelet-client-failed ${(err as Error).message.replace(/\s+/g, ' ').slice(0, 500)}\n`;
+  }
+  if (!socket.destroyed) socket.end(last);
 }
+
+/** The line after which the shim reads the kubelet's certificate in the background (kubeadm-shim.ts). */
+export const certificateFollows = 'kubelet-client-follows';

@@ -1,10 +1,12 @@
 import { join } from 'node:path';
+import { certificateFollows } from './join-service';
 
 /**
  * The `kubeadm` a machine finds on its PATH (/run/capt/bin). `init` and control-plane joins run
  * kubeadm-main.js on the machine; a worker's join is asked of the cluster agent at `agent` (join-service.ts)
- * over bash's /dev/tcp, and the registration and kubelet client certificate it answers are written to the
- * machine's /var/lib/kubelet, so a worker boots without starting a node process. An agent that does not answer is retried for two minutes.
+ * over bash's /dev/tcp, and the registration it answers is written to the machine's /var/lib/kubelet, so a
+ * worker boots without starting a node process; the kubelet's client certificate, which follows, is written there
+ * in the background. An agent that does not answer is retried for two minutes.
  */
 export function kubeadmShim(agent: { host: string; port: number }): string {
   const main = `exec "${process.execPath}" "${join(__dirname, 'kubeadm-main.js')}" "$@"`;
@@ -33,10 +35,15 @@ if [ "$code" = 0 ]; then
   out=1
 fi
 while IFS= read -r line; do
-  if [ "$code" = 0 ] && [ "\${line%% *}" = kubelet-client ]; then
-    mkdir -p /var/lib/kubelet/pki || exit 1
-    (umask 077 && printf '%s' "\${line#kubelet-client }" | base64 -d > /var/lib/kubelet/pki/kubelet-client-current.pem) || exit 1
-    continue
+  if [ "$code" = 0 ] && [ "$line" = ${certificateFollows} ]; then
+    # The kubelet's client certificate comes once the cluster signed it: kept in the background, the boot goes on.
+    ( IFS= read -r cert
+      case "$cert" in
+        'kubelet-client '*) mkdir -p /var/lib/kubelet/pki &&
+          (umask 077 && printf '%s' "\${cert#kubelet-client }" | base64 -d > /var/lib/kubelet/pki/kubelet-client-current.pem) ;;
+        *) echo "kubeadm: no kubelet client certificate: \${cert#kubelet-client-failed }" >&2 ;;
+      esac ) <&3 >/dev/null 2>>/var/log/capt-kubelet-bootstrap.log &
+    break
   fi
   printf '%s\\n' "$line" >&$out
 done <&3

@@ -3,9 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { certificateSigningRequest } from '../../../src/pki/certificate-request';
 import { newPrivateKey, type KeyPair } from '../../../src/pki/certificates';
 import { hasStatus, type KubeletApi } from '../kubelet/kube-api';
-import type { KubeletRegistration } from '../layout';
 import { parseKubeadmConfig } from './kubeadm-config';
-import { discoveryAgent, joinEndpoint, joinWorker, KubeadmError } from './worker-join';
+import { discoveryAgent, joinEndpoint, KubeadmError } from './worker-join';
 
 /** The group kubeadm's bootstrap tokens put their holder in (the token Secret's auth-extra-groups). */
 export const nodeBootstrappers = 'system:bootstrappers:kubeadm:default-node-token';
@@ -119,24 +118,17 @@ export async function kubeletClientCertificate(
 }
 
 /**
- * A worker's whole `kubeadm join` as the cluster agent serves it: discovery and the kubelet's registration
- * (joinWorker), then its client certificate. `allowBootstrap` makes sure the cluster has kubeadm's bindings (a
- * cluster made before capt made them has not).
+ * The kubelet's TLS bootstrap for a worker the cluster agent joined: `allowBootstrap` makes sure the cluster has
+ * kubeadm's bindings (a cluster made before capt made them has not), then the certificate is asked for with the
+ * join configuration's endpoint and bootstrap token.
  */
-export async function joinWorkerWithCertificate(
+export async function bootstrapKubeletClient(
   configText: string,
-  metadataText: string,
   caCert: string,
+  nodeName: string,
   allowBootstrap: () => Promise<void>,
-): Promise<{ registration: KubeletRegistration; kubeletClient: KeyPair }> {
-  const registration = await joinWorker(configText, metadataText, caCert);
+): Promise<KeyPair> {
   const docs = parseKubeadmConfig(configText);
   await allowBootstrap();
-  const kubeletClient = await kubeletClientCertificate(
-    joinEndpoint(docs),
-    docs.join!.discovery!.bootstrapToken!.token!,
-    caCert,
-    registration.nodeName,
-  );
-  return { registration, kubeletClient };
+  return kubeletClientCertificate(joinEndpoint(docs), docs.join!.discovery!.bootstrapToken!.token!, caCert, nodeName);
 }
