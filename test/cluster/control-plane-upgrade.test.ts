@@ -85,17 +85,26 @@ const rolledTo = (s: ClusterView, version: string) =>
  */
 async function rollTo(version: string, during?: () => Promise<void>): Promise<{ final: ClusterView; steps: string[] }> {
   const checked: string[] = [];
-  let duringDone = !during;
+  // `during` (a worker killed and started again) runs beside the sampling, not inside it: the rollout goes on as
+  // soon as the new worker polls, before its start returns, and each of its steps must still be seen (CI at eef92ed
+  // missed two while a loaded host took seconds to start the worker).
+  let duringRun: Promise<unknown> | undefined;
   for (const deadline = Date.now() + 600_000; Date.now() < deadline; await sleep(300)) {
     const s = await status();
     const step = await checkAgainstCluster(s);
     if (checked.at(-1) !== step) checked.push(step);
-    if (!duringDone && checked.length >= 3) {
-      duringDone = true;
-      await during!();
+    if (during && !duringRun && checked.length >= 3)
+      duringRun = during().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    if (rolledTo(s, version)) {
+      const failed = await duringRun;
+      if (failed) throw failed;
+      return { final: s, steps: checked };
     }
-    if (rolledTo(s, version)) return { final: s, steps: checked };
   }
+  await duringRun;
   throw new Error(`control plane did not reach ${version}; steps checked: ${checked.join(' | ')}`);
 }
 
