@@ -69,7 +69,6 @@ const lastSeconds = {
   'management-api/control-plane-undo.test': 126,
   'management-api/bridge.test': 126,
   'cluster/control-plane.test': 110,
-  'fault/worker-kills.test': 105,
   'fault/temporal-nodes.test': 104,
   'management-api/topology.test': 91,
   'cluster/owner-recovery.test': 90,
