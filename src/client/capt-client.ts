@@ -760,10 +760,7 @@ export class CaptClient {
         workflowExecutionTimeout: '5 minutes',
       });
     } catch (err) {
-      // The check's own failure (the cluster's secrets unreadable) says what is wrong; the wrapper says only that the workflow failed.
-      if (err instanceof WorkflowFailedError && err.cause)
-        throw new Error(`health check of cluster ${ns}/${name} failed: ${err.cause.message}`, { cause: err });
-      throw err;
+      throw workflowCause(err, `health check of cluster ${ns}/${name}`);
     }
   }
 
@@ -794,12 +791,7 @@ export class CaptClient {
             workflowExecutionTimeout: '5 minutes',
           })
           .catch((err: unknown) => {
-            // The reading's own failure (the cluster's secrets unreadable) says what is wrong.
-            if (err instanceof WorkflowFailedError && err.cause)
-              throw new Error(`reading the certificates of cluster ${ns}/${name} failed: ${err.cause.message}`, {
-                cause: err,
-              });
-            throw err;
+            throw workflowCause(err, `reading the certificates of cluster ${ns}/${name}`);
           });
         rows.push(...certificateRows(ns, name, got));
         after = got.next;
@@ -821,6 +813,16 @@ export class CaptClient {
       credentials: { cert: issued.cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
     });
   }
+}
+
+/**
+ * A one-off workflow's own failure (the cluster's secrets unreadable, say) says what is wrong; its wrapper says
+ * only that the workflow failed.
+ */
+function workflowCause(err: unknown, what: string): unknown {
+  return err instanceof WorkflowFailedError && err.cause
+    ? new Error(`${what} failed: ${err.cause.message}`, { cause: err })
+    : err;
 }
 
 /** Tells one request's workflows (a health check, a certificate inventory) from another's: time and a random tail. */

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import {
@@ -7,17 +7,13 @@ import {
   type CertificateInventoryPage,
 } from '../../src/contract/certificates';
 import { providerTaskQueue } from '../../src/contract/task-queues';
+import { rethrowActivityCause } from '../shared/activity-cause';
 
 const { clusterCertificateAuthorities } = proxyActivities<typeof activities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
   summary: "read the cluster's certificate authorities",
 });
-
-/** The activity's own failure is what the client should read, not "Activity task failed". */
-const unwrapped = (err: unknown) => {
-  throw err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;
-};
 
 /**
  * One page of `capt get certificates` for a cluster, in a workflow of its own (`certificates/<ns>/<cluster>/<id>`)
@@ -42,6 +38,6 @@ export async function certificateInventoryWorkflow(
       ...(input.after !== undefined ? { after: input.after } : {}),
       limit: machineCertificatesPageSize,
     }),
-  ]).catch(unwrapped);
+  ]).catch(rethrowActivityCause);
   return { authorities, ...page };
 }

@@ -1,5 +1,4 @@
 import {
-  ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
@@ -45,6 +44,7 @@ import { providerTaskQueue } from '../../src/contract/task-queues';
 import { controlPlaneWorkflow } from '../control-plane/control-plane-workflow';
 import { machineDeploymentWorkflow } from '../machine-deployment/machine-deployment-workflow';
 import { clusterChangeProblems } from '../../src/spec-rules/cluster-rules';
+import { rethrowActivityCause } from '../shared/activity-cause';
 import { refuseProblems } from '../shared/spec-refusal';
 import { diffClusterModels } from './cluster-diff';
 import { deletePoolMachines, newRecord, recordMachineReport, startPoolMachines } from '../shared/machine-pool';
@@ -236,9 +236,9 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
     issueKubeconfigUpdate,
     async ({ publicKey }) => {
       // The activity's own failure (a bad key, secrets gone) is what the client should read, not "Activity task failed".
-      const certified = await core.certifyClusterAdmin(facts.namespace, facts.name, publicKey).catch((err: unknown) => {
-        throw err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;
-      });
+      const certified = await core
+        .certifyClusterAdmin(facts.namespace, facts.name, publicKey)
+        .catch(rethrowActivityCause);
       return {
         clusterName: facts.name,
         user: `${facts.name}-admin`,

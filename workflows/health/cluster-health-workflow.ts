@@ -1,7 +1,8 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
+import { proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type * as activities from '../../activities';
 import type { ClusterHealth, ClusterHealthInput } from '../../src/contract/cluster-health';
 import type { UnknownSignal } from '../../src/contract/unknown-signals';
+import { rethrowActivityCause } from '../shared/activity-cause';
 import { recordUnknownSignals, unknownSignalsDetails } from '../shared/unknown-signals';
 
 const { checkClusterHealth } = proxyActivities<typeof activities>({
@@ -21,8 +22,6 @@ export async function clusterHealthWorkflow(input: ClusterHealthInput): Promise<
   // It has no status to carry them: its details (the UI) and the log show them.
   const unknownSignals: UnknownSignal[] = [];
   recordUnknownSignals(unknownSignals, () => setCurrentDetails(unknownSignalsDetails(unknownSignals).trim()));
-  return checkClusterHealth(input).catch((err: unknown) => {
-    // The activity's own failure (the cluster's secrets unreadable) is what the client should read, not "Activity task failed".
-    throw err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;
-  });
+  // The activity's own failure (the cluster's secrets unreadable) is what the client should read.
+  return checkClusterHealth(input).catch(rethrowActivityCause);
 }
