@@ -7,7 +7,6 @@ import {
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
-  type QueryDefinition,
   type UpdateDefinition,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -21,7 +20,6 @@ import {
   clusterStatusQuery,
   deleteClusterUpdate,
   issueKubeconfigUpdate,
-  ownerStatusQuery,
   repairClusterUpdate,
   rolloutHistoryQuery,
   rolloutPauseUpdate,
@@ -77,6 +75,7 @@ import {
   type ClusterHealthInput,
   type MachinePoolHealth,
 } from '../contract/cluster-health';
+import { ownerStatusAllPages } from './owner-status-pages';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
 import { isUnknownUpdate, unknownUpdateMessage } from './unknown-update';
 
@@ -319,7 +318,7 @@ export class CaptClient {
     const handle = this.ownerHandle({ kind, namespace, name });
     try {
       const [status, history] = await Promise.all([
-        queryWithRetry(handle, ownerStatusQuery),
+        ownerStatusAllPages(handle),
         queryWithRetry(handle, rolloutHistoryQuery),
       ]);
       return {
@@ -388,7 +387,7 @@ export class CaptClient {
   /** A cluster's summary with its owners' full status (their machine records) read in. */
   async clusterView(status: ClusterStatus): Promise<ClusterView> {
     // An owner that has finished (deleted) answers no query: its summary is all there is.
-    const full = (s: OwnerSummary) => queryWithRetry(this.ownerHandle(s), ownerStatusQuery).catch(() => undefined);
+    const full = (s: OwnerSummary) => ownerStatusAllPages(this.ownerHandle(s)).catch(() => undefined);
     const [controlPlane, ...machineDeployments] = await Promise.all(
       [status.controlPlane, ...status.machineDeployments].map((s) => (s ? full(s) : undefined)),
     );
@@ -463,7 +462,7 @@ export class CaptClient {
 
   async listOwners(kind: 'MachineDeployment' | 'KubeadmControlPlane', namespace?: string): Promise<OwnerStatus[]> {
     const ids = await this.listRunning(kind, namespace);
-    return Promise.all(ids.map((id) => queryWithRetry(this.client.workflow.getHandle(id), ownerStatusQuery)));
+    return Promise.all(ids.map((id) => ownerStatusAllPages(this.client.workflow.getHandle(id))));
   }
 
   async scale(kind: OwnerKind, ns: string, name: string, replicas: number): Promise<OwnerStatus> {
@@ -506,7 +505,7 @@ export class CaptClient {
     const rebuilt = report.owners.filter((o) => o.action === 'rebuilt');
     for (;;) {
       const statuses = await Promise.all(
-        rebuilt.map((o) => queryWithRetry(this.ownerHandle({ ...o, namespace: report.namespace }), ownerStatusQuery)),
+        rebuilt.map((o) => ownerStatusAllPages(this.ownerHandle({ ...o, namespace: report.namespace }))),
       );
       if (statuses.every((s) => s.adoption?.complete)) return statuses;
       if (Date.now() > deadline)
@@ -526,8 +525,13 @@ export class CaptClient {
   }
 
   /** A query to a control plane or MachineDeployment, its absence said as kubectl says it. */
-  private async ownerQuery<T>(kind: OwnerKind, ns: string, name: string, query: QueryDefinition<T>): Promise<T> {
-    return queryWithRetry(this.owner(kind, ns, name), query).catch((err: Error) => {
+  private async ownerQuery<T>(
+    kind: OwnerKind,
+    ns: string,
+    name: string,
+    read: (handle: WorkflowHandle) => Promise<T>,
+  ): Promise<T> {
+    return read(this.owner(kind, ns, name)).catch((err: Error) => {
       // A service that kept failing (a query timing out on a busy worker) is no proof the owner is gone.
       if (err instanceof ServiceError && !(err instanceof WorkflowNotFoundError))
         throw new Error(`${kind} ${ns}/${name} did not answer: ${err.message} (${String(err.cause?.message)})`, {
@@ -540,7 +544,7 @@ export class CaptClient {
   }
 
   async ownerStatus(kind: OwnerKind, ns: string, name: string): Promise<OwnerStatus> {
-    return this.ownerQuery(kind, ns, name, ownerStatusQuery);
+    return this.ownerQuery(kind, ns, name, ownerStatusAllPages);
   }
 
   /**
@@ -561,7 +565,7 @@ export class CaptClient {
 
   /** Revisions of a control plane's or MachineDeployment's machine template, oldest first. */
   async rolloutHistory(kind: OwnerKind, ns: string, name: string): Promise<Revision[]> {
-    return this.ownerQuery(kind, ns, name, rolloutHistoryQuery);
+    return this.ownerQuery(kind, ns, name, (handle) => queryWithRetry(handle, rolloutHistoryQuery));
   }
 
   /** Rolls back to a revision (the previous one by default), as a new revision. */
@@ -726,7 +730,7 @@ export class CaptClient {
     );
     const statuses = await Promise.all(
       owners.map((o): Promise<{ owner: OwnerSummary; status?: OwnerStatus; error?: string }> =>
-        queryWithRetry(this.ownerHandle(o), ownerStatusQuery).then(
+        ownerStatusAllPages(this.ownerHandle(o)).then(
           (status) => ({ owner: o, status }),
           (err: Error) => ({ owner: o, error: err.message }),
         ),

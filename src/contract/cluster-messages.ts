@@ -5,6 +5,7 @@ import type { ClusterSecretsAnswer } from './cluster-secrets';
 import type { MachineReport } from './machine';
 import type { MachineRecord, OwnerStatus, OwnerSummary, Revision } from './owner';
 import type { RepairReport } from './owner-recovery';
+import type { OwnerStatusPageRequest } from './owner-status-page';
 
 /** Messages of the cluster, control-plane and MachineDeployment workflows. Wire name = constant name without its suffix. */
 export const clusterStatusQuery = defineQuery<ClusterStatus>('clusterStatus');
@@ -23,10 +24,18 @@ export const repairClusterUpdate = defineUpdate<RepairReport, [{ dryRun: boolean
 export const clusterSecretsQuery = defineQuery<ClusterSecretsAnswer | undefined>('clusterSecrets');
 export const issueKubeconfigUpdate = defineUpdate<AdminCredentials, [{ publicKey: string }]>('issueKubeconfig');
 
-export const ownerStatusQuery = defineQuery<OwnerStatus>('ownerStatus');
+/**
+ * An owner's status with one page of its machine records (owner-status-page.ts). Without a page it answers
+ * every record, as owners answered clients of earlier builds; this build's clients always ask for pages.
+ */
+export const ownerStatusQuery = defineQuery<OwnerStatus, [OwnerStatusPageRequest?]>('ownerStatus');
 /** One compact record, without the whole list (a machine's owner answers it at any size). */
 export const ownerMachineQuery = defineQuery<MachineRecord | undefined, [string]>('ownerMachine');
-/** Scale a control plane or MachineDeployment; the validator refuses counts the kind cannot take. */
+/**
+ * Scale a control plane or MachineDeployment; the validator refuses counts the kind cannot take. This and the
+ * rollout updates answer the status without records (`machinesTotal` says how many): an update's answer is
+ * kept in history, so it must not grow with the owner.
+ */
 export const scaleUpdate = defineUpdate<OwnerStatus, [number]>('scale');
 /** From the cluster to a child: scale (no reply needed between workflows). */
 export const scaleSignal = defineSignal<[{ replicas: number; generation: number }]>('scaleRequested');

@@ -96,8 +96,12 @@ export interface OwnerStatus extends OwnerSummary {
   step: string;
   stepReason: OwnerStepReason;
   conditions: Condition[];
-  /** The compact records; a machine's detail is its own workflow's status query. */
+  /** The compact records (or a page of them); a machine's detail is its own workflow's status query. */
   machines: MachineRecord[];
+  /** Present when `machines` is a page (owner-status-page.ts): how many records the owner holds in all. */
+  machinesTotal?: number;
+  /** Present when a page is not the last: the `after` of the next one. */
+  machinesNext?: string;
   /** The MachineHealthCheck selecting this owner's machines: what it sees, whether it may remediate, what it did. */
   healthCheck?: HealthCheckStatus;
   /** Control plane only: the last passed preflights (etcd members, machines, apiserver versions). */

@@ -8,6 +8,8 @@ import { KubeClient } from '../../src/kube/kube-client';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { loadManifests } from '../../src/api/load-manifests';
 import { failedMachines } from '../../src/client/capt-client';
+import { ownerStatusAllPages } from '../../src/client/owner-status-pages';
+import { ownerStatusQuery } from '../../src/contract/cluster-messages';
 import { machineDeploymentWorkflowId, machineWorkflowId } from '../../src/contract/workflow-ids';
 import { startsPerRun } from '../../workflows/shared/machine-pool';
 import { measureHistories } from '../fixtures/history-guard';
@@ -128,7 +130,19 @@ test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while 
     describe: (nodes) => `${nodes?.length} Nodes; outside ${podSubnet}: ${outside(nodes).slice(0, 5).join(', ')}`,
   });
 
-  await suite.client.scale('machinedeployment', 'default', MD, 2);
+  // Records travel in pages (owner-status-page.ts): pages of 64 hold each record once, as the whole answer an
+  // earlier build's client gets (no page asked) holds them; an update's answer, kept in history, holds none.
+  const whole = await handle.query(ownerStatusQuery);
+  const first = await handle.query(ownerStatusQuery, { limit: 64 });
+  assert.deepEqual([first.machines.length, first.machinesTotal, !!first.machinesNext], [64, target, true]);
+  const paged = await ownerStatusAllPages(handle, 64);
+  assert.deepEqual(
+    paged.machines.map((m) => m.name).sort(),
+    whole.machines.map((m) => m.name).sort(),
+    'the pages together hold every record once',
+  );
+  const answer = await suite.client.scale('machinedeployment', 'default', MD, 2);
+  assert.deepEqual([answer.machines.length, answer.machinesTotal], [0, target], "the scale update's answer");
   for (
     let s = await suite.client.ownerStatus('machinedeployment', 'default', MD);
     s.machines.length !== 2 || s.readyReplicas !== 2;

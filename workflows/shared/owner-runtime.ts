@@ -44,6 +44,7 @@ import {
   startsPerRun,
 } from './machine-pool';
 import { ownerSummary, summaryKey } from './owner-summary';
+import { ownerStatusPage } from '../../src/contract/owner-status-page';
 import { adoptMachines, holdEarlyReport, type AdoptionProgress } from './owner-adoption';
 import { ownerContinueAsNewDue } from './build-upgrade';
 import type { UnknownSignal } from '../../src/contract/unknown-signals';
@@ -176,11 +177,13 @@ export function ownerRuntime(opts: {
     state.step = step;
     refresh();
   };
+  /** What an update answers: the status without records, since history keeps every answer. */
+  const recordless = (status: OwnerStatus) => ownerStatusPage(status, { limit: 0 });
   const scale = (replicas: number) => {
     state.spec.replicas = replicas;
     return changed();
   };
-  setHandler(ownerStatusQuery, () => opts.status());
+  setHandler(ownerStatusQuery, (page) => (page ? ownerStatusPage(opts.status(), page) : opts.status()));
   setHandler(ownerMachineQuery, (name) => state.machines.find((m) => m.name === name));
   // One report a signal from machines of older owners, several from the coalescer (machine-reports.ts).
   const applyReports = (reports: MachineReport[]) => {
@@ -191,7 +194,7 @@ export function ownerRuntime(opts: {
   };
   setHandler(machineReportSignal, (report) => applyReports([report]));
   setHandler(machineReportsSignal, applyReports);
-  setHandler(scaleUpdate, scale, { validator: opts.validateReplicas });
+  setHandler(scaleUpdate, (replicas) => recordless(scale(replicas)), { validator: opts.validateReplicas });
   const observe = (generation: number) => {
     state.observedGeneration = Math.max(state.observedGeneration ?? 0, generation);
   };
@@ -218,7 +221,7 @@ export function ownerRuntime(opts: {
     ({ toRevision }) => {
       const target = undoTarget(toRevision)!;
       opts.reapply(target, `undo to revision ${target.revision}`, target.restartedAt);
-      return changed();
+      return recordless(changed());
     },
     {
       validator: ({ toRevision }) => {
@@ -248,7 +251,7 @@ export function ownerRuntime(opts: {
     rolloutPauseUpdate,
     ({ paused }) => {
       state.paused = paused;
-      return changed();
+      return recordless(changed());
     },
     { validator: (_request: { paused: boolean }) => refuseWhileDeleting('pause or resume') },
   );
@@ -256,7 +259,7 @@ export function ownerRuntime(opts: {
     rolloutRestartUpdate,
     () => {
       opts.reapply(opts.revisions().at(-1)!, 'restart', new Date().toISOString());
-      return changed();
+      return recordless(changed());
     },
     { validator: () => refuseWhileDeleting('restart') },
   );
