@@ -3,6 +3,7 @@ import type { ManifestSource } from '../api/load-manifests';
 import type { ApiObject, ManagedKind, ManagementClient } from './management-client';
 import { conversionDataAnnotation } from '../conversion/conversion-data';
 import { classReferences } from '../api/topology/expand-topology';
+import { machineMaxAgeAnnotation } from '../contract/machine-max-age';
 
 /** Every object the bridge read, by kind. */
 export type ObjectsByKind = Partial<Record<ManagedKind, ApiObject[]>>;
@@ -124,7 +125,10 @@ export const clusterNameLabel = 'cluster.x-k8s.io/cluster-name';
 export const bookkeeping = (key: string) =>
   key === 'kubectl.kubernetes.io/last-applied-configuration' ||
   key === conversionDataAnnotation ||
-  key.startsWith('capt.cluster.x-k8s.io/');
+  (key.startsWith('capt.cluster.x-k8s.io/') && !operatorAnnotations.has(key));
+
+/** capt's annotations an operator writes (the bridge writes none of them): desired state, carried like a field. */
+const operatorAnnotations = new Set([machineMaxAgeAnnotation]);
 
 /**
  * The object as a manifest carries it: its desired state, without what the API server or a controller wrote (on a

@@ -248,6 +248,13 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
     );
     if (m.phase !== 'Running') inProgress.push(`Machine/${m.name}: ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);
   }
+  const scheduled = children.flatMap((o) =>
+    o.repave
+      ? [
+          `${o.kind}/${o.name}: repave: machines older than ${o.repave.maxAgeSeconds}s are replaced${o.repave.nextDueAt ? `; the next is due at ${o.repave.nextDueAt}` : ''}`,
+        ]
+      : [],
+  );
   const section = (title: string, lines: string[]) =>
     lines.length ? `\n${title}:\n${lines.map((x) => `  ${x}`).join('\n')}` : '';
   const rebuilt = (c.recoveries ?? []).map(
@@ -263,6 +270,7 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
   return (
     table(['NAME', 'READY', 'REASON', 'SINCE', 'MESSAGE'], rows) +
     section('In progress', inProgress) +
+    section('Scheduled', scheduled) +
     section('Remediated', remediated) +
     section('Rebuilt (workflow lost)', rebuilt) +
     section('Signals without a handler (ignored)', unknown)

@@ -108,6 +108,8 @@ export interface OwnerStatus extends OwnerSummary {
   preflights?: { at: string; members: string[]; machines: string[]; apiserverVersions: Record<string, string> }[];
   /** Control plane with certificatesExpiryDays: when each machine's apiserver certificate expires. */
   certificatesExpireAt?: Record<string, string>;
+  /** Its machine max age (scheduled repave), and when its oldest live machine is due for replacement. */
+  repave?: { maxAgeSeconds: number; nextDueAt?: string };
   /** Rebuilt after its workflow was lost: what it adopted. */
   adoption?: OwnerAdoption;
   /** Signals it had no handler for (sent by newer code, or by mistake): ignored, and kept here so they are seen. */

@@ -2,6 +2,7 @@ import type { ControlPlaneModel, MachineDeploymentModel } from '../api/model';
 import { machineCertificateDays } from '../contract/certificates';
 import type { DeletionTimeouts } from '../contract/machine';
 import { problem, type SpecProblem, type SpecSubject } from './spec-problem';
+import { machineMaxAgeAnnotation, minMachineMaxAgeSeconds } from '../contract/machine-max-age';
 
 /** The rules of a KubeadmControlPlane's and a MachineDeployment's own spec, whatever cluster they belong to. */
 
@@ -161,5 +162,31 @@ export function machineDeploymentProblems(namespace: string, md: MachineDeployme
     );
   }
   out.push(...deletionTimeoutProblems(subject, 'spec.template.spec.deletion', md.template));
+  out.push(...machineMaxAgeProblems(subject, md));
   return out;
+}
+
+function machineMaxAgeProblems(subject: SpecSubject, md: MachineDeploymentModel): SpecProblem[] {
+  const age = md.machineMaxAgeSeconds;
+  if (age === undefined) return [];
+  const path = `metadata.annotations[${machineMaxAgeAnnotation}]`;
+  if (age < minMachineMaxAgeSeconds)
+    return [
+      problem(
+        subject,
+        path,
+        `a machine max age of ${age}s would replace machines faster than they boot and serve`,
+        `use ${minMachineMaxAgeSeconds}s or more (e.g. 720h), or remove the annotation`,
+      ),
+    ];
+  if (md.strategy.type === 'OnDelete')
+    return [
+      problem(
+        subject,
+        path,
+        'the OnDelete strategy replaces machines only as they are deleted, so no machine would be repaved',
+        'use the RollingUpdate strategy, or remove the annotation',
+      ),
+    ];
+  return [];
 }

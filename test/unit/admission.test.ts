@@ -152,6 +152,18 @@ test("a field capt refuses, in a complete cluster, is refused with the bridge's 
   );
 });
 
+test('kubectl annotate of a machine max age capt refuses is refused with the same message as capt apply', () => {
+  const objects = quickstart();
+  const md = one(objects, 'MachineDeployment');
+  md.metadata.annotations = { ...md.metadata.annotations, 'capt.cluster.x-k8s.io/machine-max-age': '10s' };
+  assert.equal(
+    checkAdmission(update(one(objects, 'MachineDeployment'), md), objects).refusal,
+    'management API, Cluster default/one (document 5) MachineDeployment/one-md-0 at metadata.annotations[capt.cluster.x-k8s.io/machine-max-age]: a machine max age of 10s would replace machines faster than they boot and serve\n  hint: use 30s or more (e.g. 720h), or remove the annotation',
+  );
+  md.metadata.annotations['capt.cluster.x-k8s.io/machine-max-age'] = '720h';
+  assert.equal(checkAdmission(update(one(objects, 'MachineDeployment'), md), objects).refusal, undefined);
+});
+
 test("a MachineHealthCheck of the machines' own conditions is admitted into the model; one of a condition capt never sets is refused where it is written", () => {
   const objects = quickstart();
   const check = (type: string): ApiObject => ({

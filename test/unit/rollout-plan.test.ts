@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planRollout, rolloutBounds, type PlanMachine } from '../../workflows/machine-deployment/rollout-plan';
+import {
+  planMachines,
+  planRollout,
+  rolloutBounds,
+  type PlanMachine,
+} from '../../workflows/machine-deployment/rollout-plan';
+import { MachinePhase } from '../../src/contract/machine';
 import { recordRevision } from '../../workflows/shared/revisions';
 import { type Revision } from '../../src/contract/owner';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../../workflows/shared/rollout-after';
@@ -232,4 +238,35 @@ test('rolloutAfter: due once it has passed and a machine predates it, never agai
   assert.equal(rolloutAfterDue(after, undefined, [machine], Date.parse('2026-05-01T00:00:00.000Z')), false, 'not yet');
   assert.equal(msUntilRolloutAfter(after, Date.parse(after) - 1000), 1050);
   assert.equal(msUntilRolloutAfter(after, now), undefined);
+});
+
+test('machines past the max age are replaced as an older template would be, within maxSurge and maxUnavailable', () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 10, 27, 12, 0, s)).toISOString();
+  const runningAt = (name: string, s: number) => ({
+    ...newRecord(name, 'cur', 'v1.36.3', at(s)),
+    phase: MachinePhase.Running,
+    runningSince: at(s + 5),
+  });
+  const records = [runningAt('a', 0), runningAt('b', 10), runningAt('c', 40)];
+  const now = Date.parse(at(70));
+  const machines = planMachines(records, 0, now, 60);
+  assert.deepEqual(
+    machines.filter((m) => m.expired).map((m) => m.name),
+    ['a', 'b'],
+    'due 60 s after they were made',
+  );
+  const input = { replicas: 3, strategy: rolling(1, 0), currentSet: 'cur', setsNewestFirst: ['cur'] };
+  assert.deepEqual(planRollout({ ...input, machines }), {
+    remove: [],
+    complete: false,
+    create: { set: 'cur', count: 1 },
+  });
+  // The surge machine is available: one expired machine goes (the oldest, by the deletion order), none beyond the bounds.
+  const surged = planMachines([...records, runningAt('d', 65)], 0, now, 60);
+  assert.deepEqual(planRollout({ ...input, machines: surged }), { remove: ['a'], complete: false });
+  assert.deepEqual(
+    planMachines(records, 0, now).filter((m) => m.expired),
+    [],
+    'no max age, no expiry',
+  );
 });

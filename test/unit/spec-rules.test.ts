@@ -105,6 +105,27 @@ test("MachineDeployment: replicas whole and >= 0; maxSurge and maxUnavailable no
   ]);
   assert.deepEqual(problems(rolling('0%', '0%')), [], 'percentages are resolved against replicas, as Cluster API does');
   assert.deepEqual(problems(rolling(0, 0, 'OnDelete')), [], 'OnDelete does not use them');
+  assert.deepEqual(problems({ machineMaxAgeSeconds: 30 }), []);
+  assert.deepEqual(problems({ machineMaxAgeSeconds: 29 }), [
+    'MachineDeployment quickstart-md-0 metadata.annotations[capt.cluster.x-k8s.io/machine-max-age]: a machine max age of 29s would replace machines faster than they boot and serve',
+  ]);
+  assert.deepEqual(problems({ machineMaxAgeSeconds: 3600, ...rolling(1, 0, 'OnDelete') }), [
+    'MachineDeployment quickstart-md-0 metadata.annotations[capt.cluster.x-k8s.io/machine-max-age]: the OnDelete strategy replaces machines only as they are deleted, so no machine would be repaved',
+  ]);
+});
+
+test('the machine-max-age annotation is a duration: one that is not is refused where it is written', () => {
+  const annotated = (value: string) =>
+    quickstart.replace(
+      /(kind: MachineDeployment\nmetadata:\n)/,
+      `$1  annotations:\n    capt.cluster.x-k8s.io/machine-max-age: "${value}"\n`,
+    );
+  const md = loadManifests([{ file: 'quickstart.yaml', text: annotated('720h') }], {})[0]!.machineDeployments[0]!;
+  assert.equal(md.machineMaxAgeSeconds, 720 * 3600);
+  assert.throws(
+    () => loadManifests([{ file: 'quickstart.yaml', text: annotated('a week') }], {}),
+    /metadata\.annotations.*capt\.cluster\.x-k8s\.io\/machine-max-age.*'a week' is not a duration; write it like 90s, 10m or 1h30m: the age after which a machine is replaced, e\.g\. 720h/s,
+  );
 });
 
 test('cluster: a failure domain the LocalCluster does not declare, and workers newer than the control plane, are refused', () => {

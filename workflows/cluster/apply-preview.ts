@@ -104,7 +104,7 @@ export function machineDeploymentPreview(
   running: RunningOwner | undefined,
   nowMs: number,
 ): OwnerPreview {
-  const machines = planMachines(running?.machines ?? [], next.minReadySeconds, nowMs);
+  const machines = planMachines(running?.machines ?? [], next.minReadySeconds, nowMs, next.machineMaxAgeSeconds);
   const currentSet = machineSetHash(
     next.template,
     restartedAtAfter(next.rolloutAfter, running?.restartedAt, running?.machines ?? [], nowMs),

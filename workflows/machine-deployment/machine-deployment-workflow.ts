@@ -13,6 +13,7 @@ import { machinesRemediated } from '../shared/capt-metrics';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { someNames } from '../shared/some-names';
+import { machineMaxAgeAnnotation, repaveDueMs } from '../../src/contract/machine-max-age';
 import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
 import { planMachines, planRollout } from './rollout-plan';
@@ -180,14 +181,16 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     const live = state.machines.filter((m) => !m.deleting).length;
     if (!state.paused) state.pausedSurplus = undefined;
     else state.pausedSurplus ??= Math.max(0, live - state.spec.replicas);
+    const machines = planMachines(state.machines, state.spec.minReadySeconds, now, state.spec.machineMaxAgeSeconds);
     const plan = planRollout({
       replicas: state.spec.replicas,
       strategy: state.spec.strategy,
       paused: state.paused ? { surplus: state.pausedSurplus! } : undefined,
       currentSet: set.hash,
       setsNewestFirst: [...state.machineSets].reverse().map((s) => s.hash),
-      machines: planMachines(state.machines, state.spec.minReadySeconds, now),
+      machines,
     });
+    const repave = repaveNote(machines.filter((m) => m.expired && !m.deleting && m.set === set.hash).length);
     const target = state.machineSets.find((s) => s.hash === plan.create?.set);
     // A run starts a bounded number of children; the rest come after continue-as-new.
     const count = target ? Math.min(plan.create!.count, startBudget()) : 0;
@@ -199,6 +202,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
         [
           target && names.length ? `creating ${someNames(names)} (revision ${target.revision})` : '',
           plan.remove.length ? `deleting ${someNames(plan.remove)}` : '',
+          repave,
         ]
           .filter(Boolean)
           .join('; '),
@@ -219,7 +223,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       plan.complete ? 'Stable' : state.paused ? 'Paused' : 'RollingOut',
       plan.complete
         ? `${state.spec.replicas} machines running (revision ${set.revision})`
-        : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${blockers()}`,
+        : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${repave ? `; ${repave}` : ''}${blockers()}`,
     );
     const seen = changes();
     const wake = nextWakeMs(now, verdict?.nextAtMs);
@@ -257,12 +261,24 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     return stuck.length ? ` [${stuck.map((m) => `${m.name} ${m.phase}: ${m.blocker}`).join('; ')}]` : '';
   }
 
-  /** When to look again without a message: a machine reaching minReadySeconds, a health timeout (`healthAt`), or rolloutAfter passing. */
+  /** Machines of the current template replaced for their age: said in the step, so a repave is told from a rollout. */
+  function repaveNote(count: number): string {
+    return count
+      ? `repaving ${count} machine(s) older than ${state.spec.machineMaxAgeSeconds}s (${machineMaxAgeAnnotation})`
+      : '';
+  }
+
+  /**
+   * When to look again without a message: a machine reaching minReadySeconds or its max age, a health timeout
+   * (`healthAt`), or rolloutAfter passing.
+   */
   function nextWakeMs(now: number, healthAt: number | undefined): number | undefined {
-    const times = state.machines
-      .filter((m) => m.runningSince && !m.deleting)
-      .map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000)
-      .filter((t) => t > now);
+    const live = state.machines.filter((m) => !m.deleting);
+    const maxAge = state.spec.machineMaxAgeSeconds;
+    const times = [
+      ...live.filter((m) => m.runningSince).map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000),
+      ...(maxAge === undefined ? [] : live.map((m) => repaveDueMs(m.createdAt, maxAge))),
+    ].filter((t) => t > now);
     if (healthAt !== undefined) times.push(healthAt);
     const untilRolloutAfter = msUntilRolloutAfter(state.spec.rolloutAfter, now);
     if (untilRolloutAfter !== undefined) times.push(now + untilRolloutAfter);

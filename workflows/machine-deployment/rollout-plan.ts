@@ -3,6 +3,7 @@ import { resolveIntOrPercent } from '../../src/api/int-or-percent';
 import { MachinePhase } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
 import { isAvailable } from '../shared/machine-pool';
+import { repaveDueMs } from '../../src/contract/machine-max-age';
 import { someNames } from '../shared/some-names';
 
 /** What the plan needs of each machine. */
@@ -17,6 +18,8 @@ export interface PlanMachine {
   available: boolean;
   /** Carries cluster.x-k8s.io/delete-machine: goes first. */
   marked: boolean;
+  /** Older than the deployment's machine max age: replaced as if its template were old. */
+  expired?: boolean;
 }
 
 export interface PlanInput {
@@ -39,17 +42,26 @@ export interface RolloutPlan {
   waiting?: string;
 }
 
-/** The machines not being deleted, on the current set's template or an older one (which a rollout replaces). */
-export function byTemplate<M extends Pick<PlanMachine, 'set' | 'deleting'>>(
+/**
+ * The machines not being deleted, on the current set's template or to be replaced (an older template, or
+ * past the machine max age).
+ */
+export function byTemplate<M extends Pick<PlanMachine, 'set' | 'deleting' | 'expired'>>(
   machines: M[],
   currentSet: string,
 ): { current: M[]; old: M[] } {
   const live = machines.filter((m) => !m.deleting);
-  return { current: live.filter((m) => m.set === currentSet), old: live.filter((m) => m.set !== currentSet) };
+  const replaced = (m: M) => m.set !== currentSet || !!m.expired;
+  return { current: live.filter((m) => !replaced(m)), old: live.filter(replaced) };
 }
 
-/** An owner's compact records as the plan reads them, at `nowMs` (for minReadySeconds). */
-export const planMachines = (records: MachineRecord[], minReadySeconds: number, nowMs: number): PlanMachine[] =>
+/** An owner's compact records as the plan reads them, at `nowMs` (for minReadySeconds and the max age). */
+export const planMachines = (
+  records: MachineRecord[],
+  minReadySeconds: number,
+  nowMs: number,
+  maxAgeSeconds?: number,
+): PlanMachine[] =>
   records.map((m) => ({
     name: m.name,
     set: m.templateHash,
@@ -58,6 +70,7 @@ export const planMachines = (records: MachineRecord[], minReadySeconds: number, 
     running: m.phase === MachinePhase.Running,
     available: isAvailable(m, minReadySeconds, nowMs),
     marked: m.marked,
+    ...(maxAgeSeconds !== undefined && repaveDueMs(m.createdAt, maxAgeSeconds) <= nowMs ? { expired: true } : {}),
   }));
 
 /**

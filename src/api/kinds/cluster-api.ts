@@ -1,6 +1,7 @@
 import { defaultNodeStartupTimeoutSeconds, type HealthCheckSpec } from '../../contract/health-check';
 import { z } from 'zod';
 import { parseClusterCidr } from '../../contract/ipv4-cidr';
+import { machineMaxAgeAnnotation } from '../../contract/machine-max-age';
 import type { MachineTemplateFields } from '../../contract/machine';
 import {
   dnsName,
@@ -216,7 +217,28 @@ export interface MachineDeploymentDoc {
   revisionHistoryLimit: number;
   paused: boolean;
   rolloutAfter?: string;
+  /** Machines older than this are replaced within the rollout's bounds (the machine-max-age annotation). */
+  machineMaxAgeSeconds?: number;
 }
+
+type AnnotatedDeployment = { metadata: { annotations?: Record<string, string> } };
+const machineMaxAge = (d: AnnotatedDeployment) => {
+  const value = d.metadata.annotations?.[machineMaxAgeAnnotation];
+  return value === undefined ? undefined : duration.safeParse(value);
+};
+function machineMaxAgeParses(d: AnnotatedDeployment, ctx: z.RefinementCtx): void {
+  const parsed = machineMaxAge(d);
+  if (parsed && !parsed.success)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['metadata', 'annotations', machineMaxAgeAnnotation],
+      message: `${parsed.error.issues[0]!.message}: the age after which a machine is replaced, e.g. 720h`,
+    });
+}
+const machineMaxAgeField = (d: AnnotatedDeployment) => {
+  const parsed = machineMaxAge(d);
+  return parsed?.success ? { machineMaxAgeSeconds: parsed.data } : {};
+};
 
 // Its bounds are a spec rule (src/spec-rules), shared with the scale validator.
 const replicas = z.number();
@@ -281,6 +303,7 @@ export const machineDeploymentV1beta1 = z
   })
   .strict()
   .superRefine(selectorMatchesTemplate)
+  .superRefine(machineMaxAgeParses)
   .transform((d): MachineDeploymentDoc => ({
     clusterName: d.spec.clusterName,
     replicas: d.spec.replicas ?? 1,
@@ -295,6 +318,7 @@ export const machineDeploymentV1beta1 = z
     revisionHistoryLimit: d.spec.revisionHistoryLimit ?? 10,
     paused: d.spec.paused ?? false,
     rolloutAfter: d.spec.rolloutAfter,
+    ...machineMaxAgeField(d),
   }));
 
 export const machineDeploymentV1beta2 = z
@@ -331,6 +355,7 @@ export const machineDeploymentV1beta2 = z
   })
   .strict()
   .superRefine(selectorMatchesTemplate)
+  .superRefine(machineMaxAgeParses)
   .transform((d): MachineDeploymentDoc => ({
     clusterName: d.spec.clusterName,
     replicas: d.spec.replicas ?? 1,
@@ -345,6 +370,7 @@ export const machineDeploymentV1beta2 = z
     revisionHistoryLimit: 10,
     paused: d.spec.paused ?? false,
     rolloutAfter: d.spec.rollout?.after,
+    ...machineMaxAgeField(d),
   }));
 
 /** A MachineHealthCheck: its checks as capt carries them to the owner it selects, and what selects that owner. */
