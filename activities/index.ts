@@ -11,3 +11,4 @@ export { controlPlaneCertificateExpiry } from './control-plane/certificate-expir
 export { watchNodeHealth } from './kube/node-health-watch';
 export { checkClusterHealth } from './health/cluster-health';
 export { clusterCertificateAuthorities } from './certificates/cluster-certificate-authorities';
+export { maintenanceWindowAt } from './owner/maintenance-window';

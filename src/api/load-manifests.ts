@@ -31,6 +31,12 @@ import { pausedAnnotation } from '../contract/cluster';
 import { clusterProblems } from '../spec-rules/cluster-rules';
 import { expandTopologies, type RawDocument } from './topology/expand-topology';
 import type { SpecProblem } from '../spec-rules/spec-problem';
+import { parseMaintenanceWindow } from './maintenance-window';
+import {
+  maintenanceWindowAnnotation,
+  rolloutInWindowAnnotation,
+  type MaintenanceWindow,
+} from '../contract/maintenance-window';
 
 export interface ManifestSource {
   /** Shown in errors: a path, or `-` for standard input. */
@@ -470,6 +476,15 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
         message: `${cpInfra.kind} is from provider ${providerOfKind(cpInfra.kind)}, but the cluster uses ${provider}`,
         hint: `use ${providerKinds[provider]!.machineTemplate}`,
       });
+    const window = c.annotations[maintenanceWindowAnnotation];
+    const windowProblem = window === undefined ? undefined : parseMaintenanceWindow(window);
+    if (typeof windowProblem === 'string')
+      problems.push({
+        ...c.loc,
+        path: `metadata.annotations[${maintenanceWindowAnnotation}]`,
+        message: windowProblem,
+        hint: 'write it as days, hours and a time zone, e.g. "Sat,Sun 02:00-04:00 Europe/Berlin"',
+      });
     const model: ClusterModel = {
       namespace: c.namespace,
       name: c.name,
@@ -492,6 +507,30 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
     };
     clusters.push(model);
   }
+  /** The cluster's window for a MachineDeployment annotated to roll out only inside it; a problem when it cannot. */
+  const heldForWindow = (p: Parsed, cluster: ClusterModel): MaintenanceWindow | undefined => {
+    const held = p.annotations[rolloutInWindowAnnotation];
+    if (held === undefined) return undefined;
+    const path = `metadata.annotations[${rolloutInWindowAnnotation}]`;
+    const text = cluster.annotations[maintenanceWindowAnnotation];
+    const window = text === undefined ? undefined : parseMaintenanceWindow(text);
+    if (held !== 'true')
+      problems.push({
+        ...p.loc,
+        path,
+        message: `"${held}" is not a value it takes`,
+        hint: 'set it to "true" or remove it',
+      });
+    else if (window === undefined)
+      problems.push({
+        ...p.loc,
+        path,
+        message: `Cluster ${cluster.name} has no maintenance window to wait for`,
+        hint: `annotate the Cluster ${maintenanceWindowAnnotation}, e.g. "Sat,Sun 02:00-04:00 Europe/Berlin", or remove this annotation`,
+      });
+    else if (typeof window !== 'string') return window;
+    return undefined;
+  };
   const clusterOf = (p: Parsed, clusterName: string) => {
     const cluster = clusters.find((c) => c.name === clusterName && c.namespace === p.namespace);
     if (
@@ -512,7 +551,14 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
     const md = p.value as MachineDeploymentDoc;
     const cluster = clusterOf(p, md.clusterName);
     const template = machineTemplate(p, md.template, 'spec.template.spec', 'KubeadmConfigTemplate');
-    if (cluster && template) cluster.machineDeployments.push({ ...md, name: p.name, template });
+    const window = cluster && heldForWindow(p, cluster);
+    if (cluster && template)
+      cluster.machineDeployments.push({
+        ...md,
+        name: p.name,
+        template,
+        ...(window ? { maintenanceWindow: window } : {}),
+      });
   }
   for (const p of parsed.filter((q) => q.kind === 'Machine')) {
     const machine = p.value as MachineTemplateDoc;

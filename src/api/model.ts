@@ -1,3 +1,4 @@
+import type { MaintenanceWindow } from '../contract/maintenance-window';
 import type { HealthCheckSpec } from '../contract/health-check';
 import type { KubeadmConfigSpec } from '../contract/kubeadm-config-spec';
 import type { ControlPlaneDoc } from './kinds/kubeadm';
@@ -36,6 +37,8 @@ export interface MachineDeploymentModel extends Omit<MachineDeploymentDoc, 'temp
   template: MachineTemplateModel;
   /** The MachineHealthCheck that selects this MachineDeployment's machines, if one does. */
   healthCheck?: HealthCheckSpec;
+  /** Its cluster's maintenance window, when it is annotated to replace machines only inside it. */
+  maintenanceWindow?: MaintenanceWindow;
 }
 
 /** A Machine of its own (a worker outside any MachineDeployment), run by the cluster itself. */

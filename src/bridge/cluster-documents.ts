@@ -4,6 +4,7 @@ import type { ApiObject, ManagedKind, ManagementClient } from './management-clie
 import { conversionDataAnnotation } from '../conversion/conversion-data';
 import { classReferences } from '../api/topology/expand-topology';
 import { machineMaxAgeAnnotation } from '../contract/machine-max-age';
+import { maintenanceWindowAnnotation, rolloutInWindowAnnotation } from '../contract/maintenance-window';
 
 /** Every object the bridge read, by kind. */
 export type ObjectsByKind = Partial<Record<ManagedKind, ApiObject[]>>;
@@ -128,7 +129,7 @@ export const bookkeeping = (key: string) =>
   (key.startsWith('capt.cluster.x-k8s.io/') && !operatorAnnotations.has(key));
 
 /** capt's annotations an operator writes (the bridge writes none of them): desired state, carried like a field. */
-const operatorAnnotations = new Set([machineMaxAgeAnnotation]);
+const operatorAnnotations = new Set([machineMaxAgeAnnotation, maintenanceWindowAnnotation, rolloutInWindowAnnotation]);
 
 /**
  * The object as a manifest carries it: its desired state, without what the API server or a controller wrote (on a

@@ -248,13 +248,14 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
     );
     if (m.phase !== 'Running') inProgress.push(`Machine/${m.name}: ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);
   }
-  const scheduled = children.flatMap((o) =>
-    o.repave
+  const scheduled = children.flatMap((o) => [
+    ...(o.repave
       ? [
           `${o.kind}/${o.name}: repave: machines older than ${o.repave.maxAgeSeconds}s are replaced${o.repave.nextDueAt ? `; the next is due at ${o.repave.nextDueAt}` : ''}`,
         ]
-      : [],
-  );
+      : []),
+    ...(o.maintenance ? [`${o.kind}/${o.name}: ${maintenanceText(o.maintenance)}`] : []),
+  ]);
   const section = (title: string, lines: string[]) =>
     lines.length ? `\n${title}:\n${lines.map((x) => `  ${x}`).join('\n')}` : '';
   const rebuilt = (c.recoveries ?? []).map(
@@ -275,4 +276,15 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
     section('Rebuilt (workflow lost)', rebuilt) +
     section('Signals without a handler (ignored)', unknown)
   );
+}
+
+/** A held deployment's maintenance window: open until when, or when it opens next. */
+function maintenanceText(m: NonNullable<OwnerStatus['maintenance']>): string {
+  const when =
+    m.open === undefined
+      ? 'nothing waits for it'
+      : m.open
+        ? `open until ${m.closesAt}`
+        : `closed; opens at ${m.opensAt}, until ${m.closesAt}`;
+  return `replaces machines only in the maintenance window ${m.window}: ${when}`;
 }

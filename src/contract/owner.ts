@@ -108,6 +108,11 @@ export interface OwnerStatus extends OwnerSummary {
   preflights?: { at: string; members: string[]; machines: string[]; apiserverVersions: Record<string, string> }[];
   /** Control plane with certificatesExpiryDays: when each machine's apiserver certificate expires. */
   certificatesExpireAt?: Record<string, string>;
+  /**
+   * Held for its cluster's maintenance window: the window, and its times as last asked (asked only while
+   * machines wait to be replaced; `step` says how many wait).
+   */
+  maintenance?: { window: string; open?: boolean; opensAt?: string; closesAt?: string };
   /** Its machine max age (scheduled repave), and when its oldest live machine is due for replacement. */
   repave?: { maxAgeSeconds: number; nextDueAt?: string };
   /** Rebuilt after its workflow was lost: what it adopted. */

@@ -30,6 +30,8 @@ export type OwnerStepReason =
   | 'RollingOut'
   | 'Paused'
   | 'ClusterPaused'
+  /** Machines to replace wait for the cluster's maintenance window. */
+  | 'WaitingForMaintenanceWindow'
   | 'Stable'
   | 'Remediating'
   | 'RemediationBlocked'

@@ -152,7 +152,7 @@ test("a field capt refuses, in a complete cluster, is refused with the bridge's 
   );
 });
 
-test('kubectl annotate of a machine max age capt refuses is refused with the same message as capt apply', () => {
+test("kubectl annotate with capt's repave and maintenance-window annotations is checked as capt apply checks them", () => {
   const objects = quickstart();
   const md = one(objects, 'MachineDeployment');
   md.metadata.annotations = { ...md.metadata.annotations, 'capt.cluster.x-k8s.io/machine-max-age': '10s' };
@@ -162,6 +162,18 @@ test('kubectl annotate of a machine max age capt refuses is refused with the sam
   );
   md.metadata.annotations['capt.cluster.x-k8s.io/machine-max-age'] = '720h';
   assert.equal(checkAdmission(update(one(objects, 'MachineDeployment'), md), objects).refusal, undefined);
+  // Held for a maintenance window its Cluster does not declare: refused; declared (a window of bad hours): refused there.
+  md.metadata.annotations['capt.cluster.x-k8s.io/rollout-in-maintenance-window'] = 'true';
+  assert.match(
+    checkAdmission(update(one(objects, 'MachineDeployment'), md), objects).refusal ?? '',
+    /MachineDeployment\/one-md-0 at metadata\.annotations\[capt\.cluster\.x-k8s\.io\/rollout-in-maintenance-window\]: Cluster one has no maintenance window to wait for/,
+  );
+  const cluster = one(objects, 'Cluster');
+  cluster.metadata.annotations = { 'capt.cluster.x-k8s.io/maintenance-window': 'Sat 2am-4am UTC' };
+  assert.match(
+    checkAdmission(update(one(objects, 'Cluster'), cluster), objects).refusal ?? '',
+    /Cluster\/one at metadata\.annotations\[capt\.cluster\.x-k8s\.io\/maintenance-window\]: "2am-4am" is not a span of hours/,
+  );
 });
 
 test("a MachineHealthCheck of the machines' own conditions is admitted into the model; one of a condition capt never sets is refused where it is written", () => {

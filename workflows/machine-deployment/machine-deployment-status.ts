@@ -69,6 +69,7 @@ export function machineDeploymentStatus(
     ],
     ...(health ? { healthCheck: health } : {}),
     ...repaveField(state.spec.machineMaxAgeSeconds, live),
+    ...maintenanceField(state),
     machines: state.machines,
     machineSets: state.machineSets.map((s) => {
       const of = live.filter((m) => m.templateHash === s.hash);
@@ -94,4 +95,12 @@ function repaveField(maxAgeSeconds: number | undefined, live: MachineRecord[]): 
   return {
     repave: { maxAgeSeconds, ...(due.length ? { nextDueAt: new Date(Math.min(...due)).toISOString() } : {}) },
   };
+}
+
+/** The maintenance window a deployment is held for, with the times it last asked when they are still its window's. */
+function maintenanceField(state: MachineDeploymentState): Pick<OwnerStatus, 'maintenance'> {
+  const window = state.spec.maintenanceWindow;
+  if (!window) return {};
+  const times = state.window?.text === window.text ? state.window.times : undefined;
+  return { maintenance: { window: window.text, ...times } };
 }

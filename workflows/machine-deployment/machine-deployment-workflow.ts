@@ -1,4 +1,6 @@
-import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type * as coreActivities from '../../activities';
+import type { WindowTimes } from '../../src/contract/maintenance-window';
 import { recordUnknownSignals } from '../shared/unknown-signals';
 import type { MachineDeploymentModel } from '../../src/api/model';
 import { machineDeploymentSpecSignal } from '../../src/contract/cluster-messages';
@@ -16,7 +18,7 @@ import { someNames } from '../shared/some-names';
 import { machineMaxAgeAnnotation, repaveDueMs } from '../../src/contract/machine-max-age';
 import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
-import { planMachines, planRollout } from './rollout-plan';
+import { byTemplate, planMachines, planRollout, type PlanMachine } from './rollout-plan';
 import { machineDeploymentReplicasProblems, machineDeploymentSubject } from '../../src/spec-rules/owner-rules';
 import { refuseProblems } from '../shared/spec-refusal';
 import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
@@ -44,7 +46,15 @@ export interface MachineDeploymentState extends OwnerState {
   inPlace?: MachineTemplateChange;
   /** Machines beyond replicas when the pause began (a rollout's surge): kept until resume. */
   pausedSurplus?: number;
+  /** The maintenance window's current or next opening, as last asked (see maintenanceWindowAt). */
+  window?: { text: string; times: WindowTimes };
 }
+
+/** The maintenance window's times: a local activity, since time zones are the host's data (see maintenanceWindowAt). */
+const { maintenanceWindowAt: windowAt } = proxyLocalActivities<typeof coreActivities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '1s', maximumInterval: '10s' },
+});
 
 /**
  * A MachineDeployment (workflow ID `md/<namespace>/<name>`): keeps `replicas` machines of its current
@@ -179,13 +189,16 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     if (verdict && (await remediate(verdict, now))) continue;
     const set = current();
     const live = state.machines.filter((m) => !m.deleting).length;
-    if (!state.paused) state.pausedSurplus = undefined;
-    else state.pausedSurplus ??= Math.max(0, live - state.spec.replicas);
     const machines = planMachines(state.machines, state.spec.minReadySeconds, now, state.spec.machineMaxAgeSeconds);
+    // Outside its maintenance window a held deployment replaces nothing, as if paused; scaling still applies.
+    const window = await windowClosed(machines, set.hash, now);
+    const holding = !!state.paused || !!window;
+    if (!holding) state.pausedSurplus = undefined;
+    else state.pausedSurplus ??= Math.max(0, live - state.spec.replicas);
     const plan = planRollout({
       replicas: state.spec.replicas,
       strategy: state.spec.strategy,
-      paused: state.paused ? { surplus: state.pausedSurplus! } : undefined,
+      paused: holding ? { surplus: state.pausedSurplus! } : undefined,
       currentSet: set.hash,
       setsNewestFirst: [...state.machineSets].reverse().map((s) => s.hash),
       machines,
@@ -219,12 +232,18 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       }
       continue;
     }
-    setStep(
-      plan.complete ? 'Stable' : state.paused ? 'Paused' : 'RollingOut',
-      plan.complete
-        ? `${state.spec.replicas} machines running (revision ${set.revision})`
-        : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${repave ? `; ${repave}` : ''}${blockers()}`,
-    );
+    if (window && !plan.complete && !state.paused)
+      setStep(
+        'WaitingForMaintenanceWindow',
+        `${window.waiting} machine(s) to replace wait for the maintenance window (${window.text}), which opens at ${window.opensAt}`,
+      );
+    else
+      setStep(
+        plan.complete ? 'Stable' : state.paused ? 'Paused' : 'RollingOut',
+        plan.complete
+          ? `${state.spec.replicas} machines running (revision ${set.revision})`
+          : `rolling out revision ${set.revision} (${set.name}): ${plan.waiting ?? ''}${repave ? `; ${repave}` : ''}${blockers()}`,
+      );
     const seen = changes();
     const wake = nextWakeMs(now, verdict?.nextAtMs);
     const moved = () => !!state.deleting || changes() !== seen || ownerContinueAsNewDue();
@@ -261,6 +280,30 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     return stuck.length ? ` [${stuck.map((m) => `${m.name} ${m.phase}: ${m.blocker}`).join('; ')}]` : '';
   }
 
+  /**
+   * Whether machines wait for the maintenance window: there are machines to replace, the deployment is held
+   * for its cluster's window, and the window is closed. Its times are asked of a local activity only when the
+   * last answer has passed (about twice a window), and kept in state for the status and the wake-up timer.
+   */
+  async function windowClosed(
+    machines: PlanMachine[],
+    currentSet: string,
+    now: number,
+  ): Promise<{ text: string; opensAt: string; waiting: number } | undefined> {
+    const window = state.spec.maintenanceWindow;
+    const waiting = byTemplate(machines, currentSet).old.length;
+    // Nothing to replace, nothing to wait for: the times are forgotten, so no timer wakes for the window.
+    if (!window || !waiting) {
+      state.window = undefined;
+      return undefined;
+    }
+    const known = state.window?.text === window.text ? state.window.times : undefined;
+    const stale = !known || now >= Date.parse(known.open ? known.closesAt : known.opensAt);
+    if (stale) state.window = { text: window.text, times: await windowAt(window, now) };
+    const times = state.window!.times;
+    return times.open ? undefined : { text: window.text, opensAt: times.opensAt, waiting };
+  }
+
   /** Machines of the current template replaced for their age: said in the step, so a repave is told from a rollout. */
   function repaveNote(count: number): string {
     return count
@@ -269,15 +312,18 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   }
 
   /**
-   * When to look again without a message: a machine reaching minReadySeconds or its max age, a health timeout
-   * (`healthAt`), or rolloutAfter passing.
+   * When to look again without a message: a machine reaching minReadySeconds or its max age, the maintenance
+   * window opening or closing, a health timeout (`healthAt`), or rolloutAfter passing.
    */
   function nextWakeMs(now: number, healthAt: number | undefined): number | undefined {
     const live = state.machines.filter((m) => !m.deleting);
     const maxAge = state.spec.machineMaxAgeSeconds;
+    const window = state.window?.times;
     const times = [
       ...live.filter((m) => m.runningSince).map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000),
       ...(maxAge === undefined ? [] : live.map((m) => repaveDueMs(m.createdAt, maxAge))),
+      // The maintenance window opening (machines wait for it) or closing (replacing stops).
+      ...(window ? [Date.parse(window.open ? window.closesAt : window.opensAt)] : []),
     ].filter((t) => t > now);
     if (healthAt !== undefined) times.push(healthAt);
     const untilRolloutAfter = msUntilRolloutAfter(state.spec.rolloutAfter, now);

@@ -8,6 +8,7 @@ import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { failedMachines } from '../../src/client/capt-client';
 import { machineMaxAgeAnnotation } from '../../src/contract/machine-max-age';
+import { maintenanceWindowAnnotation, rolloutInWindowAnnotation } from '../../src/contract/maintenance-window';
 import type { OwnerStatus } from '../../src/contract/owner';
 import { runCapt } from '../fixtures/capt-cli';
 import { harnessWithClient } from '../fixtures/machine-harness';
@@ -19,22 +20,36 @@ const h = suite.harness;
 const MD = 'rp-md-0';
 const maxAge = 30;
 
-const status = () => suite.client.ownerStatus('machinedeployment', 'default', MD);
+const status = (md = MD) => suite.client.ownerStatus('machinedeployment', 'default', md);
 const names = (s: OwnerStatus) => s.machines.map((m) => m.name).sort();
 const describeRecords = (s: OwnerStatus | undefined) =>
   `${s?.step} [${s?.machines.map((m) => `${m.name} ${m.phase}${m.deleting ? ' deleting' : ''} created ${m.createdAt}`).join(', ')}]`;
 
-/** The quickstart's cluster rp, 1 control plane and 2 workers, with the MachineDeployment's max age annotated. */
-async function manifest(paused: boolean): Promise<ClusterModel> {
-  const text = (await readFile(join(root, 'examples/quickstart.yaml'), 'utf8')).replace(
+/** The quickstart's cluster `name`, 1 control plane and 2 workers, with annotations on its Cluster and MachineDeployment. */
+async function quickstart(
+  name: string,
+  annotations: { cluster?: Record<string, string>; md: Record<string, string> },
+): Promise<ClusterModel> {
+  const lines = (a: Record<string, string>) =>
+    `  annotations:\n${Object.entries(a)
+      .map(([k, v]) => `    ${k}: "${v}"\n`)
+      .join('')}`;
+  let text = (await readFile(join(root, 'examples/quickstart.yaml'), 'utf8')).replace(
     /(kind: MachineDeployment\nmetadata:\n)/,
-    `$1  annotations:\n    ${machineMaxAgeAnnotation}: ${maxAge}s\n`,
+    `$1${lines(annotations.md)}`,
   );
+  if (annotations.cluster) text = text.replace(/(kind: Cluster\nmetadata:\n)/, `$1${lines(annotations.cluster)}`);
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
-    CLUSTER_NAME: 'rp',
+    CLUSTER_NAME: name,
     CONTROL_PLANE_MACHINE_COUNT: '1',
     WORKER_MACHINE_COUNT: '2',
   }) as [ClusterModel];
+  return model;
+}
+
+/** Cluster rp, its MachineDeployment's max age annotated. */
+async function manifest(paused: boolean): Promise<ClusterModel> {
+  const model = await quickstart('rp', { md: { [machineMaxAgeAnnotation]: `${maxAge}s` } });
   assert.equal(model.machineDeployments[0]!.machineMaxAgeSeconds, maxAge, 'the annotation reached the model');
   return { ...model, paused };
 }
@@ -45,7 +60,7 @@ async function manifest(paused: boolean): Promise<ClusterModel> {
  */
 async function repaved(before: string[]): Promise<{ after: OwnerStatus; steps: Set<string> }> {
   const steps = new Set<string>();
-  const after = await until('every machine older than the max age replaced', status, {
+  const after = await until('every machine older than the max age replaced', () => status(), {
     done: async (s) => {
       steps.add(s.step);
       const dirs = (await readdir(machinesDir(clusterDir('default', 'rp'))).catch(() => [] as string[])).filter((d) =>
@@ -94,7 +109,7 @@ test(`a MachineDeployment with ${machineMaxAgeAnnotation} ${maxAge}s replaces it
 
   // Paused, the cluster replaces nothing, even once its machines are past their age.
   await suite.client.apply([await manifest(true)]);
-  await until('the MachineDeployment to hear of the pause', status, {
+  await until('the MachineDeployment to hear of the pause', () => status(), {
     done: (s) => s.stepReason === 'ClusterPaused',
     timeoutMs: 60_000,
     describe: describeRecords,
@@ -112,4 +127,82 @@ test(`a MachineDeployment with ${machineMaxAgeAnnotation} ${maxAge}s replaces it
 
   await suite.client.deleteCluster('default', 'rp');
   await suite.client.waitForDeletion('default', 'rp', () => undefined, 300_000);
+});
+
+/** A daily UTC window from `fromMs` to `toMs` (within one day), to the second. */
+const dailyWindow = (fromMs: number, toMs: number) =>
+  `daily ${new Date(fromMs).toISOString().slice(11, 19)}-${new Date(toMs).toISOString().slice(11, 19)} UTC`;
+
+test(`a MachineDeployment held for its cluster's maintenance window replaces machines only while the window is open; scaling does not wait`, async () => {
+  const md = 'mw-md-0';
+  const withWindow = (window: string) =>
+    quickstart('mw', {
+      cluster: { [maintenanceWindowAnnotation]: window },
+      md: { [rolloutInWindowAnnotation]: 'true' },
+    });
+  const far = Date.now() + 3 * 3600_000;
+  await suite.client.apply([await withWindow(dailyWindow(far, far + 60_000))]);
+  const ready = await suite.client.waitForCluster('default', 'mw', () => undefined, 600_000);
+  assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
+  const before = names(await status(md));
+
+  // A restart makes every machine one to replace: it waits, with the reason, the window and when it opens.
+  await suite.client.rolloutRestart('machinedeployment', 'default', md);
+  const waiting = await until('the restart to wait for the window', () => status(md), {
+    done: (s) => s.stepReason === 'WaitingForMaintenanceWindow',
+    timeoutMs: 60_000,
+    describe: describeRecords,
+  });
+  assert.match(
+    waiting.step,
+    /^2 machine\(s\) to replace wait for the maintenance window \(daily .* UTC\), which opens at /,
+  );
+  assert.deepEqual(
+    [waiting.maintenance?.open, waiting.maintenance?.opensAt],
+    [false, new Date(Math.floor(far / 1000) * 1000).toISOString()],
+  );
+  const described = await runCapt({ TEMPORAL_ADDRESS: h.env.address }, 'describe', 'cluster', 'mw');
+  assert.match(
+    described.stdout,
+    /MachineDeployment\/mw-md-0: replaces machines only in the maintenance window daily .* UTC: closed; opens at /,
+  );
+  // Scaling applies at once, on the running template.
+  await suite.client.scale('machinedeployment', 'default', md, 3);
+  const scaled = await until('the scale-up while the rollout waits', () => status(md), {
+    done: (s) => s.readyReplicas === 3 && s.machines.length === 3,
+    timeoutMs: 120_000,
+    describe: describeRecords,
+  });
+  assert.ok(
+    before.every((n) => names(scaled).includes(n)),
+    'no machine replaced',
+  );
+
+  // The window moves to open in 15 s for a minute: nothing is replaced before it opens, all of it while open.
+  const opens = Math.ceil((Date.now() + 15_000) / 1000) * 1000;
+  await suite.client.apply([await withWindow(dailyWindow(opens, opens + 60_000))]);
+  const held = names(scaled);
+  await until('the new window to be known', () => status(md), {
+    done: (s) => s.maintenance?.opensAt === new Date(opens).toISOString(),
+    timeoutMs: 30_000,
+    describe: describeRecords,
+  });
+  await sleep(Math.max(0, opens - Date.now() - 1000));
+  assert.deepEqual(names(await status(md)), held, 'nothing replaced before the window opened');
+  const done = await until('the restart rolled out in the window', () => status(md), {
+    done: (s) =>
+      s.rolloutComplete &&
+      s.readyReplicas === 3 &&
+      s.machines.length === 3 &&
+      s.machines.every((m) => !held.includes(m.name)),
+    timeoutMs: 120_000,
+    describe: describeRecords,
+  });
+  assert.ok(
+    done.machines.every((m) => Date.parse(m.createdAt) >= opens),
+    `every new machine made once the window opened at ${new Date(opens).toISOString()}: ${describeRecords(done)}`,
+  );
+
+  await suite.client.deleteCluster('default', 'mw');
+  await suite.client.waitForDeletion('default', 'mw', () => undefined, 300_000);
 });
