@@ -131,6 +131,7 @@ export function controlPlaneProblems(namespace: string, cp: ControlPlaneModel): 
     );
   }
   out.push(...deletionTimeoutProblems(subject, 'spec.machineTemplate.spec.deletion', cp));
+  out.push(...machineMaxAgeProblems(subject, cp));
   return out;
 }
 
@@ -166,8 +167,11 @@ export function machineDeploymentProblems(namespace: string, md: MachineDeployme
   return out;
 }
 
-function machineMaxAgeProblems(subject: SpecSubject, md: MachineDeploymentModel): SpecProblem[] {
-  const age = md.machineMaxAgeSeconds;
+function machineMaxAgeProblems(
+  subject: SpecSubject,
+  owner: Pick<MachineDeploymentModel, 'machineMaxAgeSeconds'> & { strategy?: MachineDeploymentModel['strategy'] },
+): SpecProblem[] {
+  const age = owner.machineMaxAgeSeconds;
   if (age === undefined) return [];
   const path = `metadata.annotations[${machineMaxAgeAnnotation}]`;
   if (age < minMachineMaxAgeSeconds)
@@ -179,7 +183,7 @@ function machineMaxAgeProblems(subject: SpecSubject, md: MachineDeploymentModel)
         `use ${minMachineMaxAgeSeconds}s or more (e.g. 720h), or remove the annotation`,
       ),
     ];
-  if (md.strategy.type === 'OnDelete')
+  if (owner.strategy?.type === 'OnDelete')
     return [
       problem(
         subject,

@@ -28,7 +28,7 @@ const describeRecords = (s: OwnerStatus | undefined) =>
 /** The quickstart's cluster `name`, 1 control plane and 2 workers, with annotations on its Cluster and MachineDeployment. */
 async function quickstart(
   name: string,
-  annotations: { cluster?: Record<string, string>; md: Record<string, string> },
+  annotations: { cluster?: Record<string, string>; md: Record<string, string>; kcp?: Record<string, string> },
 ): Promise<ClusterModel> {
   const lines = (a: Record<string, string>) =>
     `  annotations:\n${Object.entries(a)
@@ -39,6 +39,7 @@ async function quickstart(
     `$1${lines(annotations.md)}`,
   );
   if (annotations.cluster) text = text.replace(/(kind: Cluster\nmetadata:\n)/, `$1${lines(annotations.cluster)}`);
+  if (annotations.kcp) text = text.replace(/(kind: KubeadmControlPlane\nmetadata:\n)/, `$1${lines(annotations.kcp)}`);
   const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
     CLUSTER_NAME: name,
     CONTROL_PLANE_MACHINE_COUNT: '1',
@@ -47,10 +48,12 @@ async function quickstart(
   return model;
 }
 
-/** Cluster rp, its MachineDeployment's max age annotated. */
+/** Cluster rp, its MachineDeployment's and control plane's max age annotated. */
 async function manifest(paused: boolean): Promise<ClusterModel> {
-  const model = await quickstart('rp', { md: { [machineMaxAgeAnnotation]: `${maxAge}s` } });
+  const maxAged = { [machineMaxAgeAnnotation]: `${maxAge}s` };
+  const model = await quickstart('rp', { md: maxAged, kcp: maxAged });
   assert.equal(model.machineDeployments[0]!.machineMaxAgeSeconds, maxAge, 'the annotation reached the model');
+  assert.equal(model.controlPlane.machineMaxAgeSeconds, maxAge);
   return { ...model, paused };
 }
 
@@ -82,21 +85,24 @@ async function repaved(before: string[]): Promise<{ after: OwnerStatus; steps: S
   return { after, steps };
 }
 
-test(`a MachineDeployment with ${machineMaxAgeAnnotation} ${maxAge}s replaces its machines as they reach that age, within its rollout bounds, never while its cluster is paused`, async () => {
+test(`a MachineDeployment and a control plane with ${machineMaxAgeAnnotation} ${maxAge}s replace their machines as they reach that age, within their rollout bounds, never while the cluster is paused`, async () => {
   await suite.client.apply([await manifest(false)]);
   const ready = await suite.client.waitForCluster('default', 'rp', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
   const first = await status();
+  const controlPlane = () => suite.client.ownerStatus('kubeadmcontrolplane', 'default', 'rp-control-plane');
+  const firstControlPlane = names(await controlPlane());
   assert.equal(first.repave?.maxAgeSeconds, maxAge);
   const oldest = Math.min(...first.machines.map((m) => Date.parse(m.createdAt)));
   assert.equal(first.repave?.nextDueAt, new Date(oldest + maxAge * 1000).toISOString(), 'the soonest due time');
   const described = await runCapt({ TEMPORAL_ADDRESS: h.env.address }, 'describe', 'cluster', 'rp');
-  assert.match(
-    described.stdout,
-    new RegExp(
-      `Scheduled:\\n  MachineDeployment/${MD}: repave: machines older than ${maxAge}s are replaced; the next is due at `,
-    ),
-  );
+  for (const owner of ['KubeadmControlPlane/rp-control-plane', `MachineDeployment/${MD}`])
+    assert.match(
+      described.stdout,
+      new RegExp(
+        `Scheduled:\\n(.*\\n)*  ${owner}: repave: machines older than ${maxAge}s are replaced; the next is due at `,
+      ),
+    );
 
   // The first generation reaches its age: each machine is replaced, a surge at a time, with no spec change.
   const { after: second, steps } = await repaved(names(first));
@@ -106,6 +112,13 @@ test(`a MachineDeployment with ${machineMaxAgeAnnotation} ${maxAge}s replaces it
   );
   assert.equal(second.revision, first.revision, 'a repave makes no new revision');
   assert.ok(second.machines.every((m) => Date.parse(m.createdAt) >= oldest + maxAge * 1000));
+  // The control plane's machine past its age is replaced as an outdated one: a new one joins, then it leaves.
+  const repavedControlPlane = await until('the control-plane machine past its age replaced', controlPlane, {
+    done: (s) => s.machines.length === 1 && s.readyReplicas === 1 && !firstControlPlane.includes(s.machines[0]!.name),
+    timeoutMs: 180_000,
+    describe: describeRecords,
+  });
+  assert.equal(repavedControlPlane.repave?.maxAgeSeconds, maxAge);
 
   // Paused, the cluster replaces nothing, even once its machines are past their age.
   await suite.client.apply([await manifest(true)]);

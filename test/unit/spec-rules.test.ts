@@ -61,7 +61,7 @@ test("failure domains: a MachineDeployment's and a Machine's must be declared; t
   );
 });
 
-test('control plane: replicas whole, >= 1 and odd; maxSurge 0 or 1, and 0 only with 3 or more; certificatesExpiryDays from 7 to below 365; timeouts >= 0', () => {
+test('control plane: replicas whole, >= 1 and odd; maxSurge 0 or 1, and 0 only with 3 or more; certificatesExpiryDays from 7 to below 365; timeouts >= 0; a machine max age of 30 s or more', () => {
   const cp = cluster().controlPlane;
   const problems = (change: Partial<typeof cp>) => where(controlPlaneProblems('default', { ...cp, ...change }));
   const at = 'KubeadmControlPlane quickstart-control-plane';
@@ -86,6 +86,10 @@ test('control plane: replicas whole, >= 1 and odd; maxSurge 0 or 1, and 0 only w
   assert.deepEqual(problems({ nodeDrainTimeoutSeconds: -1 }), [
     `${at} spec.machineTemplate.spec.deletion.nodeDrainTimeoutSeconds: nodeDrainTimeoutSeconds must be a number of seconds >= 0 (0 means no limit), got -1`,
   ]);
+  assert.deepEqual(problems({ machineMaxAgeSeconds: 20 }), [
+    `${at} metadata.annotations[capt.cluster.x-k8s.io/machine-max-age]: a machine max age of 20s would replace machines faster than they boot and serve`,
+  ]);
+  assert.deepEqual(problems({ machineMaxAgeSeconds: 86_400 }), []);
 });
 
 test("MachineDeployment: replicas whole and >= 0; maxSurge and maxUnavailable not both the number 0 (as Cluster API's webhook)", () => {

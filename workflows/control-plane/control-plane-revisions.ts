@@ -1,3 +1,4 @@
+import { repaveDueMs } from '../../src/contract/machine-max-age';
 import type { ControlPlaneModel } from '../../src/api/model';
 import type { MachineRecord, Revision } from '../../src/contract/owner';
 import { revisionHash, specHash } from '../shared/spec-hash';
@@ -31,7 +32,9 @@ export function outdatedControlPlaneMachine(
   certificateExpiry: Record<string, string>,
   certificatesExpiryDays: number | undefined,
   nowMs: number,
+  maxAgeSeconds?: number,
 ): (m: MachineRecord) => boolean {
   const expiring = expiringMachines(certificateExpiry, certificatesExpiryDays, nowMs);
-  return (m) => m.templateHash !== hash || expiring.includes(m.name);
+  const tooOld = (m: MachineRecord) => maxAgeSeconds !== undefined && repaveDueMs(m.createdAt, maxAgeSeconds) <= nowMs;
+  return (m) => m.templateHash !== hash || expiring.includes(m.name) || tooOld(m);
 }

@@ -30,6 +30,7 @@ import { controlPlaneSpecSignal } from '../../src/contract/cluster-messages';
 import { recordRevision } from '../shared/revisions';
 import { recordUnknownSignals, unknownSignalsField } from '../shared/unknown-signals';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
+import { msUntilRepave, repaveField } from '../shared/repave';
 import { machinesRemediated } from '../shared/capt-metrics';
 import { revisionHash } from '../shared/spec-hash';
 import {
@@ -161,6 +162,10 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     sequence: state.reports ?? 0,
     preflights: state.preflights ?? [],
     ...(state.certificateExpiry ? { certificatesExpireAt: state.certificateExpiry } : {}),
+    ...repaveField(
+      state.spec.machineMaxAgeSeconds,
+      state.machines.filter((m) => !m.deleting),
+    ),
     ...(state.adoption ? { adoption: state.adoption } : {}),
     ...unknownSignalsField(state.unknownSignals),
   };
@@ -449,13 +454,14 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     return undefined;
   }
 
-  /** Outdated: another template, or a certificate expiring within certificatesExpiryDays. */
+  /** Outdated: another template, a certificate expiring within certificatesExpiryDays, or past the machine max age. */
   const isOutdated = (m: MachineRecord) =>
     outdatedControlPlaneMachine(
       machineHash(state),
       state.certificateExpiry ?? {},
       state.spec.certificatesExpiryDays,
       Date.now(),
+      state.spec.machineMaxAgeSeconds,
     )(m);
   const certificateCheckEveryMs = 3_600_000;
   async function checkCertificates(): Promise<void> {
@@ -581,6 +587,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
         ownerContinueAsNewDue();
       const wakes = [
         msUntilRolloutAfter(state.spec.rolloutAfter, now),
+        msUntilRepave(live, state.spec.machineMaxAgeSeconds, now),
         state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined,
         remediationWakeMs(verdict?.nextAtMs, remediation, now),
       ].filter((t): t is number => t !== undefined);

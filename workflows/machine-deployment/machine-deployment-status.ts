@@ -1,6 +1,6 @@
 import { MachinePhase } from '../../src/contract/machine';
-import type { ClusterFacts, MachineRecord, OwnerStatus } from '../../src/contract/owner';
-import { repaveDueMs } from '../../src/contract/machine-max-age';
+import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
+import { repaveField } from '../shared/repave';
 import { isAvailable, isRunning } from '../shared/machine-pool';
 import { healthCheckStatus, remediationAllowedCondition } from '../shared/machine-health';
 import type { MachineDeploymentState } from './machine-deployment-workflow';
@@ -85,15 +85,6 @@ export function machineDeploymentStatus(
     sequence: state.reports ?? 0,
     ...(state.adoption ? { adoption: state.adoption } : {}),
     ...unknownSignalsField(state.unknownSignals),
-  };
-}
-
-/** The machine max age and the soonest live machine's due time, when the deployment has one. */
-function repaveField(maxAgeSeconds: number | undefined, live: MachineRecord[]): Pick<OwnerStatus, 'repave'> {
-  if (maxAgeSeconds === undefined) return {};
-  const due = live.map((m) => repaveDueMs(m.createdAt, maxAgeSeconds));
-  return {
-    repave: { maxAgeSeconds, ...(due.length ? { nextDueAt: new Date(Math.min(...due)).toISOString() } : {}) },
   };
 }
 

@@ -15,7 +15,8 @@ import { machinesRemediated } from '../shared/capt-metrics';
 import { recordRevision } from '../shared/revisions';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { someNames } from '../shared/some-names';
-import { machineMaxAgeAnnotation, repaveDueMs } from '../../src/contract/machine-max-age';
+import { machineMaxAgeAnnotation } from '../../src/contract/machine-max-age';
+import { msUntilRepave } from '../shared/repave';
 import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
 import { byTemplate, planMachines, planRollout, type PlanMachine } from './rollout-plan';
@@ -317,11 +318,11 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
    */
   function nextWakeMs(now: number, healthAt: number | undefined): number | undefined {
     const live = state.machines.filter((m) => !m.deleting);
-    const maxAge = state.spec.machineMaxAgeSeconds;
+    const repave = msUntilRepave(live, state.spec.machineMaxAgeSeconds, now);
     const window = state.window?.times;
     const times = [
       ...live.filter((m) => m.runningSince).map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000),
-      ...(maxAge === undefined ? [] : live.map((m) => repaveDueMs(m.createdAt, maxAge))),
+      ...(repave === undefined ? [] : [now + repave]),
       // The maintenance window opening (machines wait for it) or closing (replacing stops).
       ...(window ? [Date.parse(window.open ? window.closesAt : window.opensAt)] : []),
     ].filter((t) => t > now);

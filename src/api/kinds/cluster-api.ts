@@ -1,7 +1,6 @@
 import { defaultNodeStartupTimeoutSeconds, type HealthCheckSpec } from '../../contract/health-check';
 import { z } from 'zod';
 import { parseClusterCidr } from '../../contract/ipv4-cidr';
-import { machineMaxAgeAnnotation } from '../../contract/machine-max-age';
 import type { MachineTemplateFields } from '../../contract/machine';
 import {
   dnsName,
@@ -18,6 +17,7 @@ import {
   seconds,
   type Ref,
 } from './common';
+import { machineMaxAgeField, machineMaxAgeParses } from './machine-max-age';
 
 /** Cluster, Machine, MachineDeployment and MachineHealthCheck (cluster.x-k8s.io v1beta1 and v1beta2), normalised. */
 const cidrBlocks = z
@@ -220,25 +220,6 @@ export interface MachineDeploymentDoc {
   /** Machines older than this are replaced within the rollout's bounds (the machine-max-age annotation). */
   machineMaxAgeSeconds?: number;
 }
-
-type AnnotatedDeployment = { metadata: { annotations?: Record<string, string> } };
-const machineMaxAge = (d: AnnotatedDeployment) => {
-  const value = d.metadata.annotations?.[machineMaxAgeAnnotation];
-  return value === undefined ? undefined : duration.safeParse(value);
-};
-function machineMaxAgeParses(d: AnnotatedDeployment, ctx: z.RefinementCtx): void {
-  const parsed = machineMaxAge(d);
-  if (parsed && !parsed.success)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['metadata', 'annotations', machineMaxAgeAnnotation],
-      message: `${parsed.error.issues[0]!.message}: the age after which a machine is replaced, e.g. 720h`,
-    });
-}
-const machineMaxAgeField = (d: AnnotatedDeployment) => {
-  const parsed = machineMaxAge(d);
-  return parsed?.success ? { machineMaxAgeSeconds: parsed.data } : {};
-};
 
 // Its bounds are a spec rule (src/spec-rules), shared with the scale validator.
 const replicas = z.number();

@@ -28,6 +28,7 @@ import {
   taint,
   type Ref,
 } from './common';
+import { machineMaxAgeField, machineMaxAgeParses } from './machine-max-age';
 
 /** KubeadmConfig, KubeadmConfigTemplate and KubeadmControlPlane in v1beta1 and v1beta2, normalised to one model. */
 const kubeletArgsMap = z.record(z.string(), z.string());
@@ -366,6 +367,8 @@ export interface ControlPlaneDoc extends DeletionTimeouts {
   maxSurge: number | string;
   rolloutAfter?: string;
   certificatesExpiryDays?: number;
+  /** Machines older than this are replaced one at a time, as outdated ones (the machine-max-age annotation). */
+  machineMaxAgeSeconds?: number;
   /** remediationStrategy (v1beta1) or remediation (v1beta2), in seconds. */
   remediation?: RemediationStrategy;
 }
@@ -421,6 +424,7 @@ export const kubeadmControlPlaneV1beta1 = z
       .strict(),
   })
   .strict()
+  .superRefine(machineMaxAgeParses)
   .transform((d): ControlPlaneDoc => ({
     ...machineMetadata(d.spec.machineTemplate.metadata),
     replicas: d.spec.replicas ?? 1,
@@ -430,6 +434,7 @@ export const kubeadmControlPlaneV1beta1 = z
     maxSurge: d.spec.rolloutStrategy?.rollingUpdate?.maxSurge ?? 1,
     rolloutAfter: d.spec.rolloutAfter,
     certificatesExpiryDays: d.spec.rolloutBefore?.certificatesExpiryDays,
+    ...machineMaxAgeField(d),
     nodeDrainTimeoutSeconds: d.spec.machineTemplate.nodeDrainTimeout,
     nodeVolumeDetachTimeoutSeconds: d.spec.machineTemplate.nodeVolumeDetachTimeout,
     nodeDeletionTimeoutSeconds: d.spec.machineTemplate.nodeDeletionTimeout,
@@ -497,6 +502,7 @@ export const kubeadmControlPlaneV1beta2 = z
       .strict(),
   })
   .strict()
+  .superRefine(machineMaxAgeParses)
   .transform((d): ControlPlaneDoc => ({
     ...machineMetadata(d.spec.machineTemplate.metadata),
     replicas: d.spec.replicas ?? 1,
@@ -506,6 +512,7 @@ export const kubeadmControlPlaneV1beta2 = z
     maxSurge: d.spec.rollout?.strategy?.rollingUpdate?.maxSurge ?? 1,
     rolloutAfter: d.spec.rollout?.after,
     certificatesExpiryDays: d.spec.rollout?.before?.certificatesExpiryDays,
+    ...machineMaxAgeField(d),
     nodeDrainTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeDrainTimeoutSeconds,
     nodeVolumeDetachTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeVolumeDetachTimeoutSeconds,
     nodeDeletionTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeDeletionTimeoutSeconds,
