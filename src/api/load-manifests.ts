@@ -454,6 +454,30 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
     return { ...rest, bootstrap, infrastructure };
   };
 
+  /** The cluster's window for an owner (control plane, MachineDeployment) annotated to roll out only inside it; a problem when it cannot. */
+  const heldForWindow = (p: Parsed, cluster: ClusterModel): MaintenanceWindow | undefined => {
+    const held = p.annotations[rolloutInWindowAnnotation];
+    if (held === undefined) return undefined;
+    const path = `metadata.annotations[${rolloutInWindowAnnotation}]`;
+    const text = cluster.annotations[maintenanceWindowAnnotation];
+    const window = text === undefined ? undefined : parseMaintenanceWindow(text);
+    if (held !== 'true')
+      problems.push({
+        ...p.loc,
+        path,
+        message: `"${held}" is not a value it takes`,
+        hint: 'set it to "true" or remove it',
+      });
+    else if (window === undefined)
+      problems.push({
+        ...p.loc,
+        path,
+        message: `Cluster ${cluster.name} has no maintenance window to wait for`,
+        hint: `annotate the Cluster ${maintenanceWindowAnnotation}, e.g. "Sat,Sun 02:00-04:00 Europe/Berlin", or remove this annotation`,
+      });
+    else if (typeof window !== 'string') return window;
+    return undefined;
+  };
   const clusters: ClusterModel[] = [];
   for (const c of parsed.filter((p) => p.kind === 'Cluster')) {
     const doc = c.value as ClusterDoc;
@@ -505,32 +529,10 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
       machines: [],
       ...(c.topology && { topology: c.topology }),
     };
+    const cpWindow = heldForWindow(cpParsed, model);
+    if (cpWindow) model.controlPlane.maintenanceWindow = cpWindow;
     clusters.push(model);
   }
-  /** The cluster's window for a MachineDeployment annotated to roll out only inside it; a problem when it cannot. */
-  const heldForWindow = (p: Parsed, cluster: ClusterModel): MaintenanceWindow | undefined => {
-    const held = p.annotations[rolloutInWindowAnnotation];
-    if (held === undefined) return undefined;
-    const path = `metadata.annotations[${rolloutInWindowAnnotation}]`;
-    const text = cluster.annotations[maintenanceWindowAnnotation];
-    const window = text === undefined ? undefined : parseMaintenanceWindow(text);
-    if (held !== 'true')
-      problems.push({
-        ...p.loc,
-        path,
-        message: `"${held}" is not a value it takes`,
-        hint: 'set it to "true" or remove it',
-      });
-    else if (window === undefined)
-      problems.push({
-        ...p.loc,
-        path,
-        message: `Cluster ${cluster.name} has no maintenance window to wait for`,
-        hint: `annotate the Cluster ${maintenanceWindowAnnotation}, e.g. "Sat,Sun 02:00-04:00 Europe/Berlin", or remove this annotation`,
-      });
-    else if (typeof window !== 'string') return window;
-    return undefined;
-  };
   const clusterOf = (p: Parsed, clusterName: string) => {
     const cluster = clusters.find((c) => c.name === clusterName && c.namespace === p.namespace);
     if (

@@ -25,6 +25,8 @@ export interface ControlPlaneModel extends Omit<ControlPlaneDoc, 'infrastructure
   infrastructure: InfrastructureTemplate;
   /** The MachineHealthCheck that selects the control plane's machines, if one does. */
   healthCheck?: HealthCheckSpec;
+  /** Its cluster's maintenance window, when it is annotated to replace machines only inside it. */
+  maintenanceWindow?: MaintenanceWindow;
 }
 
 export interface MachineTemplateModel extends Omit<MachineTemplateDoc, 'bootstrapRef' | 'infrastructureRef'> {

@@ -1,8 +1,8 @@
 /**
  * A cluster's maintenance window, as Gardener gives one (days, hours, a time zone), on the Cluster as
- * `capt.cluster.x-k8s.io/maintenance-window: "Sat,Sun 02:00-04:00 Europe/Berlin"`. A MachineDeployment annotated
- * `capt.cluster.x-k8s.io/rollout-in-maintenance-window: "true"` replaces machines (rollouts, repaves) only while
- * it is open; scaling applies at any time.
+ * `capt.cluster.x-k8s.io/maintenance-window: "Sat,Sun 02:00-04:00 Europe/Berlin"`. A MachineDeployment or control
+ * plane annotated `capt.cluster.x-k8s.io/rollout-in-maintenance-window: "true"` replaces machines (rollouts,
+ * repaves) only while it is open; scaling applies at any time.
  */
 export const maintenanceWindowAnnotation = 'capt.cluster.x-k8s.io/maintenance-window';
 export const rolloutInWindowAnnotation = 'capt.cluster.x-k8s.io/rollout-in-maintenance-window';

@@ -104,7 +104,21 @@ test(`a MachineDeployment and a control plane with ${machineMaxAgeAnnotation} ${
       ),
     );
 
-  // The first generation reaches its age: each machine is replaced, a surge at a time, with no spec change.
+  // Paused before the first machines reach their age, the cluster replaces nothing once they are past it.
+  await suite.client.apply([await manifest(true)]);
+  await until('the MachineDeployment to hear of the pause', () => status(), {
+    done: (s) => s.stepReason === 'ClusterPaused',
+    timeoutMs: 60_000,
+    describe: describeRecords,
+  });
+  const dueAt = Date.parse(first.repave!.nextDueAt!);
+  await sleep(Math.max(0, dueAt - Date.now()) + 5000);
+  const stillHeld = await status();
+  assert.deepEqual(names(stillHeld), names(first), `no machine replaced while paused: ${describeRecords(stillHeld)}`);
+  assert.deepEqual(names(await controlPlane()), firstControlPlane, 'no control-plane machine either');
+
+  // Unpaused, the machines past their age are replaced, a surge at a time, with no spec change.
+  await suite.client.apply([await manifest(false)]);
   const { after: second, steps } = await repaved(names(first));
   assert.ok(
     [...steps].some((s) => s.includes(`repaving`) && s.includes(machineMaxAgeAnnotation)),
@@ -120,24 +134,6 @@ test(`a MachineDeployment and a control plane with ${machineMaxAgeAnnotation} ${
   });
   assert.equal(repavedControlPlane.repave?.maxAgeSeconds, maxAge);
 
-  // Paused, the cluster replaces nothing, even once its machines are past their age.
-  await suite.client.apply([await manifest(true)]);
-  await until('the MachineDeployment to hear of the pause', () => status(), {
-    done: (s) => s.stepReason === 'ClusterPaused',
-    timeoutMs: 60_000,
-    describe: describeRecords,
-  });
-  const held = await status();
-  const dueAt = Date.parse(held.repave!.nextDueAt!);
-  await sleep(Math.max(0, dueAt - Date.now()) + 8000);
-  const stillHeld = await status();
-  assert.deepEqual(names(stillHeld), names(held), `no machine replaced while paused: ${describeRecords(stillHeld)}`);
-  assert.ok(Date.now() > dueAt, 'the wait went past the due time');
-
-  // Unpaused, the machines past their age are replaced.
-  await suite.client.apply([await manifest(false)]);
-  await repaved(names(held));
-
   await suite.client.deleteCluster('default', 'rp');
   await suite.client.waitForDeletion('default', 'rp', () => undefined, 300_000);
 });
@@ -146,21 +142,32 @@ test(`a MachineDeployment and a control plane with ${machineMaxAgeAnnotation} ${
 const dailyWindow = (fromMs: number, toMs: number) =>
   `daily ${new Date(fromMs).toISOString().slice(11, 19)}-${new Date(toMs).toISOString().slice(11, 19)} UTC`;
 
-test(`a MachineDeployment held for its cluster's maintenance window replaces machines only while the window is open; scaling does not wait`, async () => {
+test(`a MachineDeployment and a control plane held for their cluster's maintenance window replace machines only while the window is open; scaling does not wait`, async () => {
   const md = 'mw-md-0';
   const withWindow = (window: string) =>
     quickstart('mw', {
       cluster: { [maintenanceWindowAnnotation]: window },
       md: { [rolloutInWindowAnnotation]: 'true' },
+      kcp: { [rolloutInWindowAnnotation]: 'true' },
     });
+  const controlPlane = () => suite.client.ownerStatus('kubeadmcontrolplane', 'default', 'mw-control-plane');
   const far = Date.now() + 3 * 3600_000;
   await suite.client.apply([await withWindow(dailyWindow(far, far + 60_000))]);
   const ready = await suite.client.waitForCluster('default', 'mw', () => undefined, 600_000);
   assert.equal(ready.phase, 'Provisioned', failedMachines(ready));
   const before = names(await status(md));
+  const controlPlaneBefore = names(await controlPlane());
 
   // A restart makes every machine one to replace: it waits, with the reason, the window and when it opens.
   await suite.client.rolloutRestart('machinedeployment', 'default', md);
+  await suite.client.rolloutRestart('kubeadmcontrolplane', 'default', 'mw-control-plane');
+  const controlPlaneWaiting = await until('the control plane to wait for the window', controlPlane, {
+    done: (s) => s.stepReason === 'WaitingForMaintenanceWindow',
+    timeoutMs: 60_000,
+    describe: describeRecords,
+  });
+  assert.match(controlPlaneWaiting.step, /^1 machine\(s\) to replace wait for the maintenance window/);
+  assert.equal(controlPlaneWaiting.maintenance?.open, false);
   const waiting = await until('the restart to wait for the window', () => status(md), {
     done: (s) => s.stepReason === 'WaitingForMaintenanceWindow',
     timeoutMs: 60_000,
@@ -202,6 +209,7 @@ test(`a MachineDeployment held for its cluster's maintenance window replaces mac
   });
   await sleep(Math.max(0, opens - Date.now() - 1000));
   assert.deepEqual(names(await status(md)), held, 'nothing replaced before the window opened');
+  assert.deepEqual(names(await controlPlane()), controlPlaneBefore, 'no control-plane machine either');
   const done = await until('the restart rolled out in the window', () => status(md), {
     done: (s) =>
       s.rolloutComplete &&
@@ -215,6 +223,12 @@ test(`a MachineDeployment held for its cluster's maintenance window replaces mac
     done.machines.every((m) => Date.parse(m.createdAt) >= opens),
     `every new machine made once the window opened at ${new Date(opens).toISOString()}: ${describeRecords(done)}`,
   );
+  const controlPlaneDone = await until('the control plane restarted in the window', controlPlane, {
+    done: (s) => s.machines.length === 1 && s.readyReplicas === 1 && !controlPlaneBefore.includes(s.machines[0]!.name),
+    timeoutMs: 120_000,
+    describe: describeRecords,
+  });
+  assert.ok(Date.parse(controlPlaneDone.machines[0]!.createdAt) >= opens, describeRecords(controlPlaneDone));
 
   await suite.client.deleteCluster('default', 'mw');
   await suite.client.waitForDeletion('default', 'mw', () => undefined, 300_000);

@@ -31,6 +31,13 @@ import { recordRevision } from '../shared/revisions';
 import { recordUnknownSignals, unknownSignalsField } from '../shared/unknown-signals';
 import { msUntilRolloutAfter, rolloutAfterDue } from '../shared/rollout-after';
 import { msUntilRepave, repaveField } from '../shared/repave';
+import {
+  maintenanceField,
+  msUntilWindowChanges,
+  windowClosed,
+  windowWaitStep,
+  type AskedWindow,
+} from '../shared/maintenance-hold';
 import { machinesRemediated } from '../shared/capt-metrics';
 import { revisionHash } from '../shared/spec-hash';
 import {
@@ -79,6 +86,8 @@ export interface ControlPlaneState extends OwnerState {
   preflights?: PreflightRecord[];
   /** A change of the machines' labels, annotations or timeouts not yet passed to every machine. */
   inPlace?: MachineTemplateChange;
+  /** The maintenance window's current or next opening, as last asked (see maintenance-hold.ts). */
+  window?: AskedWindow;
 }
 
 export interface PreflightRecord {
@@ -166,6 +175,7 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
       state.spec.machineMaxAgeSeconds,
       state.machines.filter((m) => !m.deleting),
     ),
+    ...maintenanceField(state.spec.maintenanceWindow, state),
     ...(state.adoption ? { adoption: state.adoption } : {}),
     ...unknownSignalsField(state.unknownSignals),
   };
@@ -545,8 +555,10 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       continue;
     }
     const live = state.machines.filter((m) => !m.deleting);
-    // Paused: scaling still applies, outdated machines stay.
-    const outdated = state.paused ? [] : live.filter(isOutdated);
+    // Paused, or held for a closed maintenance window: scaling still applies, outdated machines stay.
+    const due = state.paused ? [] : live.filter(isOutdated);
+    const wait = await windowClosed(state, state.spec.maintenanceWindow, due.length, now);
+    const outdated = wait ? [] : due;
     const needsStep = live.length !== state.spec.replicas || outdated.length > 0;
     // A rollout: with maxSurge 1 a new machine joins before an outdated one leaves; with 0, the other way round.
     const up =
@@ -568,6 +580,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     } else {
       const waiting = live.filter((m) => m.templateHash !== machineHash(state)).length;
       if (state.remediationBlocked) setStep('RemediationBlocked', state.remediationBlocked);
+      else if (wait) setStep('WaitingForMaintenanceWindow', windowWaitStep(wait));
       else
         setStep(
           waiting ? 'Paused' : 'Stable',
@@ -588,6 +601,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       const wakes = [
         msUntilRolloutAfter(state.spec.rolloutAfter, now),
         msUntilRepave(live, state.spec.machineMaxAgeSeconds, now),
+        msUntilWindowChanges(state, now),
         state.spec.certificatesExpiryDays ? certificateCheckEveryMs : undefined,
         remediationWakeMs(verdict?.nextAtMs, remediation, now),
       ].filter((t): t is number => t !== undefined);

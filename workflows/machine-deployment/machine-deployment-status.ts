@@ -1,6 +1,7 @@
 import { MachinePhase } from '../../src/contract/machine';
 import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
 import { repaveField } from '../shared/repave';
+import { maintenanceField } from '../shared/maintenance-hold';
 import { isAvailable, isRunning } from '../shared/machine-pool';
 import { healthCheckStatus, remediationAllowedCondition } from '../shared/machine-health';
 import type { MachineDeploymentState } from './machine-deployment-workflow';
@@ -69,7 +70,7 @@ export function machineDeploymentStatus(
     ],
     ...(health ? { healthCheck: health } : {}),
     ...repaveField(state.spec.machineMaxAgeSeconds, live),
-    ...maintenanceField(state),
+    ...maintenanceField(state.spec.maintenanceWindow, state),
     machines: state.machines,
     machineSets: state.machineSets.map((s) => {
       const of = live.filter((m) => m.templateHash === s.hash);
@@ -86,12 +87,4 @@ export function machineDeploymentStatus(
     ...(state.adoption ? { adoption: state.adoption } : {}),
     ...unknownSignalsField(state.unknownSignals),
   };
-}
-
-/** The maintenance window a deployment is held for, with the times it last asked when they are still its window's. */
-function maintenanceField(state: MachineDeploymentState): Pick<OwnerStatus, 'maintenance'> {
-  const window = state.spec.maintenanceWindow;
-  if (!window) return {};
-  const times = state.window?.text === window.text ? state.window.times : undefined;
-  return { maintenance: { window: window.text, ...times } };
 }

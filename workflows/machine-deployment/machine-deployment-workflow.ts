@@ -1,6 +1,5 @@
-import { condition, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type * as coreActivities from '../../activities';
-import type { WindowTimes } from '../../src/contract/maintenance-window';
+import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
+import { msUntilWindowChanges, windowClosed, windowWaitStep, type AskedWindow } from '../shared/maintenance-hold';
 import { recordUnknownSignals } from '../shared/unknown-signals';
 import type { MachineDeploymentModel } from '../../src/api/model';
 import { machineDeploymentSpecSignal } from '../../src/contract/cluster-messages';
@@ -19,7 +18,7 @@ import { machineMaxAgeAnnotation } from '../../src/contract/machine-max-age';
 import { msUntilRepave } from '../shared/repave';
 import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
-import { byTemplate, planMachines, planRollout, type PlanMachine } from './rollout-plan';
+import { byTemplate, planMachines, planRollout } from './rollout-plan';
 import { machineDeploymentReplicasProblems, machineDeploymentSubject } from '../../src/spec-rules/owner-rules';
 import { refuseProblems } from '../shared/spec-refusal';
 import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
@@ -47,15 +46,9 @@ export interface MachineDeploymentState extends OwnerState {
   inPlace?: MachineTemplateChange;
   /** Machines beyond replicas when the pause began (a rollout's surge): kept until resume. */
   pausedSurplus?: number;
-  /** The maintenance window's current or next opening, as last asked (see maintenanceWindowAt). */
-  window?: { text: string; times: WindowTimes };
+  /** The maintenance window's current or next opening, as last asked (see maintenance-hold.ts). */
+  window?: AskedWindow;
 }
-
-/** The maintenance window's times: a local activity, since time zones are the host's data (see maintenanceWindowAt). */
-const { maintenanceWindowAt: windowAt } = proxyLocalActivities<typeof coreActivities>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '1s', maximumInterval: '10s' },
-});
 
 /**
  * A MachineDeployment (workflow ID `md/<namespace>/<name>`): keeps `replicas` machines of its current
@@ -192,7 +185,12 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     const live = state.machines.filter((m) => !m.deleting).length;
     const machines = planMachines(state.machines, state.spec.minReadySeconds, now, state.spec.machineMaxAgeSeconds);
     // Outside its maintenance window a held deployment replaces nothing, as if paused; scaling still applies.
-    const window = await windowClosed(machines, set.hash, now);
+    const window = await windowClosed(
+      state,
+      state.spec.maintenanceWindow,
+      byTemplate(machines, set.hash).old.length,
+      now,
+    );
     const holding = !!state.paused || !!window;
     if (!holding) state.pausedSurplus = undefined;
     else state.pausedSurplus ??= Math.max(0, live - state.spec.replicas);
@@ -233,11 +231,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       }
       continue;
     }
-    if (window && !plan.complete && !state.paused)
-      setStep(
-        'WaitingForMaintenanceWindow',
-        `${window.waiting} machine(s) to replace wait for the maintenance window (${window.text}), which opens at ${window.opensAt}`,
-      );
+    if (window && !plan.complete && !state.paused) setStep('WaitingForMaintenanceWindow', windowWaitStep(window));
     else
       setStep(
         plan.complete ? 'Stable' : state.paused ? 'Paused' : 'RollingOut',
@@ -281,30 +275,6 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     return stuck.length ? ` [${stuck.map((m) => `${m.name} ${m.phase}: ${m.blocker}`).join('; ')}]` : '';
   }
 
-  /**
-   * Whether machines wait for the maintenance window: there are machines to replace, the deployment is held
-   * for its cluster's window, and the window is closed. Its times are asked of a local activity only when the
-   * last answer has passed (about twice a window), and kept in state for the status and the wake-up timer.
-   */
-  async function windowClosed(
-    machines: PlanMachine[],
-    currentSet: string,
-    now: number,
-  ): Promise<{ text: string; opensAt: string; waiting: number } | undefined> {
-    const window = state.spec.maintenanceWindow;
-    const waiting = byTemplate(machines, currentSet).old.length;
-    // Nothing to replace, nothing to wait for: the times are forgotten, so no timer wakes for the window.
-    if (!window || !waiting) {
-      state.window = undefined;
-      return undefined;
-    }
-    const known = state.window?.text === window.text ? state.window.times : undefined;
-    const stale = !known || now >= Date.parse(known.open ? known.closesAt : known.opensAt);
-    if (stale) state.window = { text: window.text, times: await windowAt(window, now) };
-    const times = state.window!.times;
-    return times.open ? undefined : { text: window.text, opensAt: times.opensAt, waiting };
-  }
-
   /** Machines of the current template replaced for their age: said in the step, so a repave is told from a rollout. */
   function repaveNote(count: number): string {
     return count
@@ -319,12 +289,10 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
   function nextWakeMs(now: number, healthAt: number | undefined): number | undefined {
     const live = state.machines.filter((m) => !m.deleting);
     const repave = msUntilRepave(live, state.spec.machineMaxAgeSeconds, now);
-    const window = state.window?.times;
+    const window = msUntilWindowChanges(state, now);
     const times = [
       ...live.filter((m) => m.runningSince).map((m) => Date.parse(m.runningSince!) + state.spec.minReadySeconds * 1000),
-      ...(repave === undefined ? [] : [now + repave]),
-      // The maintenance window opening (machines wait for it) or closing (replacing stops).
-      ...(window ? [Date.parse(window.open ? window.closesAt : window.opensAt)] : []),
+      ...[repave, window].filter((ms) => ms !== undefined).map((ms) => now + ms),
     ].filter((t) => t > now);
     if (healthAt !== undefined) times.push(healthAt);
     const untilRolloutAfter = msUntilRolloutAfter(state.spec.rolloutAfter, now);
