@@ -3,6 +3,7 @@ import { waitingToStart, type ClusterView } from '../contract/cluster';
 import type { Condition, MachineStatus } from '../contract/machine';
 import type { MachineRecord, OwnerStatus } from '../contract/owner';
 import type { CertificateRow } from '../client/certificate-rows';
+import { rolloutInWindowAnnotation } from '../contract/maintenance-window';
 
 /** Plain-text rendering for the CLI: tables as kubectl prints them, and clusterctl's describe tree. */
 export function table(headers: string[], rows: string[][]): string {
@@ -248,14 +249,22 @@ export function describeTree(c: ClusterView, allConditions: boolean, details: Ma
     );
     if (m.phase !== 'Running') inProgress.push(`Machine/${m.name}: ${m.phase}${m.blocker ? ` (${m.blocker})` : ''}`);
   }
-  const scheduled = children.flatMap((o) => [
-    ...(o.repave
+  const window = c.maintenanceWindow;
+  const scheduled = [
+    ...(window
       ? [
-          `${o.kind}/${o.name}: repave: machines older than ${o.repave.maxAgeSeconds}s are replaced${o.repave.nextDueAt ? `; the next is due at ${o.repave.nextDueAt}` : ''}`,
+          `Cluster/${c.name}: maintenance window ${window.window}; ${window.held.length ? `held for it: ${window.held.join(', ')}` : `no owner is held for it (annotate them ${rolloutInWindowAnnotation}: "true")`}`,
         ]
       : []),
-    ...(o.maintenance ? [`${o.kind}/${o.name}: ${maintenanceText(o.maintenance)}`] : []),
-  ]);
+    ...children.flatMap((o) => [
+      ...(o.repave
+        ? [
+            `${o.kind}/${o.name}: repave: machines older than ${o.repave.maxAgeSeconds}s are replaced${o.repave.nextDueAt ? `; the next is due at ${o.repave.nextDueAt}` : ''}`,
+          ]
+        : []),
+      ...(o.maintenance ? [`${o.kind}/${o.name}: ${maintenanceText(o.maintenance)}`] : []),
+    ]),
+  ];
   const section = (title: string, lines: string[]) =>
     lines.length ? `\n${title}:\n${lines.map((x) => `  ${x}`).join('\n')}` : '';
   const rebuilt = (c.recoveries ?? []).map(

@@ -27,6 +27,8 @@ export interface ClusterStatus {
   paused: boolean;
   /** The ClusterClass a cluster made from a topology was rendered from. */
   clusterClass?: string;
+  /** Its maintenance window as annotated, and the owners held for it (maintenance-window.ts). */
+  maintenanceWindow?: { window: string; held: string[] };
   /**
    * A ClusterClass cluster's upgrade under way: the versions not yet given to the control plane (a chained upgrade
    * steps one minor at a time) and to the workers, as Cluster API's status.controlPlane/workers.upgradePlan.

@@ -186,6 +186,10 @@ test(`a MachineDeployment and a control plane held for their cluster's maintenan
     described.stdout,
     /MachineDeployment\/mw-md-0: replaces machines only in the maintenance window daily .* UTC: closed; opens at /,
   );
+  assert.match(
+    described.stdout,
+    /Cluster\/mw: maintenance window daily .* UTC; held for it: KubeadmControlPlane\/mw-control-plane, MachineDeployment\/mw-md-0/,
+  );
   // Scaling applies at once, on the running template.
   await suite.client.scale('machinedeployment', 'default', md, 3);
   const scaled = await until('the scale-up while the rollout waits', () => status(md), {

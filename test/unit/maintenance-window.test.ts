@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { maintenanceWindowTimes, parseMaintenanceWindow } from '../../src/api/maintenance-window';
 import type { MaintenanceWindow } from '../../src/contract/maintenance-window';
+import { describeTree } from '../../src/cli/render';
+import type { ClusterView } from '../../src/contract/cluster';
 
 const window = (text: string) => parseMaintenanceWindow(text) as MaintenanceWindow;
 const at = (iso: string) => Date.parse(iso);
@@ -53,4 +55,23 @@ test('the window open now, or the next to open, in its time zone, summer time in
     closesAt: '2026-11-28T01:00:00.000Z',
   });
   assert.equal(maintenanceWindowTimes(late, at('2026-11-28T01:00:00Z')).opensAt, '2026-12-04T23:00:00.000Z');
+});
+
+test('capt describe cluster shows a window no owner is held for, so an annotation that holds nothing is seen', () => {
+  const cluster = {
+    name: 'c1',
+    phase: 'Provisioned',
+    pending: [],
+    conditions: [],
+    createdAt: '2026-11-27T12:00:00.000Z',
+    step: 'reconciled',
+    machineDeployments: [],
+    machines: [],
+    recoveries: [],
+    maintenanceWindow: { window: 'Sat 02:00-04:00 UTC', held: [] },
+  } as unknown as ClusterView;
+  assert.match(
+    describeTree(cluster, false),
+    /\nScheduled:\n {2}Cluster\/c1: maintenance window Sat 02:00-04:00 UTC; no owner is held for it \(annotate them capt\.cluster\.x-k8s\.io\/rollout-in-maintenance-window: "true"\)/,
+  );
 });

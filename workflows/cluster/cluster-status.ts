@@ -9,6 +9,7 @@ import { isRunning } from '../shared/machine-pool';
 import type { OwnerRecovery } from '../../src/contract/owner-recovery';
 import type { UnknownSignal } from '../../src/contract/unknown-signals';
 import { unknownSignalsField } from '../shared/unknown-signals';
+import { maintenanceWindowAnnotation } from '../../src/contract/maintenance-window';
 
 export interface ClusterState {
   facts: ClusterFacts;
@@ -250,6 +251,7 @@ export function clusterStatus(state: ClusterState): ClusterStatus {
     stepReason: state.stepReason ?? 'Starting',
     paused: state.model.paused,
     ...(state.model.topology && { clusterClass: state.model.topology.class }),
+    ...maintenanceWindowField(state.model),
     ...(plan && { upgradePlan: plan }),
     generation,
     observedGeneration: Math.min(generation, ...unobserved),
@@ -268,4 +270,15 @@ function recoveriesOf(state: ClusterState): OwnerRecovery[] {
     const adopted = newest ? state.children[ownerKey(r.kind, r.name)]?.adoptedMachines : undefined;
     return adopted === undefined ? r : { ...r, adopted };
   });
+}
+
+/** The cluster's maintenance window, and which owners wait for it: shown even when none does, so it is never unseen. */
+function maintenanceWindowField(model: ClusterModel): Pick<ClusterStatus, 'maintenanceWindow'> {
+  const window = model.annotations?.[maintenanceWindowAnnotation];
+  if (window === undefined) return {};
+  const held = [
+    ...(model.controlPlane.maintenanceWindow ? [`KubeadmControlPlane/${model.controlPlane.name}`] : []),
+    ...model.machineDeployments.filter((md) => md.maintenanceWindow).map((md) => `MachineDeployment/${md.name}`),
+  ];
+  return { maintenanceWindow: { window, held } };
 }
