@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { createHash, createPublicKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { withScratch } from './scratch';
 
 const run = promisify(execFile);
 
@@ -39,15 +39,7 @@ export function newServiceAccountKeyPair(): { privateKey: string; publicKey: str
   };
 }
 
-// openssl is the only tool here that signs X.509; each call works in its own private temp folder.
-async function withScratch<T>(work: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'capt-pki-'));
-  try {
-    return await work(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+// openssl is the only tool here that signs X.509; each call works in its own private temp folder (scratch.ts).
 
 function subject(commonName: string, organizations: string[] = []): string {
   const escape = (v: string) => v.replace(/[/=\\]/g, (c) => `\\${c}`);

@@ -9,6 +9,7 @@ import { workerServes } from './worker-serves';
 import { metricsTelemetry } from './worker-metrics';
 import { maxCachedWorkflows } from './workflow-cache';
 import { FleetGauges, fleetGaugeSeconds } from './fleet-gauges';
+import { removeOrphanScratch } from '../pki/scratch';
 
 /**
  * A capt worker process: `capt worker` and the embedded stack run this. Configured by environment:
@@ -27,6 +28,8 @@ export async function workerMain(): Promise<void> {
   Runtime.install({ logger: temporalLogger, ...(telemetryOptions ? { telemetryOptions } : {}) });
   // Before connecting: without a payload key the worker could read nothing, so it does not start.
   const dataConverter = captDataConverter();
+  const orphans = await removeOrphanScratch();
+  if (orphans) logger.info({ orphans }, 'removed signing scratch folders left by processes killed mid-signing');
   const connection = await NativeConnection.connect({ address: temporalAddress(), tls: temporalTLS() });
   const bundle = process.env.CAPT_WORKFLOW_BUNDLE;
   const { workers, buildId } = await createWorkers({
