@@ -68,7 +68,7 @@ const lastSeconds = {
   'management-api/bridge.test': 145,
   'machine-deployment/machine-deployment-scale.test': 138,
   'cluster/control-plane.test': 127,
-  'machine-deployment/scheduled-replacement.test': 90,
+  'machine-deployment/scheduled-replacement.test': 115,
   'management-api/control-plane-undo.test': 110,
   'management-api/health-check-report.test': 95,
   'cluster/owner-recovery.test': 94,

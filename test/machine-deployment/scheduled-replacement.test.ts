@@ -142,14 +142,17 @@ test(`a MachineDeployment and a control plane with ${machineMaxAgeAnnotation} ${
 const dailyWindow = (fromMs: number, toMs: number) =>
   `daily ${new Date(fromMs).toISOString().slice(11, 19)}-${new Date(toMs).toISOString().slice(11, 19)} UTC`;
 
-test(`a MachineDeployment and a control plane held for their cluster's maintenance window replace machines only while the window is open; scaling does not wait`, async () => {
+test(`a MachineDeployment and a control plane held for their cluster's maintenance window replace machines only while the window is open (one 5 s wide, then one of two minutes); scaling does not wait`, async () => {
   const md = 'mw-md-0';
-  const withWindow = (window: string) =>
-    quickstart('mw', {
+  // minReadySeconds 6: a surge machine counts as available only after the 5 s window below has closed.
+  const withWindow = async (window: string) => {
+    const model = await quickstart('mw', {
       cluster: { [maintenanceWindowAnnotation]: window },
       md: { [rolloutInWindowAnnotation]: 'true' },
       kcp: { [rolloutInWindowAnnotation]: 'true' },
     });
+    return { ...model, machineDeployments: [{ ...model.machineDeployments[0]!, minReadySeconds: 6 }] };
+  };
   const controlPlane = () => suite.client.ownerStatus('kubeadmcontrolplane', 'default', 'mw-control-plane');
   const far = Date.now() + 3 * 3600_000;
   await suite.client.apply([await withWindow(dailyWindow(far, far + 60_000))]);
@@ -202,9 +205,12 @@ test(`a MachineDeployment and a control plane held for their cluster's maintenan
     'no machine replaced',
   );
 
-  // The window moves to open in 15 s for a minute: nothing is replaced before it opens, all of it while open.
+  // The window moves to open in 15 s for 5 s: nothing is replaced before it opens; in it one surge machine at most
+  // is begun (maxSurge 1, and it is not available before the window closes), and nothing after it closes (a record's
+  // createdAt is the owner's time when it decided to make the machine): the rest waits for the next day's window.
   const opens = Math.ceil((Date.now() + 15_000) / 1000) * 1000;
-  await suite.client.apply([await withWindow(dailyWindow(opens, opens + 60_000))]);
+  const closes = opens + 5000;
+  await suite.client.apply([await withWindow(dailyWindow(opens, closes))]);
   const held = names(scaled);
   await until('the new window to be known', () => status(md), {
     done: (s) => s.maintenance?.opensAt === new Date(opens).toISOString(),
@@ -214,7 +220,31 @@ test(`a MachineDeployment and a control plane held for their cluster's maintenan
   await sleep(Math.max(0, opens - Date.now() - 1000));
   assert.deepEqual(names(await status(md)), held, 'nothing replaced before the window opened');
   assert.deepEqual(names(await controlPlane()), controlPlaneBefore, 'no control-plane machine either');
-  const done = await until('the restart rolled out in the window', () => status(md), {
+  await sleep(Math.max(0, closes - Date.now()));
+  // The owner wakes at the closing, asks again, and holds the rest for the next day's window.
+  const afterWindow = await until("the rest to wait for the next day's window", () => status(md), {
+    done: (s) =>
+      s.stepReason === 'WaitingForMaintenanceWindow' &&
+      s.maintenance?.opensAt === new Date(opens + 86_400_000).toISOString(),
+    timeoutMs: 60_000,
+    describe: describeRecords,
+  });
+  await sleep(3000);
+  const held2 = await status(md);
+  const made = held2.machines.filter((m) => !held.includes(m.name));
+  assert.ok(made.length <= 1, `one surge machine at most: ${describeRecords(held2)}`);
+  assert.ok(
+    made.every((m) => Date.parse(m.createdAt) >= opens && Date.parse(m.createdAt) < closes),
+    `every machine made while the window was open: ${describeRecords(held2)}`,
+  );
+  assert.deepEqual(names(held2), names(afterWindow), `nothing more once it closed: ${describeRecords(held2)}`);
+
+  // A window open now for two minutes: the rest is replaced.
+  const reopens = Math.ceil((Date.now() + 2000) / 1000) * 1000;
+  await suite.client.apply([await withWindow(dailyWindow(reopens, reopens + 120_000))]);
+  const inWindow = (createdAt: string) =>
+    (Date.parse(createdAt) >= opens && Date.parse(createdAt) < closes) || Date.parse(createdAt) >= reopens;
+  const done = await until('the restart rolled out in the windows', () => status(md), {
     done: (s) =>
       s.rolloutComplete &&
       s.readyReplicas === 3 &&
@@ -224,15 +254,15 @@ test(`a MachineDeployment and a control plane held for their cluster's maintenan
     describe: describeRecords,
   });
   assert.ok(
-    done.machines.every((m) => Date.parse(m.createdAt) >= opens),
-    `every new machine made once the window opened at ${new Date(opens).toISOString()}: ${describeRecords(done)}`,
+    done.machines.every((m) => inWindow(m.createdAt)),
+    `every new machine made while a window was open: ${describeRecords(done)}`,
   );
-  const controlPlaneDone = await until('the control plane restarted in the window', controlPlane, {
+  const controlPlaneDone = await until('the control plane restarted in the windows', controlPlane, {
     done: (s) => s.machines.length === 1 && s.readyReplicas === 1 && !controlPlaneBefore.includes(s.machines[0]!.name),
     timeoutMs: 120_000,
     describe: describeRecords,
   });
-  assert.ok(Date.parse(controlPlaneDone.machines[0]!.createdAt) >= opens, describeRecords(controlPlaneDone));
+  assert.ok(inWindow(controlPlaneDone.machines[0]!.createdAt), describeRecords(controlPlaneDone));
 
   await suite.client.deleteCluster('default', 'mw');
   await suite.client.waitForDeletion('default', 'mw', () => undefined, 300_000);
