@@ -455,12 +455,13 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
   };
 
   /** The cluster's window for an owner (control plane, MachineDeployment) annotated to roll out only inside it; a problem when it cannot. */
+  const windows = new Map<ClusterModel, MaintenanceWindow | string | undefined>();
   const heldForWindow = (p: Parsed, cluster: ClusterModel): MaintenanceWindow | undefined => {
     const held = p.annotations[rolloutInWindowAnnotation];
     if (held === undefined) return undefined;
     const path = `metadata.annotations[${rolloutInWindowAnnotation}]`;
-    const text = cluster.annotations[maintenanceWindowAnnotation];
-    const window = text === undefined ? undefined : parseMaintenanceWindow(text);
+    // A window that does not parse is the Cluster's problem, said once there.
+    const window = windows.get(cluster);
     if (held !== 'true')
       problems.push({
         ...p.loc,
@@ -500,13 +501,13 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
         message: `${cpInfra.kind} is from provider ${providerOfKind(cpInfra.kind)}, but the cluster uses ${provider}`,
         hint: `use ${providerKinds[provider]!.machineTemplate}`,
       });
-    const window = c.annotations[maintenanceWindowAnnotation];
-    const windowProblem = window === undefined ? undefined : parseMaintenanceWindow(window);
-    if (typeof windowProblem === 'string')
+    const windowText = c.annotations[maintenanceWindowAnnotation];
+    const window = windowText === undefined ? undefined : parseMaintenanceWindow(windowText);
+    if (typeof window === 'string')
       problems.push({
         ...c.loc,
         path: `metadata.annotations[${maintenanceWindowAnnotation}]`,
-        message: windowProblem,
+        message: window,
         hint: 'write it as days, hours and a time zone, e.g. "Sat,Sun 02:00-04:00 Europe/Berlin"',
       });
     const model: ClusterModel = {
@@ -529,6 +530,7 @@ function resolve(parsed: Parsed[], problems: ManifestProblem[]): ClusterModel[] 
       machines: [],
       ...(c.topology && { topology: c.topology }),
     };
+    windows.set(model, window);
     const cpWindow = heldForWindow(cpParsed, model);
     if (cpWindow) model.controlPlane.maintenanceWindow = cpWindow;
     clusters.push(model);

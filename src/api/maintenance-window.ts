@@ -7,14 +7,16 @@ const syntax =
 /** Days as written: `daily`, or names and ranges (`Mon-Fri,Sun`). */
 function parseDays(text: string): number[] | string {
   if (text.toLowerCase() === 'daily') return [0, 1, 2, 3, 4, 5, 6];
+  const dayIndex = (d: string) => dayNames.findIndex((n) => n.toLowerCase() === d.toLowerCase());
   const days = new Set<number>();
   for (const part of text.split(',')) {
-    const [from, to] = part.split('-').map((d) => dayNames.findIndex((n) => n.toLowerCase() === d.toLowerCase()));
-    if (from === undefined || from < 0 || to! < 0 || part.split('-').length > 2)
+    const ends = part.split('-').map(dayIndex);
+    if (ends.length > 2 || ends.some((d) => d < 0))
       return `"${part}" is not a day: use Mon, Tue, Wed, Thu, Fri, Sat, Sun, ranges like Mon-Fri, or daily`;
+    const [from, to = from] = ends as [number, number?];
     for (let d = from; ; d = (d + 1) % 7) {
       days.add(d);
-      if (d === (to ?? from)) break;
+      if (d === to) break;
     }
   }
   return [...days].sort();

@@ -38,7 +38,7 @@ export async function windowClosed(
     holder.window = undefined;
     return undefined;
   }
-  const known = holder.window?.text === window.text ? holder.window.times : undefined;
+  const known = askedTimes(window, holder);
   if (!known || now >= Date.parse(known.open ? known.closesAt : known.opensAt))
     holder.window = { text: window.text, times: await maintenanceWindowAt(window, now) };
   const times = holder.window!.times;
@@ -61,7 +61,9 @@ export function maintenanceField(
   window: MaintenanceWindow | undefined,
   holder: { window?: AskedWindow },
 ): Pick<OwnerStatus, 'maintenance'> {
-  if (!window) return {};
-  const times = holder.window?.text === window.text ? holder.window.times : undefined;
-  return { maintenance: { window: window.text, ...times } };
+  return window ? { maintenance: { window: window.text, ...askedTimes(window, holder) } } : {};
 }
+
+/** The times the holder last asked, when they are `window`'s (a changed window is asked again). */
+const askedTimes = (window: MaintenanceWindow, holder: { window?: AskedWindow }) =>
+  holder.window?.text === window.text ? holder.window.times : undefined;
