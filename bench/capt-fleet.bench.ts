@@ -1,57 +1,215 @@
+import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { temporal } from '@temporalio/proto';
-import { localRoot } from '../providers/local/layout';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { temporal as proto } from '@temporalio/proto';
+import { clusterDir, localRoot, machinesDir } from '../providers/local/layout';
 import { loadManifests } from '../src/api/load-manifests';
 import type { ClusterModel } from '../src/api/model';
 import { CaptClient } from '../src/client/capt-client';
+import type { ClusterStatus } from '../src/contract/cluster';
 import { clusterWorkflowId } from '../src/contract/workflow-ids';
+import { postgresProcess } from '../src/dev/postgres-server';
+import { frontendProxyProcess, temporalNodeProcess } from '../src/dev/postgres-topology';
+import { runningPid } from '../src/util/processes';
 import { measureHistories } from '../test/fixtures/history-guard';
 import { processesMentioning } from '../test/fixtures/leaks';
 import { MachineHarness } from '../test/fixtures/machine-harness';
+import { startTemporalCluster, type PostgresTemporal } from '../test/fixtures/temporal';
 import { resultHeader, runBenchmark, writeResult } from './bench-result';
+import { stopOnSignal } from './stop-on-signal';
+import { cpuSecondsOf, pssMiB, rssMiB, withDescendants } from './process-usage';
 
 /**
- * A fleet applied at once: N clusters of 1 control plane + 2 workers (each control plane is a real etcd
- * and apiserver, about half a GiB, so 20 is what this machine holds). `node dist/bench/capt-fleet.bench.js [N]`
- * writes bench/results/capt-fleet-<N>.json.
+ * A fleet: N clusters of 1 control plane + W workers applied at once, every MachineDeployment rolled out at once
+ * (`capt rollout restart`, maxSurge 10%), then every cluster deleted. Each control plane is a real etcd, apiserver,
+ * controller-manager and scheduler (about half a GiB).
+ *   node dist/bench/capt-fleet.bench.js N [--workers W] [--temporal-nodes T]
+ * W defaults to 2. With `--temporal-nodes T` Temporal is the production topology (PostgreSQL, T server processes
+ * behind the frontend proxy) instead of the dev server. Writes bench/results/capt-fleet-N.json, or
+ * capt-fleet-N-x-W[-temporal-T].json when W or T is given.
  */
-const count = Number(process.argv[2] ?? 20);
+const args = process.argv.slice(2);
+function option(name: string): number | undefined {
+  const i = args.indexOf(name);
+  if (i < 0) return undefined;
+  const value = Number(args[i + 1]);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} ${args[i + 1]}: give a whole number from 1`);
+  return value;
+}
+const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 20);
+const workers = option('--workers') ?? 2;
+const temporalNodes = option('--temporal-nodes');
+const resultName =
+  args.includes('--workers') || temporalNodes
+    ? `capt-fleet-${count}-x-${workers}${temporalNodes ? `-temporal-${temporalNodes}` : ''}`
+    : `capt-fleet-${count}`;
 const root = join(__dirname, '../..');
-const E = temporal.api.enums.v1.EventType;
+const E = proto.api.enums.v1.EventType;
 
 const percentile = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
   Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+const round = (n: number, digits = 4) => Number(n.toFixed(digits));
+
+/** The processes of each part of the stack, found in one pass over /proc (clusters come and go). */
+async function processGroups(workerPid: number, topology?: PostgresTemporal): Promise<Record<string, number[]>> {
+  const needles = {
+    kubeApiserver: 'kube-apiserver ',
+    etcd: '/etcd ',
+    kubeControllerManager: 'kube-controller-manager ',
+    kubeScheduler: 'kube-scheduler ',
+    clusterAgent: 'cluster-agent-main',
+    processLauncher: 'process-launcher-main',
+    ...(topology ? {} : { temporal: 'start-dev' }),
+  };
+  const found: Record<string, number[]> = Object.fromEntries(Object.keys(needles).map((k) => [k, []]));
+  for (const { pid, cmdline } of await processesMentioning(Object.values(needles)))
+    for (const [part, needle] of Object.entries(needles)) if (cmdline.includes(needle)) found[part]!.push(pid);
+  const recorded = async (name: string) => (topology ? await runningPid(topology.stateDir, name) : undefined);
+  const servers = [await recorded(frontendProxyProcess)];
+  for (let node = 1; node <= (temporalNodes ?? 0); node++) servers.push(await recorded(temporalNodeProcess(node)));
+  const postgres = await recorded(postgresProcess);
+  return {
+    worker: [workerPid],
+    ...(topology ? { temporal: servers.filter((pid): pid is number => pid !== undefined) } : {}),
+    postgres: postgres ? await withDescendants(postgres) : [],
+    ...found,
+  };
+}
+
+/** CPU seconds so far per part; PostgreSQL's include its ended backends, the launchers' the machines' processes. */
+async function cpuByPart(groups: Record<string, number[]>): Promise<Record<string, number>> {
+  const parts: Record<string, number> = {};
+  for (const [part, pids] of Object.entries(groups)) parts[part] = await cpuSecondsOf(pids);
+  parts.postgres! += await cpuSecondsOf(groups.postgres!.slice(0, 1), true);
+  parts.machineProcesses = await cpuSecondsOf(groups.processLauncher!, true);
+  return parts;
+}
+
+/**
+ * Peak memory per part, sampled every 5 s, its processes looked up again every minute: resident memory, but for
+ * PostgreSQL proportional memory (each backend maps the shared buffers, which RSS would count in every one). Reading
+ * /proc/<pid>/smaps_rollup of every process every 2 s cost the first attempt a third of a core.
+ */
+function memoryWatcher(groupsNow: () => Promise<Record<string, number[]>>) {
+  const peaks: Record<string, number> = {};
+  let running = true;
+  const done = (async () => {
+    let groups = await groupsNow();
+    for (let tick = 1; running; tick++) {
+      let total = 0;
+      for (const [part, pids] of Object.entries(groups)) {
+        const mib = await (part === 'postgres' ? pssMiB(pids) : rssMiB(pids));
+        total += mib;
+        peaks[part] = Math.max(peaks[part] ?? 0, mib);
+      }
+      peaks.allParts = Math.max(peaks.allParts ?? 0, total);
+      await sleep(5000);
+      if (tick % 12 === 0) groups = await groupsNow();
+    }
+  })();
+  return async () => {
+    running = false;
+    await done;
+    return peaks;
+  };
+}
+
+/** Waits until `done` holds for the cluster's summary; returns seconds since `since`. Logs every 30 s. */
+async function settle(
+  client: CaptClient,
+  name: string,
+  since: number,
+  what: string,
+  done: (s: ClusterStatus) => boolean,
+): Promise<number> {
+  let lastLog = Date.now();
+  for (const deadline = Date.now() + 3_600_000; ; await sleep(5000)) {
+    const s = await client.clusterSummary('default', name).catch(() => undefined);
+    if (s && done(s)) return (Date.now() - since) / 1000;
+    const md = s?.machineDeployments[0];
+    if (s?.phase === 'Failed' || (md?.failedMachines ?? 0) > 0) throw new Error(`${name}: ${what} failed: ${s?.step}`);
+    if (Date.now() > deadline) throw new Error(`${name}: ${what} did not finish within an hour: ${s?.step}`);
+    if (Date.now() - lastLog > 60_000) {
+      lastLog = Date.now();
+      const onHost = (await readdir(machinesDir(clusterDir('default', name))).catch(() => [])).length;
+      console.log(`${name} ${what}: ${Math.round((Date.now() - since) / 1000)} s, ${onHost} machines on the host`);
+    }
+  }
+}
+
+/** Every worker on the newest revision (past `revision`), Running, and none beyond them. */
+const workersSettled = (revision: number) => (s: ClusterStatus) => {
+  const md = s.machineDeployments[0];
+  return (
+    s.phase === 'Provisioned' &&
+    md !== undefined &&
+    md.revision > revision &&
+    md.ready &&
+    md.rolloutComplete &&
+    md.replicas === workers
+  );
+};
+
+/** Operations go through the CLI, as an operator runs them. */
+async function capt(address: string, ...cli: string[]): Promise<void> {
+  await promisify(execFile)(process.execPath, [join(root, 'dist/src/cli/main.js'), ...cli], {
+    env: { ...process.env, TEMPORAL_ADDRESS: address },
+  });
+}
 
 async function main(): Promise<void> {
-  const h = new MachineHarness(undefined, { guard: false });
+  let topology: PostgresTemporal | undefined;
+  const h = new MachineHarness(undefined, {
+    guard: false,
+    ...(temporalNodes ? { temporal: async () => (topology = await startTemporalCluster(temporalNodes)).env } : {}),
+  });
   await h.start();
   const client = await CaptClient.connect({ address: h.env.address });
-  const text = await readFile(join(root, 'examples/quickstart.yaml'), 'utf8');
+  const groups = () => processGroups(h.worker!.pid, topology);
+  const stopMemory = memoryWatcher(groups);
+  const { stop, letGo } = stopOnSignal("capt's stack and the fleet's machines", async () => {
+    await stopMemory();
+    await client.close();
+    await h.stop();
+  });
+  // 1000 nodes need more /24 node ranges than the quickstart's /16 pod network holds; surge 10% as at scale.
+  const text = (await readFile(join(root, 'examples/quickstart.yaml'), 'utf8')).replace(
+    'maxSurge: 1',
+    "maxSurge: '10%'",
+  );
   const names = Array.from({ length: count }, (_, i) => `fleet-${i}`);
+  const machines = count * workers;
   const result: Record<string, unknown> = {
     ...resultHeader(),
     clusters: count,
+    workersPerCluster: workers,
+    temporal: temporalNodes
+      ? `production topology: ${temporalNodes} server processes on one PostgreSQL, behind the frontend proxy`
+      : 'dev server',
   };
   try {
+    const cpuStart = await cpuByPart(await groups());
     const started = Date.now();
     const perCluster = await Promise.all(
       names.map(async (name) => {
         const [model] = loadManifests([{ file: 'quickstart.yaml', text }], {
           CLUSTER_NAME: name,
           CONTROL_PLANE_MACHINE_COUNT: '1',
-          WORKER_MACHINE_COUNT: '2',
+          WORKER_MACHINE_COUNT: String(workers),
+          POD_CIDR: '10.128.0.0/12',
         }) as [ClusterModel];
         const applied = Date.now();
         await client.apply([model]);
-        const status = await client.waitForCluster('default', name, () => undefined, 1_800_000);
-        if (status.phase !== 'Provisioned') throw new Error(`${name}: ${status.phase}`);
-        return (Date.now() - applied) / 1000;
+        return settle(client, name, applied, 'create', workersSettled(0));
       }),
     );
     const allRunning = (Date.now() - started) / 1000;
+    const cpuCreate = await cpuByPart(await groups());
+    console.log(`create: ${machines} workers in ${count} clusters Running in ${allRunning} s`);
     // Apply -> first activity started, read from each cluster workflow's history.
     const latencies: number[] = [];
     for (const name of names) {
@@ -60,40 +218,82 @@ async function main(): Promise<void> {
       const firstActivity = history.events!.find((e) => e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_STARTED)!;
       latencies.push(ms(firstActivity.eventTime) - ms(start.eventTime));
     }
+
+    const rolloutStarted = Date.now();
+    const perClusterRollout = await Promise.all(
+      names.map(async (name) => {
+        const asked = Date.now();
+        const before = (await client.clusterSummary('default', name)).machineDeployments[0]!.revision;
+        await capt(h.env.address, 'rollout', 'restart', `machinedeployment/${name}-md-0`);
+        return settle(client, name, asked, 'rollout', workersSettled(before));
+      }),
+    );
+    const rollout = (Date.now() - rolloutStarted) / 1000;
+    const cpuRollout = await cpuByPart(await groups());
+    console.log(`rollout: ${machines} workers replaced in ${rollout} s`);
+    const databaseBytes = topology ? await databaseSize(topology) : undefined;
+
     const deleteStarted = Date.now();
     await Promise.all(
       names.map(async (name) => {
         await client.deleteCluster('default', name);
-        await client.waitForDeletion('default', name, () => undefined, 1_800_000);
+        await client.waitForDeletion('default', name, () => undefined, 3_600_000);
       }),
     );
+    const deleteAll = (Date.now() - deleteStarted) / 1000;
     const histories = await measureHistories(h.env.client);
+    let machineRuns = 0;
+    for await (const wf of h.env.client.workflow.list()) if (wf.workflowId.startsWith('machine/')) machineRuns++;
+    const per = (after: Record<string, number>, before: Record<string, number>, n: number) =>
+      Object.fromEntries(Object.keys(after).map((k) => [k, round((after[k]! - (before[k] ?? 0)) / n)]));
     Object.assign(result, {
+      machines,
       seconds: {
         allRunning,
         clusterP50: percentile(perCluster, 50),
         clusterP95: percentile(perCluster, 95),
-        deleteAll: (Date.now() - deleteStarted) / 1000,
+        rolloutAll: rollout,
+        rolloutClusterP50: percentile(perClusterRollout, 50),
+        rolloutClusterP95: percentile(perClusterRollout, 95),
+        deleteAll,
       },
+      machinesPerSecond: { create: round(machines / allRunning, 2), rollout: round(machines / rollout, 2) },
       applyToFirstActivityMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+      cpuSecondsPerMachine: {
+        created: per(cpuCreate, cpuStart, machines),
+        replaced: per(cpuRollout, cpuCreate, machines),
+      },
+      peakMemoryMiB: await stopMemory(),
+      ...(databaseBytes ? { postgresDataMiB: Math.round(databaseBytes / 2 ** 20) } : {}),
       histories: {
         runs: histories.runs,
         maxEvents: histories.maxHistoryEvents,
         maxBytes: histories.maxHistoryBytes,
+        largest: histories.largest,
         maxPayloadBytes: histories.maxPayloadBytes,
         failedWorkflowTasks: histories.failedWorkflowTasks.length,
         failedWorkflowTaskCauses: histories.failedWorkflowTasks.slice(0, 10),
       },
+      actions: { total: histories.actions, machineRuns, perMachine: round(histories.actions / machineRuns, 2) },
       leftover: {
         clusterDirectories: (await readdir(join(localRoot(), 'default')).catch(() => [])).length,
         processes: (await processesMentioning([join(h.home, 'local')])).length,
       },
     });
   } finally {
-    await client.close();
-    await h.stop();
+    await stop();
+    letGo();
   }
-  await writeResult(`capt-fleet-${count}`, result);
+  await writeResult(resultName, result);
+}
+
+/** The bytes of PostgreSQL's data directory (both of Temporal's databases, its WAL included). */
+async function databaseSize(topology: PostgresTemporal): Promise<number> {
+  const state = JSON.parse(await readFile(join(topology.stateDir, 'topology.json'), 'utf8')) as {
+    postgres: { home: string };
+  };
+  const { stdout } = await promisify(execFile)('du', ['-sb', join(state.postgres.home, 'data')]);
+  return Number(stdout.split('\t')[0]);
 }
 
 runBenchmark(main);

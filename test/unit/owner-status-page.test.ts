@@ -1,24 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MachinePhase } from '../../src/contract/machine';
 import type { MachineRecord, OwnerStatus } from '../../src/contract/owner';
 import { maxRecordsPerPage, ownerStatusPage } from '../../src/contract/owner-status-page';
-import { newRecord } from '../../workflows/shared/machine-pool';
-
-/** A running worker's record as a MachineDeployment keeps it (names and times as capt makes them). */
-const running = (i: number, createdAt: string): MachineRecord => ({
-  ...newRecord(`fleet-md-0-96311e03-${i.toString(36).padStart(5, '0')}`, '96311e03', 'v1.36.3', createdAt),
-  phase: MachinePhase.Running,
-  address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
-  runningSince: createdAt,
-  sequence: 4,
-});
-
-/** 5,000 workers (Kubernetes' node limit per cluster), started 50 per second as an owner starts them. */
-const fleet = (count: number): MachineRecord[] =>
-  Array.from({ length: count }, (_, i) =>
-    running(i, new Date(Date.UTC(2026, 10, 27, 12, 0, Math.floor(i / 50))).toISOString()),
-  );
+import { fleetRecords as fleet, runningRecord as running } from '../fixtures/owner-records';
 
 const status = (machines: MachineRecord[]) =>
   ({ name: 'fleet-md-0', replicas: machines.length, machines }) as OwnerStatus;

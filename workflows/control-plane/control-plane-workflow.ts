@@ -54,6 +54,7 @@ import { refuseProblems } from '../shared/spec-refusal';
 import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
 import type { PreflightProblem } from '../../activities/control-plane/preflight';
 import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
+import { carriedOwnerState, resumedOwnerState, type CarriedOwnerState } from '../shared/packed-records';
 import { pendingTemplateChange, sendTemplateChange, type InPlaceFields } from '../shared/in-place-change';
 
 export interface ControlPlaneInput {
@@ -66,7 +67,8 @@ export interface ControlPlaneInput {
   clusterPaused?: boolean;
   /** The cluster rebuilds this owner after its workflow was lost: it adopts the machines it finds first. */
   rebuild?: OwnerRebuild;
-  state?: ControlPlaneState;
+  /** Carried across continue-as-new, its records packed. */
+  state?: CarriedOwnerState<ControlPlaneState>;
 }
 
 export interface ControlPlaneState extends OwnerState {
@@ -236,15 +238,17 @@ export function blockingProblems(problems: PreflightProblem[], leaving?: string)
  */
 export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<OwnerStatus> {
   const facts = input.cluster;
-  const state: ControlPlaneState = input.state ?? {
-    spec: input.spec,
-    machines: [],
-    initialized: input.rebuild?.previous?.initialized ?? false,
-    step: 'starting',
-    observedGeneration: input.generation ?? 1,
-    clusterPaused: input.clusterPaused,
-    ...(input.rebuild ? rebuiltOwnerState(input.rebuild, new Date().toISOString()) : {}),
-  };
+  const state: ControlPlaneState = input.state
+    ? resumedOwnerState(input.state)
+    : {
+        spec: input.spec,
+        machines: [],
+        initialized: input.rebuild?.previous?.initialized ?? false,
+        step: 'starting',
+        observedGeneration: input.generation ?? 1,
+        clusterPaused: input.clusterPaused,
+        ...(input.rebuild ? rebuiltOwnerState(input.rebuild, new Date().toISOString()) : {}),
+      };
   // Every activity here takes seconds; a short timeout lets a worker that died mid-step be replaced quickly.
   const core = proxyActivities<typeof coreActivities>({
     startToCloseTimeout: '45s',
@@ -316,7 +320,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       refuseProblems(
         versionChangeProblems(subject, 'spec.version', state.spec.version, target.template.version, { undo: true }),
       ),
-    continueAsNew: () => continueAsNewOnTargetBuild<typeof controlPlaneWorkflow>({ ...input, state }),
+    continueAsNew: () =>
+      continueAsNewOnTargetBuild<typeof controlPlaneWorkflow>({ ...input, state: carriedOwnerState(state) }),
   });
   setHandler(controlPlaneSpecSignal, ({ spec, cause, generation }) => {
     observe(generation);

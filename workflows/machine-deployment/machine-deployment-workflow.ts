@@ -23,6 +23,7 @@ import { machineDeploymentReplicasProblems, machineDeploymentSubject } from '../
 import { refuseProblems } from '../shared/spec-refusal';
 import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
 import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
+import { carriedOwnerState, resumedOwnerState, type CarriedOwnerState } from '../shared/packed-records';
 
 export interface MachineDeploymentInput {
   cluster: ClusterFacts;
@@ -34,7 +35,8 @@ export interface MachineDeploymentInput {
   clusterPaused?: boolean;
   /** The cluster rebuilds this owner after its workflow was lost: it adopts the machines it finds first. */
   rebuild?: OwnerRebuild;
-  state?: MachineDeploymentState;
+  /** Carried across continue-as-new, its records packed. */
+  state?: CarriedOwnerState<MachineDeploymentState>;
 }
 
 export interface MachineDeploymentState extends OwnerState {
@@ -57,16 +59,18 @@ export interface MachineDeploymentState extends OwnerState {
  */
 export async function machineDeploymentWorkflow(input: MachineDeploymentInput): Promise<OwnerStatus> {
   const facts = input.cluster;
-  const state: MachineDeploymentState = input.state ?? {
-    spec: input.spec,
-    machineSets: [],
-    machines: [],
-    paused: input.spec.paused,
-    step: 'starting',
-    observedGeneration: input.generation ?? 1,
-    clusterPaused: input.clusterPaused,
-    ...(input.rebuild ? rebuiltOwnerState(input.rebuild, new Date().toISOString()) : {}),
-  };
+  const state: MachineDeploymentState = input.state
+    ? resumedOwnerState(input.state)
+    : {
+        spec: input.spec,
+        machineSets: [],
+        machines: [],
+        paused: input.spec.paused,
+        step: 'starting',
+        observedGeneration: input.generation ?? 1,
+        clusterPaused: input.clusterPaused,
+        ...(input.rebuild ? rebuiltOwnerState(input.rebuild, new Date().toISOString()) : {}),
+      };
   const self = workflowInfo().workflowId;
   const md = state.spec.name;
 
@@ -127,7 +131,8 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       state.spec = { ...state.spec, template: (target as MachineSet).template };
       recordTemplate(cause, restartedAt);
     },
-    continueAsNew: () => continueAsNewOnTargetBuild<typeof machineDeploymentWorkflow>({ ...input, state }),
+    continueAsNew: () =>
+      continueAsNewOnTargetBuild<typeof machineDeploymentWorkflow>({ ...input, state: carriedOwnerState(state) }),
   });
   setHandler(machineDeploymentSpecSignal, ({ spec, cause, generation }) => {
     observe(generation);
