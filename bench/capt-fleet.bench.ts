@@ -15,11 +15,12 @@ import { frontendProxyProcess, temporalNodeProcess } from '../src/dev/postgres-t
 import { runningPid } from '../src/util/processes';
 import { measureHistories } from '../test/fixtures/history-guard';
 import { processesMentioning } from '../test/fixtures/leaks';
+import { runCaptOk } from '../test/fixtures/capt-cli';
 import { MachineHarness } from '../test/fixtures/machine-harness';
 import { startTemporalCluster, type PostgresTemporal } from '../test/fixtures/temporal';
 import { resultHeader, runBenchmark, writeResult } from './bench-result';
 import { stopOnSignal } from './stop-on-signal';
-import { cpuSecondsOf, pssMiB, rssMiB, withDescendants } from './process-usage';
+import { cpuSecondsOf, processesByPart, pssMiB, rssMiB, withDescendants } from './process-usage';
 
 /**
  * A fleet: N clusters of 1 control plane + W workers applied at once, every MachineDeployment rolled out at once
@@ -56,27 +57,16 @@ const round = (n: number, digits = 4) => Number(n.toFixed(digits));
 
 /** The processes of each part of the stack, found in one pass over /proc (clusters come and go). */
 async function processGroups(workerPid: number, topology?: PostgresTemporal): Promise<Record<string, number[]>> {
-  const needles = {
-    kubeApiserver: 'kube-apiserver ',
-    etcd: '/etcd ',
-    kubeControllerManager: 'kube-controller-manager ',
-    kubeScheduler: 'kube-scheduler ',
-    clusterAgent: 'cluster-agent-main',
-    processLauncher: 'process-launcher-main',
-    ...(topology ? {} : { temporal: 'start-dev' }),
-  };
-  const found: Record<string, number[]> = Object.fromEntries(Object.keys(needles).map((k) => [k, []]));
-  for (const { pid, cmdline } of await processesMentioning(Object.values(needles)))
-    for (const [part, needle] of Object.entries(needles)) if (cmdline.includes(needle)) found[part]!.push(pid);
   const recorded = async (name: string) => (topology ? await runningPid(topology.stateDir, name) : undefined);
   const servers = [await recorded(frontendProxyProcess)];
   for (let node = 1; node <= (temporalNodes ?? 0); node++) servers.push(await recorded(temporalNodeProcess(node)));
   const postgres = await recorded(postgresProcess);
   return {
     worker: [workerPid],
+    ...(await processesByPart()),
+    // On the production topology Temporal is the recorded server processes, not a dev server.
     ...(topology ? { temporal: servers.filter((pid): pid is number => pid !== undefined) } : {}),
     postgres: postgres ? await withDescendants(postgres) : [],
-    ...found,
   };
 }
 
@@ -118,7 +108,7 @@ function memoryWatcher(groupsNow: () => Promise<Record<string, number[]>>) {
   };
 }
 
-/** Waits until `done` holds for the cluster's summary; returns seconds since `since`. Logs every 30 s. */
+/** Waits until `done` holds for the cluster's summary; returns seconds since `since`. Logs every minute. */
 async function settle(
   client: CaptClient,
   name: string,
@@ -153,13 +143,6 @@ const workersSettled = (revision: number) => (s: ClusterStatus) => {
     md.replicas === workers
   );
 };
-
-/** Operations go through the CLI, as an operator runs them. */
-async function capt(address: string, ...cli: string[]): Promise<void> {
-  await promisify(execFile)(process.execPath, [join(root, 'dist/src/cli/main.js'), ...cli], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address },
-  });
-}
 
 async function main(): Promise<void> {
   let topology: PostgresTemporal | undefined;
@@ -224,7 +207,7 @@ async function main(): Promise<void> {
       names.map(async (name) => {
         const asked = Date.now();
         const before = (await client.clusterSummary('default', name)).machineDeployments[0]!.revision;
-        await capt(h.env.address, 'rollout', 'restart', `machinedeployment/${name}-md-0`);
+        await runCaptOk({ TEMPORAL_ADDRESS: h.env.address }, 'rollout', 'restart', `machinedeployment/${name}-md-0`);
         return settle(client, name, asked, 'rollout', workersSettled(before));
       }),
     );

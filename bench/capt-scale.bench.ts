@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,6 +6,7 @@ import { loadManifests } from '../src/api/load-manifests';
 import { substituteVariables } from '../src/api/variables';
 import type { ClusterModel } from '../src/api/model';
 import { CaptClient } from '../src/client/capt-client';
+import { runCaptOk } from '../test/fixtures/capt-cli';
 import { maxMachinesPerOwner } from '../src/spec-rules/owner-rules';
 import { measureHistories } from '../test/fixtures/history-guard';
 import { processesMentioning } from '../test/fixtures/leaks';
@@ -17,7 +16,7 @@ import { resultHeader, runBenchmark, writeResult } from './bench-result';
 import { captCounters, temporalMetricsUrl } from './capi/capt-counters';
 import { countersBetween, fetchMetrics, parseMetrics, sumBy, type Counters } from './capi/step-counters';
 import { ManagementApiDoor } from './management-api-door';
-import { cpuSecondsOf, rssMiB } from './process-usage';
+import { cpuSecondsOf, processesByPart, rssMiB } from './process-usage';
 import { stopOnSignal } from './stop-on-signal';
 
 /**
@@ -65,11 +64,8 @@ function memoryWatcher(workerPid: number, temporal: number[]) {
 }
 
 /** The operations go through the CLI, as an operator runs them. */
-async function capt(address: string, ...args: string[]): Promise<void> {
-  await promisify(execFile)(process.execPath, [join(root, 'dist/src/cli/main.js'), ...args], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address },
-  });
-}
+const capt = async (address: string, ...args: string[]) =>
+  void (await runCaptOk({ TEMPORAL_ADDRESS: address }, ...args));
 
 /**
  * CPU seconds (user + system) used so far by each part of the stack, read from /proc. `machineProcesses`
@@ -77,27 +73,16 @@ async function capt(address: string, ...args: string[]): Promise<void> {
  * which no running process shows.
  */
 async function cpuSeconds(workerPid: number, door?: ManagementApiDoor): Promise<Record<string, number>> {
-  const of = (pids: number[]) => cpuSecondsOf(pids);
   const management: Partial<Record<string, number[]>> = door ? await door.pids() : {};
-  // The management API runs the same programs as the workload cluster: its own are counted apart.
-  const mentioning = async (needle: string) =>
-    (await processesMentioning([needle]))
-      .map((p) => p.pid)
-      .filter((pid) => !(management.managementApi ?? []).includes(pid));
   const parts: Record<string, number[]> = {
     ...(management as Record<string, number[]>),
     worker: [workerPid],
-    temporal: await mentioning('start-dev'),
-    kubeApiserver: await mentioning('kube-apiserver '),
-    etcd: await mentioning('/etcd '),
-    kubeControllerManager: await mentioning('kube-controller-manager '),
-    kubeScheduler: await mentioning('kube-scheduler '),
-    clusterAgent: await mentioning('cluster-agent-main'),
-    processLauncher: await mentioning('process-launcher-main'),
+    // The management API runs the same programs as the workload cluster: its own are counted apart.
+    ...(await processesByPart(management.managementApi)),
     bench: [process.pid],
   };
   const own = Object.fromEntries(
-    await Promise.all(Object.entries(parts).map(async ([k, pids]) => [k, await of(pids)] as const)),
+    await Promise.all(Object.entries(parts).map(async ([k, pids]) => [k, await cpuSecondsOf(pids)] as const)),
   );
   return { ...own, machineProcesses: await cpuSecondsOf(parts.processLauncher!, true) };
 }

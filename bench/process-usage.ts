@@ -1,4 +1,28 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { processesMentioning } from '../test/fixtures/leaks';
+
+/** What names each part of a local stack on its command line (the dev server's `start-dev` among them). */
+export const stackParts = {
+  temporal: 'start-dev',
+  kubeApiserver: 'kube-apiserver ',
+  etcd: '/etcd ',
+  kubeControllerManager: 'kube-controller-manager ',
+  kubeScheduler: 'kube-scheduler ',
+  clusterAgent: 'cluster-agent-main',
+  processLauncher: 'process-launcher-main',
+} as const;
+
+/** The pids of each part, found in one pass over /proc; pids in `except` (another stack's) are left out. */
+export async function processesByPart(except: number[] = []): Promise<Record<keyof typeof stackParts, number[]>> {
+  const found = Object.fromEntries(Object.keys(stackParts).map((k) => [k, [] as number[]])) as Record<
+    keyof typeof stackParts,
+    number[]
+  >;
+  for (const { pid, cmdline } of await processesMentioning(Object.values(stackParts)))
+    for (const [part, needle] of Object.entries(stackParts))
+      if (cmdline.includes(needle) && !except.includes(pid)) found[part as keyof typeof stackParts].push(pid);
+  return found;
+}
 
 /** Resident memory of `pids` together, in MiB (a process gone meanwhile counts 0). */
 export async function rssMiB(pids: number[]): Promise<number> {
