@@ -158,7 +158,11 @@ export function apiserverProcess(l: ControlPlaneLayout, stateDir: string): Proce
   ]);
 }
 
-export function controllerManagerProcess(l: ControlPlaneLayout, stateDir: string): ProcessSpec {
+export function controllerManagerProcess(
+  l: ControlPlaneLayout,
+  stateDir: string,
+  extraArgs: readonly string[] = [],
+): ProcessSpec {
   const pki = pkiDir(l.root);
   return staticPod(l, 'kube-controller-manager', join(l.kubernetesBin, 'kube-controller-manager'), stateDir, [
     ...servingFlags(l, l.ports.controllerManager, kubeconfigPath(l.root, 'controller-manager')),
@@ -176,6 +180,7 @@ export function controllerManagerProcess(l: ControlPlaneLayout, stateDir: string
     // A Node whose kubelet stopped turns Unknown after 20 s rather than the default 50 s: two missed Lease
     // renewals (every 10 s), so health checks and their tests see a dead machine sooner.
     `--node-monitor-grace-period=${nodeMonitorGraceSeconds}s`,
+    ...extraArgs,
   ]);
 }
 

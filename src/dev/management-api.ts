@@ -244,7 +244,9 @@ export async function startManagementApi(
         throw await withLogs(dir, err);
       },
     );
-    await startDetached(controllerManagerProcess(l, runDir(dir)));
+    // A quota synced before its CRDs' resources were discovered counts them only at the next full resync (5 minutes by
+    // default) while no object of theirs exists yet; a tenant's first Cluster would be refused that long.
+    await startDetached(controllerManagerProcess(l, runDir(dir), ['--resource-quota-sync-period=20s']));
   }
   const api = new ManagementApi(server, kubeconfigCredentials(await managementKubeconfig(dir)));
   try {

@@ -217,7 +217,8 @@ test("a ResourceQuota on count/clusters.cluster.x-k8s.io and count/machines.clus
   };
   ok(await asAdmin('apply', '-f', await manifestFile('quota.json', JSON.stringify(quota))));
   // Admission refuses every object a quota counts until the quota controller has written its usage; it learns the
-  // CRDs' resources from discovery, and on a loaded host (CI at 11d4fbf) that took more than 90 s.
+  // CRDs' resources from discovery, then counts them at its next resync (20 s on the management API; at Kubernetes'
+  // default of 5 minutes this waited past 240 s on a loaded host, CI at 55ff77b).
   await until(
     'the quota controller to count team-b',
     async () => {
