@@ -12,3 +12,5 @@ export { watchNodeHealth } from './kube/node-health-watch';
 export { checkClusterHealth } from './health/cluster-health';
 export { clusterCertificateAuthorities } from './certificates/cluster-certificate-authorities';
 export { maintenanceWindowAt } from './owner/maintenance-window';
+export { applyAddonResources } from './addons/apply-addon-resources';
+export { matchResourceSetClusters } from './addons/resource-set-clusters';

@@ -11,6 +11,8 @@ export const ErrorType = {
   ClusterSecretsUnavailable: 'ClusterSecretsUnavailable',
   /** The host cannot confine a machine as the threat model asks (a tool missing): retried until the operator fixes it. */
   HostNotReady: 'HostNotReady',
+  /** A workload cluster's apiserver did not answer (or answered 5xx or 429): retried. */
+  WorkloadApiUnavailable: 'WorkloadApiUnavailable',
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 

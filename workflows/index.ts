@@ -4,3 +4,4 @@ export { machineDeploymentWorkflow } from './machine-deployment/machine-deployme
 export { clusterWorkflow } from './cluster/cluster-workflow';
 export { clusterHealthWorkflow } from './health/cluster-health-workflow';
 export { certificateInventoryWorkflow } from './certificates/certificate-inventory-workflow';
+export { clusterResourceSetWorkflow } from './addons/cluster-resource-set-workflow';

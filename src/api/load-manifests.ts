@@ -30,6 +30,8 @@ import { clusterNetworkDefaults } from '../contract/cluster-network';
 import { pausedAnnotation } from '../contract/cluster';
 import { clusterProblems } from '../spec-rules/cluster-rules';
 import { expandTopologies, type RawDocument } from './topology/expand-topology';
+import { clusterResourceSetV1beta1, clusterResourceSetV1beta2, configMap, secret } from './kinds/addons';
+import { loadAddons, type AddonDocument, type Addons } from './load-addons';
 import type { SpecProblem } from '../spec-rules/spec-problem';
 import { parseMaintenanceWindow } from './maintenance-window';
 import {
@@ -106,7 +108,19 @@ export function loadManifests(
   vars: Record<string, string | undefined>,
   kubernetesVersions?: string[],
 ): ClusterModel[] {
-  return loadManifestsWithTopologies(sources, vars, kubernetesVersions).clusters;
+  const { clusters, addons } = loadManifestsWithTopologies(sources, vars, kubernetesVersions);
+  const first = addons.resourceSets[0] ?? addons.resources[0];
+  if (first)
+    throw new ManifestError([
+      {
+        file: sources.map((s) => s.file).join(', '),
+        index: 0,
+        name: first.name,
+        message: `ClusterResourceSets and the ConfigMaps and Secrets they apply are not taken here`,
+        hint: 'apply them with `capt apply -f`',
+      },
+    ]);
+  return clusters;
 }
 
 /** An object a Cluster's topology was expanded into, as Cluster API's topology controller would write it. */
@@ -125,8 +139,9 @@ export function loadManifestsWithTopologies(
   sources: ManifestSource[],
   vars: Record<string, string | undefined>,
   kubernetesVersions?: string[],
-): { clusters: ClusterModel[]; made: MadeObject[] } {
+): { clusters: ClusterModel[]; made: MadeObject[]; addons: Addons } {
   const problems: ManifestProblem[] = [];
+  const addonDocuments: AddonDocument[] = [];
   const documents: RawDocument[] = [];
   for (const source of sources) {
     const count = (source.text.match(/^---/gm) ?? []).length + 1;
@@ -168,8 +183,10 @@ export function loadManifestsWithTopologies(
   }
   const parsed: Parsed[] = [];
   const expanded = expandTopologies(documents, problems);
-  for (const { raw, loc, topology } of expanded) parseDocument(raw, loc, problems, parsed, topology);
-  if (!problems.length && parsed.length === 0)
+  for (const { raw, loc, topology } of expanded)
+    if (!parseAddonDocument(raw, loc, problems, addonDocuments)) parseDocument(raw, loc, problems, parsed, topology);
+  const addons = loadAddons(addonDocuments, problems);
+  if (!problems.length && parsed.length === 0 && addonDocuments.length === 0)
     problems.push({
       file: sources.map((s) => s.file).join(', '),
       index: 0,
@@ -199,7 +216,52 @@ export function loadManifestsWithTopologies(
   return {
     clusters: JSON.parse(JSON.stringify(clusters)) as ClusterModel[],
     made: expanded.filter((d) => d.madeFromTopology).map((d) => d.raw as MadeObject),
+    addons: JSON.parse(JSON.stringify(addons)) as Addons,
   };
+}
+
+const addonsGroup = 'addons.cluster.x-k8s.io';
+
+/**
+ * A ClusterResourceSet, or a ConfigMap or Secret (the resources such sets apply), parsed into `out`; false for
+ * any other document. ClusterResourceSetBinding is Cluster API's record of what was applied: capt keeps it itself.
+ */
+function parseAddonDocument(raw: Raw, loc: ManifestLocation, problems: ManifestProblem[], out: AddonDocument[]) {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
+  const kind = raw.kind as unknown;
+  if (kind !== 'ClusterResourceSet' && kind !== 'ConfigMap' && kind !== 'Secret') return false;
+  const name = typeof raw.metadata?.name === 'string' ? raw.metadata.name : undefined;
+  const where = { ...loc, kind, name };
+  const apiVersion = raw.apiVersion as unknown;
+  const expected = kind === 'ClusterResourceSet' ? [`${addonsGroup}/v1beta2`, `${addonsGroup}/v1beta1`] : ['v1'];
+  if (typeof apiVersion !== 'string' || !expected.includes(apiVersion)) {
+    problems.push({
+      ...where,
+      path: 'apiVersion',
+      message: `${kind} is not served as ${JSON.stringify(String(apiVersion).slice(0, 100))}`,
+      hint: `use apiVersion: ${expected.join(' or ')}`,
+    });
+    return true;
+  }
+  const schema =
+    kind === 'ConfigMap'
+      ? configMap
+      : kind === 'Secret'
+        ? secret
+        : apiVersion.endsWith('v1beta1')
+          ? clusterResourceSetV1beta1
+          : clusterResourceSetV1beta2;
+  const result = schema.safeParse(raw);
+  if (!result.success) problems.push(...zodProblems(result.error, where, apiVersion));
+  else
+    out.push({
+      kind,
+      name: name!,
+      namespace: (raw.metadata?.namespace as string | undefined) ?? 'default',
+      loc: where,
+      value: result.data,
+    });
+  return true;
 }
 
 function parseDocument(

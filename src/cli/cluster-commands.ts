@@ -1,13 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadManifests } from '../api/load-manifests';
+import { loadManifests, loadManifestsWithTopologies } from '../api/load-manifests';
 import { manifestVariables, substituteVariables } from '../api/variables';
-import { CaptClient, failedMachines, RejectedError, type OwnerKind } from '../client/capt-client';
+import { CaptClient, failedMachines, NotFoundError, RejectedError, type OwnerKind } from '../client/capt-client';
 import { parseAnnotationArgs } from '../client/machine-annotations';
 import type { ClusterView } from '../contract/cluster';
 import { availableKubernetesVersions, kubectlFor } from '../tools';
 import { terminalSafe } from '../util/terminal-text';
 import { appliedText } from './apply-text';
+import { ResourceSets } from '../client/resource-sets';
+import { appliedAddonText, resourceSetsTable, resourceSetText } from './resource-set-text';
 import type { FlagValues } from './flags';
 import { controlPlaneMachineCount } from './flavors';
 import { healthTable, healthText } from './health-text';
@@ -97,13 +99,15 @@ export const apply: Action = async (_, values) => {
       '--wait with --dry-run: a dry run changes nothing, so there is nothing to wait for; drop one of them',
     );
   const kubernetesVersions = localKubernetesVersions();
-  const models = loadManifests(
+  const { clusters: models, addons } = loadManifestsWithTopologies(
     readSources(values.filename),
     manifestVariables(process.env, values.var ?? []),
     kubernetesVersions,
   );
   return withClient(async (client) => {
+    // Clusters first: a set applied with them then finds them at its first pass.
     for (const r of await client.apply(models, { dryRun, kubernetesVersions })) out(appliedText(r, dryRun));
+    for (const r of await new ResourceSets(client.client).apply(addons, { dryRun })) out(appliedAddonText(r, dryRun));
     if (!values.wait) return 0;
     const timeout = durationMs(values.timeout!);
     let failed = false;
@@ -133,6 +137,9 @@ export const listedKinds = {
   certificates: 'Certificate',
   certificate: 'Certificate',
   certs: 'Certificate',
+  clusterresourcesets: 'ClusterResourceSet',
+  clusterresourceset: 'ClusterResourceSet',
+  crs: 'ClusterResourceSet',
 } as const;
 
 export const get: Action = ([what], values) => {
@@ -148,6 +155,9 @@ export const get: Action = ([what], values) => {
     } else if (kind === 'Certificate') {
       const items = await client.certificates(all);
       out(structured ? formatOutput({ items }, format) : certificatesTable(items, wide));
+    } else if (kind === 'ClusterResourceSet') {
+      const items = await new ResourceSets(client.client).list(all);
+      out(structured ? formatOutput({ items }, format) : resourceSetsTable(items));
     } else if (kind === 'Machine') {
       const items = await client.listMachines(all);
       out(structured ? formatOutput({ items }, format) : machinesTable(items, wide));
@@ -185,6 +195,21 @@ export const deleteCluster: Action = ([name], values) => {
     return 0;
   });
 };
+
+export const describeResourceSet: Action = ([name], values) =>
+  withClient(async (client) => {
+    const status = await new ResourceSets(client.client).status(values.namespace!, name!);
+    if (!status) throw new NotFoundError(`clusterresourceset ${values.namespace}/${name} not found`);
+    out(resourceSetText(status));
+    return 0;
+  });
+
+export const deleteResourceSet: Action = ([name], values) =>
+  withClient(async (client) => {
+    await new ResourceSets(client.client).delete(values.namespace!, name!);
+    out(`clusterresourceset.addons.cluster.x-k8s.io/${name} deleted (what it applied stays in the clusters)`);
+    return 0;
+  });
 
 export const deleteMachine: Action = ([name], values) =>
   withClient(async (client) => {

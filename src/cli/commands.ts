@@ -68,7 +68,7 @@ export const commandTree: CommandSpec[] = [
   },
   {
     name: 'get',
-    help: 'list clusters, machines, their owners, or every certificate with its expiry',
+    help: 'list clusters, machines, their owners, ClusterResourceSets, or every certificate with its expiry',
     args: [{ name: 'KIND', help: 'what to list', choices: Object.keys(cluster.listedKinds) }],
     flags: ['allNamespaces', 'output', ...clusterFlags],
     action: cluster.get,
@@ -84,11 +84,18 @@ export const commandTree: CommandSpec[] = [
         flags: ['showConditions', ...clusterFlags],
         action: cluster.describeClusterCommand,
       },
+      {
+        name: 'clusterresourceset',
+        help: "a ClusterResourceSet: its resources, its ResourcesApplied condition and each cluster's binding",
+        args: [name('clusterresourceset')],
+        flags: clusterFlags,
+        action: cluster.describeResourceSet,
+      },
     ],
   },
   {
     name: 'delete',
-    help: 'delete a cluster or a machine',
+    help: 'delete a cluster, a machine or a ClusterResourceSet',
     commands: [
       {
         name: 'cluster',
@@ -103,6 +110,13 @@ export const commandTree: CommandSpec[] = [
         args: [name('machine')],
         flags: clusterFlags,
         action: cluster.deleteMachine,
+      },
+      {
+        name: 'clusterresourceset',
+        help: 'stop a ClusterResourceSet; what it applied stays in the clusters, as Cluster API leaves it',
+        args: [name('clusterresourceset')],
+        flags: clusterFlags,
+        action: cluster.deleteResourceSet,
       },
     ],
   },

@@ -6,7 +6,6 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
   type UpdateDefinition,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -77,7 +76,8 @@ import {
 } from '../contract/cluster-health';
 import { ownerStatusAllPages } from './owner-status-pages';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
-import { isUnknownUpdate, unknownUpdateMessage } from './unknown-update';
+import { executeUpdate } from './workflow-update';
+import { NotFoundError, RejectedError } from './client-errors';
 
 /** capt's programmatic client: everything the CLI does, as calls over Temporal. */
 export interface ConnectOptions {
@@ -132,21 +132,7 @@ export interface ClusterHealthOutcome {
   error?: string;
 }
 
-/** An operation the server refused; its message says why and what to change. */
-export class RejectedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RejectedError';
-  }
-}
-
-/** The object does not exist (any more): exit code 1, as kubectl's NotFound. */
-export class NotFoundError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'NotFoundError';
-  }
-}
+export { NotFoundError, RejectedError } from './client-errors';
 
 /** The kinds that own machines, as the CLI names them. */
 export type OwnerKind = 'machinedeployment' | 'kubeadmcontrolplane';
@@ -222,7 +208,7 @@ export class CaptClient {
         out.push(...appliedObjects(model, diff, await this.preview(handle, applied.model, model, diff)));
         continue;
       }
-      await this.update(handle, applyClusterUpdate, model);
+      await executeUpdate(handle, applyClusterUpdate, model);
       out.push(...appliedObjects(model, diff));
     }
     return out;
@@ -332,30 +318,6 @@ export class CaptClient {
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
-    }
-  }
-
-  /**
-   * Sends an update and waits for its result. A refused one becomes a RejectedError carrying the validator's
-   * message, or, when the workflow runs code that has no such update, saying so and what to do.
-   */
-  private async update<Ret, Args extends unknown[]>(
-    handle: WorkflowHandle,
-    definition: UpdateDefinition<Ret, Args>,
-    ...args: Args
-  ): Promise<Ret> {
-    try {
-      // The SDK's overloads tell updates with arguments from those without; `args` is whichever the definition takes.
-      const execute = handle.executeUpdate.bind(handle) as (
-        def: UpdateDefinition<Ret, Args>,
-        options: { args: Args },
-      ) => Promise<Ret>;
-      return await execute(definition, { args });
-    } catch (err) {
-      if (!(err instanceof WorkflowUpdateFailedError) || !err.cause) throw err;
-      throw new RejectedError(
-        isUnknownUpdate(err.cause) ? unknownUpdateMessage(handle.workflowId, definition.name) : err.cause.message,
-      );
     }
   }
 
@@ -479,7 +441,7 @@ export class CaptClient {
   ): Promise<Ret> {
     const owner = this.owner(kind, ns, name);
     try {
-      return await this.update(owner, definition, ...args);
+      return await executeUpdate(owner, definition, ...args);
     } catch (err) {
       if (err instanceof RejectedError) throw err;
       const description = await owner.describe().catch(() => undefined);
@@ -496,7 +458,7 @@ export class CaptClient {
    * which adopt the machines they find; a dry run only reports.
    */
   async repairCluster(ns: string, name: string, opts: { dryRun?: boolean } = {}): Promise<RepairReport> {
-    return this.update(await this.runningCluster(ns, name), repairClusterUpdate, { dryRun: !!opts.dryRun });
+    return executeUpdate(await this.runningCluster(ns, name), repairClusterUpdate, { dryRun: !!opts.dryRun });
   }
 
   /** Waits until each owner `repairCluster` rebuilt has adopted its machines; their statuses then. */
@@ -629,7 +591,7 @@ export class CaptClient {
 
   /** Deletes one machine (drained first); its owner replaces it if it still wants the replicas. */
   async deleteMachine(ns: string, name: string): Promise<MachineStatus> {
-    return this.update((await this.machine(ns, name)).handle, deleteMachineUpdate, {});
+    return executeUpdate((await this.machine(ns, name)).handle, deleteMachineUpdate, {});
   }
 
   /**
@@ -641,11 +603,11 @@ export class CaptClient {
     const next = annotated(status.annotations, change);
     const invalid = annotationsProblem(next);
     if (invalid) throw new RejectedError(`machine ${ns}/${name}: ${invalid}`);
-    return this.update(handle, changeMachineUpdate, { annotations: next });
+    return executeUpdate(handle, changeMachineUpdate, { annotations: next });
   }
 
   async deleteCluster(ns: string, name: string): Promise<ClusterStatus> {
-    return this.update(this.cluster(ns, name), deleteClusterUpdate);
+    return executeUpdate(this.cluster(ns, name), deleteClusterUpdate);
   }
 
   /** Waits for the cluster's workflow to finish (deletion), reporting progress. */
@@ -811,7 +773,7 @@ export class CaptClient {
   async kubeconfig(ns: string, name: string): Promise<string> {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-    const issued = await this.update(await this.runningCluster(ns, name), issueKubeconfigUpdate, { publicKey: pem });
+    const issued = await executeUpdate(await this.runningCluster(ns, name), issueKubeconfigUpdate, { publicKey: pem });
     return kubeconfig({
       ...issued,
       credentials: { cert: issued.cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },

@@ -15,3 +15,5 @@ export const certificateInventoryWorkflowId = (namespace: string, cluster: strin
 
 /** The machine workflow's type name, for starting it by name where the workflow itself cannot be imported. */
 export const machineWorkflowType = 'machineWorkflow';
+/** A ClusterResourceSet's workflow. */
+export const resourceSetWorkflowId = (namespace: string, name: string) => `crs/${namespace}/${name}`;
