@@ -113,6 +113,13 @@ test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while 
     busyRuns.size >= Math.ceil(target / startsPerRun),
     `continue-as-new during the scale-up: runs seen ${busyRuns.size}`,
   );
+  // The owner's continued runs keep its workflow task timeout (build-upgrade.ts, ownerWorkflowTaskTimeout).
+  const config = (await handle.describe()).raw.executionConfig;
+  assert.equal(
+    Number(config?.defaultWorkflowTaskTimeout?.seconds),
+    60,
+    'the continued run keeps the 60 s task timeout',
+  );
   assert.ok(peak <= target, `never more machines than asked for: ${peak}`);
   const workflows = deploymentMachines(await suite.client.listMachines('default'));
   await assertReportsCoalesced(workflows);

@@ -73,7 +73,12 @@ import type { OwnerRebuild } from '../shared/owner-adoption';
 import { ownerSupervision, rebuiltReplicas } from './owner-supervision';
 import { recordUnknownSignals, unknownSignalsDetails } from '../shared/unknown-signals';
 import type { OwnerRef } from '../../src/contract/owner';
-import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
+import {
+  continueAsNewOnTargetBuild,
+  ownerContinueAsNewDue,
+  ownerWorkflowTaskTimeout,
+  pinToBuild,
+} from '../shared/build-upgrade';
 
 /** One attempt of the Node health watch; then a fresh one (bounded activities, and a new worker version takes over). */
 const nodeHealthAttemptSeconds = 600;
@@ -282,6 +287,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       workflowId: mdWorkflowId(facts.namespace, name),
       args: [{ cluster: facts, spec, owner: self, generation, clusterPaused: state.model.paused, rebuild }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowTaskTimeout: ownerWorkflowTaskTimeout,
       staticSummary: `MachineDeployment ${facts.namespace}/${name} of cluster ${facts.name}${rebuild ? ' (rebuilt)' : ''}`,
     });
   };
@@ -296,6 +302,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
       workflowId: kcpWorkflowId(facts.namespace, applied.name),
       args: [{ cluster: facts, spec, owner: self, generation, clusterPaused: state.model.paused, rebuild }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowTaskTimeout: ownerWorkflowTaskTimeout,
       staticSummary: `KubeadmControlPlane ${facts.namespace}/${applied.name} of cluster ${facts.name}${rebuild ? ' (rebuilt)' : ''}`,
     });
   };

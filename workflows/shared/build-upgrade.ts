@@ -21,3 +21,11 @@ export function continueAsNewOnTargetBuild<F extends Workflow>(...args: Paramete
  */
 export const ownerContinueAsNewDue = () =>
   workflowInfo().continueAsNewSuggested || workflowInfo().targetWorkerDeploymentVersionChanged;
+
+/**
+ * An owner's workflow task timeout: a task that must replay the owner's whole history (after its cache entry was
+ * evicted, or a failed task) applies thousands of machine reports; at 5,000 workers on a loaded host that took
+ * longer than Temporal's default 10 s, so every retry timed out and the owner never moved again (bench/README.md,
+ * "One MachineDeployment of 5,000 workers"). Its continued runs keep it: the server carries a run's timeout over.
+ */
+export const ownerWorkflowTaskTimeout = '60 seconds';
