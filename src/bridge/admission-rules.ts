@@ -40,6 +40,20 @@ export const reviewedKinds = [
   'LocalClusterTemplate',
 ] as const satisfies readonly ManagedKind[];
 
+/**
+ * Kinds Cluster API's CRDs serve that the bridge does not carry out: refused at admission, with what to do, rather
+ * than stored for nothing to act on (capt carries ClusterResourceSets applied with `capt apply`: docs/addons.md).
+ */
+export const refusedResources = [{ group: 'addons.cluster.x-k8s.io', plural: 'clusterresourcesets' }] as const;
+
+/** The refusal of an object of refusedResources; undefined for every other object. */
+export function refusedKind(request: AdmissionRequest): string | undefined {
+  const { operation, object } = request;
+  if ((operation !== 'CREATE' && operation !== 'UPDATE') || object?.kind !== 'ClusterResourceSet') return undefined;
+  if (object.metadata.deletionTimestamp) return undefined;
+  return `ClusterResourceSet ${object.metadata.namespace}/${object.metadata.name}: the management API's bridge does not carry out ClusterResourceSets yet, so it refuses them rather than store one nothing acts on; apply it, with the ConfigMaps and Secrets it names, with \`capt apply -f\` (docs/addons.md)`;
+}
+
 export interface AdmissionCheck {
   /** capt's located message when the objects are refused as they are. */
   refusal?: string;

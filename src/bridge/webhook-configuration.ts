@@ -19,15 +19,20 @@ const notTheBridgesOwn = {
 };
 
 /**
- * One webhook of a configuration: the apiserver asks `url` about every create and update of `kinds` at
- * v1beta2 (deletions are never refused nor defaulted). failurePolicy Ignore: see each configuration.
+ * One webhook of a configuration: the apiserver asks `url` about every create and update of `kinds` (and of
+ * the `others` resources) at v1beta2 (deletions are never refused nor defaulted). failurePolicy Ignore: see each
+ * configuration.
  */
-export function admissionWebhook(name: string, url: string, caBundle: string, kinds: readonly ManagedKind[]) {
+export function admissionWebhook(
+  name: string,
+  url: string,
+  caBundle: string,
+  kinds: readonly ManagedKind[],
+  others: readonly { group: string; plural: string }[] = [],
+) {
   const plurals = new Map<string, string[]>();
-  for (const kind of kinds) {
-    const { group, plural } = managedResources[kind];
+  for (const { group, plural } of [...kinds.map((kind) => managedResources[kind]), ...others])
     plurals.set(group, [...(plurals.get(group) ?? []), plural]);
-  }
   return {
     name,
     clientConfig: { url, caBundle: Buffer.from(caBundle).toString('base64') },

@@ -65,6 +65,27 @@ test("kubectl apply of an object capt refuses fails at once with capt's located 
   assert.match(got.stderr, /kubeadmcontrolplanes\.controlplane\.cluster\.x-k8s\.io "refused-control-plane" not found/);
 });
 
+test('kubectl apply of a ClusterResourceSet, which the bridge does not carry out, is refused saying to use capt apply; nothing is stored', async () => {
+  const set = `apiVersion: addons.cluster.x-k8s.io/v1beta2
+kind: ClusterResourceSet
+metadata: {name: cni, namespace: default}
+spec:
+  clusterSelector: {matchLabels: {cni: calico}}
+  resources: [{name: cni-manifests, kind: ConfigMap}]
+`;
+  const applied = await kube(set, 'apply', '-f', '-');
+  assert.notEqual(applied.code, 0);
+  assert.ok(
+    applied.stderr.includes(
+      `${denied}ClusterResourceSet default/cni: the management API's bridge does not carry out ClusterResourceSets yet, so it refuses them rather than store one nothing acts on; apply it, with the ConfigMaps and Secrets it names, with \`capt apply -f\` (docs/addons.md)`,
+    ),
+    applied.stderr,
+  );
+  const got = await kube(undefined, 'get', 'clusterresourcesets', '-A', '-o', 'name');
+  assert.equal(got.code, 0, got.stderr);
+  assert.equal(got.stdout.trim(), '');
+});
+
 test('a change a running cluster refuses (a downgrade, too many workers) fails at once with the message capt apply gives; the stored object is unchanged', async () => {
   const text = withoutWorkers(await manifest('kept'));
   const applied = await kube(text, 'apply', '-f', '-');

@@ -294,7 +294,7 @@ test('an update gives the model before and after, so a downgrade is refused with
   );
 });
 
-test('the configuration asks about creates and updates of every kind of a manifest, Ignore on failure, within 5 s', () => {
+test('the configuration asks about creates and updates of every kind of a manifest and of ClusterResourceSets, Ignore on failure, within 5 s', () => {
   const config = validatingWebhookConfiguration('https://127.0.0.1:9443/validate', 'PEM');
   const [webhook] = (config as { webhooks: Record<string, unknown>[] }).webhooks;
   assert.deepEqual(webhook!.clientConfig, { url: 'https://127.0.0.1:9443/validate', caBundle: 'UEVN' });
@@ -325,6 +325,14 @@ test('the configuration asks about creates and updates of every kind of a manife
       apiVersions: ['v1beta2'],
       operations: ['CREATE', 'UPDATE'],
       resources: ['localclusters', 'localmachinetemplates', 'localmachines', 'localclustertemplates'],
+      scope: 'Namespaced',
+    },
+    // Not carried out by the bridge: refused (refusedResources).
+    {
+      apiGroups: ['addons.cluster.x-k8s.io'],
+      apiVersions: ['v1beta2'],
+      operations: ['CREATE', 'UPDATE'],
+      resources: ['clusterresourcesets'],
       scope: 'Namespaced',
     },
   ]);
