@@ -5,12 +5,17 @@ import type { ControlPlaneModel } from '../../src/api/model';
 import { controlPlaneMachineLabels } from '../../src/contract/machine-labels';
 import { controlPlaneMachineFields } from '../../workflows/control-plane/control-plane-workflow';
 import { pendingTemplateChange } from '../../workflows/shared/in-place-change';
-import type { OwnerStatus } from '../../src/contract/owner';
+import type { MachineRecord, OwnerStatus } from '../../src/contract/owner';
 import { mergeTemplateChange } from '../../workflows/machine/machine-change';
 import { machineWorkflowType } from '../../src/contract/workflow-ids';
 import { machineWorkflow } from '../../workflows/machine/machine-workflow';
 import { deletionHeld, machineReport, reportKey, startedByOwnerKey } from '../../workflows/machine/machine-report';
-import { newRecord, recordMachineReport, recordMachineReports } from '../../workflows/shared/machine-pool';
+import {
+  availability,
+  newRecord,
+  recordMachineReport,
+  recordMachineReports,
+} from '../../workflows/shared/machine-pool';
 import { summaryKey } from '../../workflows/shared/owner-summary';
 import { someNames } from '../../workflows/shared/some-names';
 
@@ -251,4 +256,23 @@ test('a machine its owner just started tells it nothing new: the owner assumes P
     'a delete mark at birth is news',
   );
   assert.equal(machineWorkflow.name, machineWorkflowType);
+});
+
+test('availability: running for minReadySeconds at the time asked, the canonical time compared as text and any other parsed, alike', () => {
+  const record = (runningSince?: string, extra: Partial<MachineRecord> = {}): MachineRecord => ({
+    ...newRecord('m-1', 'h1', 'v1.36.3', '2026-11-27T10:00:00.000Z'),
+    phase: MachinePhase.Running,
+    ...(runningSince ? { runningSince } : {}),
+    ...extra,
+  });
+  const now = Date.parse('2026-11-27T10:00:30.000Z');
+  const at = availability(30, now);
+  assert.equal(at(record('2026-11-27T10:00:00.000Z')), true, 'exactly minReadySeconds ago');
+  assert.equal(at(record('2026-11-27T10:00:00.001Z')), false, 'a millisecond short');
+  // Another spelling of the same instants (an offset, no milliseconds) is parsed, with the same answers.
+  assert.equal(at(record('2026-11-27T11:00:00+01:00')), true);
+  assert.equal(at(record('2026-11-27T11:00:01+01:00')), false);
+  assert.equal(at(record(undefined)), false, 'running, no time yet');
+  assert.equal(at(record('2026-11-27T09:00:00.000Z', { deleting: true })), false, 'leaving');
+  assert.equal(availability(0, now)(record('2026-11-27T10:00:30.000Z')), true, 'minReadySeconds 0: running now');
 });

@@ -2,7 +2,7 @@ import type { MachineDeploymentModel } from '../../src/api/model';
 import { resolveIntOrPercent } from '../../src/api/int-or-percent';
 import { MachinePhase } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
-import { isAvailable } from '../shared/machine-pool';
+import { availability } from '../shared/machine-pool';
 import { repaveDueMs } from '../../src/contract/machine-max-age';
 import { someNames } from '../shared/some-names';
 
@@ -61,17 +61,19 @@ export const planMachines = (
   minReadySeconds: number,
   nowMs: number,
   maxAgeSeconds?: number,
-): PlanMachine[] =>
-  records.map((m) => ({
+): PlanMachine[] => {
+  const isAvailable = availability(minReadySeconds, nowMs);
+  return records.map((m) => ({
     name: m.name,
     set: m.templateHash,
     createdAt: m.createdAt,
     deleting: m.deleting,
     running: m.phase === MachinePhase.Running,
-    available: isAvailable(m, minReadySeconds, nowMs),
+    available: isAvailable(m),
     marked: m.marked,
     ...(maxAgeSeconds !== undefined && repaveDueMs(m.createdAt, maxAgeSeconds) <= nowMs ? { expired: true } : {}),
   }));
+};
 
 /**
  * maxSurge and maxUnavailable as counts, never both 0: the spec rules refuse two literal zeros, and

@@ -104,12 +104,15 @@ export function recordMachineReports(
     if (own) own.push(r);
     else byName.set(r.name, [r]);
   }
-  return machines.flatMap((m): MachineRecord[] => {
+  // A loop, not flatMap: it runs at every report over up to 5,000 records, and replays run it again.
+  const out: MachineRecord[] = [];
+  for (const m of machines) {
     const own = byName.get(m.name);
-    if (!own) return [m];
-    if (own.some((r) => r.phase === MachinePhase.Deleted)) return [];
-    return [own.reduce<MachineRecord>((record, r) => withReport(record, r, now), m)];
-  });
+    if (!own) out.push(m);
+    else if (!own.some((r) => r.phase === MachinePhase.Deleted))
+      out.push(own.reduce<MachineRecord>((record, r) => withReport(record, r, now), m));
+  }
+  return out;
 }
 
 function withReport(m: MachineRecord, report: MachineReport, now: string): MachineRecord {
@@ -146,6 +149,18 @@ export const isRunning = (m: MachineRecord) =>
   !m.node?.gone &&
   !m.node?.conditions.some((c) => c.type === 'Ready');
 
-/** Running for at least minReadySeconds at `nowMs`. */
-export const isAvailable = (m: MachineRecord, minReadySeconds: number, nowMs: number) =>
-  isRunning(m) && !!m.runningSince && Date.parse(m.runningSince) + minReadySeconds * 1000 <= nowMs;
+/**
+ * Whether a machine has been running for at least minReadySeconds at `nowMs`, for many machines at one time: the
+ * bound is made once, and a record's time (the workflow's own `toISOString()`) compared as text, which orders as
+ * time does; any other spelling is parsed. Parsing every record's time was a fifth of an owner's replay at 5,000.
+ */
+export function availability(minReadySeconds: number, nowMs: number): (m: MachineRecord) => boolean {
+  const bound = nowMs - minReadySeconds * 1000;
+  const boundText = new Date(bound).toISOString();
+  const canonical = (t: string) => t.length === 24 && t[10] === 'T' && t[23] === 'Z' && boundText.length === 24;
+  return (m) =>
+    isRunning(m) &&
+    !!m.runningSince &&
+    (canonical(m.runningSince) ? m.runningSince <= boundText : Date.parse(m.runningSince) <= bound);
+}
+
