@@ -253,6 +253,13 @@ function parseAddonDocument(raw: Raw, loc: ManifestLocation, problems: ManifestP
           : clusterResourceSetV1beta2;
   const result = schema.safeParse(raw);
   if (!result.success) problems.push(...zodProblems(result.error, where, apiVersion));
+  else if (kind === 'ClusterResourceSet' && raw.metadata?.annotations?.[pausedAnnotation] !== undefined)
+    problems.push({
+      ...where,
+      path: `metadata.annotations.${pausedAnnotation}`,
+      message: 'capt does not pause a ClusterResourceSet',
+      hint: 'remove the annotation; `capt delete clusterresourceset` stops one, and what it applied stays',
+    });
   else
     out.push({
       kind,

@@ -89,6 +89,16 @@ data: {ns.yaml: ${Buffer.from(manifest).toString('base64')}}`;
 test('bad addons are refused at their field, with what to do, and nothing is loaded', () => {
   const cases: [string[], RegExp, string?][] = [
     [[crs('  clusterSelector: {}\n  resources: [{name: x, kind: ConfigMap}]')], /selector must not be empty/],
+    [
+      [
+        crs(spec).replace(
+          'metadata: {name: cni, namespace: team-a}',
+          'metadata: {name: cni, namespace: team-a, annotations: {cluster.x-k8s.io/paused: ""}}',
+        ),
+      ],
+      /capt does not pause a ClusterResourceSet/,
+      'metadata.annotations.cluster.x-k8s.io/paused',
+    ],
     [[crs('  clusterSelector: {matchLabels: {a: b}}\n  resources: []')], /Too small|at least|>=1/i, 'spec.resources'],
     [[crs('  clusterSelector: {matchLabels: {a: b}}\n  resources: [{name: x, kind: Deployment}]')], /ConfigMap|Secret/],
     [
