@@ -163,4 +163,3 @@ export function availability(minReadySeconds: number, nowMs: number): (m: Machin
     !!m.runningSince &&
     (canonical(m.runningSince) ? m.runningSince <= boundText : Date.parse(m.runningSince) <= bound);
 }
-
