@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { kubectlFor, availableKubernetesVersions } from '../../src/tools';
 import { runCapt } from '../fixtures/capt-cli';
@@ -26,12 +26,14 @@ const refused = async (...args: string[]) => {
   return r.stderr;
 };
 
-let dir: string;
+let dir: string | undefined;
 const file = async (name: string, text: string) => {
   dir ??= await mkdtemp(join(tmpdir(), 'capt-crs-'));
   await writeFile(join(dir, name), text);
   return join(dir, name);
 };
+// It holds the clusters' admin kubeconfigs: nothing of it outlives the test.
+after(() => (dir ? rm(dir, { recursive: true, force: true }) : undefined));
 
 /** The quickstart cluster NAME (one control-plane machine, no workers), labelled `cni: calico`. */
 async function labelledCluster(name: string): Promise<string> {
