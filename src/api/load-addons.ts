@@ -160,13 +160,14 @@ export function loadAddons(documents: AddonDocument[], problems: ManifestProblem
       });
     seen.set(id, d.loc);
   }
-  const resourceSets = documents.filter((d) => d.kind === 'ClusterResourceSet').map(resourceSetOf);
+  const setDocuments = documents.filter((d) => d.kind === 'ClusterResourceSet');
+  const resourceSets = setDocuments.map(resourceSetOf);
   resourceSets.forEach((set, i) => {
     const keys = set.resources.map(resourceKey);
     keys.forEach((k, j) => {
       if (keys.indexOf(k) !== j)
         problems.push({
-          ...documents.filter((d) => d.kind === 'ClusterResourceSet')[i]!.loc,
+          ...setDocuments[i]!.loc,
           path: `spec.resources[${j}]`,
           message: `${k} is named twice`,
           hint: 'name each ConfigMap or Secret once',

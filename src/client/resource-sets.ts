@@ -18,6 +18,7 @@ import { ownersTaskQueue } from '../contract/task-queues';
 import { resourceSetWorkflowId } from '../contract/workflow-ids';
 import { clusterResourceSetWorkflow } from '../../workflows';
 import { dueResources } from '../../workflows/addons/resource-set-bindings';
+import { resourceSetChangeRefusal } from '../../workflows/addons/resource-set-change';
 import { NotFoundError, RejectedError } from './client-errors';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
 import { executeUpdate } from './workflow-update';
@@ -128,24 +129,10 @@ export class ResourceSets {
     );
     const resources = given.map(({ namespace: _ns, ...content }) => content);
     const status = await this.status(set.namespace, set.name);
-    const where = `ClusterResourceSet ${set.namespace}/${set.name}`;
-    const unknown = set.resources.filter(
-      (ref) =>
-        !given.some((r) => resourceKey(r) === resourceKey(ref)) &&
-        !status?.resources.some((r) => resourceKey(r) === resourceKey(ref) && r.hash),
-    );
-    if (unknown.length)
-      throw new RejectedError(
-        `${where}: spec.resources names ${unknown.map((r) => `${r.kind} ${r.name}`).join(', ')}, which this apply does not hold and capt was never given; apply ${unknown.length > 1 ? 'them' : 'it'} with the set`,
-      );
-    if (status && selectorText(status.selector) !== selectorText(set.selector))
-      throw new RejectedError(
-        `${where}: spec.clusterSelector: field is immutable (it is ${selectorText(status.selector)}); delete the set and apply it again to select other clusters`,
-      );
-    if (status && status.strategy !== set.strategy)
-      throw new RejectedError(
-        `${where}: spec.strategy: field is immutable (it is ${status.strategy}); delete the set and apply it again to change it`,
-      );
+    // What the set holds (by hash in its status) and what this apply gives: every name must be among them.
+    const known = [...given, ...(status?.resources.filter((r) => r.hash) ?? [])].map(resourceKey);
+    const refusal = resourceSetChangeRefusal(status ?? set, status ? set : undefined, known);
+    if (refusal) throw new RejectedError(refusal);
     const unchanged =
       status &&
       sameSet(set, status) &&

@@ -28,6 +28,7 @@ import { invalidSpec } from '../../src/errors';
 import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
 import { recordUnknownSignals, unknownSignalsDetails } from '../shared/unknown-signals';
 import { bound, dueResources, liveBindings, resourcesApplied } from './resource-set-bindings';
+import { resourceSetChangeRefusal } from './resource-set-change';
 
 const { matchResourceSetClusters, applyAddonResources } = proxyActivities<typeof activities>({
   startToCloseTimeout: '5 minutes',
@@ -106,21 +107,10 @@ export async function clusterResourceSetWorkflow(input: ResourceSetInput): Promi
     {
       validator: ({ set: next, resources }) => {
         if (deleting) throw invalidSpec(`ClusterResourceSet ${set.namespace}/${set.name} is being deleted`);
-        if (next && JSON.stringify(next.selector) !== JSON.stringify(set.selector))
-          throw invalidSpec(
-            `ClusterResourceSet ${set.namespace}/${set.name}: spec.clusterSelector: field is immutable (it is ${selectorText(set.selector)})`,
-          );
-        if (next && next.strategy !== set.strategy)
-          throw invalidSpec(
-            `ClusterResourceSet ${set.namespace}/${set.name}: spec.strategy: field is immutable (it is ${set.strategy}); delete the set and apply it again to change it`,
-          );
+        const refusal = resourceSetChangeRefusal(set, next, [...held, ...resources].map(resourceKey));
+        if (refusal) throw invalidSpec(refusal);
         const names: ResourceSetModel['resources'] = (next ?? set).resources;
         const after = [...held, ...resources].filter((h) => names.some((ref) => resourceKey(ref) === resourceKey(h)));
-        const unknown = names.filter((ref) => !after.some((h) => resourceKey(h) === resourceKey(ref)));
-        if (unknown.length)
-          throw invalidSpec(
-            `ClusterResourceSet ${set.namespace}/${set.name}: spec.resources names ${unknown.map(resourceKey).join(', ')}, which capt was never given; apply it (them) with the set`,
-          );
         const bytes = JSON.stringify(after).length;
         if (bytes > maxResourceBytes)
           throw invalidSpec(
@@ -156,7 +146,7 @@ export async function clusterResourceSetWorkflow(input: ResourceSetInput): Promi
           }).catch((err: Error) =>
             due.map((r) => ({ kind: r.kind, name: r.name, hash: r.hash, applied: false, message: err.message })),
           );
-          const next = bound(cluster, binding, results, new Date(Date.now()).toISOString());
+          const next = bound(cluster, binding, results, new Date().toISOString());
           bindings = [...bindings.filter((b) => b.cluster !== cluster.name), next].sort((a, b) =>
             a.cluster.localeCompare(b.cluster),
           );

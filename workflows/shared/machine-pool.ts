@@ -157,7 +157,8 @@ export const isRunning = (m: MachineRecord) =>
 export function availability(minReadySeconds: number, nowMs: number): (m: MachineRecord) => boolean {
   const bound = nowMs - minReadySeconds * 1000;
   const boundText = new Date(bound).toISOString();
-  const canonical = (t: string) => t.length === 24 && t[10] === 'T' && t[23] === 'Z' && boundText.length === 24;
+  const comparable = boundText.length === 24;
+  const canonical = (t: string) => comparable && t.length === 24 && t[10] === 'T' && t[23] === 'Z';
   return (m) =>
     isRunning(m) &&
     !!m.runningSince &&
