@@ -41,6 +41,9 @@ export function providerActivities(provider: InfrastructureProvider) {
     }): Promise<MachineCertificatesPage> {
       return heartbeating(() => provider.machineCertificates(input.namespace, input.cluster, input.after, input.limit));
     },
+    async updateMachineInPlace(ref: Parameters<InfrastructureProvider['updateMachineInPlace']>[0]): Promise<void> {
+      await heartbeating(() => provider.updateMachineInPlace(ref));
+    },
     async detachFromEndpoint(ref: MachineRef): Promise<void> {
       await heartbeating(() => provider.detachFromEndpoint(ref));
     },

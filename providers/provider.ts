@@ -1,5 +1,6 @@
 import type { AdminClientCredentials } from '../src/contract/cluster-secrets';
 import type { MachineCertificatesPage } from '../src/contract/certificates';
+import type { InPlaceCapability } from '../src/contract/in-place';
 
 /**
  * The one interface every infrastructure provider implements. Every operation is idempotent: create is
@@ -15,6 +16,8 @@ export interface ClusterInfraSpec {
 export interface ClusterInfraStatus {
   ready: boolean;
   endpoint: { host: string; port: number };
+  /** What the provider changes on the cluster's running machines without replacing them; absent: nothing. */
+  inPlace?: InPlaceCapability;
 }
 
 export interface MachineInfraSpec {
@@ -62,6 +65,11 @@ export interface InfrastructureProvider {
   deleteMachine(ref: MachineRef): Promise<void>;
   /** How many machines the provider holds for a cluster: what `capt repair cluster` compares with the machine workflows. */
   countMachines(namespace: string, cluster: string): Promise<number>;
+  /**
+   * Has a running machine take `version` where it runs, as its capability (ClusterInfraStatus.inPlace) says it can;
+   * done already is success. Anything else fails with the type InPlaceUpdateUnsupported, which no retry helps.
+   */
+  updateMachineInPlace(ref: MachineRef & { role: MachineInfraSpec['role']; version: string }): Promise<void>;
   /** Takes a control-plane machine out of the endpoint's load balancing before it leaves, and returns once the endpoint no longer forwards to it; gone is success. */
   detachFromEndpoint(ref: MachineRef): Promise<void>;
   checkBootstrap(ref: MachineRef): Promise<BootstrapCheck>;

@@ -11,6 +11,8 @@ export const ErrorType = {
   ClusterSecretsUnavailable: 'ClusterSecretsUnavailable',
   /** The host cannot confine a machine as the threat model asks (a tool missing): retried until the operator fixes it. */
   HostNotReady: 'HostNotReady',
+  /** The provider cannot make that change where the machine runs (its role, a version going down, the machine gone). */
+  InPlaceUpdateUnsupported: 'InPlaceUpdateUnsupported',
   /** A workload cluster's apiserver did not answer (or answered 5xx or 429): retried. */
   WorkloadApiUnavailable: 'WorkloadApiUnavailable',
 } as const;
@@ -20,6 +22,8 @@ export const invalidSpec = (message: string, cause?: Error) =>
   ApplicationFailure.create({ message, type: ErrorType.InvalidSpec, nonRetryable: true, cause });
 export const unsupportedVersion = (message: string) =>
   ApplicationFailure.create({ message, type: ErrorType.UnsupportedVersion, nonRetryable: true });
+export const inPlaceUpdateUnsupported = (message: string) =>
+  ApplicationFailure.create({ message, type: ErrorType.InPlaceUpdateUnsupported, nonRetryable: true });
 export const clusterSecretsUnavailable = (message: string, cause?: Error) =>
   ApplicationFailure.create({ message, type: ErrorType.ClusterSecretsUnavailable, nonRetryable: false, cause });
 export const hostNotReady = (message: string, cause?: Error) =>

@@ -1,7 +1,13 @@
 import { Context } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { MachinePhase, type MachineSpec } from '../../src/contract/machine';
-import { requestMachineDeletionSignal } from '../../src/contract/machine-messages';
+import { requestMachineDeletionSignal, updateInPlaceUpdate } from '../../src/contract/machine-messages';
+import type { InPlaceUpdateRequest } from '../../src/contract/in-place';
 import { machineSearchAttributes } from '../../src/contract/search-attributes';
 import { coreTaskQueue } from '../../src/contract/task-queues';
 import { machineWorkflowId, machineWorkflowType } from '../../src/contract/workflow-ids';
@@ -74,4 +80,31 @@ export async function requestMachineDeletions(input: {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
       });
   });
+}
+
+/**
+ * Asks each machine to take `request`'s version in place. Returns the names that refused it (gone, not running,
+ * being deleted, a build without the update): the owner replaces those. The update's ID is the request's, so a
+ * retried activity asks each machine once.
+ */
+export async function requestInPlaceUpdates(input: {
+  namespace: string;
+  names: string[];
+  request: InPlaceUpdateRequest;
+}): Promise<string[]> {
+  const client = Context.current().client;
+  const refused: string[] = [];
+  await eachHeartbeating(input.names, async (name) => {
+    await client.workflow
+      .getHandle(machineWorkflowId(input.namespace, name))
+      .executeUpdate(updateInPlaceUpdate, {
+        args: [input.request],
+        updateId: `in-place-${input.request.templateHash}-${input.request.version}`,
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof WorkflowNotFoundError || err instanceof WorkflowUpdateFailedError)) throw err;
+        refused.push(name);
+      });
+  });
+  return refused;
 }

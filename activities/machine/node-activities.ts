@@ -39,6 +39,8 @@ export async function waitForNode(
     labels: Record<string, string>;
     annotations: Record<string, string>;
     taints?: MachineTaint[];
+    /** After an in-place update: the Node must also report this kubelet version. */
+    kubeletVersion?: string;
   },
 ): Promise<{ nodeName: string; readiness: Readiness; nodeInfo?: NodeSystemInfo } | undefined> {
   const ctx = Context.current();
@@ -52,15 +54,19 @@ export async function waitForNode(
       const node = nodes.node(target.providerID);
       const condition = node?.status?.conditions?.find((c) => c.type === 'Ready');
       // Registered is not enough: a kubelet reports Ready a moment later, and owners count Running machines as serving.
-      if (node && condition?.status === 'True')
+      const running = node?.status?.nodeInfo?.kubeletVersion;
+      const versionOk = !target.kubeletVersion || running === target.kubeletVersion;
+      if (node && condition?.status === 'True' && versionOk)
         return {
           nodeName: node.metadata!.name!,
           readiness: await syncNodeObject(client, node, target, true),
           nodeInfo: nodeSystemInfo(node.status?.nodeInfo),
         };
-      const seen = node
-        ? `Node ${node.metadata!.name} registered, not Ready yet${condition?.message ? `: ${condition.message}` : ''}`
-        : `no Node with that providerID yet${nodes.lastError ? ` (watching Nodes failed: ${nodes.lastError})` : ''}`;
+      const seen = !node
+        ? `no Node with that providerID yet${nodes.lastError ? ` (watching Nodes failed: ${nodes.lastError})` : ''}`
+        : !versionOk
+          ? `Node ${node.metadata!.name} runs kubelet ${running ?? '(none reported)'}, not ${target.kubeletVersion} yet`
+          : `Node ${node.metadata!.name} registered, not Ready yet${condition?.message ? `: ${condition.message}` : ''}`;
       ctx.heartbeat(`${seen} (${Math.round((Date.now() - started) / 1000)}s)`);
       if (Date.now() >= deadline) return undefined;
       // A cancelled activity ends here at once: the sleep rejects.

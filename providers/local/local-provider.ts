@@ -2,7 +2,9 @@ import { access, chown, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MachineCertificatesPage } from '../../src/contract/certificates';
-import { unsupportedVersion } from '../../src/errors';
+import { inPlaceUpdateUnsupported, unsupportedVersion } from '../../src/errors';
+import type { InPlaceCapability } from '../../src/contract/in-place';
+import { compareVersions } from '../../src/contract/upgrade-plan';
 import { availableKubernetesVersions, toolPaths } from '../../src/tools';
 import type {
   BootstrapCheck,
@@ -62,6 +64,12 @@ export interface LocalMachineTemplateSpec {
 
 const apiserverPort = 6443;
 
+/**
+ * A worker's kubelet runs in the cluster agent and takes a newer version where it runs, as `kubeadm upgrade node`
+ * and a kubelet restart would; control-plane machines are always replaced (a new etcd member joins first).
+ */
+const localInPlace: InPlaceCapability = { worker: ['version'], controlPlane: [] };
+
 const exists = (path: string) =>
   access(path).then(
     () => true,
@@ -102,7 +110,7 @@ export class LocalProvider implements InfrastructureProvider {
       args: [join(__dirname, 'cluster-agent-main.js'), dir],
       stateDir: clusterRunDir(dir),
     });
-    return { ready: true, endpoint: record.endpoint };
+    return { ready: true, endpoint: record.endpoint, inPlace: localInPlace };
   }
 
   async describeCluster(namespace: string, name: string): Promise<ClusterInfraStatus | undefined> {
@@ -255,6 +263,25 @@ export class LocalProvider implements InfrastructureProvider {
     if (record) await portsClosed(record.ip);
     await releaseAddress(`machine/${ref.namespace}/${ref.cluster}/${ref.name}`);
     await rm(mdir, { recursive: true, force: true });
+  }
+
+  async updateMachineInPlace(ref: MachineRef & { role: MachineInfraSpec['role']; version: string }): Promise<void> {
+    if (!localInPlace[ref.role === 'worker' ? 'worker' : 'controlPlane'].includes('version'))
+      throw inPlaceUpdateUnsupported(`the local provider replaces ${ref.role} machines: it updates none in place`);
+    if (!toolPaths().kubernetes[ref.version])
+      throw unsupportedVersion(
+        `Kubernetes ${ref.version} is not available on the local provider: it can run ${this.kubernetesVersions().join(', ')}`,
+      );
+    const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
+    const record = await readJson<LocalMachineRecord>(machineRecordPath(mdir));
+    if (!record) throw inPlaceUpdateUnsupported(`machine ${ref.name} does not exist on the local provider`);
+    if (record.version === ref.version) return;
+    if (compareVersions(ref.version, record.version) < 0)
+      throw inPlaceUpdateUnsupported(
+        `machine ${ref.name} runs ${record.version}: a kubelet is never downgraded in place`,
+      );
+    // The cluster agent serves the machine's kubelet from this record: it reports the new version at once.
+    await writeJsonAtomic(machineRecordPath(mdir), { ...record, version: ref.version });
   }
 
   async detachFromEndpoint(ref: MachineRef): Promise<void> {

@@ -4,6 +4,7 @@ import type { ApiObject, ManagedKind, ManagementClient } from './management-clie
 import { conversionDataAnnotation } from '../conversion/conversion-data';
 import { classReferences } from '../api/topology/expand-topology';
 import { machineMaxAgeAnnotation } from '../contract/machine-max-age';
+import { inPlaceUpdatesAnnotation } from '../contract/in-place';
 import { maintenanceWindowAnnotation, rolloutInWindowAnnotation } from '../contract/maintenance-window';
 
 /** Every object the bridge read, by kind. */
@@ -129,7 +130,12 @@ export const bookkeeping = (key: string) =>
   (key.startsWith('capt.cluster.x-k8s.io/') && !operatorAnnotations.has(key));
 
 /** capt's annotations an operator writes (the bridge writes none of them): desired state, carried like a field. */
-const operatorAnnotations = new Set([machineMaxAgeAnnotation, maintenanceWindowAnnotation, rolloutInWindowAnnotation]);
+const operatorAnnotations = new Set([
+  machineMaxAgeAnnotation,
+  maintenanceWindowAnnotation,
+  rolloutInWindowAnnotation,
+  inPlaceUpdatesAnnotation,
+]);
 
 /**
  * The object as a manifest carries it: its desired state, without what the API server or a controller wrote (on a

@@ -16,9 +16,14 @@ export function appliedText(o: AppliedObject, dryRun: boolean): string {
       (s, i) =>
         `    ${i + 1}. ${s.owner} ${s.from} -> ${s.to}: ${s.available ? 'available' : 'MAY BE UNAVAILABLE'}; ${s.note}`,
     ),
+    ...(p?.updatedInPlace?.length
+      ? [
+          `  would update ${machines(p.updatedInPlace.length)} in place${p.replacedWhen ? ` ${p.replacedWhen}` : ''}: ${p.updatedInPlace.join(', ')}`,
+        ]
+      : []),
     ...(p?.replaced.length
       ? [
-          `  would replace ${machines(p.replaced.length)}${p.replacedWhen ? ` ${p.replacedWhen}` : ''}: ${p.replaced.join(', ')}`,
+          `  would replace ${machines(p.replaced.length)}${p.replacedWhen ? ` ${p.replacedWhen}` : ''}${p.replacedWhy ? ` (not in place: ${p.replacedWhy})` : ''}: ${p.replaced.join(', ')}`,
         ]
       : []),
     ...(p?.added ? [`  would add ${machines(p.added)}`] : []),

@@ -314,6 +314,7 @@ export class CaptClient {
         machines: status.machines,
         restartedAt: history.at(-1)?.restartedAt,
         certificatesExpireAt: status.certificatesExpireAt,
+        ...(status.inPlace ? { inPlace: status.inPlace } : {}),
       };
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;

@@ -122,6 +122,7 @@ export const machineConditionTypes = [
   'Deleting',
   'Available',
   'UpToDate',
+  'Updating',
 ] as const;
 export type MachineConditionType = (typeof machineConditionTypes)[number];
 
@@ -276,6 +277,10 @@ export interface MachineReport {
   remediate?: boolean;
   /** Carries cluster.x-k8s.io/skip-remediation: no MachineHealthCheck remediates it. */
   skipRemediation?: boolean;
+  /** Updating in place (see in-place.ts): not available until it reports its new version without this. */
+  updating?: true;
+  /** The version it runs, told only by a machine that was ever updated in place (before, its owner's record says it). */
+  version?: string;
   /** Grows with every report: signals may arrive out of order, and the owner keeps the newest. */
   sequence: number;
 }

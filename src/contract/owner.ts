@@ -1,3 +1,4 @@
+import type { InPlaceCapability } from './in-place';
 import type { HealthCheckStatus } from './health-check';
 import type { OwnerStepReason } from './steps';
 import type { Condition, MachinePhase, NodeHealthRecord } from './machine';
@@ -29,6 +30,11 @@ export interface MachineRecord {
   skipRemediation?: boolean;
   /** When the owner first saw it Running: it counts as available minReadySeconds later. */
   runningSince?: string;
+  /**
+   * The owner asked it to take `version` (and `templateHash`) in place: neither running nor available until it
+   * reports that version without updating, and then runningSince starts again.
+   */
+  updating?: true;
   /** The newest report applied. */
   sequence: number;
 }
@@ -115,6 +121,8 @@ export interface OwnerStatus extends OwnerSummary {
   maintenance?: { window: string; open?: boolean; opensAt?: string; closesAt?: string };
   /** Its machine max age (scheduled repave), and when its oldest live machine is due for replacement. */
   repave?: { maxAgeSeconds: number; nextDueAt?: string };
+  /** What its provider updates in place (MachineDeployments of clusters whose provider said so). */
+  inPlace?: InPlaceCapability;
   /** Rebuilt after its workflow was lost: what it adopted. */
   adoption?: OwnerAdoption;
   /** Signals it had no handler for (sent by newer code, or by mistake): ignored, and kept here so they are seen. */
@@ -133,6 +141,8 @@ export interface ClusterFacts {
   serviceDomain: string;
   /** The failure domains control-plane machines spread over, in declared order; absent when none is declared. */
   controlPlaneFailureDomains?: string[];
+  /** What the provider changes on running machines in place (its cluster infrastructure said); absent: nothing. */
+  inPlace?: InPlaceCapability;
 }
 
 /**

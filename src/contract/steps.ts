@@ -13,6 +13,8 @@ export type MachineStepReason =
   | 'WaitingForNode'
   | 'SyncingNode'
   | 'Running'
+  /** Taking its owner's new version where it runs (see in-place.ts). */
+  | 'UpdatingInPlace'
   | 'Failed'
   | 'DeletionRequested'
   | DeletionGate;
@@ -27,6 +29,8 @@ export type OwnerStepReason =
   | 'RemovingEtcdMember'
   | 'PreflightFailed'
   | 'ChangingInPlace'
+  /** Machines take the new template's version where they run instead of being replaced. */
+  | 'UpdatingInPlace'
   | 'RollingOut'
   | 'Paused'
   | 'ClusterPaused'

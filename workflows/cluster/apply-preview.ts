@@ -2,6 +2,8 @@ import type { ClusterModel, ControlPlaneModel, MachineDeploymentModel } from '..
 import type { MachineRecord } from '../../src/contract/owner';
 import { controlPlaneMachineHash, outdatedControlPlaneMachine } from '../control-plane/control-plane-revisions';
 import { machineSetHash } from '../machine-deployment/machine-sets';
+import { workerInPlace } from '../machine-deployment/in-place-sets';
+import type { InPlaceCapability } from '../../src/contract/in-place';
 import { byTemplate, planMachines, planRollout } from '../machine-deployment/rollout-plan';
 import { restartedAtAfter } from '../shared/rollout-after';
 import type { ClusterDiff, OwnerChange } from './cluster-diff';
@@ -19,6 +21,8 @@ export interface RunningOwner {
   restartedAt?: string;
   /** Control plane: when each machine's apiserver certificate expires. */
   certificatesExpireAt?: Record<string, string>;
+  /** What its provider updates in place, as its status says. */
+  inPlace?: InPlaceCapability;
 }
 
 export interface RunningOwners {
@@ -31,6 +35,10 @@ export interface RunningOwners {
 export interface OwnerPreview {
   /** Machines a rollout would replace: those not on the template the change makes current. */
   replaced: string[];
+  /** Machines a rollout would update in place instead (within the same bounds), with why the rest are replaced. */
+  updatedInPlace?: string[];
+  /** Why the replaced ones are not updated in place, when the change is one the provider could otherwise make. */
+  replacedWhy?: string;
   /** When they would go, if not right away (paused, OnDelete, held for the control plane). */
   replacedWhen?: string;
   added: number;
@@ -105,12 +113,25 @@ export function machineDeploymentPreview(
   nowMs: number,
 ): OwnerPreview {
   const machines = planMachines(running?.machines ?? [], next.minReadySeconds, nowMs, next.machineMaxAgeSeconds);
-  const currentSet = machineSetHash(
-    next.template,
-    restartedAtAfter(next.rolloutAfter, running?.restartedAt, running?.machines ?? [], nowMs),
-  );
+  const restartedAt = restartedAtAfter(next.rolloutAfter, running?.restartedAt, running?.machines ?? [], nowMs);
+  const currentSet = machineSetHash(next.template, restartedAt);
   const { current, old } = byTemplate(machines, currentSet);
-  const replaced = change.spec ? names(old) : [];
+  // Machines of the template running now move to the new one in place when the provider can make that change.
+  const verdict =
+    before && running
+      ? workerInPlace(
+          running.inPlace,
+          next,
+          { template: before.template, restartedAt: running.restartedAt },
+          { template: next.template, restartedAt },
+        )
+      : undefined;
+  const beforeSet = before && machineSetHash(before.template, running?.restartedAt);
+  const inPlace = verdict?.inPlace
+    ? old.filter((m) => m.set === beforeSet && m.running && !m.expired && !m.marked)
+    : [];
+  const replaced = change.spec ? names(old.filter((m) => !inPlace.includes(m))) : [];
+  const updatedInPlace = change.spec ? names(inPlace) : [];
   // As the workflow: the manifest's paused wins only when it changed; otherwise `rollout pause/resume` stands.
   const paused = before && next.paused !== before.paused ? next.paused : (running?.paused ?? next.paused);
   const newVersion = !!before && before.template.version !== next.template.version;
@@ -134,7 +155,14 @@ export function machineDeploymentPreview(
           machines,
         }).remove
       : Math.max(0, -delta);
-  return { replaced, ...(replacedWhen && replaced.length ? { replacedWhen } : {}), added: Math.max(0, delta), removed };
+  return {
+    replaced,
+    ...(updatedInPlace.length ? { updatedInPlace } : {}),
+    ...(replaced.length && verdict && !verdict.inPlace && running?.inPlace ? { replacedWhy: verdict.why } : {}),
+    ...(replacedWhen && (replaced.length || updatedInPlace.length) ? { replacedWhen } : {}),
+    added: Math.max(0, delta),
+    removed,
+  };
 }
 
 /**

@@ -532,6 +532,8 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
         adminCredentials: adminClientCredentials(secrets),
       });
       facts.endpoint = `${infra.endpoint.host}:${infra.endpoint.port}`;
+      // Owners started from now on read it; a cluster made before providers said it has none, and replaces.
+      if (infra.inPlace) facts.inPlace = infra.inPlace;
       state.infrastructureReady = true;
       setStep('StartingControlPlane', `starting control plane ${state.model.controlPlane.name}`);
       await startControlPlane();

@@ -96,6 +96,7 @@ export function machineDeploymentStatus(
     ],
     ...(health ? { healthCheck: health } : {}),
     ...repaveField(state.spec.machineMaxAgeSeconds, live),
+    ...(facts.inPlace ? { inPlace: facts.inPlace } : {}),
     ...maintenanceField(state.spec.maintenanceWindow, state),
     machines: state.machines,
     machineSets: state.machineSets.map((s) => ({

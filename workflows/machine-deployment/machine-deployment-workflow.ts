@@ -19,6 +19,8 @@ import { msUntilRepave } from '../shared/repave';
 import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
 import { byTemplate, planMachines, planRollout } from './rollout-plan';
+import { inPlaceSets } from './in-place-sets';
+import { updatePoolMachinesInPlace } from '../shared/machine-pool';
 import { machineDeploymentReplicasProblems, machineDeploymentSubject } from '../../src/spec-rules/owner-rules';
 import { refuseProblems } from '../shared/spec-refusal';
 import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
@@ -206,11 +208,13 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       currentSet: set.hash,
       setsNewestFirst: [...state.machineSets].reverse().map((s) => s.hash),
       machines,
+      inPlaceSets: inPlaceSets(facts.inPlace, state.spec, state.machineSets),
     });
     const repave = repaveNote(machines.filter((m) => m.expired && !m.deleting && m.set === set.hash).length);
     const target = state.machineSets.find((s) => s.hash === plan.create?.set);
     // A run starts a bounded number of children; the rest come after continue-as-new.
     const count = target ? Math.min(plan.create!.count, startBudget()) : 0;
+    if (plan.update) await updateInPlace(plan.update, set);
     if (plan.remove.length || count > 0) {
       const names = target ? newNames(target.name, count) : [];
       // The step first: starting a few hundred machines takes a while, and the UI should say so meanwhile.
@@ -236,6 +240,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       }
       continue;
     }
+    if (plan.update) continue;
     if (window && !plan.complete && !state.paused) setStep('WaitingForMaintenanceWindow', windowWaitStep(window));
     else
       setStep(
@@ -272,6 +277,56 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     );
     await deleteMachines(verdict.remediable.map((u) => u.machine));
     return true;
+  }
+
+  /**
+   * Moves running machines of older sets to `set` where they run: their records count them as the set's, not
+   * available until they report its version. Those that refuse (gone, no longer running, a build without in-place
+   * updates) are deleted, and the plan's next pass replaces them.
+   */
+  async function updateInPlace(names: string[], set: MachineSet): Promise<void> {
+    setStep('UpdatingInPlace', `updating ${someNames(names)} in place to ${set.version} (revision ${set.revision})`);
+    const moving = new Set(names);
+    const from = new Map<string, string[]>();
+    state.machines = state.machines.map((m) => {
+      if (!moving.has(m.name)) return m;
+      from.set(m.templateHash, [...(from.get(m.templateHash) ?? []), m.name]);
+      const { runningSince: _since, ...rest } = m;
+      return { ...rest, templateHash: set.hash, version: set.version, updating: true };
+    });
+    refresh();
+    const metadata = (s: MachineSet) => {
+      const {
+        labels,
+        annotations,
+        nodeDrainTimeoutSeconds,
+        nodeVolumeDetachTimeoutSeconds,
+        nodeDeletionTimeoutSeconds,
+        taints,
+      } = machineSpec('', s);
+      return {
+        labels,
+        annotations,
+        nodeDrainTimeoutSeconds,
+        nodeVolumeDetachTimeoutSeconds,
+        nodeDeletionTimeoutSeconds,
+        ...(taints ? { taints } : {}),
+      };
+    };
+    const refused = (
+      await Promise.all(
+        [...from].map(([hash, machines]) => {
+          const old = state.machineSets.find((s) => s.hash === hash);
+          const previous = old ? metadata(old) : { labels: {}, annotations: {} };
+          return updatePoolMachinesInPlace(facts.namespace, machines, {
+            version: set.version,
+            templateHash: set.hash,
+            metadata: { previous: { labels: previous.labels, annotations: previous.annotations }, next: metadata(set) },
+          });
+        }),
+      )
+    ).flat();
+    if (refused.length) await deleteMachines(refused);
   }
 
   /** What the machines a rollout waits on are doing: a drain held by a budget, a failing bootstrap. */

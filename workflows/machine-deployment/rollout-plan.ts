@@ -20,6 +20,8 @@ export interface PlanMachine {
   marked: boolean;
   /** Older than the deployment's machine max age: replaced as if its template were old. */
   expired?: boolean;
+  /** Taking the current template in place: a surplus waits for it rather than cost an available machine. */
+  updating?: boolean;
 }
 
 export interface PlanInput {
@@ -31,11 +33,15 @@ export interface PlanInput {
   /** Set hashes, newest revision first: where a paused deployment adds machines. */
   setsNewestFirst: string[];
   machines: PlanMachine[];
+  /** Older sets whose machines the provider can move to the current set in place (see in-place-sets.ts). */
+  inPlaceSets?: string[];
 }
 
 export interface RolloutPlan {
   create?: { set: string; count: number };
   remove: string[];
+  /** Old machines to update in place to the current set: unavailable until they report it, as a replacement is. */
+  update?: string[];
   /** Every machine on the current template, available, none old or leaving. */
   complete: boolean;
   /** When nothing can be done now: why, for status and the UI. */
@@ -72,6 +78,7 @@ export const planMachines = (
     available: isAvailable(m),
     marked: m.marked,
     ...(maxAgeSeconds !== undefined && repaveDueMs(m.createdAt, maxAgeSeconds) <= nowMs ? { expired: true } : {}),
+    ...(m.updating ? { updating: true } : {}),
   }));
 };
 
@@ -149,27 +156,38 @@ export function planRollout(input: PlanInput): RolloutPlan {
 
   const { maxSurge, maxUnavailable } = rolloutBounds(strategy, replicas);
   const minAvailable = Math.max(0, replicas - maxUnavailable);
+  const inPlaceSets = new Set(input.inPlaceSets ?? []);
+  // A machine marked for deletion goes rather than stays; one past its max age is replaced, as repave asks.
+  const updatable = (m: PlanMachine) => inPlaceSets.has(m.set) && m.available && !m.expired && !m.marked;
   const remove: PlanMachine[] = [];
-  if (current.length > replicas)
+  const update: PlanMachine[] = [];
+  // The surge of an in-place rollout goes once no machine is updating: removing it earlier would cost availability.
+  if (current.length > replicas && !current.some((m) => m.updating))
     remove.push(...byDeletionPriority(current, strategy.deletionOrder).slice(0, current.length - replicas));
   // Old machines that are not available cost no availability when they go.
   remove.push(...old.filter((m) => !m.available));
   const available = live.filter((m) => m.available && !remove.includes(m)).length;
   const budget = available - minAvailable;
   if (budget > 0)
-    remove.push(
-      ...byDeletionPriority(
-        old.filter((m) => m.available),
-        strategy.deletionOrder,
-      ).slice(0, budget),
-    );
-  const count = Math.max(0, Math.min(replicas + maxSurge - input.machines.length, replicas - current.length));
+    for (const m of byDeletionPriority(
+      old.filter((m) => m.available),
+      strategy.deletionOrder,
+    ).slice(0, budget))
+      (updatable(m) ? update : remove).push(m);
+  // Old machines that will take the current template in place need no new machine.
+  const staying = old.filter((m) => updatable(m) && !remove.includes(m)).length;
+  const room = replicas + maxSurge - input.machines.length;
+  let count = Math.max(0, Math.min(room, replicas - current.length - staying));
+  // With maxUnavailable 0 nothing may be updated until a machine surges, as Cluster API's in-place rollout does.
+  const settled = leaving.length === 0 && current.every((m) => m.available);
+  if (staying && budget <= 0 && count === 0 && settled) count = Math.min(1, room);
   const plan: RolloutPlan = {
     remove: remove.map((m) => m.name),
+    ...(update.length ? { update: update.map((m) => m.name) } : {}),
     complete,
     ...(count > 0 ? { create: { set: input.currentSet, count } } : {}),
   };
-  if (count > 0 || remove.length || complete) return plan;
+  if (count > 0 || remove.length || update.length || complete) return plan;
   const pending = current.filter((m) => !m.available).map((m) => m.name);
   const reasons = [
     ...(leaving.length ? [`waiting for ${someNames(leaving.map((m) => m.name))} to be deleted`] : []),

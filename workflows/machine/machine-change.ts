@@ -1,6 +1,11 @@
 import type { MachineSpec, MachineTemplateChange, MachineSpecChange } from '../../src/contract/machine';
 import { machineChangeProblems } from '../../src/spec-rules/machine-rules';
 import { refuseProblems } from '../shared/spec-refusal';
+import { MachinePhase } from '../../src/contract/machine';
+import type { InPlaceUpdateRequest } from '../../src/contract/in-place';
+import { compareVersions, parseVersion } from '../../src/contract/upgrade-plan';
+import type { MachineState } from './machine-model';
+import { machinePhase } from './machine-status';
 
 /**
  * The machine workflow's update validator: what may change in place, and a clear refusal for the rest.
@@ -28,4 +33,21 @@ export function mergeTemplateChange(spec: MachineSpec, { previous, next }: Machi
     // The template's taints are the machine's: a taint it dropped leaves the Node (Always), as Cluster API's.
     taints: next.taints ?? (spec.taints ? [] : undefined),
   };
+}
+
+/**
+ * The in-place update's validator: a running machine that is not being deleted takes a version that is not older
+ * than its own; the one it is already taking (a retried request) is accepted again.
+ */
+export function validateInPlaceUpdate(state: MachineState, request: InPlaceUpdateRequest): void {
+  const refuse = (why: string) => {
+    throw new Error(`machine ${state.spec.name} cannot be updated in place to ${request.version}: ${why}`);
+  };
+  if (state.deletion) refuse('it is being deleted');
+  if (state.inPlaceUpdate && state.inPlaceUpdate.version !== request.version)
+    refuse(`it is updating to ${state.inPlaceUpdate.version}`);
+  if (machinePhase(state) !== MachinePhase.Running) refuse(`it is ${machinePhase(state)}, not Running`);
+  if (parseVersion(request.version) === undefined) refuse('that is not a version (vX.Y.Z)');
+  if (compareVersions(request.version, state.spec.version) < 0)
+    refuse(`it runs ${state.spec.version}, and a version goes down only by replacement`);
 }

@@ -1,6 +1,7 @@
 import type { MachineStepReason } from '../../src/contract/steps';
 import type { DeletionGate, DrainProgress, MachineSpec, NodeHealth, NodeSystemInfo } from '../../src/contract/machine';
 import type { UnknownSignal } from '../../src/contract/unknown-signals';
+import type { InPlaceUpdateRequest } from '../../src/contract/in-place';
 
 /** Everything the machine workflow knows, as plain JSON: it survives continue-as-new unchanged. */
 export interface MachineState {
@@ -37,6 +38,10 @@ export interface MachineState {
   step: string;
   /** `step` for programs; absent in runs from before it was kept. */
   stepReason?: MachineStepReason;
+  /** An in-place update accepted and not finished yet. */
+  inPlaceUpdate?: InPlaceUpdateRequest;
+  /** In-place updates finished: once there is one, reports tell the owner the version the machine runs. */
+  inPlaceUpdates?: number;
   /** How many status reports went to the owner. */
   reports?: number;
   /** Signals without a handler, as received (see unknown-signals.ts). */

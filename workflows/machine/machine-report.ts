@@ -43,8 +43,17 @@ function blocker(status: MachineStatus, held: boolean): string | undefined {
   return why && why.length > blockerLimit ? `${why.slice(0, blockerLimit - 1)}…` : why || undefined;
 }
 
-/** The report an owner receives: what it plans with, nothing more. `held`: see deletionHeld. */
-export function machineReport(status: MachineStatus, sequence: number, held = false, node?: NodeHealth): MachineReport {
+/**
+ * The report an owner receives: what it plans with, nothing more. `held`: see deletionHeld. `inPlace`: the version a
+ * machine updated in place runs now, and whether it is updating (never said by a machine that was not).
+ */
+export function machineReport(
+  status: MachineStatus,
+  sequence: number,
+  held = false,
+  node?: NodeHealth,
+  inPlace?: { version: string; updating: boolean },
+): MachineReport {
   const why = blocker(status, held);
   // Health matters once the machine runs; before, the owner judges it by its phase and age.
   const health = status.phase === MachinePhase.Running ? nodeHealthRecord(node) : undefined;
@@ -61,6 +70,7 @@ export function machineReport(status: MachineStatus, sequence: number, held = fa
     ...(health ? { node: health } : {}),
     ...(status.annotations[remediateMachineAnnotation] !== undefined ? { remediate: true } : {}),
     ...(status.annotations[skipRemediationAnnotation] !== undefined ? { skipRemediation: true } : {}),
+    ...(inPlace ? { version: inPlace.version, ...(inPlace.updating ? { updating: true as const } : {}) } : {}),
   };
 }
 
@@ -74,11 +84,23 @@ const keyOf = (r: MachineReport) =>
     r.node ?? null,
     !!r.remediate,
     !!r.skipRemediation,
+    // Only machines updated in place say these: every other key is as it was before they existed.
+    ...(r.version ? [r.version, !!r.updating] : []),
   ]);
 
 /** Two statuses with the same key need no new report. */
-export const reportKey = (status: MachineStatus, held = false, node?: NodeHealth) =>
-  keyOf(machineReport(status, 0, held, node));
+export const reportKey = (
+  status: MachineStatus,
+  held = false,
+  node?: NodeHealth,
+  inPlace?: { version: string; updating: boolean },
+) => keyOf(machineReport(status, 0, held, node, inPlace));
+
+/** What a machine tells its owner of in-place updates: nothing until it was asked for one. */
+export const inPlaceNews = (state: MachineState): { version: string; updating: boolean } | undefined =>
+  state.inPlaceUpdate || state.inPlaceUpdates
+    ? { version: state.spec.version, updating: !!state.inPlaceUpdate }
+    : undefined;
 
 /** What an owner assumes of a machine it just started (see newRecord): telling it so would be no news. */
 export const startedByOwnerKey = (name: string) =>

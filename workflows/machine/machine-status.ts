@@ -125,6 +125,13 @@ export function machineStatus(state: MachineState): MachineStatus {
       state.deletion ? state.deletion.message : firstFalse?.message,
     ),
   );
+  if (state.inPlaceUpdate)
+    conditions.push({
+      type: 'Updating',
+      status: 'True',
+      reason: 'InPlaceUpdating',
+      message: `updating in place to ${state.inPlaceUpdate.version}`,
+    });
   if (state.deletion) {
     conditions.push({
       type: 'Deleting',

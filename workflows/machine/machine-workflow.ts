@@ -23,6 +23,7 @@ import { machineReportSignal } from '../../src/contract/cluster-messages';
 import {
   changeMachineUpdate,
   deleteMachineUpdate,
+  updateInPlaceUpdate,
   drainProgressSignal,
   machineStatusQuery,
   machineTemplateChangedSignal,
@@ -47,8 +48,8 @@ import {
   type MachineStatus,
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
-import { mergeTemplateChange, validateMachineChange } from './machine-change';
-import { deletionHeld, machineReport, reportKey, startedByOwnerKey } from './machine-report';
+import { mergeTemplateChange, validateInPlaceUpdate, validateMachineChange } from './machine-change';
+import { deletionHeld, inPlaceNews, machineReport, reportKey, startedByOwnerKey } from './machine-report';
 import { machineStatus } from './machine-status';
 import { continueAsNewOnTargetBuild, pinToBuild } from '../shared/build-upgrade';
 import { recordUnknownSignals, unknownSignalsDetails } from '../shared/unknown-signals';
@@ -117,7 +118,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   let publishedPhase = `${workflowInfo().typedSearchAttributes.get(CaptPhase) ?? ''} ${workflowInfo().typedSearchAttributes.get(CaptNodeHealthy) ?? 'False'}`;
   // A continued run already told its owner what it was; a new one is what its owner assumes.
   let reported = input.state
-    ? reportKey(machineStatus(state), deletionHeld(state), state.node)
+    ? reportKey(machineStatus(state), deletionHeld(state), state.node, inPlaceNews(state))
     : startedByOwnerKey(spec.name);
   /** Recomputes status after every change: current details, search attributes, and the owner's notice. */
   function refresh(): MachineStatus {
@@ -138,7 +139,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       upsertSearchAttributes(machineSearchAttributes(spec, status.phase, nodeHealthy));
     }
     // The owner hears only of what it plans with (see machine-report.ts), a few times in the machine's life.
-    const key = reportKey(status, deletionHeld(state), state.node);
+    const key = reportKey(status, deletionHeld(state), state.node, inPlaceNews(state));
     if (key !== reported && status.phase !== 'Deleted') {
       reported = key;
       void report(status);
@@ -152,7 +153,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     // What the owner's record now tells of, for the management API's Machine object (see reportedStatusMemo).
     if (spec.statusMemo) upsertMemo({ [reportedStatusMemo]: { ...status, sequence: state.reports } });
     if (!spec.owner) return Promise.resolve();
-    const news = machineReport(status, state.reports, deletionHeld(state), state.node);
+    const news = machineReport(status, state.reports, deletionHeld(state), state.node, inPlaceNews(state));
     if (!spec.batchedReports)
       return getExternalWorkflowHandle(spec.owner)
         .signal(machineReportSignal, news)
@@ -182,7 +183,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       };
       Object.assign(state, { step: 'deletion requested', stepReason: 'DeletionRequested' });
       // The owner that asked already counts the machine as leaving: no report for that.
-      if (byOwner) reported = reportKey(machineStatus(state), deletionHeld(state), state.node);
+      if (byOwner) reported = reportKey(machineStatus(state), deletionHeld(state), state.node, inPlaceNews(state));
     }
     if (byOwner) delete spec.annotations[controlPlaneCleanupHook];
     return refresh();
@@ -198,6 +199,18 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   setHandler(changeMachineUpdate, (change) => applyChange(change), {
     validator: (change) => validateMachineChange(spec, change),
   });
+  setHandler(
+    updateInPlaceUpdate,
+    (request) => {
+      // Asked again (a retried activity) or already done: nothing more to do.
+      if (spec.version !== request.version && !state.inPlaceUpdate) {
+        state.inPlaceUpdate = request;
+        setStep('UpdatingInPlace', `updating in place to ${request.version} (from ${spec.version})`);
+      }
+      return machineStatus(state);
+    },
+    { validator: (request) => validateInPlaceUpdate(state, request) },
+  );
   setHandler(machineTemplateChangedSignal, (change) => {
     const merged = mergeTemplateChange(spec, change);
     try {
@@ -311,6 +324,56 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     };
     state.nodeSynced = true;
     setStep('Running', 'running');
+  }
+
+  /**
+   * The owner's newer version, taken where the machine runs: the provider changes the machine (the local provider
+   * restarts its kubelet on the new version), then the Node must report that version, Ready, with the new set's
+   * labels. A deletion meanwhile stops the wait; a provider that cannot leaves the machine Failed for its owner.
+   */
+  async function updateInPlace(): Promise<void> {
+    const request = state.inPlaceUpdate!;
+    const scope = new CancellationScope();
+    const updating = scope.run(async () => {
+      await provider.updateMachineInPlace({ ...ref, role: spec.role, version: request.version });
+      Object.assign(spec, mergeTemplateChange(spec, request.metadata));
+      state.nodeSyncPending = false;
+      setStep('UpdatingInPlace', `waiting for Node ${state.nodeRef!.name} to run kubelet ${request.version}`);
+      for (;;) {
+        const node = await waits.waitForNode({
+          ...target,
+          providerID: state.infrastructure!.providerID,
+          timeoutSeconds: nodeStartupChunkSeconds,
+          kubeletVersion: request.version,
+          ...nodeFields(),
+        });
+        if (!node) continue;
+        state.node = { ...state.node, ...node.readiness };
+        state.nodeInfo = node.nodeInfo;
+        return;
+      }
+    });
+    try {
+      await Promise.race([updating, condition(() => state.deletion !== undefined)]);
+      if (state.deletion) scope.cancel();
+      await updating;
+    } catch (err) {
+      if (isCancellation(err)) return;
+      const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+      if (!cause) throw err;
+      state.failure = { reason: cause.type ?? 'InPlaceUpdateFailed', message: cause.message };
+      state.inPlaceUpdate = undefined;
+      return setStep(
+        'Failed',
+        `in-place update to ${request.version} failed: ${cause.message}; waiting to be deleted or remediated`,
+      );
+    }
+    spec.version = request.version;
+    state.inPlaceUpdates = (state.inPlaceUpdates ?? 0) + 1;
+    state.inPlaceUpdate = undefined;
+    // A rebuilt owner adopts the machine as a member of the set it moved to.
+    upsertMemo({ templateHash: request.templateHash });
+    setStep('Running', `running; updated in place to ${request.version}`);
   }
 
   function enterGate(gate: DeletionGate, message: string): void {
@@ -429,9 +492,13 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     await creating;
     while (!state.deletion) {
       const syncDue = () => state.nodeSyncPending && !!state.nodeRef;
-      await condition(() => state.deletion !== undefined || syncDue() || workflowInfo().continueAsNewSuggested);
+      await condition(
+        () =>
+          state.deletion !== undefined || syncDue() || !!state.inPlaceUpdate || workflowInfo().continueAsNewSuggested,
+      );
       if (state.deletion) break;
-      if (syncDue()) await syncNode();
+      if (state.inPlaceUpdate) await updateInPlace();
+      else if (syncDue()) await syncNode();
       else if (workflowInfo().continueAsNewSuggested) {
         await condition(() => allHandlersFinished() && reportsInFlight === 0);
         return continueAsNewOnTargetBuild<typeof machineWorkflow>({ spec, state });

@@ -2,6 +2,7 @@ import { proxyActivities, uuid4 } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import { MachinePhase, type MachineReport, type MachineSpec } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
+import type { InPlaceUpdateRequest } from '../../src/contract/in-place';
 
 /**
  * The machines an owner (control plane, MachineDeployment) holds, as compact records, and the few ways
@@ -80,6 +81,21 @@ export async function startPoolMachines(
   return refused.flat();
 }
 
+/**
+ * Asks running machines to take a newer version in place, fanOutBatch per activity, concurrently. Returns the
+ * names that refused (gone, no longer running, or on a build without in-place updates): their owner replaces them.
+ */
+export async function updatePoolMachinesInPlace(
+  namespace: string,
+  names: string[],
+  request: InPlaceUpdateRequest,
+): Promise<string[]> {
+  const refused = await Promise.all(
+    chunks(names).map((batch) => fanOut.requestInPlaceUpdates({ namespace, names: batch, request })),
+  );
+  return refused.flat();
+}
+
 /** Asks machines to delete themselves, fanOutBatch per activity, concurrently. */
 export async function deletePoolMachines(namespace: string, names: string[], clusterDeleting: boolean): Promise<void> {
   await Promise.all(
@@ -118,6 +134,8 @@ export function recordMachineReports(
 function withReport(m: MachineRecord, report: MachineReport, now: string): MachineRecord {
   if (m.sequence > report.sequence) return m;
   const running = report.phase === MachinePhase.Running;
+  // An in-place update ends with a report of the version the owner asked for, no longer updating.
+  const updating = m.updating && (report.version !== m.version || report.updating);
   const {
     blocker: _blocker,
     address: _address,
@@ -125,6 +143,7 @@ function withReport(m: MachineRecord, report: MachineReport, now: string): Machi
     node: _node,
     remediate: _remediate,
     skipRemediation: _skip,
+    updating: _updating,
     ...rest
   } = m;
   return {
@@ -138,7 +157,7 @@ function withReport(m: MachineRecord, report: MachineReport, now: string): Machi
     ...(report.node ? { node: report.node } : {}),
     ...(report.remediate ? { remediate: true } : {}),
     ...(report.skipRemediation ? { skipRemediation: true } : {}),
-    ...(running ? { runningSince: m.runningSince ?? now } : {}),
+    ...(updating ? { updating: true as const } : running ? { runningSince: m.runningSince ?? now } : {}),
   };
 }
 
@@ -146,6 +165,7 @@ function withReport(m: MachineRecord, report: MachineReport, now: string): Machi
 export const isRunning = (m: MachineRecord) =>
   m.phase === MachinePhase.Running &&
   !m.deleting &&
+  !m.updating &&
   !m.node?.gone &&
   !m.node?.conditions.some((c) => c.type === 'Ready');
 

@@ -63,8 +63,13 @@ export class SimulatedKubelets {
     const wanted = new Map(registrations.map((r) => [r.nodeName, r]));
     for (const name of [...this.nodes.keys()]) if (!wanted.has(name)) this.nodes.delete(name);
     for (const [name, registration] of wanted) {
-      if (!this.nodes.has(name))
-        this.nodes.set(name, { registration, registered: false, lastRenew: 0, lastStatus: 0, nextPodIP: 2 });
+      const known = this.nodes.get(name);
+      if (!known) this.nodes.set(name, { registration, registered: false, lastRenew: 0, lastStatus: 0, nextPodIP: 2 });
+      else if (known.registration.kubeletVersion !== registration.kubeletVersion) {
+        // Updated in place: the restarted kubelet posts its new version now, not at the next 5-minute status.
+        known.registration = registration;
+        known.lastStatus = 0;
+      }
     }
     const due = [...this.nodes.values()]
       .filter((s) => !s.registered || now - s.lastRenew >= renewEveryMs || now - s.lastStatus >= statusEveryMs)

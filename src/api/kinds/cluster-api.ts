@@ -18,6 +18,7 @@ import {
   type Ref,
 } from './common';
 import { machineMaxAgeField, machineMaxAgeParses } from './machine-max-age';
+import { inPlaceUpdatesField, inPlaceUpdatesParses } from './in-place-updates';
 
 /** Cluster, Machine, MachineDeployment and MachineHealthCheck (cluster.x-k8s.io v1beta1 and v1beta2), normalised. */
 const cidrBlocks = z
@@ -219,6 +220,8 @@ export interface MachineDeploymentDoc {
   rolloutAfter?: string;
   /** Machines older than this are replaced within the rollout's bounds (the machine-max-age annotation). */
   machineMaxAgeSeconds?: number;
+  /** False: every rollout replaces machines, even where the provider could update them in place (src/contract/in-place.ts). */
+  inPlaceUpdates?: false;
 }
 
 // Its bounds are a spec rule (src/spec-rules), shared with the scale validator.
@@ -285,6 +288,7 @@ export const machineDeploymentV1beta1 = z
   .strict()
   .superRefine(selectorMatchesTemplate)
   .superRefine(machineMaxAgeParses)
+  .superRefine(inPlaceUpdatesParses)
   .transform((d): MachineDeploymentDoc => ({
     clusterName: d.spec.clusterName,
     replicas: d.spec.replicas ?? 1,
@@ -300,6 +304,7 @@ export const machineDeploymentV1beta1 = z
     paused: d.spec.paused ?? false,
     rolloutAfter: d.spec.rolloutAfter,
     ...machineMaxAgeField(d),
+    ...inPlaceUpdatesField(d),
   }));
 
 export const machineDeploymentV1beta2 = z
@@ -337,6 +342,7 @@ export const machineDeploymentV1beta2 = z
   .strict()
   .superRefine(selectorMatchesTemplate)
   .superRefine(machineMaxAgeParses)
+  .superRefine(inPlaceUpdatesParses)
   .transform((d): MachineDeploymentDoc => ({
     clusterName: d.spec.clusterName,
     replicas: d.spec.replicas ?? 1,
@@ -352,6 +358,7 @@ export const machineDeploymentV1beta2 = z
     paused: d.spec.paused ?? false,
     rolloutAfter: d.spec.rollout?.after,
     ...machineMaxAgeField(d),
+    ...inPlaceUpdatesField(d),
   }));
 
 /** A MachineHealthCheck: its checks as capt carries them to the owner it selects, and what selects that owner. */
