@@ -499,7 +499,7 @@ test('a cluster from a ClusterClass topology: its patches reach the Nodes; a ver
       .gitVersion as string;
   assert.equal(await serverVersion(), older);
 
-  // The dry run names the machines the upgrade will replace, and changes nothing.
+  // The dry run names the machines the upgrade will replace, and those it updates in place, and changes nothing.
   const before = await observed('up');
   const machineNames = before.machines.map((m) => m.split(' ')[0]!);
   const dry = await capt('apply', '--dry-run', '-f', quickstart, ...vars(newer));
@@ -515,9 +515,9 @@ test('a cluster from a ClusterClass topology: its patches reach the Nodes; a ver
       `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${kcp} configured (dry run)`,
       `  would replace 1 machine: ${machineNames.find((n) => n.startsWith(`${kcp}-`))}`,
       `machinedeployment.cluster.x-k8s.io/${md} configured (dry run)`,
-      `  would replace 1 machine once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith(`${md}-`))}`,
+      `  would update 1 machine in place once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith(`${md}-`))}`,
       `machinedeployment.cluster.x-k8s.io/${md1} configured (dry run)`,
-      `  would replace 1 machine once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith(`${md1}-`))}`,
+      `  would update 1 machine in place once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith(`${md1}-`))}`,
       '',
     ].join('\n'),
   );

@@ -176,6 +176,20 @@ test("kubectl annotate with capt's repave and maintenance-window annotations is 
   );
 });
 
+test("kubectl annotate with capt's in-place opt-out reaches the model; a value it does not take is refused where it is written", () => {
+  const objects = quickstart();
+  const md = one(objects, 'MachineDeployment');
+  md.metadata.annotations = { ...md.metadata.annotations, 'capt.cluster.x-k8s.io/in-place-updates': 'never' };
+  assert.match(
+    checkAdmission(update(one(objects, 'MachineDeployment'), md), objects).refusal ?? '',
+    /MachineDeployment\/one-md-0 at metadata\.annotations\.capt\.cluster\.x-k8s\.io\/in-place-updates: "never" is not a value it takes/,
+  );
+  md.metadata.annotations['capt.cluster.x-k8s.io/in-place-updates'] = 'false';
+  const admitted = checkAdmission(update(one(objects, 'MachineDeployment'), md), objects);
+  assert.equal(admitted.refusal, undefined);
+  assert.equal(admitted.clusters[0]!.next.machineDeployments[0]!.inPlaceUpdates, false);
+});
+
 test("a MachineHealthCheck of the machines' own conditions is admitted into the model; one of a condition capt never sets is refused where it is written", () => {
   const objects = quickstart();
   const check = (type: string): ApiObject => ({

@@ -358,11 +358,12 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       if (state.deletion) scope.cancel();
       await updating;
     } catch (err) {
+      // Over either way: the machine is being deleted, or the provider could not update it.
+      state.inPlaceUpdate = undefined;
       if (isCancellation(err)) return;
       const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
       if (!cause) throw err;
       state.failure = { reason: cause.type ?? 'InPlaceUpdateFailed', message: cause.message };
-      state.inPlaceUpdate = undefined;
       return setStep(
         'Failed',
         `in-place update to ${request.version} failed: ${cause.message}; waiting to be deleted or remediated`,
