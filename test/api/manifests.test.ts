@@ -1075,7 +1075,7 @@ test('a check of a machine condition capt never sets is refused where it is writ
       );
       assert.equal(
         err.problems[0]!.message,
-        'capt sets no EtcdMemberHealthy condition on a Machine (it sets Ready, BootstrapConfigReady, InfrastructureReady, BootstrapExecSucceeded, NodeReady, NodeHealthy, Deleting, Available, UpToDate), so this check would never match',
+        'capt sets no EtcdMemberHealthy condition on a Machine (it sets Ready, BootstrapConfigReady, InfrastructureReady, BootstrapExecSucceeded, NodeReady, NodeHealthy, Deleting, Available, UpToDate, Updating), so this check would never match',
       );
       assert.match(
         err.message,

@@ -92,8 +92,9 @@ test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteCluste
   );
   assert.equal(objects.code, 0, objects.stderr);
   assert.equal(objects.stdout.trim(), '');
-  // The Machines the bridge made (three, then three more at the upgrade) were not sent to the admission webhooks:
-  // their matchConditions left them out, each creation and each later write.
+  // The Machines the bridge made (three, then at the upgrade a new control-plane machine and the workers' one surge
+  // machine, the two workers updated in place) were not sent to the admission webhooks: their matchConditions left
+  // them out, each creation and each later write.
   const metrics = (await stack().kubectl(undefined, 'get', '--raw', '/metrics')).stdout;
   const leftOut = (operation: string) =>
     metricTotal(
@@ -102,7 +103,7 @@ test("Cluster API's e2e framework: its waiters, upgrade helpers and DeleteCluste
       (l) => l.includes('name="default.capt.cluster.x-k8s.io"') && l.includes(`operation="${operation}"`),
     );
   assert.ok(
-    leftOut('CREATE') >= 6 && leftOut('UPDATE') >= 6,
+    leftOut('CREATE') >= 5 && leftOut('UPDATE') >= 6,
     `left out: ${leftOut('CREATE')} creations, ${leftOut('UPDATE')} updates`,
   );
   const machines = await stack().capt('get', 'machines', '-A', '-o', 'json');
