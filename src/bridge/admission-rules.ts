@@ -1,6 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { stringify } from 'yaml';
-import { loadManifests, type ManifestSource } from '../api/load-manifests';
+import { loadManifests, loadManifestsWithTopologies, type ManifestSource } from '../api/load-manifests';
+import { resourceKey } from '../contract/resource-set';
+import { resourceSetChangeRefusal } from '../../workflows/addons/resource-set-change';
 import { ManifestError } from '../api/manifest-error';
 import type { ClusterModel } from '../api/model';
 import { withDefaults } from '../defaulting/defaults';
@@ -40,18 +42,37 @@ export const reviewedKinds = [
   'LocalClusterTemplate',
 ] as const satisfies readonly ManagedKind[];
 
-/**
- * Kinds Cluster API's CRDs serve that the bridge does not carry out: refused at admission, with what to do, rather
- * than stored for nothing to act on (capt carries ClusterResourceSets applied with `capt apply`: docs/addons.md).
- */
-export const refusedResources = [{ group: 'addons.cluster.x-k8s.io', plural: 'clusterresourcesets' }] as const;
+/** Resources the webhook reviews besides reviewedKinds: a ClusterResourceSet is checked alone (resource-set-door.ts). */
+export const resourceSetResources = [{ group: 'addons.cluster.x-k8s.io', plural: 'clusterresourcesets' }] as const;
 
-/** The refusal of an object of refusedResources; undefined for every other object. */
-export function refusedKind(request: AdmissionRequest): string | undefined {
-  const { operation, object } = request;
+/**
+ * A ClusterResourceSet's refusal, as `capt apply -f` would refuse the set: its schema and rules, then (on an update)
+ * Cluster API's immutable selector and strategy. Its ConfigMaps and Secrets may come later: the bridge applies the
+ * set once they are there. Undefined for every other object, and for one on its way out.
+ */
+export function resourceSetRefusal(request: AdmissionRequest): string | undefined {
+  const { operation, object, oldObject } = request;
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || object?.kind !== 'ClusterResourceSet') return undefined;
   if (object.metadata.deletionTimestamp) return undefined;
-  return `ClusterResourceSet ${object.metadata.namespace}/${object.metadata.name}: the management API's bridge does not carry out ClusterResourceSets yet, so it refuses them rather than store one nothing acts on; apply it, with the ConfigMaps and Secrets it names, with \`capt apply -f\` (docs/addons.md)`;
+  const load = (o: ApiObject) =>
+    loadManifestsWithTopologies(
+      [
+        {
+          file: `management API, ClusterResourceSet ${o.metadata.namespace}/${o.metadata.name}`,
+          text: stringify(asManifest(o)),
+        },
+      ],
+      {},
+    ).addons.resourceSets[0]!;
+  try {
+    const next = load(object);
+    if (operation !== 'UPDATE' || !oldObject) return undefined;
+    const previous = load(oldObject);
+    return resourceSetChangeRefusal(previous, next, next.resources.map(resourceKey));
+  } catch (err) {
+    if (err instanceof ManifestError) return err.message;
+    throw err;
+  }
 }
 
 export interface AdmissionCheck {

@@ -4,7 +4,7 @@ import { RejectedError, type CaptClient } from '../client/capt-client';
 import { clusterChangeProblems } from '../spec-rules/cluster-rules';
 import { formatSpecProblems } from '../spec-rules/spec-problem';
 import type { AdmissionRequest } from './admission-review';
-import { checkAdmission, needsReview, refusedKind, reviewedKinds } from './admission-rules';
+import { checkAdmission, needsReview, resourceSetRefusal, reviewedKinds } from './admission-rules';
 import { readObjects } from './cluster-documents';
 import type { ManagementClient } from './management-client';
 
@@ -26,8 +26,7 @@ export class Admission {
 
   /** capt's refusal of the request; undefined allows it. */
   async refusal(request: AdmissionRequest): Promise<string | undefined> {
-    const refused = refusedKind(request);
-    if (refused) return refused;
+    if (request.object?.kind === 'ClusterResourceSet') return resourceSetRefusal(request);
     if (!needsReview(request)) return undefined;
     const namespace = request.object!.metadata.namespace;
     const objects = await readObjects(this.o.api, reviewedKinds, namespace);

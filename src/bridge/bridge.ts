@@ -11,6 +11,8 @@ import {
 import { ManifestError } from '../api/manifest-error';
 import type { ClusterModel } from '../api/model';
 import { mirrorMachines, releaseMachineObject } from './machine-mirror';
+import { ResourceSetDoor } from './resource-set-door';
+import { ResourceSets } from '../client/resource-sets';
 import { writeBackTemplates } from './template-write-back';
 import { controlPlaneUndone, onlyHeldForControlPlane, writeBackControlPlane } from './control-plane-write-back';
 import { keepTopologyObjects, madeAsCarriedOut, writeTopologyObjects } from './topology-objects';
@@ -93,7 +95,12 @@ export class Bridge {
   /** Each Cluster's applied manifest as loaded, by its hash: the write-back looks at it every pass. */
   private readonly loaded = new Map<string, { hash: string; model: ClusterModel }>();
 
-  constructor(private readonly o: BridgeOptions) {}
+  /** ClusterResourceSets, handed to their own workflows. */
+  private readonly resourceSets: ResourceSetDoor;
+
+  constructor(private readonly o: BridgeOptions) {
+    this.resourceSets = new ResourceSetDoor({ api: o.api, sets: new ResourceSets(o.client.client), log: o.log });
+  }
 
   /** Whether this bridge holds the lease, as last renewed; undefined before the first try. */
   private leading?: boolean;
@@ -156,6 +163,7 @@ export class Bridge {
       await this.reconcile(cluster, objects, secrets).catch((err: Error) =>
         this.o.log.warn({ err, cluster: `${cluster.metadata.namespace}/${cluster.metadata.name}` }, 'bridge: cluster'),
       );
+    await this.resourceSets.pass(objects);
   }
 
   private async reconcile(cluster: ApiObject, objects: ObjectsByKind, secrets: Set<string>): Promise<void> {

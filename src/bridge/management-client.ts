@@ -31,6 +31,8 @@ export interface ApiObjectList {
   metadata?: { resourceVersion?: string };
 }
 
+const addonsGroup = 'addons.cluster.x-k8s.io';
+
 /** The kinds the bridge reads and writes, each at the version the management API stores (v1beta2). */
 export const managedResources = {
   Cluster: { group: groups.core, plural: 'clusters' },
@@ -48,6 +50,9 @@ export const managedResources = {
   ClusterClass: { group: groups.core, plural: 'clusterclasses' },
   KubeadmControlPlaneTemplate: { group: groups.controlPlane, plural: 'kubeadmcontrolplanetemplates' },
   LocalClusterTemplate: { group: groups.infrastructure, plural: 'localclustertemplates' },
+  // Addons: each set is handed to its workflow, and its bindings written back (resource-set-door.ts).
+  ClusterResourceSet: { group: addonsGroup, plural: 'clusterresourcesets' },
+  ClusterResourceSetBinding: { group: addonsGroup, plural: 'clusterresourcesetbindings' },
 } as const;
 export type ManagedKind = keyof typeof managedResources;
 const version = 'v1beta2';

@@ -3,7 +3,7 @@ import type { ManagementApi } from '../management-api/api-client';
 import { crdFieldManager } from '../management-api/crd-install';
 import type { AdmissionWebhook } from './admission-webhook';
 import { conversionPath, pointConversionAt, waitForOlderVersions, type Crd } from './conversion-registration';
-import { refusedResources, reviewedKinds } from './admission-rules';
+import { resourceSetResources, reviewedKinds } from './admission-rules';
 import { defaultingConfiguration } from './defaulting-registration';
 import { mutatePath } from './defaulting-route';
 import { validatePath } from './validating-route';
@@ -23,7 +23,7 @@ export function validatingWebhookConfiguration(url: string, caBundle: string): R
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
     metadata: { name: webhookConfigurationName },
-    webhooks: [admissionWebhook(webhookName, url, caBundle, reviewedKinds, refusedResources)],
+    webhooks: [admissionWebhook(webhookName, url, caBundle, reviewedKinds, resourceSetResources)],
   };
 }
 

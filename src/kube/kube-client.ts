@@ -404,6 +404,22 @@ export class KubeClient {
     }
   }
 
+  /** A ConfigMap or Secret, or undefined when there is none of that name. */
+  async findDataObject(
+    kind: 'ConfigMap' | 'Secret',
+    namespace: string,
+    name: string,
+  ): Promise<V1ConfigMap | V1Secret | undefined> {
+    try {
+      return kind === 'ConfigMap'
+        ? await this.core.readNamespacedConfigMap({ namespace, name })
+        : await this.core.readNamespacedSecret({ namespace, name });
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 404) return undefined;
+      translate(err, `reading ${kind.toLowerCase()} ${namespace}/${name}`);
+    }
+  }
+
   async getConfigMap(namespace: string, name: string): Promise<V1ConfigMap> {
     try {
       return await this.core.readNamespacedConfigMap({ namespace, name });

@@ -6,7 +6,8 @@ import { substituteVariables } from '../../src/api/variables';
 import { appliedManifestAnnotation } from '../../src/bridge/bridge';
 import { createCertificateAuthority, issueCertificate } from '../../src/pki/certificates';
 import { webhookConfigurationName, webhookName } from '../../src/bridge/webhook-registration';
-import { availableKubernetesVersions } from '../../src/tools';
+import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
+import { runProgram } from '../fixtures/capt-cli';
 import { startDevStack, type DevStackUnderTest } from '../fixtures/dev-stack';
 import { listening, processesMentioning } from '../fixtures/leaks';
 import { until } from '../fixtures/until';
@@ -15,7 +16,8 @@ import { postToWebhook } from '../fixtures/webhook-post';
 /**
  * capt's validating admission webhook, as `capt dev start` serves and registers it (in the bridge): kubectl
  * apply of an object capt refuses, or of a change a running cluster refuses, fails at once with `capt
- * apply`'s message, and nothing of it is stored. The clusters are paused: no machine is made.
+ * apply`'s message, and nothing of it is stored. The clusters are paused (no machine is made), all but the one a
+ * ClusterResourceSet applied with kubectl is carried out on.
  */
 
 const [older, version] = availableKubernetesVersions().slice(-2) as [string, string];
@@ -65,25 +67,105 @@ test("kubectl apply of an object capt refuses fails at once with capt's located 
   assert.match(got.stderr, /kubeadmcontrolplanes\.controlplane\.cluster\.x-k8s\.io "refused-control-plane" not found/);
 });
 
-test('kubectl apply of a ClusterResourceSet, which the bridge does not carry out, is refused saying to use capt apply; nothing is stored', async () => {
-  const set = `apiVersion: addons.cluster.x-k8s.io/v1beta2
+test("a ClusterResourceSet applied with kubectl reaches its workflow: its ConfigMap's objects reach the matching cluster (again when they change), its status and ClusterResourceSetBinding are written, a bad or immutable change is refused, and kubectl delete ends it", async () => {
+  const labelled = (await stack.generateCluster('addons', version, 0)).replace(
+    /(kind: Cluster\nmetadata:\n)/,
+    '$1  labels:\n    cni: calico\n',
+  );
+  await stack.applyAndWait(labelled, 'addons');
+  const set = (selector: string) => `apiVersion: addons.cluster.x-k8s.io/v1beta2
 kind: ClusterResourceSet
 metadata: {name: cni, namespace: default}
 spec:
-  clusterSelector: {matchLabels: {cni: calico}}
+  clusterSelector: ${selector}
+  strategy: Reconcile
   resources: [{name: cni-manifests, kind: ConfigMap}]
 `;
-  const applied = await kube(set, 'apply', '-f', '-');
-  assert.notEqual(applied.code, 0);
-  assert.ok(
-    applied.stderr.includes(
-      `${denied}ClusterResourceSet default/cni: the management API's bridge does not carry out ClusterResourceSets yet, so it refuses them rather than store one nothing acts on; apply it, with the ConfigMaps and Secrets it names, with \`capt apply -f\` (docs/addons.md)`,
-    ),
-    applied.stderr,
+  const empty = await kube(set('{}'), 'apply', '-f', '-');
+  assert.notEqual(empty.code, 0);
+  assert.match(empty.stderr, /ClusterResourceSet\/cni at spec\.clusterSelector: selector must not be empty/);
+  const data = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cni-manifests, namespace: default}
+data:
+  objects.yaml: |
+    apiVersion: v1
+    kind: Namespace
+    metadata: {name: cni-system}
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: cni-config, namespace: cni-system}
+    data: {mtu: "1450"}
+`;
+  const applied = await kube(`${set('{matchLabels: {cni: calico}}')}---\n${data}`, 'apply', '-f', '-');
+  assert.equal(applied.code, 0, applied.stderr);
+
+  // The objects reach the workload cluster; the set's condition and the cluster's binding say so.
+  const kubeconfig = join(stack.home, 'addons.kubeconfig');
+  await writeFile(kubeconfig, (await capt('kubeconfig', 'addons')).stdout, { mode: 0o600 });
+  const workload = (...args: string[]) => runProgram(kubectlFor(version), ['--kubeconfig', kubeconfig, ...args]);
+  await until("the ConfigMap's objects in the workload cluster", async () => {
+    const got = await workload('get', 'configmap', 'cni-config', '-n', 'cni-system', '-o', 'jsonpath={.data.mtu}');
+    return got.code === 0 && got.stdout === '1450';
+  });
+  const object = await until("the set's status", async () => {
+    const got = JSON.parse((await kube(undefined, 'get', 'clusterresourceset', 'cni', '-o', 'json')).stdout);
+    return got.status?.observedGeneration === 1 &&
+      got.status.conditions?.some(
+        (c: { type: string; status: string }) => c.type === 'ResourcesApplied' && c.status === 'True',
+      )
+      ? got
+      : undefined;
+  });
+  assert.deepEqual(object.metadata.finalizers, ['addons.cluster.x-k8s.io']);
+  const binding = await until("the cluster's ClusterResourceSetBinding", async () => {
+    const got = await kube(undefined, 'get', 'clusterresourcesetbinding', 'addons', '-o', 'json');
+    return got.code === 0 ? JSON.parse(got.stdout) : undefined;
+  });
+  assert.equal(binding.spec.clusterName, 'addons');
+  assert.equal(binding.spec.bindings[0].clusterResourceSetName, 'cni');
+  assert.deepEqual(
+    binding.spec.bindings[0].resources.map((r: { kind: string; name: string; applied: boolean; hash: string }) => [
+      r.kind,
+      r.name,
+      r.applied,
+      /^sha256:[0-9a-f]{64}$/.test(r.hash),
+    ]),
+    [['ConfigMap', 'cni-manifests', true, true]],
   );
-  const got = await kube(undefined, 'get', 'clusterresourcesets', '-A', '-o', 'name');
-  assert.equal(got.code, 0, got.stderr);
-  assert.equal(got.stdout.trim(), '');
+
+  // Reconcile: a change to the ConfigMap's data reaches the cluster again.
+  const changed = await kube(data.replace('mtu: "1450"', 'mtu: "9000"'), 'apply', '-f', '-');
+  assert.equal(changed.code, 0, changed.stderr);
+  await until('the changed ConfigMap in the workload cluster', async () => {
+    const got = await workload('get', 'configmap', 'cni-config', '-n', 'cni-system', '-o', 'jsonpath={.data.mtu}');
+    return got.code === 0 && got.stdout === '9000';
+  });
+
+  // Cluster API's immutable selector: refused at once, the stored set unchanged.
+  const moved = await kube(
+    undefined,
+    'patch',
+    'clusterresourceset/cni',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { clusterSelector: { matchLabels: { cni: 'cilium' } } } }),
+  );
+  assert.notEqual(moved.code, 0);
+  assert.match(moved.stderr, /ClusterResourceSet default\/cni: spec\.clusterSelector: field is immutable/);
+
+  // kubectl delete ends the set's workflow; the object and its binding go.
+  const deleted = await kube(undefined, 'delete', 'clusterresourceset', 'cni', '--wait', '--timeout', '60s');
+  assert.equal(deleted.code, 0, deleted.stderr);
+  const listed = await capt('get', 'clusterresourcesets', '-A');
+  assert.doesNotMatch(listed.stdout, /\bcni\b/, listed.stdout);
+  await until(
+    'the binding gone',
+    async () => (await kube(undefined, 'get', 'clusterresourcesetbindings', '-o', 'name')).stdout.trim() === '',
+  );
+  const gone = await kube(undefined, 'delete', 'cluster', 'addons', '--wait', '--timeout', '300s');
+  assert.equal(gone.code, 0, gone.stderr);
 });
 
 test('a change a running cluster refuses (a downgrade, too many workers) fails at once with the message capt apply gives; the stored object is unchanged', async () => {

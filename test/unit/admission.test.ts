@@ -341,7 +341,7 @@ test('the configuration asks about creates and updates of every kind of a manife
       resources: ['localclusters', 'localmachinetemplates', 'localmachines', 'localclustertemplates'],
       scope: 'Namespaced',
     },
-    // Not carried out by the bridge: refused (refusedResources).
+    // ClusterResourceSets, checked alone (resourceSetResources).
     {
       apiGroups: ['addons.cluster.x-k8s.io'],
       apiVersions: ['v1beta2'],
