@@ -72,7 +72,6 @@ const lastSeconds = {
   'management-api/control-plane-undo.test': 110,
   'management-api/health-check-report.test': 95,
   'cluster/owner-recovery.test': 94,
-  'e2e/capi-quick-start.test': 94,
   'fault/temporal-nodes.test': 89,
   'machine/machine-durability.test': 88,
   'management-api/init-webhooks.test': 84,
