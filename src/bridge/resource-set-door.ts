@@ -17,6 +17,7 @@ export const resourceSetFinalizer = 'addons.cluster.x-k8s.io';
 export const appliedResourcesAnnotation = 'capt.cluster.x-k8s.io/applied-resources';
 
 const bindingVersion = 'addons.cluster.x-k8s.io/v1beta2';
+const retryRefusedMs = 30_000;
 
 /** A ConfigMap or Secret of the management API as a manifest document: what `capt apply -f` would be given. */
 function dataDocument(kind: ResourceKind, o: Record<string, unknown>) {
@@ -39,8 +40,11 @@ function dataDocument(kind: ResourceKind, o: Record<string, unknown>) {
  * set's workflow is told to go, and each cluster's ClusterResourceSetBinding is written from the sets' bindings.
  */
 export class ResourceSetDoor {
-  /** Per set, the documents last refused and why: not tried again until they change. */
-  private readonly refused = new Map<string, { hash: string; message: string }>();
+  /**
+   * Per set, the documents last refused and why: tried again when they change, or after retryRefusedMs (a refusal
+   * may pass: the set's earlier workflow still finishing its deletion, a resource another set named).
+   */
+  private readonly refused = new Map<string, { hash: string; message: string; at: number }>();
 
   constructor(private readonly o: { api: ManagementClient; sets: ResourceSets; log: Logger }) {}
 
@@ -88,7 +92,8 @@ export class ResourceSetDoor {
     const hash = createHash('sha256').update(text).digest('hex').slice(0, 32);
     const key = `${namespace}/${name}`;
     const applied = set.metadata.annotations?.[appliedResourcesAnnotation] === hash;
-    if (!applied && this.refused.get(key)?.hash !== hash) {
+    const before = this.refused.get(key);
+    if (!applied && (before?.hash !== hash || Date.now() - before.at > retryRefusedMs)) {
       try {
         const { addons } = loadManifestsWithTopologies(
           [{ file: `management API, ClusterResourceSet ${key}`, text }],
@@ -99,7 +104,7 @@ export class ResourceSetDoor {
         this.refused.delete(key);
       } catch (err) {
         if (!(err instanceof ManifestError || err instanceof RejectedError)) throw err;
-        this.refused.set(key, { hash, message: err.message });
+        this.refused.set(key, { hash, message: err.message, at: Date.now() });
         this.o.log.info({ clusterResourceSet: key, refusal: err.message }, 'bridge: ClusterResourceSet refused');
       }
     }

@@ -95,9 +95,11 @@ const hcOwnConditions: HealthCheck = {
   spec: {
     ...hcWorkers.spec,
     checks: {
+      // Longer than the 10 s two kubelets stopped together may go Unknown apart (leases renew every 10 s, the node
+      // controller marks each 20 s after its last): with 10 s the first could time out alone, within maxUnhealthy.
       unhealthyMachineConditions: [
-        { type: 'NodeReady', status: 'Unknown', timeoutSeconds: 10 },
-        { type: 'NodeReady', status: 'False', timeoutSeconds: 10 },
+        { type: 'NodeReady', status: 'Unknown', timeoutSeconds: 25 },
+        { type: 'NodeReady', status: 'False', timeoutSeconds: 25 },
       ],
     },
   },
@@ -278,7 +280,7 @@ describe('MachineHealthCheck', { concurrency: true }, () => {
           [b, 'UnhealthyMachine'],
         ],
       );
-      assert.match(after.healthCheck!.remediations[1]!.message, /^NodeReady=(Unknown|False) for \d+s \(timeout 10s\)$/);
+      assert.match(after.healthCheck!.remediations[1]!.message, /^NodeReady=(Unknown|False) for \d+s \(timeout 25s\)$/);
       // Each remediation counted by the worker that carried it out, never twice: this one counted the second; the
       // first was counted by the worker SIGKILLed since (its counters went with it), or by this one if the kill came
       // before that workflow task was recorded; a replay of the recorded task counts nothing.
