@@ -111,6 +111,12 @@ test(`a MachineDeployment and a control plane with ${machineMaxAgeAnnotation} ${
     timeoutMs: 60_000,
     describe: describeRecords,
   });
+  // The control plane too: on a loaded host it heard of the pause later, and its machine was due meanwhile.
+  await until('the control plane to hear of the pause', controlPlane, {
+    done: (s) => s.stepReason === 'ClusterPaused',
+    timeoutMs: 60_000,
+    describe: describeRecords,
+  });
   const dueAt = Date.parse(first.repave!.nextDueAt!);
   await sleep(Math.max(0, dueAt - Date.now()) + 5000);
   const stillHeld = await status();
