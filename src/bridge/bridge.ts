@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -31,6 +30,7 @@ import {
   clusterObjects,
   hasTopology,
   madeMachineObjects,
+  manifestHash,
   ownedByCluster,
   sharedByClusters,
   readObjects,
@@ -75,8 +75,6 @@ export interface BridgeOptions {
  * (every 2-5 s once passes were bounded), they slowed a 1000-machine rollout by a quarter.
  */
 const ownersReadMs = 5_000;
-
-const manifestHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
 /**
  * The management API's door to capt: each pass reads Cluster API's objects, hands a Cluster whose manifest

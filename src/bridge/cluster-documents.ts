@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
 import type { ManifestSource } from '../api/load-manifests';
 import type { ApiObject, ManagedKind, ManagementClient } from './management-client';
@@ -101,6 +102,9 @@ export function clusterObjects(cluster: ApiObject, objects: ObjectsByKind): ApiO
 }
 
 /** Those objects as one manifest, loaded exactly as a file given to `capt apply`; the source is named for errors. */
+/** The hash of a manifest handed to a workflow, kept on its object so a pass hands it again only once it changed. */
+export const manifestHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+
 export function clusterManifest(cluster: ApiObject, members: ApiObject[]): ManifestSource {
   const { namespace, name } = cluster.metadata;
   return {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
 import { loadManifestsWithTopologies } from '../api/load-manifests';
@@ -7,7 +6,7 @@ import { NotFoundError, RejectedError } from '../client/client-errors';
 import type { ResourceSets } from '../client/resource-sets';
 import type { Condition } from '../contract/machine';
 import type { ResourceKind, ResourceSetStatus } from '../contract/resource-set';
-import { asManifest, clusterNameLabel } from './cluster-documents';
+import { asManifest, clusterNameLabel, manifestHash } from './cluster-documents';
 import { apiConditions, type ApiCondition } from './cluster-status-out';
 import type { ApiObject, ManagementClient } from './management-client';
 
@@ -89,7 +88,7 @@ export class ResourceSetDoor {
       return undefined;
     }
     const text = await this.documents(set);
-    const hash = createHash('sha256').update(text).digest('hex').slice(0, 32);
+    const hash = manifestHash(text);
     const key = `${namespace}/${name}`;
     const applied = set.metadata.annotations?.[appliedResourcesAnnotation] === hash;
     const before = this.refused.get(key);

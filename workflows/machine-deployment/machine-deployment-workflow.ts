@@ -5,7 +5,7 @@ import type { MachineDeploymentModel } from '../../src/api/model';
 import { machineDeploymentSpecSignal } from '../../src/contract/cluster-messages';
 import type { MachineSpec, MachineTemplateChange } from '../../src/contract/machine';
 import type { ClusterFacts, OwnerStatus } from '../../src/contract/owner';
-import { pendingTemplateChange, sendTemplateChange } from '../shared/in-place-change';
+import { pendingTemplateChange, sendTemplateChange, templateChange } from '../shared/in-place-change';
 import { ownerRuntime, type OwnerState } from '../shared/owner-runtime';
 import { workerMachineSpec } from '../shared/worker-machine-spec';
 import { machineDeploymentMachineLabels } from '../../src/contract/machine-labels';
@@ -295,33 +295,18 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       return { ...rest, templateHash: set.hash, version: set.version, updating: true };
     });
     refresh();
-    const metadata = (s: MachineSet) => {
-      const {
-        labels,
-        annotations,
-        nodeDrainTimeoutSeconds,
-        nodeVolumeDetachTimeoutSeconds,
-        nodeDeletionTimeoutSeconds,
-        taints,
-      } = machineSpec('', s);
-      return {
-        labels,
-        annotations,
-        nodeDrainTimeoutSeconds,
-        nodeVolumeDetachTimeoutSeconds,
-        nodeDeletionTimeoutSeconds,
-        ...(taints ? { taints } : {}),
-      };
-    };
+    // Each old set's labels and annotations (its set name, revision) give way to the new set's, as in place.
     const refused = (
       await Promise.all(
         [...from].map(([hash, machines]) => {
           const old = state.machineSets.find((s) => s.hash === hash);
-          const previous = old ? metadata(old) : { labels: {}, annotations: {} };
           return updatePoolMachinesInPlace(facts.namespace, machines, {
             version: set.version,
             templateHash: set.hash,
-            metadata: { previous: { labels: previous.labels, annotations: previous.annotations }, next: metadata(set) },
+            metadata: templateChange(
+              old ? machineSpec('', old) : { labels: {}, annotations: {} },
+              machineSpec('', set),
+            ),
           });
         }),
       )

@@ -102,6 +102,9 @@ export const inPlaceNews = (state: MachineState): { version: string; updating: b
     ? { version: state.spec.version, updating: !!state.inPlaceUpdate }
     : undefined;
 
+/** What a report says besides the machine's status, from its state: machineReport's and reportKey's last arguments. */
+export const reportContext = (state: MachineState) => [deletionHeld(state), state.node, inPlaceNews(state)] as const;
+
 /** What an owner assumes of a machine it just started (see newRecord): telling it so would be no news. */
 export const startedByOwnerKey = (name: string) =>
   keyOf({ name, phase: MachinePhase.Provisioning, marked: false, sequence: 0 });

@@ -49,7 +49,7 @@ import {
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
 import { mergeTemplateChange, validateInPlaceUpdate, validateMachineChange } from './machine-change';
-import { deletionHeld, inPlaceNews, machineReport, reportKey, startedByOwnerKey } from './machine-report';
+import { machineReport, reportContext, reportKey, startedByOwnerKey } from './machine-report';
 import { machineStatus } from './machine-status';
 import { continueAsNewOnTargetBuild, pinToBuild } from '../shared/build-upgrade';
 import { recordUnknownSignals, unknownSignalsDetails } from '../shared/unknown-signals';
@@ -117,9 +117,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   // Started by an owner, the machine already carries its first search attributes; upserts follow phase changes.
   let publishedPhase = `${workflowInfo().typedSearchAttributes.get(CaptPhase) ?? ''} ${workflowInfo().typedSearchAttributes.get(CaptNodeHealthy) ?? 'False'}`;
   // A continued run already told its owner what it was; a new one is what its owner assumes.
-  let reported = input.state
-    ? reportKey(machineStatus(state), deletionHeld(state), state.node, inPlaceNews(state))
-    : startedByOwnerKey(spec.name);
+  let reported = input.state ? reportKey(machineStatus(state), ...reportContext(state)) : startedByOwnerKey(spec.name);
   /** Recomputes status after every change: current details, search attributes, and the owner's notice. */
   function refresh(): MachineStatus {
     const status = machineStatus(state);
@@ -139,7 +137,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       upsertSearchAttributes(machineSearchAttributes(spec, status.phase, nodeHealthy));
     }
     // The owner hears only of what it plans with (see machine-report.ts), a few times in the machine's life.
-    const key = reportKey(status, deletionHeld(state), state.node, inPlaceNews(state));
+    const key = reportKey(status, ...reportContext(state));
     if (key !== reported && status.phase !== 'Deleted') {
       reported = key;
       void report(status);
@@ -153,7 +151,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     // What the owner's record now tells of, for the management API's Machine object (see reportedStatusMemo).
     if (spec.statusMemo) upsertMemo({ [reportedStatusMemo]: { ...status, sequence: state.reports } });
     if (!spec.owner) return Promise.resolve();
-    const news = machineReport(status, state.reports, deletionHeld(state), state.node, inPlaceNews(state));
+    const news = machineReport(status, state.reports, ...reportContext(state));
     if (!spec.batchedReports)
       return getExternalWorkflowHandle(spec.owner)
         .signal(machineReportSignal, news)
@@ -183,7 +181,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       };
       Object.assign(state, { step: 'deletion requested', stepReason: 'DeletionRequested' });
       // The owner that asked already counts the machine as leaving: no report for that.
-      if (byOwner) reported = reportKey(machineStatus(state), deletionHeld(state), state.node, inPlaceNews(state));
+      if (byOwner) reported = reportKey(machineStatus(state), ...reportContext(state));
     }
     if (byOwner) delete spec.annotations[controlPlaneCleanupHook];
     return refresh();
@@ -283,17 +281,9 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
           `bootstrap failed: '${check.command}' exited ${check.exitCode}; waiting to be deleted or remediated`,
         );
     }
-    while (!state.nodeRef) {
+    if (!state.nodeRef) {
       setStep('WaitingForNode', `waiting for a Ready Node with providerID ${state.infrastructure.providerID}`);
-      // The wait syncs the Node as soon as it is Ready: one activity, not two, per machine.
-      state.nodeSyncPending = false;
-      const node = await waits.waitForNode({
-        ...target,
-        providerID: state.infrastructure.providerID,
-        timeoutSeconds: nodeStartupChunkSeconds,
-        ...nodeFields(),
-      });
-      if (!node) continue;
+      const node = await readyNode();
       state.nodeRef = { name: node.nodeName };
       state.node = node.readiness;
       // Kept from the wait's result: no command of its own, so histories from before it replay unchanged.
@@ -307,6 +297,24 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       // A machine that ran before capt kept runningAt, carried here by continue-as-new, was counted by no one.
       if (!workflowInfo().continuedFromExecutionRunId)
         machineRunning(metricTags, (Date.parse(state.runningAt) - Date.parse(state.createdAt)) / 1000);
+    }
+  }
+
+  /**
+   * The Ready Node with the machine's providerID (running `kubeletVersion`, when given), waited for a chunk at a
+   * time. The wait syncs the Node as soon as it is Ready: one activity, not two, per machine.
+   */
+  async function readyNode(kubeletVersion?: string) {
+    for (;;) {
+      state.nodeSyncPending = false;
+      const node = await waits.waitForNode({
+        ...target,
+        providerID: state.infrastructure!.providerID,
+        timeoutSeconds: nodeStartupChunkSeconds,
+        ...(kubeletVersion ? { kubeletVersion } : {}),
+        ...nodeFields(),
+      });
+      if (node) return node;
     }
   }
 
@@ -337,21 +345,10 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     const updating = scope.run(async () => {
       await provider.updateMachineInPlace({ ...ref, role: spec.role, version: request.version });
       Object.assign(spec, mergeTemplateChange(spec, request.metadata));
-      state.nodeSyncPending = false;
       setStep('UpdatingInPlace', `waiting for Node ${state.nodeRef!.name} to run kubelet ${request.version}`);
-      for (;;) {
-        const node = await waits.waitForNode({
-          ...target,
-          providerID: state.infrastructure!.providerID,
-          timeoutSeconds: nodeStartupChunkSeconds,
-          kubeletVersion: request.version,
-          ...nodeFields(),
-        });
-        if (!node) continue;
-        state.node = { ...state.node, ...node.readiness };
-        state.nodeInfo = node.nodeInfo;
-        return;
-      }
+      const node = await readyNode(request.version);
+      state.node = { ...state.node, ...node.readiness };
+      state.nodeInfo = node.nodeInfo;
     });
     try {
       await Promise.race([updating, condition(() => state.deletion !== undefined)]);
