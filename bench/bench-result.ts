@@ -5,11 +5,17 @@ import { join } from 'node:path';
 
 const root = join(__dirname, '../..');
 
-/** What every result records first: when, at which commit, on what machine. */
+const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+
+/**
+ * What every result records first: when, at which commit, on what machine. A run of changes not yet committed says
+ * so (`+uncommitted`), since its commit alone would name code that did not run.
+ */
 export function resultHeader(): Record<string, unknown> {
+  const uncommitted = git('status', '--porcelain', '--untracked-files=no') !== '';
   return {
     date: new Date().toISOString(),
-    commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim(),
+    commit: `${git('rev-parse', '--short', 'HEAD')}${uncommitted ? '+uncommitted' : ''}`,
     machine: { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30) },
   };
 }

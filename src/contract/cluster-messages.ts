@@ -52,6 +52,12 @@ export const machineReportSignal = defineSignal<[MachineReport]>('machineReport'
  * says batchedReports: owners from before it know machineReport only.
  */
 export const machineReportsSignal = defineSignal<[MachineReport[]]>('machineReports');
+/**
+ * The same batches as an update, to machines whose spec says reportsByUpdate. An update waiting for the owner's next
+ * task writes nothing to its history, so the owner continues as new while reports keep coming: the server hands the
+ * waiting ones to its next run. A signal meanwhile failed that task, and at 5,000 machines the owner never moved again.
+ */
+export const machineReportsUpdate = defineUpdate<void, [MachineReport[]]>('machineReports');
 /** From the cluster to its control plane: a new machine template (version, kubeadm config, infrastructure). */
 export const controlPlaneSpecSignal =
   defineSignal<[{ spec: ControlPlaneModel; cause: string; generation: number }]>('controlPlaneSpec');

@@ -57,6 +57,8 @@ export interface MachineSpec extends MachineTemplateFields {
   owner?: string;
   /** The owner takes reports several to a signal (machineReportsSignal); older owners take one at a time. */
   batchedReports?: boolean;
+  /** The owner takes those batches as an update (machineReportsUpdate); set by the owners of the build that does. */
+  reportsByUpdate?: boolean;
   /**
    * Keeps its status as of each report in its reportedStatus memo (machine-messages.ts). Set by the owners of the
    * build that reads it, so the histories of earlier machines replay without it.

@@ -362,6 +362,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     annotations: { ...state.spec.annotations, [controlPlaneCleanupHook]: '' },
     owner: self,
     batchedReports: true,
+    reportsByUpdate: true,
     statusMemo: true,
   });
 

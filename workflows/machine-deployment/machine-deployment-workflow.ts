@@ -170,6 +170,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       },
       owner: self,
       batchedReports: true,
+      reportsByUpdate: true,
     });
 
   refresh();

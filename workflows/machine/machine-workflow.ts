@@ -159,7 +159,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     // An owner that takes reports in batches gets them through this worker's coalescer, within this task.
     reportsInFlight++;
     return local
-      .deliverMachineReport({ owner: spec.owner, report: news })
+      .deliverMachineReport({ owner: spec.owner, report: news, byUpdate: spec.reportsByUpdate })
       .catch(() => undefined)
       .finally(() => reportsInFlight--);
   }

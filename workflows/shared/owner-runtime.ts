@@ -13,6 +13,7 @@ import {
   deleteOwnerSignal,
   machineReportSignal,
   machineReportsSignal,
+  machineReportsUpdate,
   ownerMachineQuery,
   ownerStatusQuery,
   rolloutHistoryQuery,
@@ -185,7 +186,8 @@ export function ownerRuntime(opts: {
   };
   setHandler(ownerStatusQuery, (page) => (page ? ownerStatusPage(opts.status(), page) : opts.status()));
   setHandler(ownerMachineQuery, (name) => state.machines.find((m) => m.name === name));
-  // One report a signal from machines of older owners, several from the coalescer (machine-reports.ts).
+  // One report a signal from machines of older owners, several from the coalescer (machine-reports.ts): by signal
+  // from machines of the build before reportsByUpdate, by update since.
   const applyReports = (reports: MachineReport[]) => {
     const applied = reports.filter((r) => !holdEarlyReport(state.adoptionProgress, state.machines, r));
     if (applied.length === 0) return;
@@ -194,6 +196,7 @@ export function ownerRuntime(opts: {
   };
   setHandler(machineReportSignal, (report) => applyReports([report]));
   setHandler(machineReportsSignal, applyReports);
+  setHandler(machineReportsUpdate, applyReports);
   setHandler(scaleUpdate, (replicas) => recordless(scale(replicas)), { validator: opts.validateReplicas });
   const observe = (generation: number) => {
     state.observedGeneration = Math.max(state.observedGeneration ?? 0, generation);

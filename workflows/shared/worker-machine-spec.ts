@@ -7,7 +7,13 @@ export function workerMachineSpec(
   facts: ClusterFacts,
   name: string,
   template: MachineTemplateModel,
-  own: { labels: Record<string, string>; annotations: Record<string, string>; owner: string; batchedReports?: boolean },
+  own: {
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+    owner: string;
+    batchedReports?: boolean;
+    reportsByUpdate?: boolean;
+  },
 ): MachineSpec {
   const t = template;
   return {
@@ -35,6 +41,7 @@ export function workerMachineSpec(
     ...(t.taints ? { taints: t.taints } : {}),
     owner: own.owner,
     ...(own.batchedReports ? { batchedReports: true } : {}),
+    ...(own.reportsByUpdate ? { reportsByUpdate: true } : {}),
     statusMemo: true,
   };
 }
