@@ -9,12 +9,20 @@ import {
 } from '../../src/contract/machine';
 import { nodeHealthSignal } from '../../src/contract/machine-messages';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
+import { forEachBounded } from '../../src/util/bounded-parallel';
 import { nodeWatch } from './node-watch';
 import { workloadClient } from './workload-cluster';
 
 /** How often the watch reports it is alive, and re-reads the Nodes at the latest. */
 const passEveryMs = 5000;
 const minPassGapMs = 1000;
+/**
+ * Signals in flight at once. One at a time, a pass over a 5,000-Node cluster whose Nodes flapped together outlasted
+ * the activity's heartbeat timeout: every attempt died mid-pass and machines told Unknown were never told Ready.
+ */
+const tellsAtOnce = 16;
+/** Each heartbeat encodes every Node told unhealthy: within a pass, one every few seconds is enough. */
+const beatWithinPassMs = 3000;
 
 /** What the last attempt told machines, for the next attempt: only Nodes not healthy (absent = told healthy). */
 interface Checkpoint {
@@ -66,6 +74,11 @@ export async function watchNodeHealth(target: {
   const told: Record<string, string> = { ...((ctx.info.heartbeatDetails as Checkpoint | undefined)?.told ?? {}) };
   // Machines whose Node was seen this attempt: a Node gone from the list was deleted.
   const seen = new Map<string, string>();
+  let lastBeat = 0;
+  const beat = () => {
+    lastBeat = Date.now();
+    ctx.heartbeat({ told } satisfies Checkpoint);
+  };
   const tell = async (machine: string, health: NodeHealth) => {
     const key = keyOf(health);
     if ((told[machine] ?? healthyKey) === key) return;
@@ -79,6 +92,8 @@ export async function watchNodeHealth(target: {
     }
     if (key === healthyKey) delete told[machine];
     else told[machine] = key;
+    // Kept every few seconds within a pass too: a pass that outlasts an attempt leaves the next one only the rest.
+    if (Date.now() - lastBeat >= beatWithinPassMs) beat();
   };
   const deadline = Date.now() + target.runForSeconds * 1000;
   try {
@@ -89,14 +104,15 @@ export async function watchNodeHealth(target: {
           const machine = node.metadata?.annotations?.[nodeMachineAnnotation];
           if (machine) now.set(machine, { node: node.metadata!.name!, health: nodeHealth(node) });
         }
-        for (const [machine, { health }] of now) await tell(machine, health);
-        for (const [machine, node] of seen)
-          if (!now.has(machine))
-            await tell(machine, { ready: 'Unknown', gone: true, message: `Node ${node} was deleted` });
+        const gone = [...seen].filter(([machine]) => !now.has(machine));
+        await forEachBounded([...now], tellsAtOnce, ([machine, { health }]) => tell(machine, health));
+        await forEachBounded(gone, tellsAtOnce, ([machine, node]) =>
+          tell(machine, { ready: 'Unknown', gone: true, message: `Node ${node} was deleted` }),
+        );
         seen.clear();
         for (const [machine, { node }] of now) seen.set(machine, node);
       }
-      ctx.heartbeat({ told } satisfies Checkpoint);
+      beat();
       // Kubelets update their Nodes every few seconds each: one pass a second at most, whatever the count.
       const changed = watch.anyChange(passEveryMs);
       await ctx.sleep(minPassGapMs);
