@@ -53,6 +53,13 @@ export interface MachineRef {
   name: string;
 }
 
+/** What an in-place update asks of the provider for one machine. */
+export type InPlaceMachineUpdate = MachineRef & {
+  role: MachineInfraSpec['role'];
+  version: string;
+  kubeletExtraArgs?: Record<string, string>;
+};
+
 export interface InfrastructureProvider {
   readonly name: string;
   /** Kubernetes versions this provider can run, oldest first. */
@@ -66,10 +73,11 @@ export interface InfrastructureProvider {
   /** How many machines the provider holds for a cluster: what `capt repair cluster` compares with the machine workflows. */
   countMachines(namespace: string, cluster: string): Promise<number>;
   /**
-   * Has a running machine take `version` where it runs, as its capability (ClusterInfraStatus.inPlace) says it can;
-   * done already is success. Anything else fails with the type InPlaceUpdateUnsupported, which no retry helps.
+   * Has a running machine take `version` (and, when given, restart its kubelet with `kubeletExtraArgs`) where it
+   * runs, as its capability (ClusterInfraStatus.inPlace) says it can; done already is success. Anything else fails
+   * with the type InPlaceUpdateUnsupported, which no retry helps.
    */
-  updateMachineInPlace(ref: MachineRef & { role: MachineInfraSpec['role']; version: string }): Promise<void>;
+  updateMachineInPlace(ref: InPlaceMachineUpdate): Promise<void>;
   /** Takes a control-plane machine out of the endpoint's load balancing before it leaves, and returns once the endpoint no longer forwards to it; gone is success. */
   detachFromEndpoint(ref: MachineRef): Promise<void>;
   checkBootstrap(ref: MachineRef): Promise<BootstrapCheck>;

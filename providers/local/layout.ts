@@ -54,6 +54,8 @@ export interface LocalMachineRecord {
   createdAt: string;
   /** The host user and group id the machine's root maps to (machine-sandbox.ts); absent on machines created before sandboxing by user. */
   hostId?: number;
+  /** The kubelet's arguments given by an in-place update; until one, the machine's own registration says them. */
+  kubeletExtraArgs?: Record<string, string>;
 }
 
 /** What `kubeadm init|join` leaves for the kubelet, as kubelet flags and config would say it. */
@@ -64,4 +66,6 @@ export interface KubeletRegistration {
   ip: string;
   labels: Record<string, string>;
   taints: { key: string; value?: string; effect: string }[];
+  /** The kubelet's `max-pods`: the Node's pod capacity (the kubelet's default, 110, when absent). */
+  maxPods?: number;
 }

@@ -1,5 +1,6 @@
 import { access, chown, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MachineCertificatesPage } from '../../src/contract/certificates';
 import { inPlaceUpdateUnsupported, unsupportedVersion } from '../../src/errors';
@@ -11,6 +12,7 @@ import type {
   ClusterInfraSpec,
   ClusterInfraStatus,
   InfrastructureProvider,
+  InPlaceMachineUpdate,
   MachineInfraSpec,
   MachineInfraStatus,
   MachineRef,
@@ -65,10 +67,11 @@ export interface LocalMachineTemplateSpec {
 const apiserverPort = 6443;
 
 /**
- * A worker's kubelet runs in the cluster agent and takes a newer version where it runs, as `kubeadm upgrade node`
- * and a kubelet restart would; control-plane machines are always replaced (a new etcd member joins first).
+ * A worker's kubelet runs in the cluster agent and takes a newer version, or new arguments, where it runs, as
+ * `kubeadm upgrade node` and a kubelet restart would; control-plane machines are always replaced (a new etcd member
+ * joins first).
  */
-const localInPlace: InPlaceCapability = { worker: ['version'], controlPlane: [] };
+const localInPlace: InPlaceCapability = { worker: ['version', 'kubeletExtraArgs'], controlPlane: [] };
 
 const exists = (path: string) =>
   access(path).then(
@@ -265,8 +268,9 @@ export class LocalProvider implements InfrastructureProvider {
     await rm(mdir, { recursive: true, force: true });
   }
 
-  async updateMachineInPlace(ref: MachineRef & { role: MachineInfraSpec['role']; version: string }): Promise<void> {
-    if (!localInPlace[ref.role === 'worker' ? 'worker' : 'controlPlane'].includes('version'))
+  async updateMachineInPlace(ref: InPlaceMachineUpdate): Promise<void> {
+    const can = localInPlace[ref.role === 'worker' ? 'worker' : 'controlPlane'];
+    if (!can.includes('version') || (ref.kubeletExtraArgs && !can.includes('kubeletExtraArgs')))
       throw inPlaceUpdateUnsupported(`the local provider replaces ${ref.role} machines: it updates none in place`);
     if (!toolPaths().kubernetes[ref.version])
       throw unsupportedVersion(
@@ -275,13 +279,16 @@ export class LocalProvider implements InfrastructureProvider {
     const mdir = machineDir(clusterDir(ref.namespace, ref.cluster), ref.name);
     const record = await readJson<LocalMachineRecord>(machineRecordPath(mdir));
     if (!record) throw inPlaceUpdateUnsupported(`machine ${ref.name} does not exist on the local provider`);
-    if (record.version === ref.version) return;
+    const args = ref.kubeletExtraArgs && { kubeletExtraArgs: ref.kubeletExtraArgs };
+    if (record.version === ref.version && (!args || isDeepStrictEqual(record.kubeletExtraArgs, args.kubeletExtraArgs)))
+      return;
     if (compareVersions(ref.version, record.version) < 0)
       throw inPlaceUpdateUnsupported(
         `machine ${ref.name} runs ${record.version}: a kubelet is never downgraded in place`,
       );
-    // The cluster agent serves the machine's kubelet from this record: it reports the new version at once.
-    await writeJsonAtomic(machineRecordPath(mdir), { ...record, version: ref.version });
+    // The cluster agent serves the machine's kubelet from this record: it reports the new version (and what the new
+    // arguments change, such as max-pods) at once.
+    await writeJsonAtomic(machineRecordPath(mdir), { ...record, version: ref.version, ...args });
   }
 
   async detachFromEndpoint(ref: MachineRef): Promise<void> {

@@ -1,3 +1,4 @@
+import type { KubeadmConfigSpec } from './kubeadm-config-spec';
 import type { MachineTemplateChange } from './machine';
 
 /**
@@ -12,7 +13,30 @@ export interface InPlaceCapability {
   controlPlane: InPlaceField[];
 }
 
-export type InPlaceField = 'version';
+/** `kubeletExtraArgs`: the kubelet's arguments in a worker's join configuration, restarted with the new ones. */
+export type InPlaceField = 'version' | 'kubeletExtraArgs';
+
+/**
+ * Kubelet arguments a kubelet reads only when it registers its Node (or that name the Node): changing them on a
+ * running machine would change nothing, so a change to them replaces the machine.
+ */
+export const registrationOnlyKubeletArgs = [
+  'node-labels',
+  'register-with-taints',
+  'register-node',
+  'hostname-override',
+  'node-ip',
+  'provider-id',
+];
+
+/** The kubelet arguments a worker's bootstrap configuration gives it. */
+export const workerKubeletArgs = (config: KubeadmConfigSpec): Record<string, string> =>
+  config.joinConfiguration?.nodeRegistration?.kubeletExtraArgs ?? {};
+
+/** The arguments whose values differ between two argument maps, sorted. */
+export function changedKubeletArgs(before: Record<string, string>, after: Record<string, string>): string[] {
+  return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => before[k] !== after[k]).sort();
+}
 
 /**
  * An owner's opt-out: `"false"` on a MachineDeployment replaces its machines on every rollout, as before in-place
@@ -27,4 +51,6 @@ export interface InPlaceUpdateRequest {
   templateHash: string;
   /** The labels and annotations that say which MachineSet and revision it belongs to, swapped as a template change. */
   metadata: MachineTemplateChange;
+  /** The new template's bootstrap configuration, when its kubelet arguments changed: the kubelet restarts with them. */
+  bootstrapConfig?: KubeadmConfigSpec;
 }

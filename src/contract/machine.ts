@@ -283,6 +283,8 @@ export interface MachineReport {
   updating?: true;
   /** The version it runs, told only by a machine that was ever updated in place (before, its owner's record says it). */
   version?: string;
+  /** The MachineSet its last in-place update moved it to, told with `version` by machines of builds that say it. */
+  templateHash?: string;
   /** Grows with every report: signals may arrive out of order, and the owner keeps the newest. */
   sequence: number;
 }

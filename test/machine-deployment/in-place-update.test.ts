@@ -27,8 +27,11 @@ const names = (s: OwnerStatus) => s.machines.map((m) => m.name).sort();
 const describeRecords = (s: OwnerStatus | undefined) =>
   `${s?.stepReason}: ${s?.step} [${s?.machines.map((m) => `${m.name} ${m.version} ${m.phase}${m.updating ? ' updating' : ''}${m.deleting ? ' deleting' : ''}`).join(', ')}]`;
 
-/** Cluster ip: the control plane at the newer version, 3 workers that update in place and 2 opted out, at `workers`. */
-function manifest(workers: string): ClusterModel {
+/**
+ * Cluster ip: the control plane at the newer version, 3 workers that update in place and 2 opted out, at `workers`;
+ * given `maxPods`, the 3 workers' kubelets run with that max-pods.
+ */
+function manifest(workers: string, maxPods?: string): ClusterModel {
   const model = quickstartModel(CLUSTER, {
     KUBERNETES_VERSION: newer,
     CONTROL_PLANE_MACHINE_COUNT: '1',
@@ -40,7 +43,21 @@ function manifest(workers: string): ClusterModel {
     template: { ...d.template, version: workers },
   });
   const optedOut: MachineDeploymentModel = { ...md, name: OPTED_OUT, replicas: 2, inPlaceUpdates: false };
-  return { ...model, machineDeployments: [at(md), at(optedOut)] };
+  return { ...model, machineDeployments: [maxPods ? withMaxPods(at(md), maxPods) : at(md), at(optedOut)] };
+}
+
+function withMaxPods(d: MachineDeploymentModel, maxPods: string): MachineDeploymentModel {
+  const config = d.template.bootstrap.config;
+  const nodeRegistration = config.joinConfiguration?.nodeRegistration;
+  const kubeletExtraArgs = { ...nodeRegistration?.kubeletExtraArgs, 'max-pods': maxPods };
+  const joinConfiguration = {
+    ...config.joinConfiguration,
+    nodeRegistration: { ...nodeRegistration, kubeletExtraArgs },
+  };
+  return {
+    ...d,
+    template: { ...d.template, bootstrap: { ...d.template.bootstrap, config: { ...config, joinConfiguration } } },
+  };
 }
 
 test(`${inPlaceUpdatesAnnotation} takes "true" or "false", and is refused otherwise where it is written`, async () => {
@@ -136,6 +153,36 @@ test(`a version change updates a MachineDeployment's workers in place (one surge
     [],
     `no machine kept: ${describeRecords(replaced)}`,
   );
+
+  // New kubelet arguments reach the same workers in place: their kubelets restart with max-pods 200.
+  const beforeArgs = await status(MD);
+  const argsPreview = await suite.client.apply([manifest(newer, '200')], { dryRun: true });
+  const mdPreview = argsPreview.find((o) => o.ref === `machinedeployment.cluster.x-k8s.io/${MD}`)!;
+  assert.deepEqual(mdPreview.preview?.updatedInPlace?.sort(), names(beforeArgs), JSON.stringify(mdPreview.preview));
+  await suite.client.apply([manifest(newer, '200')]);
+  const restarted = await until(`${MD} kubelets restarted with max-pods 200`, () => status(MD), {
+    done: (s) =>
+      s.rolloutComplete &&
+      s.machineSets!.at(-1)!.revision === 3 &&
+      s.machines.length === 3 &&
+      s.machines.every((m) => !m.updating),
+    timeoutMs: 300_000,
+    describe: describeRecords,
+  });
+  const keptAgain = names(restarted).filter((n) => names(beforeArgs).includes(n));
+  assert.ok(keptAgain.length >= 2, `at most one machine (the surge) is new: ${describeRecords(restarted)}`);
+  const podsOf = async (name: string) => {
+    const [m] = await suite.client.machineStatuses('default', [name]);
+    return (await kube.listNodes()).find((n) => n.metadata?.name === m?.nodeRef)?.status?.capacity?.pods;
+  };
+  // The cluster agent posts a restarted kubelet's status at its next scan of the machines (about a second).
+  for (const name of names(restarted))
+    await until(`Node of ${name} with max-pods 200`, () => podsOf(name), {
+      done: (pods) => pods === '200',
+      timeoutMs: 30_000,
+    });
+  for (const m of await suite.client.machineStatuses('default', keptAgain))
+    assert.match(m.step, new RegExp(`updated in place to ${newer}`));
 
   await suite.client.deleteCluster('default', CLUSTER);
   await suite.client.waitForDeletion('default', CLUSTER, () => undefined, 300_000);

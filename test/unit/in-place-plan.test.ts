@@ -155,21 +155,73 @@ test('the provider, the owner and the change decide whether machines move in pla
   assert.deepEqual(inPlaceSets(local, { ...spec } as never, sets), ['h2']);
 });
 
-test('an owner counts a machine updating in place as neither running nor available until it reports the version', () => {
-  const asked = {
-    ...newRecord('w-1', 'new', 'v1.36.3', '2026-01-01T00:00:00.000Z'),
-    phase: MachinePhase.Running,
-    sequence: 3,
-    updating: true as const,
-  };
-  assert.equal(isRunning(asked), false);
-  const report = (sequence: number, extra: object) => ({
-    name: 'w-1',
-    phase: MachinePhase.Running,
-    marked: false,
-    sequence,
-    ...extra,
+/** A template whose workers join with these kubelet arguments (and, given, one more join setting). */
+const withKubelet = (version: string, args: Record<string, string>, name?: string): MachineTemplateModel => {
+  const t = template(version);
+  const nodeRegistration = { kubeletExtraArgs: args, ...(name ? { name } : {}) };
+  return { ...t, bootstrap: { ...t.bootstrap, name: 'k', config: { joinConfiguration: { nodeRegistration } } } };
+};
+
+test('new kubelet arguments move a worker in place when the provider restarts kubelets with them, registration-time ones never', () => {
+  const both: InPlaceCapability = { worker: ['version', 'kubeletExtraArgs'], controlPlane: [] };
+  const why = (c: ReturnType<typeof workerInPlace>) => (c.inPlace ? 'in place' : c.why);
+  const from = { template: withKubelet('v1.35.4', { 'max-pods': '110' }) };
+  const to = (version: string, args: Record<string, string>, name?: string) => ({
+    template: withKubelet(version, args, name),
   });
+  assert.equal(why(workerInPlace(both, spec, from, to('v1.35.4', { 'max-pods': '200' }))), 'in place');
+  assert.equal(why(workerInPlace(both, spec, from, to('v1.36.3', { 'max-pods': '200', v: '2' }))), 'in place');
+  // Kubelet arguments first appearing count alike (no joinConfiguration before).
+  assert.equal(
+    why(workerInPlace(both, spec, { template: template('v1.35.4') }, to('v1.35.4', { 'max-pods': '200' }))),
+    'in place',
+  );
+  assert.match(
+    why(workerInPlace(both, spec, from, to('v1.35.4', { 'max-pods': '110', 'node-labels': 'a=b' }))),
+    /kubelet's node-labels changed, which a kubelet reads only when it registers/,
+  );
+  assert.match(why(workerInPlace(both, spec, from, to('v1.35.4', { 'max-pods': '200' }, 'x'))), /bootstrap changed/);
+  assert.match(why(workerInPlace(local, spec, from, to('v1.35.4', { 'max-pods': '200' }))), /bootstrap changed/);
+  assert.match(why(workerInPlace(both, spec, from, to('v1.34.1', { 'max-pods': '200' }))), /goes down only/);
+  const argsOnly: InPlaceCapability = { worker: ['kubeletExtraArgs'], controlPlane: [] };
+  assert.match(
+    why(workerInPlace(argsOnly, spec, from, to('v1.36.3', { 'max-pods': '200' }))),
+    /does not change a worker's version/,
+  );
+});
+
+/** The owner's record of running machine w-1, just asked to move in place to `set` at `version`. */
+const askedRecord = (set: string, version: string) => ({
+  ...newRecord('w-1', set, version, '2026-01-01T00:00:00.000Z'),
+  phase: MachinePhase.Running,
+  sequence: 3,
+  updating: true as const,
+});
+
+/** A report of running machine w-1. */
+const runningReport = (sequence: number, extra: object) => ({
+  name: 'w-1',
+  phase: MachinePhase.Running,
+  marked: false,
+  sequence,
+  ...extra,
+});
+
+test('a report from before the machine took a request for the same version does not end its update', () => {
+  const asked = askedRecord('new-set', 'v1.35.4');
+  const report = (sequence: number, templateHash: string) =>
+    runningReport(sequence, { version: 'v1.35.4', templateHash });
+  const now = '2026-01-01T00:01:00.000Z';
+  const [stale] = recordMachineReports([asked], [report(4, 'old-set')], now);
+  assert.equal(stale!.updating, true, 'the report names the set it was in before');
+  const [done] = recordMachineReports([asked], [report(5, 'new-set')], now);
+  assert.equal(done!.updating, undefined);
+});
+
+test('an owner counts a machine updating in place as neither running nor available until it reports the version', () => {
+  const asked = askedRecord('new', 'v1.36.3');
+  assert.equal(isRunning(asked), false);
+  const report = runningReport;
   const now = '2026-01-01T00:01:00.000Z';
   // A report sent before the machine took the request, and one while it updates: still updating.
   for (const r of [report(4, {}), report(5, { version: 'v1.35.4', updating: true })]) {

@@ -41,3 +41,18 @@ test("a Node name of another machine of the cluster, or no DNS name, gives way t
   assert.equal(as('worker-one.example'), 'worker-one.example', "kubeadm's nodeRegistration.name of a single machine");
   assert.equal(trustedRegistration(record, undefined, []), undefined, 'nothing registered yet');
 });
+
+test("max-pods: the machine's own when sane, the host's record once an in-place update gave the kubelet arguments", () => {
+  const claimed = (maxPods: unknown) =>
+    ({ nodeName: 'w-1', labels: {}, taints: [], maxPods }) as unknown as KubeletRegistration;
+  assert.equal(trustedRegistration(record, claimed(200), [])!.maxPods, 200);
+  for (const bad of [0, -1, 2.5, 10_001, 'many', undefined])
+    assert.equal(trustedRegistration(record, claimed(bad), [])!.maxPods, undefined, `${String(bad)}: the default`);
+  const updated = { ...record, kubeletExtraArgs: { 'max-pods': '300' } };
+  assert.equal(trustedRegistration(updated, claimed(200), [])!.maxPods, 300);
+  assert.equal(
+    trustedRegistration({ ...record, kubeletExtraArgs: {} }, claimed(200), [])!.maxPods,
+    undefined,
+    'arguments given in place without max-pods: the default, as a restarted kubelet would',
+  );
+});

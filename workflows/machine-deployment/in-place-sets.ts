@@ -1,5 +1,10 @@
 import type { MachineDeploymentModel, MachineTemplateModel } from '../../src/api/model';
-import type { InPlaceCapability } from '../../src/contract/in-place';
+import {
+  changedKubeletArgs,
+  registrationOnlyKubeletArgs,
+  workerKubeletArgs,
+  type InPlaceCapability,
+} from '../../src/contract/in-place';
 import { compareVersions } from '../../src/contract/upgrade-plan';
 import { rolloutFields } from './machine-sets';
 
@@ -17,19 +22,50 @@ export function workerInPlace(
   to: TemplateRevision,
 ): { inPlace: true } | { inPlace: false; why: string } {
   const no = (why: string) => ({ inPlace: false as const, why });
-  if (!capability?.worker.includes('version')) return no('the provider updates no worker in place');
+  if (!capability?.worker.length) return no('the provider updates no worker in place');
   if (spec.inPlaceUpdates === false) return no('in-place updates are turned off for this MachineDeployment');
   if (spec.strategy.type !== 'RollingUpdate') return no('OnDelete replaces machines only as they are deleted');
   if (from.restartedAt !== to.restartedAt) return no('a restart asks for new machines');
   const before = rolloutFields(from.template);
   const after = rolloutFields(to.template);
+  const bootstrap = bootstrapInPlace(capability, before.bootstrap, after.bootstrap);
+  if (typeof bootstrap === 'string') return no(bootstrap);
   const changed = (Object.keys(after) as (keyof typeof after)[]).filter(
-    (k) => k !== 'version' && JSON.stringify(before[k]) !== JSON.stringify(after[k]),
+    (k) =>
+      k !== 'version' && !(k === 'bootstrap' && bootstrap) && JSON.stringify(before[k]) !== JSON.stringify(after[k]),
   );
   if (changed.length) return no(`its ${changed.join(', ')} changed, which only a new machine takes`);
-  if (compareVersions(after.version, before.version) <= 0)
+  const newer = compareVersions(after.version, before.version);
+  // The same version is taken in place only with new kubelet arguments; a lower one never.
+  if (newer < 0 || (newer === 0 && !bootstrap))
     return no(`${after.version} is not newer than ${before.version}: a version goes down only by replacement`);
+  if (newer > 0 && !capability.worker.includes('version'))
+    return no("the provider does not change a worker's version in place");
   return { inPlace: true };
+}
+
+/**
+ * Whether a worker takes the new bootstrap configuration in place: true when it differs only in the kubelet's
+ * arguments and the provider restarts kubelets with new ones, a reason when only a registration-time argument
+ * stands in the way, false when it did not change that way (or at all).
+ */
+function bootstrapInPlace(
+  capability: InPlaceCapability,
+  before: MachineTemplateModel['bootstrap'],
+  after: MachineTemplateModel['bootstrap'],
+): boolean | string {
+  if (!capability.worker.includes('kubeletExtraArgs')) return false;
+  const args = changedKubeletArgs(workerKubeletArgs(before.config), workerKubeletArgs(after.config));
+  const withoutArgs = (b: MachineTemplateModel['bootstrap']) => {
+    const nodeRegistration = { ...b.config.joinConfiguration?.nodeRegistration, kubeletExtraArgs: undefined };
+    const joinConfiguration = { ...b.config.joinConfiguration, nodeRegistration };
+    return JSON.stringify([b.kind, { ...b.config, joinConfiguration }]);
+  };
+  if (withoutArgs(before) !== withoutArgs(after)) return false;
+  const atRegistration = args.filter((a) => registrationOnlyKubeletArgs.includes(a));
+  if (atRegistration.length)
+    return `its kubelet's ${atRegistration.join(', ')} changed, which a kubelet reads only when it registers its Node: only a new machine takes it`;
+  return args.length > 0;
 }
 
 /** The older sets whose machines take the current set's template in place, by hash. */

@@ -20,6 +20,7 @@ import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
 import { byTemplate, planMachines, planRollout } from './rollout-plan';
 import { inPlaceSets } from './in-place-sets';
+import { changedKubeletArgs, workerKubeletArgs } from '../../src/contract/in-place';
 import { updatePoolMachinesInPlace } from '../shared/machine-pool';
 import { machineDeploymentReplicasProblems, machineDeploymentSubject } from '../../src/spec-rules/owner-rules';
 import { refuseProblems } from '../shared/spec-refusal';
@@ -301,6 +302,11 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       await Promise.all(
         [...from].map(([hash, machines]) => {
           const old = state.machineSets.find((s) => s.hash === hash);
+          const bootstrap = set.template.bootstrap.config;
+          // New kubelet arguments travel with the request (the machine restarts its kubelet with them).
+          const newArgs =
+            old &&
+            changedKubeletArgs(workerKubeletArgs(old.template.bootstrap.config), workerKubeletArgs(bootstrap)).length;
           return updatePoolMachinesInPlace(facts.namespace, machines, {
             version: set.version,
             templateHash: set.hash,
@@ -308,6 +314,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
               old ? machineSpec('', old) : { labels: {}, annotations: {} },
               machineSpec('', set),
             ),
+            ...(newArgs ? { bootstrapConfig: bootstrap } : {}),
           });
         }),
       )

@@ -2,7 +2,7 @@ import type { MachineSpec, MachineTemplateChange, MachineSpecChange } from '../.
 import { machineChangeProblems } from '../../src/spec-rules/machine-rules';
 import { refuseProblems } from '../shared/spec-refusal';
 import { MachinePhase } from '../../src/contract/machine';
-import type { InPlaceUpdateRequest } from '../../src/contract/in-place';
+import { changedKubeletArgs, workerKubeletArgs, type InPlaceUpdateRequest } from '../../src/contract/in-place';
 import { compareVersions, parseVersion } from '../../src/contract/upgrade-plan';
 import type { MachineState } from './machine-model';
 import { machinePhase } from './machine-status';
@@ -35,6 +35,11 @@ export function mergeTemplateChange(spec: MachineSpec, { previous, next }: Machi
   };
 }
 
+/** Whether an in-place request gives the machine's kubelet other arguments than it runs with. */
+export const newKubeletArgs = (spec: MachineSpec, request: InPlaceUpdateRequest): boolean =>
+  !!request.bootstrapConfig &&
+  changedKubeletArgs(workerKubeletArgs(spec.bootstrap.config), workerKubeletArgs(request.bootstrapConfig)).length > 0;
+
 /**
  * The in-place update's validator: a running machine that is not being deleted takes a version that is not older
  * than its own; the one it is already taking (a retried request) is accepted again.
@@ -44,8 +49,8 @@ export function validateInPlaceUpdate(state: MachineState, request: InPlaceUpdat
     throw new Error(`machine ${state.spec.name} cannot be updated in place to ${request.version}: ${why}`);
   };
   if (state.deletion) refuse('it is being deleted');
-  if (state.inPlaceUpdate && state.inPlaceUpdate.version !== request.version)
-    refuse(`it is updating to ${state.inPlaceUpdate.version}`);
+  if (state.inPlaceUpdate && state.inPlaceUpdate.templateHash !== request.templateHash)
+    refuse(`it is updating to ${state.inPlaceUpdate.version} (MachineSet ${state.inPlaceUpdate.templateHash})`);
   if (machinePhase(state) !== MachinePhase.Running) refuse(`it is ${machinePhase(state)}, not Running`);
   if (parseVersion(request.version) === undefined) refuse('that is not a version (vX.Y.Z)');
   if (compareVersions(request.version, state.spec.version) < 0)

@@ -42,6 +42,8 @@ export interface MachineState {
   inPlaceUpdate?: InPlaceUpdateRequest;
   /** In-place updates finished: once there is one, reports tell the owner the version the machine runs. */
   inPlaceUpdates?: number;
+  /** The MachineSet of the last in-place update this build finished, in reports: the owner knows the update done. */
+  inPlaceHash?: string;
   /** How many status reports went to the owner. */
   reports?: number;
   /** Signals without a handler, as received (see unknown-signals.ts). */

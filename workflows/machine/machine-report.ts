@@ -52,7 +52,7 @@ export function machineReport(
   sequence: number,
   held = false,
   node?: NodeHealth,
-  inPlace?: { version: string; updating: boolean },
+  inPlace?: InPlaceNews,
 ): MachineReport {
   const why = blocker(status, held);
   // Health matters once the machine runs; before, the owner judges it by its phase and age.
@@ -70,7 +70,13 @@ export function machineReport(
     ...(health ? { node: health } : {}),
     ...(status.annotations[remediateMachineAnnotation] !== undefined ? { remediate: true } : {}),
     ...(status.annotations[skipRemediationAnnotation] !== undefined ? { skipRemediation: true } : {}),
-    ...(inPlace ? { version: inPlace.version, ...(inPlace.updating ? { updating: true as const } : {}) } : {}),
+    ...(inPlace
+      ? {
+          version: inPlace.version,
+          ...(inPlace.updating ? { updating: true as const } : {}),
+          ...(inPlace.templateHash ? { templateHash: inPlace.templateHash } : {}),
+        }
+      : {}),
   };
 }
 
@@ -89,17 +95,23 @@ const keyOf = (r: MachineReport) =>
   ]);
 
 /** Two statuses with the same key need no new report. */
-export const reportKey = (
-  status: MachineStatus,
-  held = false,
-  node?: NodeHealth,
-  inPlace?: { version: string; updating: boolean },
-) => keyOf(machineReport(status, 0, held, node, inPlace));
+export const reportKey = (status: MachineStatus, held = false, node?: NodeHealth, inPlace?: InPlaceNews) =>
+  keyOf(machineReport(status, 0, held, node, inPlace));
+
+interface InPlaceNews {
+  version: string;
+  updating: boolean;
+  templateHash?: string;
+}
 
 /** What a machine tells its owner of in-place updates: nothing until it was asked for one. */
-export const inPlaceNews = (state: MachineState): { version: string; updating: boolean } | undefined =>
+export const inPlaceNews = (state: MachineState): InPlaceNews | undefined =>
   state.inPlaceUpdate || state.inPlaceUpdates
-    ? { version: state.spec.version, updating: !!state.inPlaceUpdate }
+    ? {
+        version: state.spec.version,
+        updating: !!state.inPlaceUpdate,
+        ...(state.inPlaceHash ? { templateHash: state.inPlaceHash } : {}),
+      }
     : undefined;
 
 /** What a report says besides the machine's status, from its state: machineReport's and reportKey's last arguments. */

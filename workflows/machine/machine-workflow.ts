@@ -48,7 +48,8 @@ import {
   type MachineStatus,
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
-import { mergeTemplateChange, validateInPlaceUpdate, validateMachineChange } from './machine-change';
+import { mergeTemplateChange, newKubeletArgs, validateInPlaceUpdate, validateMachineChange } from './machine-change';
+import { workerKubeletArgs } from '../../src/contract/in-place';
 import { machineReport, reportContext, reportKey, startedByOwnerKey } from './machine-report';
 import { machineStatus } from './machine-status';
 import { continueAsNewOnTargetBuild, pinToBuild } from '../shared/build-upgrade';
@@ -201,7 +202,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     updateInPlaceUpdate,
     (request) => {
       // Asked again (a retried activity) or already done: nothing more to do.
-      if (spec.version !== request.version && !state.inPlaceUpdate) {
+      if (!state.inPlaceUpdate && (spec.version !== request.version || newKubeletArgs(spec, request))) {
         state.inPlaceUpdate = request;
         setStep('UpdatingInPlace', `updating in place to ${request.version} (from ${spec.version})`);
       }
@@ -343,7 +344,12 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     const request = state.inPlaceUpdate!;
     const scope = new CancellationScope();
     const updating = scope.run(async () => {
-      await provider.updateMachineInPlace({ ...ref, role: spec.role, version: request.version });
+      await provider.updateMachineInPlace({
+        ...ref,
+        role: spec.role,
+        version: request.version,
+        ...(request.bootstrapConfig ? { kubeletExtraArgs: workerKubeletArgs(request.bootstrapConfig) } : {}),
+      });
       Object.assign(spec, mergeTemplateChange(spec, request.metadata));
       setStep('UpdatingInPlace', `waiting for Node ${state.nodeRef!.name} to run kubelet ${request.version}`);
       const node = await readyNode(request.version);
@@ -367,7 +373,9 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       );
     }
     spec.version = request.version;
+    if (request.bootstrapConfig) spec.bootstrap = { ...spec.bootstrap, config: request.bootstrapConfig };
     state.inPlaceUpdates = (state.inPlaceUpdates ?? 0) + 1;
+    state.inPlaceHash = request.templateHash;
     state.inPlaceUpdate = undefined;
     // A rebuilt owner adopts the machine as a member of the set it moved to.
     upsertMemo({ templateHash: request.templateHash });

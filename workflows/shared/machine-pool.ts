@@ -134,8 +134,10 @@ export function recordMachineReports(
 function withReport(m: MachineRecord, report: MachineReport, now: string): MachineRecord {
   if (m.sequence > report.sequence) return m;
   const running = report.phase === MachinePhase.Running;
-  // An in-place update ends with a report of the version the owner asked for, no longer updating.
-  const updating = m.updating && (report.version !== m.version || report.updating);
+  // An in-place update ends with a report of the version (and, from machines that say it, the set) the owner asked
+  // for, no longer updating: a report sent before the machine took the request says neither.
+  const staleSet = report.templateHash !== undefined && report.templateHash !== m.templateHash;
+  const updating = m.updating && (report.version !== m.version || !!report.updating || staleSet);
   const {
     blocker: _blocker,
     address: _address,

@@ -38,10 +38,25 @@ export function parseKubeadmConfig(text: string): KubeadmDocuments {
   return out;
 }
 
+/** One kubelet argument from kubeletExtraArgs in either the v1beta3 map or the v1beta4 list form. */
+const kubeletArg = (registration: NodeRegistration | undefined, name: string): string | undefined => {
+  const args = registration?.kubeletExtraArgs;
+  return Array.isArray(args) ? args.find((a) => a.name === name)?.value : args?.[name];
+};
+
+/** The kubelet's `max-pods` from a map of its arguments: a whole number from 1 to 10,000, or none (its default). */
+export function maxPods(args: Record<string, string> | undefined): number | undefined {
+  const value = Number(args?.['max-pods']);
+  return Number.isInteger(value) && value >= 1 && value <= 10_000 ? value : undefined;
+}
+
+/** `max-pods` from kubeletExtraArgs in either form. */
+export const registrationMaxPods = (registration: NodeRegistration | undefined) =>
+  maxPods({ 'max-pods': kubeletArg(registration, 'max-pods') ?? '' });
+
 /** `node-labels` from kubeletExtraArgs in either the v1beta3 map or the v1beta4 list form. */
 export function nodeLabels(registration: NodeRegistration | undefined): Record<string, string> {
-  const args = registration?.kubeletExtraArgs;
-  const raw = Array.isArray(args) ? args.find((a) => a.name === 'node-labels')?.value : args?.['node-labels'];
+  const raw = kubeletArg(registration, 'node-labels');
   if (!raw) return {};
   return Object.fromEntries(
     raw

@@ -65,8 +65,11 @@ export class SimulatedKubelets {
     for (const [name, registration] of wanted) {
       const known = this.nodes.get(name);
       if (!known) this.nodes.set(name, { registration, registered: false, lastRenew: 0, lastStatus: 0, nextPodIP: 2 });
-      else if (known.registration.kubeletVersion !== registration.kubeletVersion) {
-        // Updated in place: the restarted kubelet posts its new version now, not at the next 5-minute status.
+      else if (
+        known.registration.kubeletVersion !== registration.kubeletVersion ||
+        known.registration.maxPods !== registration.maxPods
+      ) {
+        // Updated in place: the restarted kubelet posts its new version (and capacity) now, not at the next 5-minute status.
         known.registration = registration;
         known.lastStatus = 0;
       }
@@ -193,7 +196,7 @@ function nodeObject(r: KubeletRegistration): V1Node {
 }
 
 function nodeStatus(r: KubeletRegistration, now: Date): NonNullable<V1Node['status']> {
-  const capacity = { cpu: '4', memory: '16Gi', pods: '110', 'ephemeral-storage': '100Gi' };
+  const capacity = { cpu: '4', memory: '16Gi', pods: String(r.maxPods ?? 110), 'ephemeral-storage': '100Gi' };
   const condition = (type: string, status: string, reason: string, message: string) => ({
     type,
     status,

@@ -1,9 +1,10 @@
 import { isDnsName } from '../../../src/util/checked-paths';
+import { maxPods } from '../kubeadm/kubeadm-config';
 import type { KubeletRegistration, LocalMachineRecord } from '../layout';
 
 /**
- * A machine writes its kubelet registration, so only what is its own to say is taken from it: labels and
- * taints (bounded). Its identity comes from the host's record: providerID, address, version, and a Node name
+ * A machine writes its kubelet registration, so only what is its own to say is taken from it: labels,
+ * taints and max-pods (bounded). Its identity comes from the host's record: providerID, address, version, and a Node name
  * that may differ from the machine's only when it names no other machine (a machine must not heartbeat,
  * and so keep Ready, another machine's Node).
  */
@@ -23,6 +24,10 @@ export function trustedRegistration(
   const taints = (Array.isArray(claimed.taints) ? claimed.taints : [])
     .filter((t) => typeof t?.key === 'string' && typeof t.effect === 'string')
     .slice(0, 50);
+  // The host's record says the kubelet's arguments once an in-place update gave it new ones; before, the machine does.
+  const pods = record.kubeletExtraArgs
+    ? maxPods(record.kubeletExtraArgs)
+    : maxPods({ 'max-pods': `${claimed.maxPods}` });
   return {
     nodeName: ownName ? claimed.nodeName : record.name,
     providerID: record.providerID,
@@ -30,5 +35,6 @@ export function trustedRegistration(
     ip: record.ip,
     labels: Object.fromEntries(labels),
     taints,
+    ...(pods ? { maxPods: pods } : {}),
   };
 }
