@@ -9,10 +9,11 @@ const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encodi
 
 /**
  * What every result records first: when, at which commit, on what machine. A run of changes not yet committed says
- * so (`+uncommitted`), since its commit alone would name code that did not run.
+ * so (`+uncommitted`), since its commit alone would name code that did not run; results written by earlier runs do not
+ * count.
  */
 export function resultHeader(): Record<string, unknown> {
-  const uncommitted = git('status', '--porcelain', '--untracked-files=no') !== '';
+  const uncommitted = git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench/results') !== '';
   return {
     date: new Date().toISOString(),
     commit: `${git('rev-parse', '--short', 'HEAD')}${uncommitted ? '+uncommitted' : ''}`,
