@@ -9,7 +9,7 @@ import type { MachineReport } from '../../src/contract/machine';
  * go together in the next. A thousand machines each signalling their one owner made the server refuse thousands of
  * those signals (BusyWorkflow: every signal takes the owner's lock for a write) and cost the owner a task each.
  */
-export const reportsPerSignal = 200;
+export const reportsPerMessage = 200;
 
 /** Where a batch goes: the owner's workflow, and whether it takes reports as an update (machineReportsUpdate). */
 export interface ReportTarget {
@@ -49,7 +49,7 @@ export class ReportCoalescer {
   ): Promise<void> {
     queue.sending = true;
     while (queue.waiting.length > 0) {
-      const batch = queue.waiting.splice(0, reportsPerSignal);
+      const batch = queue.waiting.splice(0, reportsPerMessage);
       const err = await this.send(
         target,
         batch.map((w) => w.report),

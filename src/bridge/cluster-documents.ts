@@ -101,10 +101,10 @@ export function clusterObjects(cluster: ApiObject, objects: ObjectsByKind): ApiO
   return once(documents);
 }
 
-/** Those objects as one manifest, loaded exactly as a file given to `capt apply`; the source is named for errors. */
 /** The hash of a manifest handed to a workflow, kept on its object so a pass hands it again only once it changed. */
 export const manifestHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
+/** Those objects as one manifest, loaded exactly as a file given to `capt apply`; the source is named for errors. */
 export function clusterManifest(cluster: ApiObject, members: ApiObject[]): ManifestSource {
   const { namespace, name } = cluster.metadata;
   return {

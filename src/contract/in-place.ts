@@ -33,9 +33,10 @@ export const registrationOnlyKubeletArgs = [
 export const workerKubeletArgs = (config: KubeadmConfigSpec): Record<string, string> =>
   config.joinConfiguration?.nodeRegistration?.kubeletExtraArgs ?? {};
 
-/** The arguments whose values differ between two argument maps, sorted. */
-export function changedKubeletArgs(before: Record<string, string>, after: Record<string, string>): string[] {
-  return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => before[k] !== after[k]).sort();
+/** The kubelet arguments whose values differ between two workers' bootstrap configurations, sorted. */
+export function changedKubeletArgs(before: KubeadmConfigSpec, after: KubeadmConfigSpec): string[] {
+  const [was, is] = [workerKubeletArgs(before), workerKubeletArgs(after)];
+  return [...new Set([...Object.keys(was), ...Object.keys(is)])].filter((k) => was[k] !== is[k]).sort();
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ReportCoalescer, reportsPerSignal, type ReportTarget } from '../../activities/machine/machine-reports';
+import { ReportCoalescer, reportsPerMessage, type ReportTarget } from '../../activities/machine/machine-reports';
 import { MachinePhase, type MachineReport } from '../../src/contract/machine';
 
 const report = (name: string): MachineReport => ({ name, phase: MachinePhase.Running, marked: false, sequence: 1 });
@@ -16,7 +16,9 @@ function heldSend() {
         finish: (err) => (err ? reject(err) : resolve()),
       }),
     );
-  return { sent, send };
+  /** What each message carried, in the order sent: [owner (and how), report names]. */
+  const carried = () => sent.map((s) => [s.owner, s.names]);
+  return { sent, send, carried };
 }
 
 const signal = (owner: string): ReportTarget => ({ owner, byUpdate: false });
@@ -25,7 +27,7 @@ const update = (owner: string): ReportTarget => ({ owner, byUpdate: true });
 const settled = () => new Promise((r) => setImmediate(r));
 
 test('reports to one owner made while its signal is in flight go together in the next signal', async () => {
-  const { sent, send } = heldSend();
+  const { sent, send, carried } = heldSend();
   const c = new ReportCoalescer(send);
   const first = c.deliver(signal('md/a'), report('m1'));
   await settled();
@@ -33,7 +35,7 @@ test('reports to one owner made while its signal is in flight go together in the
   const other = c.deliver(signal('md/b'), report('x1'));
   await settled();
   assert.deepEqual(
-    sent.map((s) => [s.owner, s.names]),
+    carried(),
     [
       ['md/a', ['m1']],
       ['md/b', ['x1']],
@@ -43,7 +45,7 @@ test('reports to one owner made while its signal is in flight go together in the
   sent[0]!.finish();
   await first;
   await settled();
-  assert.deepEqual(sent[2] && [sent[2].owner, sent[2].names], ['md/a', ['m2', 'm3', 'm4']]);
+  assert.deepEqual(carried()[2], ['md/a', ['m2', 'm3', 'm4']]);
   sent[2]!.finish();
   sent[1]!.finish();
   await Promise.all([...rest, other]);
@@ -63,16 +65,16 @@ test("a failed signal fails every report it carried, and the owner's next report
   await b;
 });
 
-test(`a signal carries at most ${reportsPerSignal} reports`, async () => {
+test(`a message carries at most ${reportsPerMessage} reports`, async () => {
   const { sent, send } = heldSend();
   const c = new ReportCoalescer(send);
   const first = c.deliver(signal('md/a'), report('m0'));
   await settled();
-  const many = Array.from({ length: reportsPerSignal + 5 }, (_, i) => c.deliver(signal('md/a'), report(`n${i}`)));
+  const many = Array.from({ length: reportsPerMessage + 5 }, (_, i) => c.deliver(signal('md/a'), report(`n${i}`)));
   sent[0]!.finish();
   await first;
   await settled();
-  assert.equal(sent[1]!.names.length, reportsPerSignal);
+  assert.equal(sent[1]!.names.length, reportsPerMessage);
   sent[1]!.finish();
   await settled();
   await settled();
@@ -82,13 +84,13 @@ test(`a signal carries at most ${reportsPerSignal} reports`, async () => {
 });
 
 test("an owner's reports by update and by signal (machines of two builds) go in separate messages", async () => {
-  const { sent, send } = heldSend();
+  const { sent, send, carried } = heldSend();
   const c = new ReportCoalescer(send);
   const byUpdate = [c.deliver(update('md/a'), report('new1')), c.deliver(update('md/a'), report('new2'))];
   const bySignal = c.deliver(signal('md/a'), report('old1'));
   await settled();
   assert.deepEqual(
-    sent.map((s) => [s.owner, s.names]),
+    carried(),
     [
       ['md/a (update)', ['new1']],
       ['md/a', ['old1']],
@@ -98,7 +100,7 @@ test("an owner's reports by update and by signal (machines of two builds) go in 
   sent[0]!.finish();
   sent[1]!.finish();
   await settled();
-  assert.deepEqual(sent[2] && [sent[2].owner, sent[2].names], ['md/a (update)', ['new2']]);
+  assert.deepEqual(carried()[2], ['md/a (update)', ['new2']]);
   sent[2]!.finish();
   await Promise.all([...byUpdate, bySignal]);
 });

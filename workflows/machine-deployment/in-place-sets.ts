@@ -1,10 +1,5 @@
 import type { MachineDeploymentModel, MachineTemplateModel } from '../../src/api/model';
-import {
-  changedKubeletArgs,
-  registrationOnlyKubeletArgs,
-  workerKubeletArgs,
-  type InPlaceCapability,
-} from '../../src/contract/in-place';
+import { changedKubeletArgs, registrationOnlyKubeletArgs, type InPlaceCapability } from '../../src/contract/in-place';
 import { compareVersions } from '../../src/contract/upgrade-plan';
 import { rolloutFields } from './machine-sets';
 
@@ -55,7 +50,7 @@ function bootstrapInPlace(
   after: MachineTemplateModel['bootstrap'],
 ): boolean | string {
   if (!capability.worker.includes('kubeletExtraArgs')) return false;
-  const args = changedKubeletArgs(workerKubeletArgs(before.config), workerKubeletArgs(after.config));
+  const args = changedKubeletArgs(before.config, after.config);
   const withoutArgs = (b: MachineTemplateModel['bootstrap']) => {
     const nodeRegistration = { ...b.config.joinConfiguration?.nodeRegistration, kubeletExtraArgs: undefined };
     const joinConfiguration = { ...b.config.joinConfiguration, nodeRegistration };

@@ -20,7 +20,7 @@ import { machineDeploymentStatus } from './machine-deployment-status';
 import { machineSetHash, machineSetName, type MachineSet } from './machine-sets';
 import { byTemplate, planMachines, planRollout } from './rollout-plan';
 import { inPlaceSets } from './in-place-sets';
-import { changedKubeletArgs, workerKubeletArgs } from '../../src/contract/in-place';
+import { changedKubeletArgs } from '../../src/contract/in-place';
 import { updatePoolMachinesInPlace } from '../shared/machine-pool';
 import { machineDeploymentReplicasProblems, machineDeploymentSubject } from '../../src/spec-rules/owner-rules';
 import { refuseProblems } from '../shared/spec-refusal';
@@ -304,9 +304,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
           const old = state.machineSets.find((s) => s.hash === hash);
           const bootstrap = set.template.bootstrap.config;
           // New kubelet arguments travel with the request (the machine restarts its kubelet with them).
-          const newArgs =
-            old &&
-            changedKubeletArgs(workerKubeletArgs(old.template.bootstrap.config), workerKubeletArgs(bootstrap)).length;
+          const newArgs = old && changedKubeletArgs(old.template.bootstrap.config, bootstrap).length;
           return updatePoolMachinesInPlace(facts.namespace, machines, {
             version: set.version,
             templateHash: set.hash,

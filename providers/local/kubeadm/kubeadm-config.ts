@@ -39,20 +39,16 @@ export function parseKubeadmConfig(text: string): KubeadmDocuments {
 }
 
 /** One kubelet argument from kubeletExtraArgs in either the v1beta3 map or the v1beta4 list form. */
-const kubeletArg = (registration: NodeRegistration | undefined, name: string): string | undefined => {
+export const kubeletArg = (registration: NodeRegistration | undefined, name: string): string | undefined => {
   const args = registration?.kubeletExtraArgs;
   return Array.isArray(args) ? args.find((a) => a.name === name)?.value : args?.[name];
 };
 
-/** The kubelet's `max-pods` from a map of its arguments: a whole number from 1 to 10,000, or none (its default). */
-export function maxPods(args: Record<string, string> | undefined): number | undefined {
-  const value = Number(args?.['max-pods']);
-  return Number.isInteger(value) && value >= 1 && value <= 10_000 ? value : undefined;
+/** A kubelet's `max-pods` value: a whole number from 1 to 10,000, or none (the kubelet's default). */
+export function maxPods(value: unknown): number | undefined {
+  const pods = typeof value === 'string' || typeof value === 'number' ? Number(value) : NaN;
+  return Number.isInteger(pods) && pods >= 1 && pods <= 10_000 ? pods : undefined;
 }
-
-/** `max-pods` from kubeletExtraArgs in either form. */
-export const registrationMaxPods = (registration: NodeRegistration | undefined) =>
-  maxPods({ 'max-pods': kubeletArg(registration, 'max-pods') ?? '' });
 
 /** `node-labels` from kubeletExtraArgs in either the v1beta3 map or the v1beta4 list form. */
 export function nodeLabels(registration: NodeRegistration | undefined): Record<string, string> {

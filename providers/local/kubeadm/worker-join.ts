@@ -2,7 +2,7 @@ import { Agent, request } from 'node:https';
 import { caCertHash } from '../../../src/pki/certificates';
 import type { KubeletRegistration } from '../layout';
 import type { MachineMetadata } from '../machine-metadata';
-import { nodeLabels, parseKubeadmConfig, registrationMaxPods, type NodeRegistration } from './kubeadm-config';
+import { kubeletArg, maxPods, nodeLabels, parseKubeadmConfig, type NodeRegistration } from './kubeadm-config';
 
 /**
  * The part of `kubeadm join` every node does: discovery (the bootstrap token must authenticate against
@@ -27,7 +27,7 @@ export function kubeletRegistration(
   };
   // As kubeadm: an explicit taint list replaces the default control-plane taint.
   const taints = registration?.taints ?? (controlPlane ? [controlPlaneTaint] : []);
-  const maxPods = registrationMaxPods(registration);
+  const pods = maxPods(kubeletArg(registration, 'max-pods'));
   return {
     nodeName: registration?.name ?? meta.name,
     providerID: meta.providerID,
@@ -35,7 +35,7 @@ export function kubeletRegistration(
     ip: meta.ip,
     labels,
     taints,
-    ...(maxPods ? { maxPods } : {}),
+    ...(pods ? { maxPods: pods } : {}),
   };
 }
 

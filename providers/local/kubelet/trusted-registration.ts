@@ -25,9 +25,7 @@ export function trustedRegistration(
     .filter((t) => typeof t?.key === 'string' && typeof t.effect === 'string')
     .slice(0, 50);
   // The host's record says the kubelet's arguments once an in-place update gave it new ones; before, the machine does.
-  const pods = record.kubeletExtraArgs
-    ? maxPods(record.kubeletExtraArgs)
-    : maxPods({ 'max-pods': `${claimed.maxPods}` });
+  const pods = maxPods(record.kubeletExtraArgs ? record.kubeletExtraArgs['max-pods'] : claimed.maxPods);
   return {
     nodeName: ownName ? claimed.nodeName : record.name,
     providerID: record.providerID,
