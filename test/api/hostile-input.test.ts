@@ -333,6 +333,17 @@ function cases(): Case[] {
         /initConfiguration\.nodeRegistration\.name: every machine made from this spec would get the same Node name/,
     },
     {
+      name: 'a max-pods no kubelet would run with',
+      content: variant((t) =>
+        t.replace(
+          '            - name: node-labels\n',
+          '            - name: max-pods\n              value: "0"\n            - name: node-labels\n',
+        ),
+      ),
+      expect:
+        /joinConfiguration\.nodeRegistration\.kubeletExtraArgs\[0\]\.value: max-pods "0" is not a whole number from 1 to 10000/,
+    },
+    {
       name: 'an unknown field',
       content: variant((t) =>
         t.replace('  replicas: ${CONTROL_PLANE_MACHINE_COUNT:=1}', '  replicas: 1\n  replica: 3'),

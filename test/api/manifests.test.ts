@@ -1225,3 +1225,46 @@ test('taints reach the model from a MachineDeployment template, a Machine and a 
   const [problem] = problemsOf(() => loadManifests([{ file: 't.yaml', text: render(twice) }], {}));
   assert.match(problem!.message, /taint example\.com\/dedicated with effect NoSchedule is given twice/);
 });
+
+test("a kubelet's max-pods reaches the model from a v1beta1 map and a v1beta2 list; one no kubelet runs with is refused where it is written", () => {
+  const withMaxPods = (text: string, list: boolean, value: string) => {
+    const docs = docsOf(text);
+    const args = list ? [{ name: 'max-pods', value }] : { 'max-pods': value };
+    byKind(docs, 'KubeadmConfigTemplate').spec.template.spec = {
+      joinConfiguration: { nodeRegistration: { kubeletExtraArgs: args } },
+    };
+    byKind(docs, 'KubeadmControlPlane').spec.kubeadmConfigSpec.initConfiguration = {
+      nodeRegistration: { kubeletExtraArgs: args },
+    };
+    return [{ file: 'cluster.yaml', text: render(docs) }];
+  };
+  const [a] = loadManifests(withMaxPods(quickstart, true, '250'), {});
+  const [b] = loadManifests(withMaxPods(v1beta1, false, '250'), {});
+  assert.deepEqual(a!.machineDeployments[0]!.template.bootstrap, b!.machineDeployments[0]!.template.bootstrap);
+  assert.deepEqual(
+    a!.machineDeployments[0]!.template.bootstrap.config.joinConfiguration?.nodeRegistration?.kubeletExtraArgs,
+    {
+      'max-pods': '250',
+    },
+  );
+  for (const [text, list, value, at] of [
+    [quickstart, true, '0', 'kubeletExtraArgs[0].value'],
+    [v1beta1, false, 'many', 'kubeletExtraArgs.max-pods'],
+    [quickstart, true, '10001', 'kubeletExtraArgs[0].value'],
+    [v1beta1, false, '1.5', 'kubeletExtraArgs.max-pods'],
+  ] as const) {
+    const problems = problemsOf(() => loadManifests(withMaxPods(text, list, value), {})).map((p) => [p.kind, p.path]);
+    const message = `max-pods "${value}" is not a whole number from 1 to 10000`;
+    assert.deepEqual(
+      problems,
+      [
+        ['KubeadmControlPlane', `spec.kubeadmConfigSpec.initConfiguration.nodeRegistration.${at}`],
+        ['KubeadmConfigTemplate', `spec.template.spec.joinConfiguration.nodeRegistration.${at}`],
+      ],
+      value,
+    );
+    assert.ok(
+      problemsOf(() => loadManifests(withMaxPods(text, list, value), {})).every((p) => p.message.startsWith(message)),
+    );
+  }
+});

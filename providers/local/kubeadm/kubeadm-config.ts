@@ -44,12 +44,6 @@ export const kubeletArg = (registration: NodeRegistration | undefined, name: str
   return Array.isArray(args) ? args.find((a) => a.name === name)?.value : args?.[name];
 };
 
-/** A kubelet's `max-pods` value: a whole number from 1 to 10,000, or none (the kubelet's default). */
-export function maxPods(value: unknown): number | undefined {
-  const pods = typeof value === 'string' || typeof value === 'number' ? Number(value) : NaN;
-  return Number.isInteger(pods) && pods >= 1 && pods <= 10_000 ? pods : undefined;
-}
-
 /** `node-labels` from kubeletExtraArgs in either the v1beta3 map or the v1beta4 list form. */
 export function nodeLabels(registration: NodeRegistration | undefined): Record<string, string> {
   const raw = kubeletArg(registration, 'node-labels');

@@ -2,7 +2,8 @@ import { Agent, request } from 'node:https';
 import { caCertHash } from '../../../src/pki/certificates';
 import type { KubeletRegistration } from '../layout';
 import type { MachineMetadata } from '../machine-metadata';
-import { kubeletArg, maxPods, nodeLabels, parseKubeadmConfig, type NodeRegistration } from './kubeadm-config';
+import { maxPods } from '../../../src/contract/kubelet-max-pods';
+import { kubeletArg, nodeLabels, parseKubeadmConfig, type NodeRegistration } from './kubeadm-config';
 
 /**
  * The part of `kubeadm join` every node does: discovery (the bootstrap token must authenticate against

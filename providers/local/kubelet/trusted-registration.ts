@@ -1,5 +1,5 @@
 import { isDnsName } from '../../../src/util/checked-paths';
-import { maxPods } from '../kubeadm/kubeadm-config';
+import { maxPods } from '../../../src/contract/kubelet-max-pods';
 import type { KubeletRegistration, LocalMachineRecord } from '../layout';
 
 /**

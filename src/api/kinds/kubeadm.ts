@@ -13,6 +13,7 @@ import {
   type ComponentField,
 } from '../../contract/control-plane-flags';
 import type { DeletionTimeouts, MachineTaint } from '../../contract/machine';
+import { maxPods, maxPodsRange } from '../../contract/kubelet-max-pods';
 import {
   duration,
   labelsAndAnnotations,
@@ -44,7 +45,21 @@ const nodeRegistration = (args: z.ZodType) =>
       ignorePreflightErrors: z.array(z.string()).optional(),
       imagePullPolicy: z.string().optional(),
     })
-    .strict();
+    .strict()
+    .superRefine(refuseBadMaxPods);
+
+/** A `max-pods` the kubelet could not run with is refused here, not found when a machine's kubelet fails to start. */
+function refuseBadMaxPods(r: { kubeletExtraArgs?: unknown }, ctx: z.RefinementCtx) {
+  const args = r.kubeletExtraArgs as LooseArgs | undefined;
+  const index = Array.isArray(args) ? args.findIndex((a) => a.name === 'max-pods') : -1;
+  const value = Array.isArray(args) ? args[index]?.value : args?.['max-pods'];
+  if (value === undefined || maxPods(value) !== undefined) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['kubeletExtraArgs', ...(index >= 0 ? [index, 'value'] : ['max-pods'])],
+    message: `max-pods ${JSON.stringify(value)} is not a whole number from ${maxPodsRange.min} to ${maxPodsRange.max}: give the Node's pod capacity (the kubelet's default is 110), or remove it`,
+  });
+}
 
 const file = z
   .object({
