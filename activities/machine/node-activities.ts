@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { drainProgressSignal } from '../../src/contract/machine-messages';
 import type { DrainProgress, NodeSystemInfo } from '../../src/contract/machine';
 import { blockingReasons, drainPass } from '../drain/drain';
-import { pollWithHeartbeat } from '../../src/util/heartbeat-poll';
+import { pollWithHeartbeat, waitHeartbeat } from '../../src/util/heartbeat-poll';
 import type { KubeClient } from '../../src/kube/kube-client';
 import { nodeWatch } from '../kube/node-watch';
 import { workloadClient } from '../kube/workload-cluster';
@@ -48,6 +48,7 @@ export async function waitForNode(
   const nodes = nodeWatch(`${target.namespace}/${target.cluster}`, client);
   const release = nodes.hold();
   const started = Date.now();
+  const heartbeat = waitHeartbeat(ctx);
   const deadline = started + target.timeoutSeconds * 1000;
   try {
     for (;;) {
@@ -67,7 +68,7 @@ export async function waitForNode(
         : !versionOk
           ? `Node ${node.metadata!.name} runs kubelet ${running ?? '(none reported)'}, not ${target.kubeletVersion} yet`
           : `Node ${node.metadata!.name} registered, not Ready yet${condition?.message ? `: ${condition.message}` : ''}`;
-      ctx.heartbeat(`${seen} (${Math.round((Date.now() - started) / 1000)}s)`);
+      heartbeat(`${seen} (${Math.round((Date.now() - started) / 1000)}s)`);
       if (Date.now() >= deadline) return undefined;
       // A cancelled activity ends here at once: the sleep rejects.
       await Promise.race([

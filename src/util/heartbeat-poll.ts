@@ -10,10 +10,11 @@ export async function pollWithHeartbeat<T>(
   opts: { intervalMs: number; deadline?: number; progress: () => unknown },
 ): Promise<T | undefined> {
   const ctx = Context.current();
+  const heartbeat = waitHeartbeat(ctx);
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
-    ctx.heartbeat(opts.progress());
+    heartbeat(opts.progress());
     if (opts.deadline !== undefined && Date.now() >= opts.deadline) return undefined;
     await ctx.sleep(
       opts.deadline !== undefined
@@ -21,6 +22,21 @@ export async function pollWithHeartbeat<T>(
         : opts.intervalMs,
     );
   }
+}
+
+/**
+ * A wait's first seconds go unreported: most waits (a bootstrap, a Node) end within them, and each heartbeat is a
+ * write to the workflow's state on the server (the SDK sends a wait's first one at once, later ones throttled).
+ * The activity's heartbeat timeout (20 s or more) still ends a wait whose worker died from the wait's start.
+ */
+export const quietWaitMs = 3000;
+
+/** `ctx.heartbeat` for a waiting activity: silent for its first quietWaitMs, then every call goes to the SDK. */
+export function waitHeartbeat(ctx: Context): (details: unknown) => void {
+  const loudFrom = Date.now() + quietWaitMs;
+  return (details) => {
+    if (Date.now() >= loudFrom) ctx.heartbeat(details);
+  };
 }
 
 /** Runs `work`, heartbeating every 5 s until it settles: for calls that take seconds but must not hide a dead worker. */

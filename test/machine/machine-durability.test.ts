@@ -12,7 +12,7 @@ import {
   machinesDir,
   sandboxProcess,
 } from '../../providers/local/layout';
-import { deleteMachineUpdate } from '../../src/contract/machine-messages';
+import { deleteMachineUpdate, machineStatusQuery } from '../../src/contract/machine-messages';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { Workloads } from '../fixtures/workloads';
 import { processGroup } from '../fixtures/leaks';
@@ -27,10 +27,12 @@ test('SIGKILL of the worker mid-provision and again mid-drain: a new worker fini
   const handle = await h.startMachine(
     h.spec('du-w', { infrastructure: { kind: 'LocalMachineTemplate', spec: { bootDelaySeconds: 6 } } }),
   );
-  await h.waitFor(handle, (s) => s.stepReason === 'WaitingForBootstrap', 'the bootstrap wait');
   const mdir = machineDir(clusterDir('default', 'du'), 'du-w');
   // While it boots the machine has processes of its own (its sandboxed cloud-init, a process group); when it is deleted, none may remain.
-  const bootPid = await runningPid(machineHostDir(mdir), sandboxProcess);
+  let bootPid: number | undefined;
+  for (let i = 0; i < 300 && !bootPid; i++, await sleep(100))
+    bootPid = await runningPid(machineHostDir(mdir), sandboxProcess);
+  assert.equal((await handle.query(machineStatusQuery)).stepReason, 'CreatingInfrastructure', 'killed mid-provision');
   assert.ok(bootPid, "the booting machine's sandbox runs");
   assert.ok((await processGroup(bootPid)).length > 0, 'its process group is seen');
   await h.killWorker();

@@ -241,6 +241,12 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   });
   recordUnknownSignals((state.unknownSignals ??= []), refresh);
 
+  const bootstrapFailed = (check: { command: string; exitCode: number }) =>
+    void setStep(
+      'BootstrapFailed',
+      `bootstrap failed: '${check.command}' exited ${check.exitCode}; waiting to be deleted or remediated`,
+    );
+
   async function create(): Promise<void> {
     if (!state.infrastructure) {
       // The user-data goes straight to the provider's activity and is kept in no state, status or query.
@@ -258,16 +264,32 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
         serviceDomain: spec.bootstrap.serviceDomain,
       });
       state.bootstrapDataReady = true;
-      setStep('CreatingInfrastructure', `creating ${spec.infrastructure.kind} on provider ${spec.provider}`);
-      const infra = await provider.createMachineInfrastructure({
+      const infraSpec = {
         ...ref,
         role: spec.role,
         version: spec.version,
         bootstrapData,
         failureDomain: spec.failureDomain,
         template: spec.infrastructure.spec,
-      });
-      state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
+      };
+      if (patched('provision-in-one-activity')) {
+        // Created and bootstrapped in one provider call: a workflow task and an activity fewer per machine.
+        setStep(
+          'CreatingInfrastructure',
+          `creating ${spec.infrastructure.kind} on provider ${spec.provider} and waiting for its bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`,
+        );
+        const { bootstrap, ...infra } = await providerWaits.provisionMachineInfrastructure(
+          infraSpec,
+          bootstrapTimeoutSeconds,
+        );
+        state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
+        state.bootstrap = bootstrap.state === 'failed' ? bootstrap : { state: 'succeeded' };
+        if (bootstrap.state === 'failed') return bootstrapFailed(bootstrap);
+      } else {
+        setStep('CreatingInfrastructure', `creating ${spec.infrastructure.kind} on provider ${spec.provider}`);
+        const infra = await provider.createMachineInfrastructure(infraSpec);
+        state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
+      }
     }
     if (!state.bootstrap) {
       setStep(
@@ -276,11 +298,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       );
       const check = await providerWaits.waitForBootstrap(ref, bootstrapTimeoutSeconds);
       state.bootstrap = check.state === 'failed' ? check : { state: 'succeeded' };
-      if (check.state === 'failed')
-        return setStep(
-          'BootstrapFailed',
-          `bootstrap failed: '${check.command}' exited ${check.exitCode}; waiting to be deleted or remediated`,
-        );
+      if (check.state === 'failed') return bootstrapFailed(check);
     }
     if (!state.nodeRef) {
       setStep('WaitingForNode', `waiting for a Ready Node with providerID ${state.infrastructure.providerID}`);
