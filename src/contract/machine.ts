@@ -60,6 +60,12 @@ export interface MachineSpec extends MachineTemplateFields {
   /** The owner takes those batches as an update (machineReportsUpdate); set by the owners of the build that does. */
   reportsByUpdate?: boolean;
   /**
+   * Creates and bootstraps in one provider activity (provisionMachineInfrastructure). Set by the owners of the build
+   * that does, so the histories of earlier machines replay with their two calls, without a patch's marker and
+   * search-attribute write in every machine's history.
+   */
+  provisionInOneActivity?: boolean;
+  /**
    * Keeps its status as of each report in its reportedStatus memo (machine-messages.ts). Set by the owners of the
    * build that reads it, so the histories of earlier machines replay without it.
    */

@@ -364,6 +364,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     batchedReports: true,
     reportsByUpdate: true,
     statusMemo: true,
+    provisionInOneActivity: true,
   });
 
   /** Passes the pending in-place change to every machine not leaving, a batch per workflow task. */

@@ -272,7 +272,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
         failureDomain: spec.failureDomain,
         template: spec.infrastructure.spec,
       };
-      if (patched('provision-in-one-activity')) {
+      if (spec.provisionInOneActivity) {
         // Created and bootstrapped in one provider call: a workflow task and an activity fewer per machine.
         setStep(
           'CreatingInfrastructure',

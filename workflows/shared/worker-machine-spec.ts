@@ -43,5 +43,6 @@ export function workerMachineSpec(
     ...(own.batchedReports ? { batchedReports: true } : {}),
     ...(own.reportsByUpdate ? { reportsByUpdate: true } : {}),
     statusMemo: true,
+    provisionInOneActivity: true,
   };
 }
