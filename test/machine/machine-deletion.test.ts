@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { changeMachineUpdate, deleteMachineUpdate } from '../../src/contract/machine-messages';
+import { changeMachineUpdate, deleteMachineUpdate, machineStatusQuery } from '../../src/contract/machine-messages';
 import { MachineHarness } from '../fixtures/machine-harness';
 import { until } from '../fixtures/until';
 import { Workloads } from '../fixtures/workloads';
@@ -155,9 +155,13 @@ test('a machine deleted mid-boot deletes the Node its kubelet registered, found 
   const m = await h.startMachine(
     h.spec('dr-e', { infrastructure: { kind: 'LocalMachineTemplate', spec: { bootDelaySeconds: 600 } } }),
   );
-  const booting = await h.waitFor(m, (x) => x.providerID !== undefined, 'infrastructure');
+  // Booting, its infrastructure exists at the provider, but the machine learns its providerID only once it bootstrapped.
+  const booting = await until('infrastructure', () =>
+    h.provider.describeMachine({ namespace: 'default', cluster: 'dr', name: 'dr-e' }),
+  );
+  assert.equal((await m.query(machineStatusQuery)).providerID, undefined, 'the machine has no providerID yet');
   // A kubelet that registered but is not Ready yet: the machine has no nodeRef for it.
-  await h.kube.registerNode({ metadata: { name: 'dr-e-early' }, spec: { providerID: booting.providerID! } });
+  await h.kube.registerNode({ metadata: { name: 'dr-e-early' }, spec: { providerID: booting!.providerID } });
   await m.executeUpdate(deleteMachineUpdate, { args: [{}] });
   assert.equal((await m.result()).phase, 'Deleted');
   assert.equal(await h.kube.getNode('dr-e-early'), undefined, 'the Node left with its machine');
