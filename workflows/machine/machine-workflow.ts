@@ -114,6 +114,13 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     startToCloseTimeout: `${bootstrapTimeoutSeconds + 300}s`,
     heartbeatTimeout: '30s',
   });
+  // A create and its bootstrap wait in one call: the wait's bounds, the create's retries.
+  const provisioning = proxyActivities<ProviderActivities>({
+    taskQueue: providerTaskQueue(spec.provider),
+    startToCloseTimeout: `${bootstrapTimeoutSeconds + 300}s`,
+    heartbeatTimeout: '30s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
 
   // Started by an owner, the machine already carries its first search attributes; upserts follow phase changes.
   let publishedPhase = `${workflowInfo().typedSearchAttributes.get(CaptPhase) ?? ''} ${workflowInfo().typedSearchAttributes.get(CaptNodeHealthy) ?? 'False'}`;
@@ -278,7 +285,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
           'CreatingInfrastructure',
           `creating ${spec.infrastructure.kind} on provider ${spec.provider} and waiting for its bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`,
         );
-        const { bootstrap, ...infra } = await providerWaits.provisionMachineInfrastructure(
+        const { bootstrap, ...infra } = await provisioning.provisionMachineInfrastructure(
           infraSpec,
           bootstrapTimeoutSeconds,
         );
