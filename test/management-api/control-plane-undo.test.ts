@@ -93,12 +93,13 @@ test("a control plane's capt rollout undo mid-upgrade is written back to its obj
   assert.doesNotMatch(history.stdout, /^4 /m, 'applying the written-back objects made no new revision');
   const listed = async (kind: string, selector: string, output: string) =>
     (await stack().kubectl(undefined, 'get', kind, '-l', selector, '-o', output)).stdout.trim();
-  assert.deepEqual(
-    (await listed('machines', `cluster.x-k8s.io/cluster-name=${cluster}`, 'jsonpath={.items[*].spec.version}')).split(
-      ' ',
-    ),
-    [older, older],
-    'the control plane and its worker',
+  // The undone rollout's new control-plane machine, deleted mid-boot, leaves its object once its workflow has ended.
+  await until(
+    'the Machines of the control plane and its worker, at the version they kept',
+    async () =>
+      (await listed('machines', `cluster.x-k8s.io/cluster-name=${cluster}`, 'jsonpath={.items[*].spec.version}')) ===
+      `${older} ${older}`,
+    { timeoutMs: 120_000 },
   );
   const machineSets = await listed('machinesets', `cluster.x-k8s.io/deployment-name=${workers}`, 'name');
   assert.equal(machineSets.split('\n').length, 1, 'the workers made no new MachineSet');
