@@ -1253,18 +1253,16 @@ test("a kubelet's max-pods reaches the model from a v1beta1 map and a v1beta2 li
     [quickstart, true, '10001', 'kubeletExtraArgs[0].value'],
     [v1beta1, false, '1.5', 'kubeletExtraArgs.max-pods'],
   ] as const) {
-    const problems = problemsOf(() => loadManifests(withMaxPods(text, list, value), {})).map((p) => [p.kind, p.path]);
+    const problems = problemsOf(() => loadManifests(withMaxPods(text, list, value), {}));
     const message = `max-pods "${value}" is not a whole number from 1 to 10000`;
     assert.deepEqual(
-      problems,
+      problems.map((p) => [p.kind, p.path]),
       [
         ['KubeadmControlPlane', `spec.kubeadmConfigSpec.initConfiguration.nodeRegistration.${at}`],
         ['KubeadmConfigTemplate', `spec.template.spec.joinConfiguration.nodeRegistration.${at}`],
       ],
       value,
     );
-    assert.ok(
-      problemsOf(() => loadManifests(withMaxPods(text, list, value), {})).every((p) => p.message.startsWith(message)),
-    );
+    assert.ok(problems.every((p) => p.message.startsWith(message)));
   }
 });

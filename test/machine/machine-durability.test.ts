@@ -14,6 +14,7 @@ import {
 } from '../../providers/local/layout';
 import { deleteMachineUpdate, machineStatusQuery } from '../../src/contract/machine-messages';
 import { MachineHarness } from '../fixtures/machine-harness';
+import { until } from '../fixtures/until';
 import { Workloads } from '../fixtures/workloads';
 import { processGroup } from '../fixtures/leaks';
 import { runningPid } from '../../src/util/processes';
@@ -29,9 +30,10 @@ test('SIGKILL of the worker mid-provision and again mid-drain: a new worker fini
   );
   const mdir = machineDir(clusterDir('default', 'du'), 'du-w');
   // While it boots the machine has processes of its own (its sandboxed cloud-init, a process group); when it is deleted, none may remain.
-  let bootPid: number | undefined;
-  for (let i = 0; i < 300 && !bootPid; i++, await sleep(100))
-    bootPid = await runningPid(machineHostDir(mdir), sandboxProcess);
+  const bootPid = await until('the booting sandbox', () => runningPid(machineHostDir(mdir), sandboxProcess), {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  }).catch(() => undefined);
   assert.equal((await handle.query(machineStatusQuery)).stepReason, 'CreatingInfrastructure', 'killed mid-provision');
   assert.ok(bootPid, "the booting machine's sandbox runs");
   assert.ok((await processGroup(bootPid)).length > 0, 'its process group is seen');

@@ -16,9 +16,11 @@ import {
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
+  type ActivityOptions,
 } from '@temporalio/workflow';
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
+import type { BootstrapCheck } from '../../providers/provider';
 import { machineReportSignal } from '../../src/contract/cluster-messages';
 import {
   changeMachineUpdate,
@@ -109,16 +111,15 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     retry: { initialInterval: '1s', maximumInterval: '30s' },
   });
   const bootstrapTimeoutSeconds = spec.bootstrapTimeoutSeconds ?? 600;
-  const providerWaits = proxyActivities<ProviderActivities>({
+  const bootstrapWaitBounds: ActivityOptions = {
     taskQueue: providerTaskQueue(spec.provider),
     startToCloseTimeout: `${bootstrapTimeoutSeconds + 300}s`,
     heartbeatTimeout: '30s',
-  });
+  };
+  const providerWaits = proxyActivities<ProviderActivities>(bootstrapWaitBounds);
   // A create and its bootstrap wait in one call: the wait's bounds, the create's retries.
   const provisioning = proxyActivities<ProviderActivities>({
-    taskQueue: providerTaskQueue(spec.provider),
-    startToCloseTimeout: `${bootstrapTimeoutSeconds + 300}s`,
-    heartbeatTimeout: '30s',
+    ...bootstrapWaitBounds,
     retry: { initialInterval: '1s', maximumInterval: '30s' },
   });
 
@@ -248,11 +249,16 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   });
   recordUnknownSignals((state.unknownSignals ??= []), refresh);
 
-  const bootstrapFailed = (check: { command: string; exitCode: number }) =>
-    void setStep(
+  /** Keeps the sentinel's verdict; a failed bootstrap says so and the machine waits to be deleted or remediated. */
+  function recordBootstrap(check: BootstrapCheck): boolean {
+    state.bootstrap = check.state === 'failed' ? check : { state: 'succeeded' };
+    if (check.state !== 'failed') return false;
+    setStep(
       'BootstrapFailed',
       `bootstrap failed: '${check.command}' exited ${check.exitCode}; waiting to be deleted or remediated`,
     );
+    return true;
+  }
 
   async function create(): Promise<void> {
     if (!state.infrastructure) {
@@ -290,8 +296,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
           bootstrapTimeoutSeconds,
         );
         state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
-        state.bootstrap = bootstrap.state === 'failed' ? bootstrap : { state: 'succeeded' };
-        if (bootstrap.state === 'failed') return bootstrapFailed(bootstrap);
+        if (recordBootstrap(bootstrap)) return;
       } else {
         setStep('CreatingInfrastructure', `creating ${spec.infrastructure.kind} on provider ${spec.provider}`);
         const infra = await provider.createMachineInfrastructure(infraSpec);
@@ -303,9 +308,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
         'WaitingForBootstrap',
         `waiting for the bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`,
       );
-      const check = await providerWaits.waitForBootstrap(ref, bootstrapTimeoutSeconds);
-      state.bootstrap = check.state === 'failed' ? check : { state: 'succeeded' };
-      if (check.state === 'failed') return bootstrapFailed(check);
+      if (recordBootstrap(await providerWaits.waitForBootstrap(ref, bootstrapTimeoutSeconds))) return;
     }
     if (!state.nodeRef) {
       setStep('WaitingForNode', `waiting for a Ready Node with providerID ${state.infrastructure.providerID}`);
