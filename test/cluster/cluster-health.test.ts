@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { failedMachines } from '../../src/client/capt-client';
+import { nodeHealthSignal } from '../../src/contract/machine-messages';
+import { machineWorkflowId } from '../../src/contract/workflow-ids';
 import type { ClusterHealth } from '../../src/contract/cluster-health';
 import { runCapt } from '../fixtures/capt-cli';
 import { clusterKubeconfig } from '../fixtures/cluster-secrets';
@@ -139,6 +141,32 @@ test('capt health: exit 0 on a healthy cluster; 1 naming the stuck kube-system p
   await h.provider.repairMachine(ref(controlPlane));
   const back = await healthUntil('healthy once etcd runs again', (r) => r.code === 0, 120_000);
   assert.match(firstLine(back.stdout), /^cluster default\/hc: healthy/);
+});
+
+test("the Node watch corrects a machine told its Node is unhealthy by a tell it has no record of (a checkpoint that lost its last seconds, a fresh attempt): within a read of the machines' records", async () => {
+  // The first test's cluster, healthy again: its worker's Node is Ready.
+  const worker = (await suite.client.clusterStatus('default', 'hc')).machineDeployments[0]!.machines[0]!.name;
+  const handle = h.env.client.workflow.getHandle(machineWorkflowId('default', worker));
+  const nodeHealthTells = async () =>
+    (await handle.fetchHistory()).events!.filter(
+      (e) => e.workflowExecutionSignaledEventAttributes?.signalName === nodeHealthSignal.name,
+    ).length;
+  const nodeHealthy = async () =>
+    (await suite.client.machineStatuses('default', [worker]))[0]?.conditions.find((c) => c.type === 'NodeHealthy');
+  const isHealthy = async () => (await nodeHealthy())?.status === 'True';
+  await until("the worker's NodeHealthy True after the first test's repair", isHealthy);
+  const before = await nodeHealthTells();
+  // What the watch sends when a Node stops reporting, sent here as if by a watch attempt whose record of it was lost.
+  await handle.signal(nodeHealthSignal, {
+    ready: 'Unknown',
+    message: 'Kubelet stopped posting node status.',
+    conditions: [{ type: 'Ready', status: 'Unknown', since: new Date().toISOString(), reason: 'NodeStatusUnknown' }],
+  });
+  // Told again by the watch: nothing about the Node changed, so only its read of the machines' records can do it.
+  await until('the watch to tell the machine again', async () => (await nodeHealthTells()) >= before + 2, {
+    timeoutMs: 120_000,
+  });
+  await until('NodeHealthy True again', isHealthy);
 });
 
 test('capt health: a MachineDeployment whose machines never get a Node makes it exit 1, named on the first line while every Node is Ready: short of its Nodes, past its startup timeout, then while its machines are remediated', async () => {
