@@ -5,6 +5,7 @@ import { captDataConverter } from '../codec/data-converter';
 import { temporalAddress, temporalNamespace, temporalTLS } from '../config/temporal-connection';
 import { logger, temporalLogger } from './logging';
 import { createWorkers, runWorkers } from './start-workers';
+import { endAfterStopGrace } from './stop-grace';
 import { workerServes } from './worker-serves';
 import { metricsTelemetry } from './worker-metrics';
 import { maxCachedWorkflows } from './workflow-cache';
@@ -26,6 +27,7 @@ export async function workerMain(): Promise<void> {
   const cached = maxCachedWorkflows(process.env.CAPT_MAX_CACHED_WORKFLOWS);
   const gaugeSeconds = fleetGaugeSeconds(process.env.CAPT_FLEET_GAUGES_SECONDS);
   Runtime.install({ logger: temporalLogger, ...(telemetryOptions ? { telemetryOptions } : {}) });
+  endAfterStopGrace(logger);
   // Before connecting: without a payload key the worker could read nothing, so it does not start.
   const dataConverter = captDataConverter();
   const orphans = await removeOrphanScratch();

@@ -18,6 +18,7 @@ import { until } from '../fixtures/until';
 import { Workloads } from '../fixtures/workloads';
 import { processGroup } from '../fixtures/leaks';
 import { runningPid } from '../../src/util/processes';
+import { stopGraceMs } from '../../src/worker/stop-grace';
 
 const h = new MachineHarness('du');
 before(() => h.start());
@@ -78,4 +79,20 @@ test('SIGKILL of the worker mid-provision and again mid-drain: a new worker fini
     attempts.some((a) => a > 1),
     'at least one activity was retried after a kill',
   );
+});
+
+test("SIGTERM of a worker whose machine's workflow task cannot finish (its cluster never answers): the worker still stops, within its stop grace, and a new one carries on", async () => {
+  // Its bootstrap data needs its cluster's secrets, and there is no such cluster: the local activity retries.
+  const handle = await h.startMachine(h.spec('du-stuck', { cluster: 'du-gone' }));
+  await until("the stuck machine's bootstrap data refused", () =>
+    /createBootstrapData.*du-gone.*does not exist/.test(h.worker!.output()),
+  );
+  const stopped = Date.now();
+  h.worker!.child.kill('SIGTERM');
+  const how = await Promise.race([h.worker!.exited, sleep(90_000, 'still running 90 s after SIGTERM')]);
+  console.log(`worker stopped ${Date.now() - stopped} ms after SIGTERM (grace ${stopGraceMs} ms)`);
+  assert.equal(how, '0');
+  assert.match(h.worker!.output(), /tasks still running 30 s after the stop signal are left to Temporal's retries/);
+  await h.startWorker();
+  await handle.terminate('test: the machine of a cluster that does not exist');
 });

@@ -13,68 +13,39 @@ const registration = (nodeName: string): KubeletRegistration => ({
   taints: [],
 });
 
-/** An apiserver that records each write's target and renewTime, and takes `callMs` of the (mocked) clock per call. */
-function fakeApi(callMs: () => number) {
-  const writes: { method: string; name: string; renewTime?: string }[] = [];
-  const api = {
-    call: async (
-      method: string,
-      path: string,
-      body?: { metadata?: { name?: string }; spec?: { renewTime?: string } },
-    ) => {
-      await Promise.resolve();
-      mock.timers.tick(callMs());
-      if (method === 'GET') return { items: [] };
-      const name = body?.metadata?.name ?? path.split('/').at(-2)!;
-      writes.push({
-        method: `${method} ${path.includes('/leases') ? 'lease' : 'node'}`,
-        name,
-        renewTime: body?.spec?.renewTime,
-      });
-      return body;
-    },
+/** An apiserver that records each write as `METHOD node|lease NAME`, in the order the writes were made. */
+function fakeApi() {
+  const writes: string[] = [];
+  const call = async (method: string, path: string, body?: { metadata?: { name?: string } }) => {
+    await Promise.resolve();
+    if (method === 'GET') return { items: [] };
+    const name = body?.metadata?.name ?? path.split('/').at(-2)!;
+    writes.push(`${method} ${path.includes('/leases') ? 'lease' : 'node'} ${name}`);
+    return body;
   };
-  return { api: api as unknown as KubeletApi, writes };
+  return { api: { call } as unknown as KubeletApi, writes };
 }
 
-test('simulated kubelets: a Lease close to expiry is renewed before a new Node registers, each write carries its own time, and a pass that runs out of time leaves the rest to the next, most urgent first', async () => {
+test('simulated kubelets: a Lease close to expiry is renewed before a new Node registers, a fresh one after it', async () => {
   mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-11-28T00:00:00Z') });
   try {
-    let callMs = 0;
-    const { api, writes } = fakeApi(() => callMs);
+    const { api, writes } = fakeApi();
     const kubelets = new SimulatedKubelets(api);
     await kubelets.sync([registration('old')]);
-    assert.deepEqual(
-      writes.map((w) => `${w.method} ${w.name}`),
-      ['POST node old', 'POST lease old'],
-    );
+    assert.deepEqual(writes, ['POST node old', 'POST lease old']);
 
-    // 35 s on, old's Lease (40 s) is more urgent than registering new (wanted within a renewal period).
+    // 12 s on, old's Lease (40 s) can wait for a new Node, wanted within a renewal period (10 s).
+    writes.length = 0;
+    mock.timers.tick(12_000);
+    await kubelets.sync([registration('old'), registration('new')]);
+    assert.deepEqual(writes.slice(0, 2), ['POST node new', 'PUT lease old']);
+
+    // 35 s after its last renewal, old's Lease goes before the next new Node.
     writes.length = 0;
     mock.timers.tick(35_000);
-    await kubelets.sync([registration('old'), registration('new')]);
-    assert.deepEqual(writes.map((w) => `${w.method} ${w.name}`).slice(0, 2), ['PUT lease old', 'POST node new']);
-
-    // 400 Nodes due at once and slow writes: a pass starts writes for 2 s, and each renewTime is when it was written.
-    const many = Array.from({ length: 400 }, (_, i) => registration(`n${String(i).padStart(3, '0')}`));
-    await kubelets.sync(many);
-    mock.timers.tick(10_000);
-    writes.length = 0;
-    callMs = 10;
-    await kubelets.sync(many);
-    const first = writes.filter((w) => w.method === 'PUT lease');
-    assert.ok(first.length < many.length, `a pass stops starting writes after its budget (${first.length} written)`);
-    const times = new Set(first.map((w) => w.renewTime));
-    assert.ok(times.size > 1, 'each renewal carries the time it was written, not the pass start');
-    // The next pass renews the ones left, before any renewed a moment ago comes due again.
-    const renewed = new Set(first.map((w) => w.name));
-    writes.length = 0;
-    await kubelets.sync(many);
-    const next = writes.filter((w) => w.method === 'PUT lease').map((w) => w.name);
-    assert.deepEqual(
-      next.slice(0, many.length - renewed.size).sort(),
-      many.map((r) => r.nodeName).filter((n) => !renewed.has(n)),
-    );
+    await kubelets.sync([registration('old'), registration('new'), registration('newer')]);
+    assert.deepEqual(writes.slice(0, 2), ['PUT lease old', 'PUT lease new']);
+    assert.ok(writes.indexOf('POST node newer') > writes.indexOf('PUT lease new'), writes.join(', '));
   } finally {
     mock.timers.reset();
   }
