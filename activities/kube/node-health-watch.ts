@@ -29,7 +29,8 @@ const beatWithinPassMs = 3000;
  * How often the machines' own record of their Node's health (CaptNodeHealthy) is read back. What `told` holds can
  * be behind what was told (heartbeats are throttled, an attempt that dies loses its last seconds of them, and a new
  * attempt starts empty): a machine told its Node was unhealthy that `told` forgot would never hear it recovered.
- * At 5,000 workers, 77 machines were left NodeHealthy False beside Ready Nodes so.
+ * Likely how 77 machines of a 5,000-worker rollout were left NodeHealthy False beside Ready Nodes (run 6; run 7,
+ * with this read, did not wait on any).
  */
 const recordsReadEveryMs = 30_000;
 /** `told` for a machine recorded unhealthy that this watch does not know it told: no real key, so its next pass tells it. */
