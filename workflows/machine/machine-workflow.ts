@@ -95,9 +95,12 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     retry: { initialInterval: '1s', maximumInterval: '30s' },
   });
   // Rendering bootstrap data takes milliseconds: run in the workflow's own task, it costs no round trip through the server.
+  // Retried past 10 s apart, it waits on a timer: retried in the task (below the SDK's 1-minute default, so always),
+  // a machine whose cluster's workflow cannot answer held its task, and a workflow task slot, for good.
   const local = proxyLocalActivities<typeof coreActivities>({
     startToCloseTimeout: '1m',
     retry: { initialInterval: '1s', maximumInterval: '30s' },
+    localRetryThreshold: '10s',
   });
   const waits = proxyActivities<typeof coreActivities>({
     startToCloseTimeout: '30 days',
