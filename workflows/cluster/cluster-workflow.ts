@@ -79,6 +79,7 @@ import {
   ownerWorkflowTaskTimeout,
   pinToBuild,
 } from '../shared/build-upgrade';
+import { activityRetry } from '../shared/activity-retry';
 
 /** One attempt of the Node health watch; then a fresh one (bounded activities, and a new worker version takes over). */
 const nodeHealthAttemptSeconds = 600;
@@ -156,19 +157,19 @@ export async function clusterWorkflow(input: ClusterInput): Promise<ClusterStatu
   const { facts } = state;
   const core = proxyActivities<typeof coreActivities>({
     startToCloseTimeout: '2m',
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
   });
   const provider = proxyActivities<ProviderActivities>({
     taskQueue: providerTaskQueue(facts.provider),
     startToCloseTimeout: '5m',
     heartbeatTimeout: '20s',
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
   });
   // Long-lived: each attempt returns after nodeHealthAttemptSeconds; a lost worker is noticed within the heartbeat timeout.
   const watcher = proxyActivities<typeof coreActivities>({
     startToCloseTimeout: `${nodeHealthAttemptSeconds + 60}s`,
     heartbeatTimeout: '30s',
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
   });
   const self = workflowInfo().workflowId;
   // The first result recorded wins; a later run gets them from its input. Only the clusterSecrets query answers them.

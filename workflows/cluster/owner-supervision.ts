@@ -8,6 +8,7 @@ import type { OwnerCheck, RepairReport } from '../../src/contract/owner-recovery
 import { ownerWorkflowId } from '../../src/contract/workflow-ids';
 import type { OwnerRebuild } from '../shared/owner-adoption';
 import { ownerKey, type ClusterState } from './cluster-status';
+import { activityRetry } from '../shared/activity-retry';
 
 /** Rebuilds kept in the cluster's status. */
 const recoveriesKept = 10;
@@ -36,12 +37,12 @@ export function ownerSupervision(o: {
   const checks = proxyActivities<typeof coreActivities>({
     startToCloseTimeout: '10m',
     heartbeatTimeout: '30s',
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
   });
   const provider = proxyActivities<ProviderActivities>({
     taskQueue: providerTaskQueue(state.facts.provider),
     startToCloseTimeout: '1m',
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
   });
   const workflowId = (owner: OwnerRef) => ownerWorkflowId(owner.kind, namespace, owner.name);
 

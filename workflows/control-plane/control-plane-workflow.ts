@@ -56,6 +56,7 @@ import type { PreflightProblem } from '../../activities/control-plane/preflight'
 import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
 import { carriedOwnerState, resumedOwnerState, type CarriedOwnerState } from '../shared/packed-records';
 import { pendingTemplateChange, sendTemplateChange, type InPlaceFields } from '../shared/in-place-change';
+import { activityRetry } from '../shared/activity-retry';
 
 export interface ControlPlaneInput {
   cluster: ClusterFacts;
@@ -258,7 +259,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     taskQueue: providerTaskQueue(facts.provider),
     startToCloseTimeout: '45s',
     heartbeatTimeout: '20s',
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
   });
   const self = workflowInfo().workflowId;
 

@@ -57,6 +57,7 @@ import { machineStatus } from './machine-status';
 import { continueAsNewOnTargetBuild, pinToBuild } from '../shared/build-upgrade';
 import { recordUnknownSignals, unknownSignalsDetails } from '../shared/unknown-signals';
 import { machineDeleted, machineRunning } from '../shared/capt-metrics';
+import { activityRetry } from '../shared/activity-retry';
 
 export interface MachineWorkflowInput {
   spec: MachineSpec;
@@ -92,26 +93,26 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   // Short calls: a dead worker's activity is retried within a minute.
   const core = proxyActivities<typeof coreActivities>({
     startToCloseTimeout: '1m',
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
   });
   // Rendering bootstrap data takes milliseconds: run in the workflow's own task, it costs no round trip through the server.
-  // Retried past 10 s apart, it waits on a timer: retried in the task (below the SDK's 1-minute default, so always),
-  // a machine whose cluster's workflow cannot answer held its task, and a workflow task slot, for good.
+  // Its retries stay in the task only while 10 s apart at most (the SDK's default, a minute, is above the 30 s backoff):
+  // a machine whose cluster's workflow could not answer held its task, and a worker's task slot, for good.
   const local = proxyLocalActivities<typeof coreActivities>({
     startToCloseTimeout: '1m',
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
     localRetryThreshold: '10s',
   });
   const waits = proxyActivities<typeof coreActivities>({
     startToCloseTimeout: '30 days',
     heartbeatTimeout: '30s',
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
   });
   const provider = proxyActivities<ProviderActivities>({
     taskQueue: providerTaskQueue(spec.provider),
     startToCloseTimeout: '5m',
     heartbeatTimeout: '20s',
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
   });
   const bootstrapTimeoutSeconds = spec.bootstrapTimeoutSeconds ?? 600;
   const bootstrapWaitBounds: ActivityOptions = {
@@ -123,7 +124,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
   // A create and its bootstrap wait in one call: the wait's bounds, the create's retries.
   const provisioning = proxyActivities<ProviderActivities>({
     ...bootstrapWaitBounds,
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: activityRetry,
   });
 
   // Started by an owner, the machine already carries its first search attributes; upserts follow phase changes.

@@ -3,6 +3,7 @@ import type * as coreActivities from '../../activities';
 import { MachinePhase, type MachineReport, type MachineSpec } from '../../src/contract/machine';
 import type { MachineRecord } from '../../src/contract/owner';
 import type { InPlaceUpdateRequest } from '../../src/contract/in-place';
+import { activityRetry } from './activity-retry';
 
 /**
  * The machines an owner (control plane, MachineDeployment) holds, as compact records, and the few ways
@@ -23,7 +24,7 @@ export const startsPerRun = 250;
 const fanOut = proxyActivities<typeof coreActivities>({
   startToCloseTimeout: '5m',
   heartbeatTimeout: '30s',
-  retry: { initialInterval: '1s', maximumInterval: '30s' },
+  retry: activityRetry,
 });
 
 const chunks = <T>(items: T[]): T[][] =>

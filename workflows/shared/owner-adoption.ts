@@ -9,6 +9,7 @@ import type {
   OwnerSummary,
 } from '../../src/contract/owner';
 import { newRecord, recordMachineReport } from './machine-pool';
+import { activityRetry } from './activity-retry';
 
 /**
  * A lost owner rebuilt by its cluster: it adopts, page by page, the machine workflows that name it as
@@ -101,7 +102,7 @@ export function adoptUnlisted(
 const survey = proxyActivities<typeof coreActivities>({
   startToCloseTimeout: '5m',
   heartbeatTimeout: '30s',
-  retry: { initialInterval: '1s', maximumInterval: '30s' },
+  retry: activityRetry,
 });
 
 /**
