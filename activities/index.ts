@@ -1,6 +1,11 @@
 // Provider-independent activities, served on the capt-core task queue.
 export { createBootstrapData } from './bootstrap/bootstrap-data';
-export { requestInPlaceUpdates, requestMachineDeletions, startMachineWorkflows } from './machine/machine-fan-out';
+export {
+  requestInPlaceUpdates,
+  requestMachineInPlaceUpdate,
+  requestMachineDeletions,
+  startMachineWorkflows,
+} from './machine/machine-fan-out';
 export { deliverMachineReport } from './machine/machine-reports';
 export { countClusterMachines, listOwnedMachines, workflowStates } from './machine/owned-machines';
 export { deleteNode, drainNode, syncNode, waitForNode, waitForVolumeDetach } from './machine/node-activities';

@@ -1,11 +1,12 @@
 import { Context } from '@temporalio/activity';
 import {
+  type Client,
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { MachinePhase, type MachineSpec } from '../../src/contract/machine';
+import { MachinePhase, type MachineSpec, type MachineStatus } from '../../src/contract/machine';
 import { requestMachineDeletionSignal, updateInPlaceUpdate } from '../../src/contract/machine-messages';
 import type { InPlaceUpdateRequest } from '../../src/contract/in-place';
 import { machineSearchAttributes } from '../../src/contract/search-attributes';
@@ -95,16 +96,41 @@ export async function requestInPlaceUpdates(input: {
   const client = Context.current().client;
   const refused: string[] = [];
   await eachHeartbeating(input.names, async (name) => {
-    await client.workflow
-      .getHandle(machineWorkflowId(input.namespace, name))
-      .executeUpdate(updateInPlaceUpdate, {
-        args: [input.request],
-        updateId: `in-place-${input.request.templateHash}-${input.request.version}`,
-      })
-      .catch((err: unknown) => {
-        if (!(err instanceof WorkflowNotFoundError || err instanceof WorkflowUpdateFailedError)) throw err;
-        refused.push(name);
-      });
+    if (!(await inPlaceUpdate(client, input.namespace, name, input.request))) refused.push(name);
   });
   return refused;
+}
+
+/**
+ * Asks one machine to take its owner's new template in place: `updating`, `unchanged` when it takes nothing of it
+ * (a control-plane machine whose kubelet's arguments come from the configuration that did not change), or
+ * `refused`. A retry is answered as the first ask was: the update's id is the request's.
+ */
+export async function requestMachineInPlaceUpdate(input: {
+  namespace: string;
+  name: string;
+  request: InPlaceUpdateRequest;
+}): Promise<'updating' | 'unchanged' | 'refused'> {
+  const status = await inPlaceUpdate(Context.current().client, input.namespace, input.name, input.request);
+  if (!status) return 'refused';
+  return status.conditions.some((c) => c.type === 'Updating' && c.status === 'True') ? 'updating' : 'unchanged';
+}
+
+/** The machine's status once it took the request; undefined when it refused it or is gone. */
+async function inPlaceUpdate(
+  client: Client,
+  namespace: string,
+  name: string,
+  request: InPlaceUpdateRequest,
+): Promise<MachineStatus | undefined> {
+  return client.workflow
+    .getHandle(machineWorkflowId(namespace, name))
+    .executeUpdate(updateInPlaceUpdate, {
+      args: [request],
+      updateId: `in-place-${request.templateHash}-${request.version}`,
+    })
+    .catch((err: unknown) => {
+      if (!(err instanceof WorkflowNotFoundError || err instanceof WorkflowUpdateFailedError)) throw err;
+      return undefined;
+    });
 }

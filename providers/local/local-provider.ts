@@ -67,11 +67,11 @@ export interface LocalMachineTemplateSpec {
 const apiserverPort = 6443;
 
 /**
- * A worker's kubelet runs in the cluster agent and takes a newer version, or new arguments, where it runs, as
- * `kubeadm upgrade node` and a kubelet restart would; control-plane machines are always replaced (a new etcd member
- * joins first).
+ * Every machine's kubelet runs in the cluster agent and takes new arguments where it runs, as a kubelet restart
+ * would; a worker's also takes a newer version (`kubeadm upgrade node`). A control-plane machine's version is
+ * replaced (its apiserver and etcd member are real processes of one version; a new member joins first).
  */
-const localInPlace: InPlaceCapability = { worker: ['version', 'kubeletExtraArgs'], controlPlane: [] };
+const localInPlace: InPlaceCapability = { worker: ['version', 'kubeletExtraArgs'], controlPlane: ['kubeletExtraArgs'] };
 
 const exists = (path: string) =>
   access(path).then(
@@ -270,8 +270,8 @@ export class LocalProvider implements InfrastructureProvider {
 
   async updateMachineInPlace(ref: InPlaceMachineUpdate): Promise<void> {
     const can = localInPlace[ref.role === 'worker' ? 'worker' : 'controlPlane'];
-    if (!can.includes('version') || (ref.kubeletExtraArgs && !can.includes('kubeletExtraArgs')))
-      throw inPlaceUpdateUnsupported(`the local provider replaces ${ref.role} machines: it updates none in place`);
+    if (ref.kubeletExtraArgs && !can.includes('kubeletExtraArgs'))
+      throw inPlaceUpdateUnsupported(`the local provider gives no ${ref.role} machine new kubelet arguments in place`);
     if (!toolPaths().kubernetes[ref.version])
       throw unsupportedVersion(
         `Kubernetes ${ref.version} is not available on the local provider: it can run ${this.kubernetesVersions().join(', ')}`,
@@ -285,6 +285,10 @@ export class LocalProvider implements InfrastructureProvider {
     if (compareVersions(ref.version, record.version) < 0)
       throw inPlaceUpdateUnsupported(
         `machine ${ref.name} runs ${record.version}: a kubelet is never downgraded in place`,
+      );
+    if (ref.version !== record.version && !can.includes('version'))
+      throw inPlaceUpdateUnsupported(
+        `the local provider replaces a ${ref.role} machine to change its version (${record.version} to ${ref.version})`,
       );
     // The cluster agent serves the machine's kubelet from this record: it reports the new version (and what the new
     // arguments change, such as max-pods) at once.

@@ -1,6 +1,12 @@
 import type { ClusterModel, ControlPlaneModel, MachineDeploymentModel } from '../../src/api/model';
 import type { MachineRecord } from '../../src/contract/owner';
-import { controlPlaneMachineHash, outdatedControlPlaneMachine } from '../control-plane/control-plane-revisions';
+import {
+  controlPlaneMachineHash,
+  outdatedControlPlaneMachine,
+  templateOf,
+} from '../control-plane/control-plane-revisions';
+import { controlPlaneInPlace } from '../control-plane/control-plane-in-place';
+import { MachinePhase } from '../../src/contract/machine';
 import { machineSetHash } from '../machine-deployment/machine-sets';
 import { workerInPlace } from '../machine-deployment/in-place-sets';
 import type { InPlaceCapability } from '../../src/contract/in-place';
@@ -72,29 +78,56 @@ const names = (machines: { name: string }[]) => machines.map((m) => m.name);
 const replicaChange = (replicas: number, change: OwnerChange, running: RunningOwner | undefined) =>
   change.scale || change.outcome === 'created' ? replicas - (running?.replicas ?? 0) : 0;
 
-/** The control plane: outdated machines by its own rule; a scale-down picks each machine when it goes (health decides), so only a count. */
+/**
+ * The control plane: outdated machines by its own rule, those that would take the change in place named apart; a
+ * scale-down picks each machine when it goes (health decides), so only a count.
+ */
 export function controlPlanePreview(
+  before: ControlPlaneModel | undefined,
   next: ControlPlaneModel,
   change: OwnerChange,
   running: RunningOwner | undefined,
   nowMs: number,
 ): OwnerPreview {
   const machines = running?.machines ?? [];
-  const hash = controlPlaneMachineHash(
-    next,
-    restartedAtAfter(next.rolloutAfter, running?.restartedAt, machines, nowMs),
-  );
-  const outdated = outdatedControlPlaneMachine(
-    hash,
-    running?.certificatesExpireAt ?? {},
-    next.certificatesExpiryDays,
-    nowMs,
-  );
-  const replaced = change.spec ? names(machines.filter((m) => !m.deleting && outdated(m))) : [];
+  const restartedAt = restartedAtAfter(next.rolloutAfter, running?.restartedAt, machines, nowMs);
+  const hash = controlPlaneMachineHash(next, restartedAt);
+  const expiry = running?.certificatesExpireAt ?? {};
+  const outdated = outdatedControlPlaneMachine(hash, expiry, next.certificatesExpiryDays, nowMs);
+  const verdict =
+    before && running
+      ? controlPlaneInPlace(
+          running.inPlace,
+          next,
+          { template: templateOf(before), restartedAt: running.restartedAt },
+          { template: templateOf(next), restartedAt },
+        )
+      : undefined;
+  const beforeHash = before && controlPlaneMachineHash(before, running?.restartedAt);
+  // As the workflow: running machines of the template running now, with nothing only a new machine renews.
+  const renewedOnlyByReplacement = (m: MachineRecord) =>
+    outdatedControlPlaneMachine(m.templateHash, expiry, next.certificatesExpiryDays, nowMs)(m);
+  const live = machines.filter((m) => !m.deleting && outdated(m));
+  const inPlace = verdict?.inPlace
+    ? live.filter(
+        (m) =>
+          m.templateHash === beforeHash &&
+          m.phase === MachinePhase.Running &&
+          !m.updating &&
+          !m.marked &&
+          !renewedOnlyByReplacement(m),
+      )
+    : [];
+  const replaced = change.spec ? names(live.filter((m) => !inPlace.includes(m))) : [];
+  const updatedInPlace = change.spec ? names(inPlace) : [];
   const delta = replicaChange(next.replicas, change, running);
   return {
     replaced,
-    ...(running?.paused && replaced.length ? { replacedWhen: 'after `capt rollout resume`' } : {}),
+    ...(updatedInPlace.length ? { updatedInPlace } : {}),
+    ...(replaced.length && verdict && !verdict.inPlace && running?.inPlace ? { replacedWhy: verdict.why } : {}),
+    ...(running?.paused && (replaced.length || updatedInPlace.length)
+      ? { replacedWhen: 'after `capt rollout resume`' }
+      : {}),
     added: Math.max(0, delta),
     removed: Math.max(0, -delta),
   };
@@ -226,7 +259,13 @@ export function previewApply(
   const upgrading = !!next.topology && !!runningVersion && runningVersion !== next.controlPlane.version;
   return {
     ...(upgrading ? { upgradePlan: upgradeSteps(next, runningVersion, workersVersion) } : {}),
-    controlPlane: controlPlanePreview(next.controlPlane, diff.controlPlane, running.controlPlane, nowMs),
+    controlPlane: controlPlanePreview(
+      previous?.controlPlane,
+      next.controlPlane,
+      diff.controlPlane,
+      running.controlPlane,
+      nowMs,
+    ),
     machineDeployments: Object.fromEntries(
       diff.machineDeployments.map((change) => [
         change.name,

@@ -55,7 +55,13 @@ import { rebuiltOwnerState, type OwnerRebuild } from '../shared/owner-adoption';
 import type { PreflightProblem } from '../../activities/control-plane/preflight';
 import { continueAsNewOnTargetBuild, ownerContinueAsNewDue, pinToBuild } from '../shared/build-upgrade';
 import { carriedOwnerState, resumedOwnerState, type CarriedOwnerState } from '../shared/packed-records';
-import { pendingTemplateChange, sendTemplateChange, type InPlaceFields } from '../shared/in-place-change';
+import {
+  pendingTemplateChange,
+  sendTemplateChange,
+  templateChange,
+  type InPlaceFields,
+} from '../shared/in-place-change';
+import { controlPlaneInPlace } from './control-plane-in-place';
 import { activityRetry } from '../shared/activity-retry';
 
 export interface ControlPlaneInput {
@@ -91,6 +97,8 @@ export interface ControlPlaneState extends OwnerState {
   inPlace?: MachineTemplateChange;
   /** The maintenance window's current or next opening, as last asked (see maintenance-hold.ts). */
   window?: AskedWindow;
+  /** Machines that refused an in-place update: the rollout replaces them (dropped once they are gone). */
+  inPlaceRefused?: string[];
 }
 
 export interface PreflightRecord {
@@ -106,6 +114,8 @@ export const machineHash = (state: ControlPlaneState) =>
 
 /** Histories from before machine template metadata was carried signal no machine when a timeout changes. */
 const inPlacePatch = 'kcp-machine-metadata-in-place';
+/** Histories from before control-plane machines were updated in place replaced every outdated machine. */
+const inPlaceUpdatePatch = 'kcp-in-place-updates';
 
 /**
  * What every machine carries of the spec and takes in place: capt's own labels win over the template's. The
@@ -154,6 +164,7 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     ready: ready === state.spec.replicas && state.machines.length === state.spec.replicas,
     available,
     failedMachines: state.machines.filter((m) => m.phase === MachinePhase.Failed).length,
+    ...(facts.inPlace ? { inPlace: facts.inPlace } : {}),
     conditions: [
       {
         type: 'Available',
@@ -440,6 +451,78 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     await condition(() => !state.machines.some((m) => m.name === victim.name));
   }
 
+  /** Running machines on another template that can take the current one where they run (control-plane-in-place.ts). */
+  function inPlaceCandidates(outdated: MachineRecord[]): MachineRecord[] {
+    if (!facts.inPlace?.controlPlane.length) return [];
+    const hash = machineHash(state);
+    const to = { template: templateOf(state.spec), restartedAt: state.revisions?.at(-1)?.restartedAt };
+    // Expiring certificates and age are renewed only by a new machine: outdated even on the machine's own template.
+    const renewedOnlyByReplacement = (m: MachineRecord) =>
+      outdatedControlPlaneMachine(
+        m.templateHash,
+        state.certificateExpiry ?? {},
+        state.spec.certificatesExpiryDays,
+        Date.now(),
+        state.spec.machineMaxAgeSeconds,
+      )(m);
+    return outdated.filter((m) => {
+      const from = state.revisions?.find((r) => r.hash === m.templateHash);
+      return (
+        from &&
+        m.templateHash !== hash &&
+        isRunning(m) &&
+        !m.marked &&
+        !state.inPlaceRefused?.includes(m.name) &&
+        !renewedOnlyByReplacement(m) &&
+        controlPlaneInPlace(facts.inPlace, state.spec, from, to).inPlace
+      );
+    });
+  }
+
+  /**
+   * Moves one machine to the current template where it runs (its kubelet restarts with new arguments), after a
+   * preflight: one at a time, and only while etcd and every apiserver are healthy, as Cluster API's control plane
+   * updates in place only where that cannot hurt its health. It counts as unavailable until it reports the update
+   * done; one that refuses is replaced by the rollout instead, and one that fails stays Failed for remediation.
+   */
+  async function updateInPlace(machine: MachineRecord): Promise<void> {
+    if (!(await preflight(false))) return;
+    const hash = machineHash(state);
+    const revision = state.revisions?.at(-1)?.revision;
+    setStep('UpdatingInPlace', `updating control-plane machine ${machine.name} in place (revision ${revision})`);
+    const since = machine.runningSince ? { runningSince: machine.runningSince } : {};
+    const mark = (change: (m: MachineRecord) => MachineRecord) => {
+      state.machines = state.machines.map((m) => (m.name === machine.name ? change(m) : m));
+      refresh();
+    };
+    mark(({ runningSince: _since, ...m }) => ({
+      ...m,
+      templateHash: hash,
+      version: state.spec.version,
+      updating: true,
+    }));
+    const fields = controlPlaneMachineFields(facts.name, state.spec);
+    const answer = await core.requestMachineInPlaceUpdate({
+      namespace: facts.namespace,
+      name: machine.name,
+      request: {
+        version: state.spec.version,
+        templateHash: hash,
+        metadata: templateChange(fields, fields),
+        bootstrapConfig: state.spec.kubeadmConfigSpec,
+      },
+    });
+    if (answer === 'refused') {
+      (state.inPlaceRefused ??= []).push(machine.name);
+      const { templateHash, version } = machine;
+      return mark(({ updating: _u, ...m }) => ({ ...m, templateHash, version, ...since }));
+    }
+    // Its kubelet's arguments come from the configuration that did not change: it is on the new template as it runs.
+    if (answer === 'unchanged') return mark(({ updating: _u, ...m }) => ({ ...m, ...since }));
+    const current = () => state.machines.find((m) => m.name === machine.name);
+    await condition(() => !current()?.updating || current()!.phase === MachinePhase.Failed || !!state.deleting);
+  }
+
   /**
    * Preflight before a step. A scale-down picks its machine here (unhealthy outdated ones first), and that
    * machine's own problems do not hold it back. Undefined (after saying why and waiting) when it fails.
@@ -546,6 +629,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       refresh();
     }
     state.cleaned = (state.cleaned ?? []).filter((name) => state.machines.some((m) => m.name === name));
+    if (state.inPlaceRefused)
+      state.inPlaceRefused = state.inPlaceRefused.filter((name) => state.machines.some((m) => m.name === name));
     if (deletedElsewhere()) {
       await cleanUp(deletedElsewhere()!);
       continue;
@@ -567,11 +652,15 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     const due = state.paused ? [] : live.filter(isOutdated);
     const wait = await windowClosed(state, state.spec.maintenanceWindow, due.length, now);
     const outdated = wait ? [] : due;
-    const needsStep = live.length !== state.spec.replicas || outdated.length > 0;
+    // Those that take the current template where they run are updated, one at a time, once the count is right.
+    const candidates = inPlaceCandidates(outdated);
+    const inPlace = candidates.length && patched(inPlaceUpdatePatch) ? candidates : [];
+    const replaced = outdated.filter((m) => !inPlace.includes(m));
+    const needsStep = live.length !== state.spec.replicas || replaced.length > 0;
     // A rollout: with maxSurge 1 a new machine joins before an outdated one leaves; with 0, the other way round.
     const up =
       live.length < state.spec.replicas ||
-      (live.length === state.spec.replicas && outdated.length > 0 && state.spec.maxSurge === 1);
+      (live.length === state.spec.replicas && replaced.length > 0 && state.spec.maxSurge === 1);
     const settled = (m: MachineRecord) => m.phase === MachinePhase.Running || m.phase === MachinePhase.Failed;
     if (!live.every(settled)) {
       await condition(
@@ -581,6 +670,8 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
           !!deletedElsewhere() ||
           ownerContinueAsNewDue(),
       );
+    } else if (inPlace.length && live.length === state.spec.replicas) {
+      await updateInPlace(inPlace[0]!);
     } else if (needsStep) {
       const checked = await preflight(!up);
       if (checked?.victim) await scaleDown(checked.victim);

@@ -1,5 +1,10 @@
 import type { MachineDeploymentModel, MachineTemplateModel } from '../../src/api/model';
-import { changedKubeletArgs, registrationOnlyKubeletArgs, type InPlaceCapability } from '../../src/contract/in-place';
+import {
+  changedKubeletArgs,
+  registrationOnlyRefusal,
+  withoutKubeletArgs,
+  type InPlaceCapability,
+} from '../../src/contract/in-place';
 import { compareVersions } from '../../src/contract/upgrade-plan';
 import { rolloutFields } from './machine-sets';
 
@@ -51,16 +56,10 @@ function bootstrapInPlace(
 ): boolean | string {
   if (!capability.worker.includes('kubeletExtraArgs')) return false;
   const args = changedKubeletArgs(before.config, after.config);
-  const withoutArgs = (b: MachineTemplateModel['bootstrap']) => {
-    const nodeRegistration = { ...b.config.joinConfiguration?.nodeRegistration, kubeletExtraArgs: undefined };
-    const joinConfiguration = { ...b.config.joinConfiguration, nodeRegistration };
-    return JSON.stringify([b.kind, { ...b.config, joinConfiguration }]);
-  };
+  const withoutArgs = (b: MachineTemplateModel['bootstrap']) =>
+    JSON.stringify([b.kind, withoutKubeletArgs(b.config, ['join'])]);
   if (withoutArgs(before) !== withoutArgs(after)) return false;
-  const atRegistration = args.filter((a) => registrationOnlyKubeletArgs.includes(a));
-  if (atRegistration.length)
-    return `its kubelet's ${atRegistration.join(', ')} changed, which a kubelet reads only when it registers its Node: only a new machine takes it`;
-  return args.length > 0;
+  return registrationOnlyRefusal(args) ?? args.length > 0;
 }
 
 /** The older sets whose machines take the current set's template in place, by hash. */

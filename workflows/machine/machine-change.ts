@@ -2,7 +2,7 @@ import type { MachineSpec, MachineTemplateChange, MachineSpecChange } from '../.
 import { machineChangeProblems } from '../../src/spec-rules/machine-rules';
 import { refuseProblems } from '../shared/spec-refusal';
 import { MachinePhase } from '../../src/contract/machine';
-import { changedKubeletArgs, type InPlaceUpdateRequest } from '../../src/contract/in-place';
+import { changedKubeletArgs, kubeletArgsFrom, type InPlaceUpdateRequest } from '../../src/contract/in-place';
 import { compareVersions, parseVersion } from '../../src/contract/upgrade-plan';
 import type { MachineState } from './machine-model';
 import { machinePhase } from './machine-status';
@@ -37,7 +37,8 @@ export function mergeTemplateChange(spec: MachineSpec, { previous, next }: Machi
 
 /** Whether an in-place request gives the machine's kubelet other arguments than it runs with. */
 export const newKubeletArgs = (spec: MachineSpec, request: InPlaceUpdateRequest): boolean =>
-  !!request.bootstrapConfig && changedKubeletArgs(spec.bootstrap.config, request.bootstrapConfig).length > 0;
+  !!request.bootstrapConfig &&
+  changedKubeletArgs(spec.bootstrap.config, request.bootstrapConfig, [kubeletArgsFrom(spec.bootstrap.role)]).length > 0;
 
 /**
  * The in-place update's validator: a running machine that is not being deleted takes a version that is not older

@@ -51,7 +51,7 @@ import {
 } from '../../src/contract/machine';
 import type { MachineState } from './machine-model';
 import { mergeTemplateChange, newKubeletArgs, validateInPlaceUpdate, validateMachineChange } from './machine-change';
-import { workerKubeletArgs } from '../../src/contract/in-place';
+import { kubeletArgs, kubeletArgsFrom } from '../../src/contract/in-place';
 import { machineReport, reportContext, reportKey, startedByOwnerKey } from './machine-report';
 import { machineStatus } from './machine-status';
 import { continueAsNewOnTargetBuild, pinToBuild } from '../shared/build-upgrade';
@@ -380,7 +380,9 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
         ...ref,
         role: spec.role,
         version: request.version,
-        ...(request.bootstrapConfig ? { kubeletExtraArgs: workerKubeletArgs(request.bootstrapConfig) } : {}),
+        ...(request.bootstrapConfig
+          ? { kubeletExtraArgs: kubeletArgs(request.bootstrapConfig, kubeletArgsFrom(spec.bootstrap.role)) }
+          : {}),
       });
       Object.assign(spec, mergeTemplateChange(spec, request.metadata));
       setStep('UpdatingInPlace', `waiting for Node ${state.nodeRef!.name} to run kubelet ${request.version}`);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { inPlaceUpdatesAnnotation } from '../../contract/in-place';
 
-/** A MachineDeployment, as far as its in-place opt-out goes. */
+/** A MachineDeployment or KubeadmControlPlane, as far as its in-place opt-out goes. */
 type Annotated = { metadata: { annotations?: Record<string, string> } };
 
 /** Refuses an in-place-updates annotation other than "true" or "false", where it is written. */

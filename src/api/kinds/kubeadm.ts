@@ -30,6 +30,7 @@ import {
   type Ref,
 } from './common';
 import { machineMaxAgeField, machineMaxAgeParses } from './machine-max-age';
+import { inPlaceUpdatesField, inPlaceUpdatesParses } from './in-place-updates';
 
 /** KubeadmConfig, KubeadmConfigTemplate and KubeadmControlPlane in v1beta1 and v1beta2, normalised to one model. */
 const kubeletArgsMap = z.record(z.string(), z.string());
@@ -386,6 +387,8 @@ export interface ControlPlaneDoc extends DeletionTimeouts {
   machineMaxAgeSeconds?: number;
   /** remediationStrategy (v1beta1) or remediation (v1beta2), in seconds. */
   remediation?: RemediationStrategy;
+  /** False: every rollout replaces machines, even where the provider could update them in place (src/contract/in-place.ts). */
+  inPlaceUpdates?: false;
 }
 
 // The values' rules (replicas, maxSurge, expiry days) live in src/spec-rules, which the workflows share.
@@ -440,6 +443,7 @@ export const kubeadmControlPlaneV1beta1 = z
   })
   .strict()
   .superRefine(machineMaxAgeParses)
+  .superRefine(inPlaceUpdatesParses)
   .transform((d): ControlPlaneDoc => ({
     ...machineMetadata(d.spec.machineTemplate.metadata),
     replicas: d.spec.replicas ?? 1,
@@ -459,6 +463,7 @@ export const kubeadmControlPlaneV1beta1 = z
       retryPeriodSeconds: d.spec.remediationStrategy.retryPeriod,
       minHealthyPeriodSeconds: d.spec.remediationStrategy.minHealthyPeriod,
     },
+    ...inPlaceUpdatesField(d),
   }));
 
 export const kubeadmControlPlaneV1beta2 = z
@@ -518,6 +523,7 @@ export const kubeadmControlPlaneV1beta2 = z
   })
   .strict()
   .superRefine(machineMaxAgeParses)
+  .superRefine(inPlaceUpdatesParses)
   .transform((d): ControlPlaneDoc => ({
     ...machineMetadata(d.spec.machineTemplate.metadata),
     replicas: d.spec.replicas ?? 1,
@@ -533,4 +539,5 @@ export const kubeadmControlPlaneV1beta2 = z
     nodeDeletionTimeoutSeconds: d.spec.machineTemplate.spec.deletion?.nodeDeletionTimeoutSeconds,
     ...(d.spec.machineTemplate.spec.taints ? { taints: d.spec.machineTemplate.spec.taints } : {}),
     remediation: d.spec.remediation,
+    ...inPlaceUpdatesField(d),
   }));
