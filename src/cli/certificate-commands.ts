@@ -7,8 +7,8 @@ import { certificatesTable } from './render';
 const dayMs = 86_400_000;
 
 /**
- * `capt rotate certificates CLUSTER`: each owner with a machine whose certificate expires within `--within` days
- * rolls out (as `capt rollout restart`), so its new machines get new certificates within its rollout's bounds.
+ * `capt rotate certificates CLUSTER`: each owner with machines whose certificates expire within `--within` days
+ * replaces those machines, and no other, within its rollout's bounds; the new machines get new certificates.
  */
 export const rotateCertificates: Action = ([name], values) => {
   const ns = values.namespace!;
@@ -32,14 +32,14 @@ export const rotateCertificates: Action = ([name], values) => {
       return 0;
     }
     for (const [ref, machines] of owners) {
-      const why = `${machines.length} machine(s) with certificates expiring within ${days} days: ${machines.join(', ')}`;
+      const which = `${machines.length} machine(s) with certificates expiring within ${days} days: ${machines.join(', ')}`;
       if (values.dryRun) {
-        out(`${ref} would roll out: ${why}`);
+        out(`${ref} would replace ${which}`);
         continue;
       }
       const [kind, owner] = ref.split('/') as [OwnerKind, string];
-      const status = await client.rolloutRestart(kind, ns, owner);
-      out(`${ref} restarted: revision ${status.revision} (${why})`);
+      await client.replaceMachines(kind, ns, owner, machines);
+      out(`${ref} replacing ${which}`);
     }
     if (!values.wait || values.dryRun) return 0;
     let code = 0;

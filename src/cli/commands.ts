@@ -181,7 +181,7 @@ export const commandTree: CommandSpec[] = [
     commands: [
       {
         name: 'certificates',
-        help: "roll out each owner with a machine whose certificates expire within --within days (capt get certificates lists them); the cluster's CAs are not rotated",
+        help: "replace the machines whose certificates expire within --within days, and no other, within each owner's rollout bounds (capt get certificates lists them); the cluster's CAs are not rotated",
         args: [name('cluster')],
         flags: ['within', 'dryRun', ...waiting, ...clusterFlags],
         action: certificates.rotateCertificates,

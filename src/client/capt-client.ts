@@ -23,6 +23,7 @@ import {
   rolloutHistoryQuery,
   rolloutPauseUpdate,
   rolloutRestartUpdate,
+  replaceMachinesUpdate,
   rolloutUndoUpdate,
   scaleUpdate,
 } from '../contract/cluster-messages';
@@ -577,6 +578,12 @@ export class CaptClient {
   async rolloutRestart(kind: OwnerKind, ns: string, name: string): Promise<OwnerStatus> {
     await this.ownerStatus(kind, ns, name);
     return this.ownerUpdate(kind, ns, name, rolloutRestartUpdate);
+  }
+
+  /** Replaces the machines named, and no other, with new ones of the current template within the rollout's bounds. */
+  async replaceMachines(kind: OwnerKind, ns: string, name: string, machines: string[]): Promise<OwnerStatus> {
+    await this.ownerStatus(kind, ns, name);
+    return this.ownerUpdate(kind, ns, name, replaceMachinesUpdate, { names: machines });
   }
 
   /** A machine's workflow and its status, or NotFoundError naming how to list machines. */

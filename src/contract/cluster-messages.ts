@@ -73,3 +73,8 @@ export const rolloutUndoUpdate = defineUpdate<OwnerStatus, [{ toRevision?: numbe
 export const rolloutPauseUpdate = defineUpdate<OwnerStatus, [{ paused: boolean }]>('rolloutPause');
 /** Replaces every machine with a new one of the same template (rolloutAfter = now). */
 export const rolloutRestartUpdate = defineUpdate<OwnerStatus, []>('rolloutRestart');
+/**
+ * Replaces the machines named (and no other) with new ones of the current template, within the rollout's bounds:
+ * `capt rotate certificates` asks it for the machines whose certificates expire soon.
+ */
+export const replaceMachinesUpdate = defineUpdate<OwnerStatus, [{ names: string[] }]>('replaceMachines');

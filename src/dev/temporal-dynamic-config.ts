@@ -9,6 +9,9 @@ export const captDynamicConfig = {
   // capt lists workflows (get, describe, the tests' history guard) faster than the server's default of 10
   // per second and namespace; the dev server allows 100.
   'frontend.namespaceRPS.visibility': 100,
+  // Queries that reach a workflow while its task runs wait for that task's end in a buffer that holds one by
+  // default: a second (the bridge and a CLI reading a busy MachineDeployment) was refused with BusyWorkflow.
+  'history.MaxBufferedQueryCount': 16,
 } as const;
 
 /** `--dynamic-config-value KEY=JSON` arguments for `temporal server start-dev`. */

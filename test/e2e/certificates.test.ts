@@ -31,8 +31,8 @@ const listed = async (...args: string[]) => {
   return (JSON.parse(got.stdout) as { items: CertificateRow[] }).items;
 };
 
-test("capt get certificates: every cluster's CAs and every machine's certificates with their expiry, soonest first; a machine's file that is no certificate is named, one linked out of the machine is not read", async () => {
-  const vars = ['--var', 'CLUSTER_NAME=certs', '--var', 'WORKER_MACHINE_COUNT=1'];
+test("capt get certificates: every cluster's CAs and every machine's certificates with their expiry, soonest first; a machine's file that is no certificate is named, one linked out of the machine is not read; a rotation replaces only the machines whose certificates expire soon", async () => {
+  const vars = ['--var', 'CLUSTER_NAME=certs', '--var', 'WORKER_MACHINE_COUNT=2'];
   const applied = await capt(
     'apply',
     '-f',
@@ -48,12 +48,16 @@ test("capt get certificates: every cluster's CAs and every machine's certificate
     labels: Record<string, string>;
   }[];
   const cp = machines.find((m) => 'cluster.x-k8s.io/control-plane' in m.labels)!.name;
-  const worker = machines.find((m) => !('cluster.x-k8s.io/control-plane' in m.labels))!.name;
+  const workers = machines
+    .filter((m) => !('cluster.x-k8s.io/control-plane' in m.labels))
+    .map((m) => m.name)
+    .sort();
+  const [renewedWorker, worker] = workers as [string, string];
 
   // A worker's kubelet certificate follows its join in the background: a moment after it runs, at most.
-  const rows = await until("the worker's kubelet certificate", async () => {
+  const rows = await until("the workers' kubelet certificates", async () => {
     const got = await listed('-A');
-    return got.some((r) => r.machine === worker) ? got : undefined;
+    return workers.every((w) => got.some((r) => r.machine === w)) ? got : undefined;
   });
   const of = (machine: string | undefined) => rows.filter((r) => r.machine === machine);
   // The cluster's own, from its secrets: CAs for ten years (kubeadm's), capt's admin certificate for one.
@@ -91,13 +95,14 @@ test("capt get certificates: every cluster's CAs and every machine's certificate
     JSON.stringify(of(cp)),
   );
   assert.match(of(cp).find((r) => r.certificate === 'apiserver')!.subject!, /CN=kube-apiserver/);
-  assert.deepEqual(
-    of(worker).map((r) => r.certificate),
-    ['kubelet-client'],
-  );
+  for (const w of workers)
+    assert.deepEqual(
+      of(w).map((r) => r.certificate),
+      ['kubelet-client'],
+    );
   const ends = rows.map((r) => r.notAfter!);
   assert.deepEqual(ends, [...ends].sort(), 'soonest to expire first');
-  assert.equal(rows.length, 4 + 10 + 1);
+  assert.equal(rows.length, 4 + 10 + 2);
 
   const table = (await capt('get', 'certificates')).stdout.trim().split('\n');
   assert.match(table[0]!, /^NAMESPACE\s+CLUSTER\s+MACHINE\s+CERTIFICATE\s+EXPIRES\s+RESIDUAL$/);
@@ -132,7 +137,14 @@ test("capt get certificates: every cluster's CAs and every machine's certificate
     await rm(host, { recursive: true, force: true });
   }
 
-  // A rotation rolls out each owner with a machine whose certificates expire within --within days.
+  // One worker's kubelet renewed its certificate (kubelets rotate their own), for ten years here: nothing to replace.
+  const renewed = machineDir(clusterDir('default', 'certs'), renewedWorker);
+  const renewedPem = join(machineRoot(renewed), 'var/lib/kubelet/pki/kubelet-client-current.pem');
+  const { hostId: renewedHost } = (await readJson<LocalMachineRecord>(machineRecordPath(renewed)))!;
+  await writeFile(renewedPem, (await createCertificateAuthority('a renewed kubelet certificate')).cert);
+  await chown(renewedPem, renewedHost!, renewedHost!);
+
+  // A rotation replaces, in each owner, the machines whose certificates expire within --within days, and no other.
   const none = await capt('rotate', 'certificates', 'certs', '--within', '30');
   assert.equal(none.code, 0, none.stderr);
   assert.match(
@@ -141,10 +153,10 @@ test("capt get certificates: every cluster's CAs and every machine's certificate
   );
   const dry = await capt('rotate', 'certificates', 'certs', '--within', '400', '--dry-run');
   assert.equal(dry.code, 0, dry.stderr);
-  const would = dry.stdout.split('\n').filter((l) => l.includes('would roll out'));
+  const would = dry.stdout.split('\n').filter((l) => l.includes('would replace'));
   assert.deepEqual(would.sort(), [
-    `kubeadmcontrolplane/certs-control-plane would roll out: 1 machine(s) with certificates expiring within 400 days: ${cp}`,
-    `machinedeployment/certs-md-0 would roll out: 1 machine(s) with certificates expiring within 400 days: ${worker}`,
+    `kubeadmcontrolplane/certs-control-plane would replace 1 machine(s) with certificates expiring within 400 days: ${cp}`,
+    `machinedeployment/certs-md-0 would replace 1 machine(s) with certificates expiring within 400 days: ${worker}`,
   ]);
   // capt's admin certificate lasts a year, and no rollout renews it: said, not done.
   assert.match(dry.stdout, /^not rotated: the cluster's own certificates that expire within 400 days/m);
@@ -152,22 +164,28 @@ test("capt get certificates: every cluster's CAs and every machine's certificate
   const before = await listed();
   const rotated = await capt('rotate', 'certificates', 'certs', '--within', '400', '--wait', '--timeout', '5m');
   assert.equal(rotated.code, 0, rotated.stderr);
-  assert.match(rotated.stdout, /kubeadmcontrolplane\/certs-control-plane restarted: revision \d+/);
-  assert.match(rotated.stdout, /machinedeployment\/certs-md-0 restarted: revision \d+/);
-  const renewed = await until("the new machines' certificates", async () => {
+  assert.match(
+    rotated.stdout,
+    new RegExp(`kubeadmcontrolplane/certs-control-plane replacing 1 machine\\(s\\) .*: ${cp}`),
+  );
+  assert.match(rotated.stdout, new RegExp(`machinedeployment/certs-md-0 replacing 1 machine\\(s\\) .*: ${worker}`));
+  const replaced = await until("the new machines' certificates", async () => {
     const got = await listed();
-    return got.filter((r) => r.machine).length === 10 + 1 ? got : undefined;
+    return got.filter((r) => r.machine).length === 10 + 2 ? got : undefined;
   });
-  const machinesNow = new Set(renewed.filter((r) => r.machine).map((r) => r.machine));
-  assert.ok(!machinesNow.has(cp) && !machinesNow.has(worker), `both machines replaced: ${[...machinesNow].join(', ')}`);
+  const machinesNow = new Set(replaced.filter((r) => r.machine).map((r) => r.machine));
+  assert.ok(
+    !machinesNow.has(cp) && !machinesNow.has(worker) && machinesNow.has(renewedWorker),
+    `the two expiring machines replaced, the renewed worker kept: ${[...machinesNow].join(', ')}`,
+  );
   const latest = (rows: CertificateRow[]) =>
     rows
       .filter((r) => r.machine)
       .map((r) => r.notAfter!)
       .sort()[0]!;
-  assert.ok(latest(renewed) > latest(before), 'every machine certificate now ends later than the oldest before');
+  assert.ok(latest(replaced) > latest(before), 'every machine certificate now ends later than the oldest before');
   assert.deepEqual(
-    renewed.filter((r) => !r.machine),
+    replaced.filter((r) => !r.machine),
     before.filter((r) => !r.machine),
     "the cluster's own are unchanged",
   );

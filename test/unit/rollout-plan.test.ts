@@ -270,3 +270,29 @@ test('machines past the max age are replaced as an older template would be, with
     'no max age, no expiry',
   );
 });
+
+test('machines asked to be replaced (capt rotate certificates) go as past-age ones do, and no other', () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 10, 27, 12, 0, s)).toISOString();
+  const running = (name: string) => ({
+    ...newRecord(name, 'cur', 'v1.36.3', at(0)),
+    phase: MachinePhase.Running,
+    runningSince: at(5),
+  });
+  const records = [running('a'), running('b'), running('c')];
+  const now = Date.parse(at(70));
+  const asked = new Set(['b']);
+  assert.deepEqual(
+    planMachines(records, 0, now, undefined, asked)
+      .filter((m) => m.expired)
+      .map((m) => m.name),
+    ['b'],
+  );
+  const input = { replicas: 3, strategy: rolling(1, 0), currentSet: 'cur', setsNewestFirst: ['cur'] };
+  assert.deepEqual(planRollout({ ...input, machines: planMachines(records, 0, now, undefined, asked) }), {
+    remove: [],
+    complete: false,
+    create: { set: 'cur', count: 1 },
+  });
+  const surged = planMachines([...records, running('d')], 0, now, undefined, asked);
+  assert.deepEqual(planRollout({ ...input, machines: surged }), { remove: ['b'], complete: false });
+});

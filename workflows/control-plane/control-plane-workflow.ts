@@ -152,7 +152,10 @@ export function controlPlaneStatus(facts: ClusterFacts, state: ControlPlaneState
     availableReplicas: ready,
     updatedReplicas: updated,
     paused: !!state.paused,
-    rolloutComplete: updated === state.spec.replicas && state.machines.length === state.spec.replicas,
+    rolloutComplete:
+      updated === state.spec.replicas &&
+      state.machines.length === state.spec.replicas &&
+      !state.machines.some((m) => state.replace?.includes(m.name)),
     observedGeneration: state.observedGeneration ?? 1,
     revision: state.revisions?.at(-1)?.revision ?? 1,
     templateHash: templateHash(state.spec),
@@ -317,6 +320,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     newNames,
     changes,
     adopt,
+    toReplace,
   } = ownerRuntime({
     kind: 'KubeadmControlPlane',
     facts,
@@ -472,6 +476,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
         m.templateHash !== hash &&
         isRunning(m) &&
         !m.marked &&
+        !state.replace?.includes(m.name) &&
         !state.inPlaceRefused?.includes(m.name) &&
         !renewedOnlyByReplacement(m) &&
         controlPlaneInPlace(facts.inPlace, state.spec, from, to).inPlace
@@ -555,7 +560,10 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     return undefined;
   }
 
-  /** Outdated: another template, a certificate expiring within certificatesExpiryDays, or past the machine max age. */
+  /**
+   * Outdated: another template, a certificate expiring within certificatesExpiryDays, past the machine max age, or
+   * asked to be replaced (replaceMachinesUpdate).
+   */
   const isOutdated = (m: MachineRecord) =>
     outdatedControlPlaneMachine(
       machineHash(state),
@@ -563,7 +571,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       state.spec.certificatesExpiryDays,
       Date.now(),
       state.spec.machineMaxAgeSeconds,
-    )(m);
+    )(m) || !!state.replace?.includes(m.name);
   const certificateCheckEveryMs = 3_600_000;
   async function checkCertificates(): Promise<void> {
     const running = state.machines.filter((m) => isRunning(m) && m.address);
@@ -629,6 +637,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
       refresh();
     }
     state.cleaned = (state.cleaned ?? []).filter((name) => state.machines.some((m) => m.name === name));
+    toReplace(); // forgets the machines asked to be replaced that are gone
     if (state.inPlaceRefused)
       state.inPlaceRefused = state.inPlaceRefused.filter((name) => state.machines.some((m) => m.name === name));
     if (deletedElsewhere()) {

@@ -19,11 +19,15 @@ function countMachines(state: MachineDeploymentState, nowMs: number) {
   let ready = 0;
   let available = 0;
   let failed = 0;
+  // Machines an operator asked to replace and still there: the rollout is not complete until they are gone.
+  let replacing = 0;
+  const asked = state.replace?.length ? new Set(state.replace) : undefined;
   const isAvailable = availability(state.spec.minReadySeconds, nowMs);
   for (const m of state.machines) {
     if (m.phase === MachinePhase.Failed) failed++;
     if (m.deleting) continue;
     live.push(m);
+    if (asked?.has(m.name)) replacing++;
     const running = isRunning(m);
     let of = bySet.get(m.templateHash);
     if (!of) bySet.set(m.templateHash, (of = { machines: 0, ready: 0 }));
@@ -33,7 +37,7 @@ function countMachines(state: MachineDeploymentState, nowMs: number) {
     ready++;
     if (isAvailable(m)) available++;
   }
-  return { live, ready, available, failed, bySet };
+  return { live, ready, available, failed, bySet, replacing };
 }
 
 /** The one place a MachineDeployment's status is computed (at `nowMs`, for minReadySeconds). */
@@ -43,13 +47,14 @@ export function machineDeploymentStatus(
   nowMs: number,
 ): OwnerStatus {
   const set = state.machineSets.at(-1)!;
-  const { live, ready, available, failed, bySet } = countMachines(state, nowMs);
+  const { live, ready, available, failed, bySet, replacing } = countMachines(state, nowMs);
   const updated = bySet.get(set.hash)?.machines ?? 0;
   const complete =
     updated === state.spec.replicas &&
     live.length === state.spec.replicas &&
     available === state.spec.replicas &&
-    state.machines.length === live.length;
+    state.machines.length === live.length &&
+    replacing === 0;
   const availableOk = available >= state.spec.replicas;
   const health =
     state.spec.healthCheck && healthCheckStatus(state.spec.healthCheck, state.machines, state.remediations, nowMs);

@@ -121,6 +121,7 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     deleteMachines,
     newNames,
     adopt,
+    toReplace,
   } = ownerRuntime({
     kind: 'MachineDeployment',
     facts,
@@ -192,7 +193,14 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
     if (verdict && (await remediate(verdict, now))) continue;
     const set = current();
     const live = state.machines.filter((m) => !m.deleting).length;
-    const machines = planMachines(state.machines, state.spec.minReadySeconds, now, state.spec.machineMaxAgeSeconds);
+    const replace = toReplace();
+    const machines = planMachines(
+      state.machines,
+      state.spec.minReadySeconds,
+      now,
+      state.spec.machineMaxAgeSeconds,
+      replace,
+    );
     // Outside its maintenance window a held deployment replaces nothing, as if paused; scaling still applies.
     const window = await windowClosed(
       state,
@@ -212,7 +220,13 @@ export async function machineDeploymentWorkflow(input: MachineDeploymentInput): 
       machines,
       inPlaceSets: inPlaceSets(facts.inPlace, state.spec, state.machineSets),
     });
-    const repave = repaveNote(machines.filter((m) => m.expired && !m.deleting && m.set === set.hash).length);
+    const due = machines.filter((m) => m.expired && !m.deleting && m.set === set.hash);
+    const repave = [
+      repaveNote(due.filter((m) => !replace.has(m.name)).length),
+      replace.size ? `replacing ${someNames([...replace])} as asked (capt rotate certificates)` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
     const target = state.machineSets.find((s) => s.hash === plan.create?.set);
     // A run starts a bounded number of children; the rest come after continue-as-new.
     const count = target ? Math.min(plan.create!.count, startBudget()) : 0;

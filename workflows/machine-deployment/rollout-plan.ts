@@ -18,7 +18,7 @@ export interface PlanMachine {
   available: boolean;
   /** Carries cluster.x-k8s.io/delete-machine: goes first. */
   marked: boolean;
-  /** Older than the deployment's machine max age: replaced as if its template were old. */
+  /** Older than the deployment's machine max age, or asked to be replaced: replaced as if its template were old. */
   expired?: boolean;
   /** Taking the current template in place: a surplus waits for it rather than cost an available machine. */
   updating?: boolean;
@@ -61,12 +61,16 @@ export function byTemplate<M extends Pick<PlanMachine, 'set' | 'deleting' | 'exp
   return { current: live.filter((m) => !replaced(m)), old: live.filter(replaced) };
 }
 
-/** An owner's compact records as the plan reads them, at `nowMs` (for minReadySeconds and the max age). */
+/**
+ * An owner's compact records as the plan reads them, at `nowMs` (for minReadySeconds and the max age). Machines
+ * past their max age, or that an operator asked to replace, are due for replacement whatever their set.
+ */
 export const planMachines = (
   records: MachineRecord[],
   minReadySeconds: number,
   nowMs: number,
   maxAgeSeconds?: number,
+  replace?: ReadonlySet<string>,
 ): PlanMachine[] => {
   const isAvailable = availability(minReadySeconds, nowMs);
   return records.map((m) => ({
@@ -77,7 +81,9 @@ export const planMachines = (
     running: m.phase === MachinePhase.Running,
     available: isAvailable(m),
     marked: m.marked,
-    ...(maxAgeSeconds !== undefined && repaveDueMs(m.createdAt, maxAgeSeconds) <= nowMs ? { expired: true } : {}),
+    ...((maxAgeSeconds !== undefined && repaveDueMs(m.createdAt, maxAgeSeconds) <= nowMs) || replace?.has(m.name)
+      ? { expired: true }
+      : {}),
     ...(m.updating ? { updating: true } : {}),
   }));
 };

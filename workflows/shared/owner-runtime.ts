@@ -16,6 +16,7 @@ import {
   machineReportsUpdate,
   ownerMachineQuery,
   ownerStatusQuery,
+  replaceMachinesUpdate,
   rolloutHistoryQuery,
   rolloutPauseUpdate,
   rolloutRestartUpdate,
@@ -74,6 +75,8 @@ export interface OwnerState {
   adoptionProgress?: AdoptionProgress;
   /** Signals without a handler, as received (see unknown-signals.ts). */
   unknownSignals?: UnknownSignal[];
+  /** Machines an operator asked to replace (replaceMachinesUpdate): outdated whatever their template, until gone. */
+  replace?: string[];
 }
 
 export interface OwnerRuntime {
@@ -101,6 +104,8 @@ export interface OwnerRuntime {
   observe(generation: number): void;
   /** A rebuilt owner adopts the machines its lost workflow left, before it plans anything; `version` names the spec's. */
   adopt(version: () => string): Promise<void>;
+  /** The machines an operator asked to replace that are still there (the rest are forgotten). */
+  toReplace(): Set<string>;
 }
 
 /**
@@ -266,6 +271,25 @@ export function ownerRuntime(opts: {
     },
     { validator: () => refuseWhileDeleting('restart') },
   );
+  setHandler(
+    replaceMachinesUpdate,
+    ({ names }) => {
+      state.replace = [...new Set([...(state.replace ?? []), ...names])];
+      return recordless(changed());
+    },
+    {
+      validator: ({ names }: { names: string[] }) => {
+        refuseWhileDeleting('replace');
+        const unknown = names.filter((n) => !state.machines.some((m) => m.name === n && !m.deleting));
+        if (unknown.length)
+          throw ApplicationFailure.create({
+            message: `${opts.kind} ${name()} holds no machine ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''} that is not being deleted already: name machines it holds (capt get machines), or leave them out`,
+            type: 'InvalidSpec',
+            nonRetryable: true,
+          });
+      },
+    },
+  );
   function refuseWhileDeleting(what: string): void {
     if (state.deleting)
       throw ApplicationFailure.create({
@@ -286,7 +310,14 @@ export function ownerRuntime(opts: {
     for (const m of state.machines) if (leaving.has(m.name)) m.deleting = true;
     await deletePoolMachines(facts.namespace, names, !!state.deleting?.clusterDeleting);
   };
+  const toReplace = () => {
+    if (!state.replace?.length) return new Set<string>();
+    const live = new Set(state.machines.filter((m) => !m.deleting).map((m) => m.name));
+    state.replace = state.replace.filter((n) => live.has(n));
+    return new Set(state.replace);
+  };
   return {
+    toReplace,
     refresh,
     observe,
     adopt: async (version) => {
