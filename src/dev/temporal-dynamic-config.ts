@@ -12,6 +12,9 @@ export const captDynamicConfig = {
   // Queries that reach a workflow while its task runs wait for that task's end in a buffer that holds one by
   // default: a second (the bridge and a CLI reading a busy MachineDeployment) was refused with BusyWorkflow.
   'history.MaxBufferedQueryCount': 16,
+  // Matching's start of an activity waited at most 0.5 s for its workflow's lock, then was refused BusyWorkflow and
+  // tried again later: a few times per 1000-worker rollout, a busy MachineDeployment's lock was held longer.
+  'history.cacheNonUserContextLockTimeout': '2s',
 } as const;
 
 /** `--dynamic-config-value KEY=JSON` arguments for `temporal server start-dev`. */
