@@ -513,7 +513,7 @@ test('a cluster from a ClusterClass topology: its patches reach the Nodes; a ver
       `    1. control plane ${older} -> ${newer}: MAY BE UNAVAILABLE; 1 control-plane machine: the endpoint may not answer while it is replaced (3 or more with maxSurge 1 keep it available)`,
       `    2. workers ${older} -> ${newer}: available; MachineDeployments md-0, md-1 in topology order, 1 at a time, each with maxUnavailable 0`,
       `kubeadmcontrolplane.controlplane.cluster.x-k8s.io/${kcp} configured (dry run)`,
-      `  would replace 1 machine: ${machineNames.find((n) => n.startsWith(`${kcp}-`))}`,
+      `  would replace 1 machine (not in place: the provider replaces control-plane machines to change their version (a new etcd member joins first)): ${machineNames.find((n) => n.startsWith(`${kcp}-`))}`,
       `machinedeployment.cluster.x-k8s.io/${md} configured (dry run)`,
       `  would update 1 machine in place once the control plane runs ${newer}: ${machineNames.find((n) => n.startsWith(`${md}-`))}`,
       `machinedeployment.cluster.x-k8s.io/${md1} configured (dry run)`,
