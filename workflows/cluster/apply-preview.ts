@@ -2,6 +2,7 @@ import type { ClusterModel, ControlPlaneModel, MachineDeploymentModel } from '..
 import type { MachineRecord } from '../../src/contract/owner';
 import {
   controlPlaneMachineHash,
+  dueForRenewal,
   outdatedControlPlaneMachine,
   templateOf,
 } from '../control-plane/control-plane-revisions';
@@ -105,11 +106,10 @@ export function controlPlanePreview(
       : undefined;
   const beforeHash = before && controlPlaneMachineHash(before, running?.restartedAt);
   // As the workflow: running machines of the template running now, with nothing only a new machine renews.
-  const renewedOnlyByReplacement = (m: MachineRecord) =>
-    outdatedControlPlaneMachine(m.templateHash, expiry, next.certificatesExpiryDays, nowMs)(m);
-  const live = machines.filter((m) => !m.deleting && outdated(m));
+  const renewedOnlyByReplacement = dueForRenewal(expiry, next.certificatesExpiryDays, nowMs);
+  const stale = machines.filter((m) => !m.deleting && outdated(m));
   const inPlace = verdict?.inPlace
-    ? live.filter(
+    ? stale.filter(
         (m) =>
           m.templateHash === beforeHash &&
           m.phase === MachinePhase.Running &&
@@ -118,7 +118,7 @@ export function controlPlanePreview(
           !renewedOnlyByReplacement(m),
       )
     : [];
-  const replaced = change.spec ? names(live.filter((m) => !inPlace.includes(m))) : [];
+  const replaced = change.spec ? names(stale.filter((m) => !inPlace.includes(m))) : [];
   const updatedInPlace = change.spec ? names(inPlace) : [];
   const delta = replicaChange(next.replicas, change, running);
   return {

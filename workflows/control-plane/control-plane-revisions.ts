@@ -24,9 +24,21 @@ export const controlPlaneMachineHash = (spec: ControlPlaneModel, restartedAt: st
   revisionHash(templateOf(spec), restartedAt);
 
 /**
- * The machines a control-plane rollout replaces: another template than `hash`, or an apiserver
- * certificate expiring within certificatesExpiryDays (Cluster API's rolloutBefore).
+ * What only a new machine renews, whatever its template: an apiserver certificate expiring within
+ * certificatesExpiryDays (Cluster API's rolloutBefore), or an age past the machine max age.
  */
+export function dueForRenewal(
+  certificateExpiry: Record<string, string>,
+  certificatesExpiryDays: number | undefined,
+  nowMs: number,
+  maxAgeSeconds?: number,
+): (m: MachineRecord) => boolean {
+  const expiring = expiringMachines(certificateExpiry, certificatesExpiryDays, nowMs);
+  return (m) =>
+    expiring.includes(m.name) || (maxAgeSeconds !== undefined && repaveDueMs(m.createdAt, maxAgeSeconds) <= nowMs);
+}
+
+/** The machines a control-plane rollout replaces: another template than `hash`, or one due for renewal. */
 export function outdatedControlPlaneMachine(
   hash: string,
   certificateExpiry: Record<string, string>,
@@ -34,7 +46,6 @@ export function outdatedControlPlaneMachine(
   nowMs: number,
   maxAgeSeconds?: number,
 ): (m: MachineRecord) => boolean {
-  const expiring = expiringMachines(certificateExpiry, certificatesExpiryDays, nowMs);
-  const tooOld = (m: MachineRecord) => maxAgeSeconds !== undefined && repaveDueMs(m.createdAt, maxAgeSeconds) <= nowMs;
-  return (m) => m.templateHash !== hash || expiring.includes(m.name) || tooOld(m);
+  const due = dueForRenewal(certificateExpiry, certificatesExpiryDays, nowMs, maxAgeSeconds);
+  return (m) => m.templateHash !== hash || due(m);
 }

@@ -43,6 +43,7 @@ import { revisionHash } from '../shared/spec-hash';
 import {
   controlPlaneMachineHash,
   controlPlaneRevisionHistoryLimit,
+  dueForRenewal,
   outdatedControlPlaneMachine,
   templateHash,
   templateOf,
@@ -460,15 +461,13 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     if (!facts.inPlace?.controlPlane.length) return [];
     const hash = machineHash(state);
     const to = { template: templateOf(state.spec), restartedAt: state.revisions?.at(-1)?.restartedAt };
-    // Expiring certificates and age are renewed only by a new machine: outdated even on the machine's own template.
-    const renewedOnlyByReplacement = (m: MachineRecord) =>
-      outdatedControlPlaneMachine(
-        m.templateHash,
-        state.certificateExpiry ?? {},
-        state.spec.certificatesExpiryDays,
-        Date.now(),
-        state.spec.machineMaxAgeSeconds,
-      )(m);
+    // Expiring certificates and age are renewed only by a new machine.
+    const renewedOnlyByReplacement = dueForRenewal(
+      state.certificateExpiry ?? {},
+      state.spec.certificatesExpiryDays,
+      Date.now(),
+      state.spec.machineMaxAgeSeconds,
+    );
     return outdated.filter((m) => {
       const from = state.revisions?.find((r) => r.hash === m.templateHash);
       return (

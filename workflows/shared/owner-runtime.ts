@@ -271,6 +271,8 @@ export function ownerRuntime(opts: {
     },
     { validator: () => refuseWhileDeleting('restart') },
   );
+  /** The machines this owner holds that are not being deleted. */
+  const heldNames = () => new Set(state.machines.filter((m) => !m.deleting).map((m) => m.name));
   setHandler(
     replaceMachinesUpdate,
     ({ names }) => {
@@ -280,7 +282,8 @@ export function ownerRuntime(opts: {
     {
       validator: ({ names }: { names: string[] }) => {
         refuseWhileDeleting('replace');
-        const unknown = names.filter((n) => !state.machines.some((m) => m.name === n && !m.deleting));
+        const held = heldNames();
+        const unknown = names.filter((n) => !held.has(n));
         if (unknown.length)
           throw ApplicationFailure.create({
             message: `${opts.kind} ${name()} holds no machine ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''} that is not being deleted already: name machines it holds (capt get machines), or leave them out`,
@@ -312,8 +315,8 @@ export function ownerRuntime(opts: {
   };
   const toReplace = () => {
     if (!state.replace?.length) return new Set<string>();
-    const live = new Set(state.machines.filter((m) => !m.deleting).map((m) => m.name));
-    state.replace = state.replace.filter((n) => live.has(n));
+    const held = heldNames();
+    state.replace = state.replace.filter((n) => held.has(n));
     return new Set(state.replace);
   };
   return {
