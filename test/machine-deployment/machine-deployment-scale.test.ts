@@ -72,6 +72,40 @@ async function assertReportsCoalesced(machines: string[]): Promise<void> {
   assert.ok(batches > 0, 'the reports reached the MachineDeployment as machineReports updates');
 }
 
+/**
+ * A run that must continue as new while machines have reports to make waits for the next batch (at most 2 s, a
+ * timer) and ends in the task that takes it, so no batch meets the run's last task and is refused "workflow is
+ * closing" (owner-runtime.ts). Every run that continued as new so far waited, and at least one ended on a batch.
+ */
+async function assertHandOver(): Promise<void> {
+  const endings: string[] = [];
+  for await (const run of h.env.client.workflow.list({
+    query: `WorkflowId = '${machineDeploymentWorkflowId('default', MD)}' AND ExecutionStatus = 'ContinuedAsNew'`,
+  })) {
+    const events = (await h.env.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events!;
+    const lastTask = events.map((e) => !!e.workflowTaskCompletedEventAttributes).lastIndexOf(true);
+    const final = events.slice(lastTask + 1);
+    const wait = events.filter((e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds) === 2).at(-1);
+    const waitId = wait?.timerStartedEventAttributes?.timerId;
+    const batchEnded =
+      final.some(
+        (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'machineReports',
+      ) && final.some((e) => e.timerCanceledEventAttributes?.timerId === waitId);
+    const waited = events.some((e) => e.timerFiredEventAttributes?.timerId === waitId);
+    endings.push(
+      !wait ? `${run.runId}: no wait` : batchEnded ? 'batch' : waited ? 'waited 2 s' : `${run.runId}: other`,
+    );
+  }
+  console.log(`the MachineDeployment's runs that continued as new ended: ${endings.join(', ')}`);
+  assert.ok(endings.length > 0, 'a run continued as new during the scale-up');
+  assert.deepEqual(
+    endings.filter((e) => e !== 'batch' && e !== 'waited 2 s'),
+    [],
+    'every run waited for a batch of reports before it continued as new',
+  );
+  assert.ok(endings.includes('batch'), `a run ended in the task that took a batch: ${endings.join(', ')}`);
+}
+
 const providerMachines = async () =>
   (await readdir(machinesDir(clusterDir('default', 'big'))).catch(() => [] as string[])).filter((d) =>
     d.startsWith(`${MD}-`),
@@ -93,6 +127,14 @@ test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while 
 
   const handle = h.env.client.workflow.getHandle(machineDeploymentWorkflowId('default', MD));
   const started = Date.now();
+  // Half first, the rest once reports flow: the run then starts its last machines and must continue as new while
+  // a hundred more are still to report (assertHandOver).
+  await suite.client.scale('machinedeployment', 'default', MD, target / 2);
+  await until(
+    'a few machines of the first half Running',
+    () => suite.client.ownerStatus('machinedeployment', 'default', MD),
+    { done: (s) => s.readyReplicas >= 20, timeoutMs: 600_000, intervalMs: 500, describe: (s) => s?.step ?? '' },
+  );
   await suite.client.scale('machinedeployment', 'default', MD, target);
   // Runs seen while the scale-up was still under way: more than one means continue-as-new while busy.
   const busyRuns = new Set<string>();
@@ -132,6 +174,7 @@ test(`a MachineDeployment scales 2 -> ${target} -> 2 with continue-as-new while 
   assert.ok(peak <= target, `never more machines than asked for: ${peak}`);
   const workflows = deploymentMachines(await suite.client.listMachines('default'));
   await assertReportsCoalesced(workflows);
+  await assertHandOver();
   assert.equal(await providerMachines(), target, 'exactly one provider machine per replica');
   assert.equal(workflows.length, target, 'one machine workflow per replica');
   // A Node for each machine (the control plane's and the workers'), each with a podCIDR from

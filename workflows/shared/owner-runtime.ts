@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   condition,
   getExternalWorkflowHandle,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -24,7 +25,7 @@ import {
   scaleSignal,
   scaleUpdate,
 } from '../../src/contract/cluster-messages';
-import type { MachineReport, MachineSpec } from '../../src/contract/machine';
+import { MachinePhase, type MachineReport, type MachineSpec } from '../../src/contract/machine';
 import type {
   ClusterFacts,
   MachineOwnerKind,
@@ -134,6 +135,8 @@ export function ownerRuntime(opts: {
   let attributesKey = '';
   let changes = 0;
   let startedThisRun = 0;
+  /** Batches of reports this run took by update. */
+  let reportBatches = 0;
   const sendSummary = (status: OwnerStatus) => {
     state.reports = (state.reports ?? 0) + 1;
     const summary: OwnerSummary = { ...ownerSummary(status), sequence: state.reports };
@@ -201,7 +204,10 @@ export function ownerRuntime(opts: {
   };
   setHandler(machineReportSignal, (report) => applyReports([report]));
   setHandler(machineReportsSignal, applyReports);
-  setHandler(machineReportsUpdate, applyReports);
+  setHandler(machineReportsUpdate, (reports) => {
+    reportBatches++;
+    applyReports(reports);
+  });
   setHandler(scaleUpdate, (replicas) => recordless(scale(replicas)), { validator: opts.validateReplicas });
   const observe = (generation: number) => {
     state.observedGeneration = Math.max(state.observedGeneration ?? 0, generation);
@@ -303,8 +309,20 @@ export function ownerRuntime(opts: {
   }
 
   const mustContinueAsNew = () => ownerContinueAsNewDue() || startedThisRun >= startsPerRun;
+  /**
+   * A batch of reports that reaches a run during its last task is refused BusyWorkflow ("workflow is closing") and
+   * sent again to the next run. While a machine has a report to make, the run ends in the task that takes the next
+   * batch (the worker process that sent it sends that owner nothing more until the task completes:
+   * machine-reports.ts), or after a short wait.
+   */
+  const handOverBetweenBatches = async () => {
+    if (!state.machines.some(reportComing)) return;
+    const seen = reportBatches;
+    await condition(() => reportBatches !== seen, handOverWaitMs);
+  };
   const checkpoint = async () => {
     if (!mustContinueAsNew()) return;
+    if (patched(handOverPatch)) await handOverBetweenBatches();
     await condition(allHandlersFinished);
     await opts.continueAsNew();
   };
@@ -381,6 +399,15 @@ export function ownerRuntime(opts: {
     },
   };
 }
+
+/** Owners that continue as new between two batches of reports rather than while one arrives. */
+const handOverPatch = 'owner-hand-over-between-report-batches';
+
+/** How long a run that must continue as new waits for the next batch of reports at most. */
+const handOverWaitMs = 2_000;
+
+/** A machine that will report: it has not run yet, or is changing in place, or going. */
+const reportComing = (m: MachineRecord) => m.deleting || !!m.updating || m.phase === MachinePhase.Provisioning;
 
 /** What the UI shows of a rebuilt owner: that it was lost, and what it adopted. */
 function adoptionDetails(adoption: OwnerAdoption | undefined): string {
