@@ -418,9 +418,11 @@ async function main(): Promise<void> {
 
     startedAt = Date.now();
     requestsBefore = await requestCount();
+    temporalBefore = await countersNow();
     await ops.scale(0);
     while ((await client.ownerStatus('machinedeployment', 'default', MD)).machines.length > 0) await sleep(500);
     const scaleDown = (Date.now() - startedAt) / 1000;
+    await countTemporal('scaleDown', temporalBefore, scaleDown);
     await observe('scaleDown', 0, workers, requestsBefore);
     startedAt = Date.now();
     await ops.deleteCluster();
