@@ -12,6 +12,7 @@ import { ownerStatusAllPages } from '../../src/client/owner-status-pages';
 import { ownerStatusQuery } from '../../src/contract/cluster-messages';
 import { machineDeploymentWorkflowId, machineWorkflowId } from '../../src/contract/workflow-ids';
 import { startsPerRun } from '../../workflows/shared/machine-pool';
+import { handOverWaitMs } from '../../workflows/shared/owner-runtime';
 import { measureHistories } from '../fixtures/history-guard';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { until } from '../fixtures/until';
@@ -85,21 +86,21 @@ async function assertHandOver(): Promise<void> {
     const events = (await h.env.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events!;
     const lastTask = events.map((e) => !!e.workflowTaskCompletedEventAttributes).lastIndexOf(true);
     const final = events.slice(lastTask + 1);
-    const wait = events.filter((e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds) === 2).at(-1);
+    const wait = events
+      .filter((e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds) * 1000 === handOverWaitMs)
+      .at(-1);
     const waitId = wait?.timerStartedEventAttributes?.timerId;
     const batchEnded =
       final.some(
         (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'machineReports',
       ) && final.some((e) => e.timerCanceledEventAttributes?.timerId === waitId);
     const waited = events.some((e) => e.timerFiredEventAttributes?.timerId === waitId);
-    endings.push(
-      !wait ? `${run.runId}: no wait` : batchEnded ? 'batch' : waited ? 'waited 2 s' : `${run.runId}: other`,
-    );
+    endings.push(!wait ? `${run.runId}: no wait` : batchEnded ? 'batch' : waited ? 'waited' : `${run.runId}: other`);
   }
   console.log(`the MachineDeployment's runs that continued as new ended: ${endings.join(', ')}`);
   assert.ok(endings.length > 0, 'a run continued as new during the scale-up');
   assert.deepEqual(
-    endings.filter((e) => e !== 'batch' && e !== 'waited 2 s'),
+    endings.filter((e) => e !== 'batch' && e !== 'waited'),
     [],
     'every run waited for a batch of reports before it continued as new',
   );

@@ -172,6 +172,9 @@ export const isRunning = (m: MachineRecord) =>
   !m.node?.gone &&
   !m.node?.conditions.some((c) => c.type === 'Ready');
 
+/** A machine that still has a report to make: it has not run yet, or is changing in place, or going. */
+export const reportComing = (m: MachineRecord) => m.deleting || !!m.updating || m.phase === MachinePhase.Provisioning;
+
 /**
  * Whether a machine has been running for at least minReadySeconds at `nowMs`, for many machines at one time: the
  * bound is made once, and a record's time (the workflow's own `toISOString()`) compared as text, which orders as

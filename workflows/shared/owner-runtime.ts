@@ -25,7 +25,7 @@ import {
   scaleSignal,
   scaleUpdate,
 } from '../../src/contract/cluster-messages';
-import { MachinePhase, type MachineReport, type MachineSpec } from '../../src/contract/machine';
+import type { MachineReport, MachineSpec } from '../../src/contract/machine';
 import type {
   ClusterFacts,
   MachineOwnerKind,
@@ -43,6 +43,7 @@ import {
   newMachineNames,
   newRecord,
   recordMachineReports,
+  reportComing,
   startPoolMachines,
   startsPerRun,
 } from './machine-pool';
@@ -404,10 +405,7 @@ export function ownerRuntime(opts: {
 const handOverPatch = 'owner-hand-over-between-report-batches';
 
 /** How long a run that must continue as new waits for the next batch of reports at most. */
-const handOverWaitMs = 2_000;
-
-/** A machine that will report: it has not run yet, or is changing in place, or going. */
-const reportComing = (m: MachineRecord) => m.deleting || !!m.updating || m.phase === MachinePhase.Provisioning;
+export const handOverWaitMs = 2_000;
 
 /** What the UI shows of a rebuilt owner: that it was lost, and what it adopted. */
 function adoptionDetails(adoption: OwnerAdoption | undefined): string {
