@@ -1,7 +1,9 @@
 import type { MachineCertificatesPage } from '../src/contract/certificates';
 import { heartbeating, pollWithHeartbeat } from '../src/util/heartbeat-poll';
+import type { BootstrapDataRequest } from '../src/contract/bootstrap-request';
 import type {
   BootstrapCheck,
+  BootstrappedMachineSpec,
   ClusterInfraSpec,
   InfrastructureProvider,
   MachineInfraSpec,
@@ -12,8 +14,13 @@ import type {
 /**
  * The activities every provider serves on its own task queue (`provider-<name>`), built from its
  * InfrastructureProvider. Names are the same for every provider, so workflows pick a provider by queue.
+ * `renderBootstrapData` is capt's bootstrap renderer, given by the worker that serves the queue (providers do not
+ * import activities).
  */
-export function providerActivities(provider: InfrastructureProvider) {
+export function providerActivities(
+  provider: InfrastructureProvider,
+  renderBootstrapData: (request: BootstrapDataRequest) => Promise<string>,
+) {
   return {
     // Each heartbeats while it works, so a worker that dies mid-call is noticed in seconds, not at the timeout.
     async createClusterInfrastructure(spec: ClusterInfraSpec) {
@@ -60,14 +67,30 @@ export function providerActivities(provider: InfrastructureProvider) {
      * provider calls a machine's infrastructure ready only once it bootstrapped: one activity, one workflow task
      * fewer per machine than the two calls above.
      */
-    async provisionMachineInfrastructure(
-      spec: MachineInfraSpec,
-      bootstrapTimeoutSeconds: number,
-    ): Promise<MachineInfraStatus & { bootstrap: BootstrapCheck }> {
-      const infra = await heartbeating(() => provider.createMachine(spec));
-      return { ...infra, bootstrap: await bootstrapOutcome(provider, spec, bootstrapTimeoutSeconds) };
+    async provisionMachineInfrastructure(spec: MachineInfraSpec, bootstrapTimeoutSeconds: number) {
+      return provision(provider, spec, bootstrapTimeoutSeconds);
+    },
+    /**
+     * provisionMachineInfrastructure with the bootstrap data rendered here rather than handed in: the user-data (a
+     * token, and a control-plane machine's CA keys) enters no history, neither as a local activity's result nor as
+     * this call's input, and the machine makes no local activity and activation for it.
+     */
+    async provisionBootstrappedMachine(spec: BootstrappedMachineSpec, bootstrapTimeoutSeconds: number) {
+      const { bootstrap, ...machine } = spec;
+      const bootstrapData = await heartbeating(() => renderBootstrapData(bootstrap));
+      return provision(provider, { ...machine, bootstrapData }, bootstrapTimeoutSeconds);
     },
   };
+}
+
+/** Creates the machine (get-or-create), then waits for its bootstrap success sentinel. */
+async function provision(
+  provider: InfrastructureProvider,
+  spec: MachineInfraSpec,
+  bootstrapTimeoutSeconds: number,
+): Promise<MachineInfraStatus & { bootstrap: BootstrapCheck }> {
+  const infra = await heartbeating(() => provider.createMachine(spec));
+  return { ...infra, bootstrap: await bootstrapOutcome(provider, spec, bootstrapTimeoutSeconds) };
 }
 
 /** The sentinel's verdict, polled (heartbeating) until it is there or `timeoutSeconds` passed: then failed. */

@@ -1,4 +1,5 @@
 import type { AdminClientCredentials } from '../src/contract/cluster-secrets';
+import type { BootstrapDataRequest } from '../src/contract/bootstrap-request';
 import type { MachineCertificatesPage } from '../src/contract/certificates';
 import type { InPlaceCapability } from '../src/contract/in-place';
 
@@ -33,6 +34,9 @@ export interface MachineInfraSpec {
   /** The provider's machine template spec (for local: bootDelay, failBootstrap). */
   template: Record<string, unknown>;
 }
+
+/** A machine to provision whose bootstrap data the provisioning call renders from `bootstrap` (see provider-activities.ts). */
+export type BootstrappedMachineSpec = Omit<MachineInfraSpec, 'bootstrapData'> & { bootstrap: BootstrapDataRequest };
 
 export interface MachineInfraStatus {
   providerID: string;

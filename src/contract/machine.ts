@@ -66,6 +66,12 @@ export interface MachineSpec extends MachineTemplateFields {
    */
   provisionInOneActivity?: boolean;
   /**
+   * With provisionInOneActivity: the provisioning call renders the bootstrap data itself
+   * (provisionBootstrappedMachine), so it is in no history. Set by the owners of the build that does, so earlier
+   * machines' histories replay with their local activity.
+   */
+  bootstrapInProvisioning?: boolean;
+  /**
    * Keeps its status as of each report in its reportedStatus memo (machine-messages.ts). Set by the owners of the
    * build that reads it, so the histories of earlier machines replay without it.
    */

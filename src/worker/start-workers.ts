@@ -90,7 +90,7 @@ export async function createWorkers(opts: WorkerOptions): Promise<CaptWorkers> {
       await Worker.create({
         ...common,
         taskQueue: providerTaskQueue(provider.name),
-        activities: providerActivities(provider),
+        activities: providerActivities(provider, coreActivities.createBootstrapData),
       }),
     );
   }

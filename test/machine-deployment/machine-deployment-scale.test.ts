@@ -43,10 +43,7 @@ async function assertReportsCoalesced(machines: string[]): Promise<void> {
       !events.some((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes),
       `${name} signalled its owner from its history`,
     );
-    assert.ok(
-      events.filter((e) => e.markerRecordedEventAttributes).length >= 2,
-      `${name}: bootstrap data and its report`,
-    );
+    assert.ok(events.filter((e) => e.markerRecordedEventAttributes).length >= 1, `${name}: its report`);
   }
   const signals: string[] = [];
   const updates: string[] = [];

@@ -82,8 +82,9 @@ test('SIGKILL of the worker mid-provision and again mid-drain: a new worker fini
 });
 
 test("a machine whose cluster never answers holds no workflow task (its bootstrap data's retries wait on a timer), and a SIGTERMed worker still stops", async () => {
-  // Its bootstrap data needs its cluster's secrets, and there is no such cluster: the local activity retries.
-  const handle = await h.startMachine(h.spec('du-stuck', { cluster: 'du-gone' }));
+  // Its bootstrap data needs its cluster's secrets, and there is no such cluster: the local activity retries. The
+  // path of machines whose owners render the data in a local activity (earlier builds' owners, during an upgrade).
+  const handle = await h.startMachine(h.spec('du-stuck', { cluster: 'du-gone', bootstrapInProvisioning: false }));
   await until("the stuck machine's bootstrap data refused", () =>
     /createBootstrapData.*du-gone.*does not exist/.test(h.worker!.output()),
   );
@@ -99,5 +100,25 @@ test("a machine whose cluster never answers holds no workflow task (its bootstra
   console.log(`worker stopped ${Date.now() - stopped} ms after SIGTERM`);
   assert.equal(how, '0');
   await h.startWorker();
+  await handle.terminate('test: the machine of a cluster that does not exist');
+});
+
+test('a machine whose cluster never answers, its bootstrap data rendered by the provisioning call: refused with the reason, retried by Temporal, nothing created', async () => {
+  const handle = await h.startMachine(h.spec('du-stuck-p', { cluster: 'du-gone-p' }));
+  await until("the provisioning call's refusal", () =>
+    /provisionBootstrappedMachine.*du-gone-p.*does not exist/.test(h.worker!.output()),
+  );
+  // A retried activity, not a local one: the machine's history holds no timer, and its workflow task is long done.
+  await until('a second attempt of the provisioning call', async () => {
+    const { pendingActivities } = await h.env.client.workflowService.describeWorkflowExecution({
+      namespace: h.env.client.options.namespace,
+      execution: { workflowId: handle.workflowId },
+    });
+    return (pendingActivities?.[0]?.attempt ?? 0) > 1;
+  });
+  const events = (await handle.fetchHistory()).events!;
+  assert.ok(!events.some((e) => e.timerStartedEventAttributes || e.markerRecordedEventAttributes));
+  assert.equal((await handle.query(machineStatusQuery)).phase, 'Provisioning');
+  assert.equal(existsSync(machineDir(clusterDir('default', 'du-gone-p'), 'du-stuck-p')), false, 'nothing created');
   await handle.terminate('test: the machine of a cluster that does not exist');
 });

@@ -5,6 +5,7 @@ import { requestMachineDeletions, startMachineWorkflows } from '../../activities
 import type { MachineSpec } from '../../src/contract/machine';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
 import { startTemporal } from '../fixtures/temporal';
+import { workerSpec } from '../fixtures/worker-spec';
 
 // A real Temporal server and no worker: the machines stay where the activity left them, started or not.
 let env: TestWorkflowEnvironment;
@@ -13,18 +14,7 @@ before(async () => {
 });
 after(() => env?.teardown());
 
-const spec = (name: string): MachineSpec => ({
-  namespace: 'default',
-  name,
-  cluster: 'fan',
-  provider: 'local',
-  role: 'worker',
-  version: 'v1.36.3',
-  bootstrap: { role: 'join', config: {}, controlPlaneEndpoint: '127.0.0.1:6443' },
-  infrastructure: { kind: 'LocalMachineTemplate', spec: {} },
-  labels: {},
-  annotations: {},
-});
+const spec = (name: string): MachineSpec => workerSpec('fan', name);
 const machines = (names: string[]) => names.map((name) => ({ spec: spec(name), summary: `Machine ${name}` }));
 
 test("machine fan-out: a retried start neither loses nor duplicates a machine, another owner's name is refused, deletion requests skip machines already gone", async () => {

@@ -8,6 +8,7 @@ import type { MachineStatus } from '../../src/contract/machine';
 import { encryptedEncoding } from '../../src/codec/aes-gcm-codec';
 import { clusterDir, machineDir } from '../../providers/local/layout';
 import { MachineHarness } from '../fixtures/machine-harness';
+import { payloadText } from '../fixtures/history-guard';
 
 const h = new MachineHarness('lc');
 const EventType = temporal.api.enums.v1.EventType;
@@ -70,7 +71,12 @@ test('create -> Running: nodeRef set, labels synced, uninitialized taint removed
     false,
     'the machine is gone from the provider',
   );
-  const events = (await handle.fetchHistory()).events!.length;
+  // Its bootstrap data was rendered inside the provisioning call: the join token is in no payload of its history.
+  const history = (await handle.fetchHistory()).events!;
+  const scheduled = history.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+  assert.ok(!(await payloadText(handle)).includes(h.driver.secrets.bootstrapToken), 'the join token is in no history');
+  assert.equal(scheduled[0], 'provisionBootstrappedMachine', scheduled.join(', '));
+  const events = history.length;
   console.log(`history events for create + delete: ${events}`);
   assert.ok(events < 150, `history has ${events} events`);
 });

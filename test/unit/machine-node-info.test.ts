@@ -10,6 +10,7 @@ import {
 } from '../../src/contract/machine';
 import type { MachineState } from '../../workflows/machine/machine-model';
 import { machineStatus } from '../../workflows/machine/machine-status';
+import { workerSpec } from '../fixtures/worker-spec';
 
 /** A Node's status.nodeInfo as the local provider's simulated kubelet writes it. */
 const simulated = {
@@ -26,18 +27,7 @@ const simulated = {
 };
 
 const runningState = (nodeInfo?: NodeSystemInfo): MachineState => ({
-  spec: {
-    namespace: 'default',
-    name: 'kb-md-0-abc12',
-    cluster: 'kb',
-    provider: 'local',
-    role: 'worker',
-    version: 'v1.35.4',
-    bootstrap: { role: 'join', config: {}, controlPlaneEndpoint: '127.0.0.1:6443' },
-    infrastructure: { kind: 'LocalMachine', spec: {} },
-    labels: {},
-    annotations: {},
-  },
+  spec: workerSpec('kb', 'kb-md-0-abc12'),
   createdAt: '2026-11-22T12:00:00Z',
   bootstrapDataReady: true,
   infrastructure: { providerID: 'local://kb-md-0-abc12', addresses: ['127.0.10.3'] },

@@ -382,6 +382,7 @@ export async function controlPlaneWorkflow(input: ControlPlaneInput): Promise<Ow
     reportsByUpdate: true,
     statusMemo: true,
     provisionInOneActivity: true,
+    bootstrapInProvisioning: true,
   });
 
   /** Passes the pending in-place change to every machine not leaving, a batch per workflow task. */

@@ -10,6 +10,8 @@ export interface MachineState {
   /** When it first reached Running (its metric is observed once, across continue-as-new). */
   runningAt?: string;
   bootstrapDataReady: boolean;
+  /** The provisioning call that renders the bootstrap data itself is under way (spec.bootstrapInProvisioning). */
+  provisioning?: boolean;
   infrastructure?: { providerID: string; addresses: string[] };
   bootstrap?: { state: 'succeeded' } | { state: 'failed'; command: string; exitCode: number; output: string };
   nodeRef?: { name: string };

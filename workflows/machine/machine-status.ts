@@ -60,7 +60,9 @@ export function machinePhase(state: MachineState): MachinePhase {
   if (state.bootstrap?.state === 'failed' || state.failure) return MachinePhase.Failed;
   if (state.nodeRef && state.nodeSynced) return MachinePhase.Running;
   if (state.bootstrap?.state === 'succeeded') return MachinePhase.Provisioned;
-  if (state.bootstrapDataReady) return MachinePhase.Provisioning;
+  // Rendered inside the provisioning call, the bootstrap data is not ready before that call returns, yet the
+  // machine is being provisioned: Cluster API's Provisioning, with BootstrapConfigReady False until then.
+  if (state.bootstrapDataReady || state.provisioning) return MachinePhase.Provisioning;
   return MachinePhase.Pending;
 }
 

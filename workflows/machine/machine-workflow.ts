@@ -21,6 +21,7 @@ import {
 import type * as coreActivities from '../../activities';
 import type { ProviderActivities } from '../../providers/provider-activities';
 import type { BootstrapCheck } from '../../providers/provider';
+import type { BootstrapDataRequest } from '../../src/contract/bootstrap-request';
 import { machineReportSignal } from '../../src/contract/cluster-messages';
 import {
   changeMachineUpdate,
@@ -264,31 +265,51 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     return true;
   }
 
+  /** What the machine's bootstrap data is rendered from: names and facts, no secret. */
+  const bootstrapRequest = (): BootstrapDataRequest => ({
+    namespace: spec.namespace,
+    cluster: spec.cluster,
+    machine: spec.name,
+    role: spec.bootstrap.role,
+    kubernetesVersion: spec.version,
+    controlPlaneEndpoint: spec.bootstrap.controlPlaneEndpoint,
+    spec: spec.bootstrap.config,
+    serviceSubnet: spec.bootstrap.serviceSubnet,
+    podSubnet: spec.bootstrap.podSubnet,
+    serviceDomain: spec.bootstrap.serviceDomain,
+  });
+
+  /** The machine as its provider creates it, but for its bootstrap data. */
+  const machineInfra = () => ({
+    ...ref,
+    role: spec.role,
+    version: spec.version,
+    failureDomain: spec.failureDomain,
+    template: spec.infrastructure.spec,
+  });
+
   async function create(): Promise<void> {
+    if (!state.infrastructure && spec.bootstrapInProvisioning) {
+      // The provider's call renders the bootstrap data itself: it is in no history, and no local activity runs for it.
+      state.provisioning = true;
+      setStep(
+        'CreatingInfrastructure',
+        `rendering bootstrap data, creating ${spec.infrastructure.kind} on provider ${spec.provider} and waiting for its bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`,
+      );
+      const { bootstrap, ...infra } = await provisioning.provisionBootstrappedMachine(
+        { ...machineInfra(), bootstrap: bootstrapRequest() },
+        bootstrapTimeoutSeconds,
+      );
+      Object.assign(state, { bootstrapDataReady: true, provisioning: false });
+      state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
+      if (recordBootstrap(bootstrap)) return;
+    }
     if (!state.infrastructure) {
       // The user-data goes straight to the provider's activity and is kept in no state, status or query.
       setStep('RenderingBootstrapData', 'rendering bootstrap data');
-      const bootstrapData = await local.createBootstrapData({
-        namespace: spec.namespace,
-        cluster: spec.cluster,
-        machine: spec.name,
-        role: spec.bootstrap.role,
-        kubernetesVersion: spec.version,
-        controlPlaneEndpoint: spec.bootstrap.controlPlaneEndpoint,
-        spec: spec.bootstrap.config,
-        serviceSubnet: spec.bootstrap.serviceSubnet,
-        podSubnet: spec.bootstrap.podSubnet,
-        serviceDomain: spec.bootstrap.serviceDomain,
-      });
+      const bootstrapData = await local.createBootstrapData(bootstrapRequest());
       state.bootstrapDataReady = true;
-      const infraSpec = {
-        ...ref,
-        role: spec.role,
-        version: spec.version,
-        bootstrapData,
-        failureDomain: spec.failureDomain,
-        template: spec.infrastructure.spec,
-      };
+      const infraSpec = { ...machineInfra(), bootstrapData };
       if (spec.provisionInOneActivity) {
         // Created and bootstrapped in one provider call: a workflow task and an activity fewer per machine.
         setStep(

@@ -44,5 +44,6 @@ export function workerMachineSpec(
     ...(own.reportsByUpdate ? { reportsByUpdate: true } : {}),
     statusMemo: true,
     provisionInOneActivity: true,
+    bootstrapInProvisioning: true,
   };
 }
