@@ -288,21 +288,29 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
     template: spec.infrastructure.spec,
   });
 
+  /** The step of one provider call that creates the machine and waits for its sentinel (rendering its data first). */
+  const provisioningStep = (rendering: boolean) =>
+    setStep(
+      'CreatingInfrastructure',
+      `${rendering ? 'rendering bootstrap data, ' : ''}creating ${spec.infrastructure.kind} on provider ${spec.provider} and waiting for its bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`,
+    );
+  /** Keeps what such a call made; true when the bootstrap failed. */
+  function provisioned(done: { providerID: string; addresses: string[]; bootstrap: BootstrapCheck }): boolean {
+    state.infrastructure = { providerID: done.providerID, addresses: done.addresses };
+    return recordBootstrap(done.bootstrap);
+  }
+
   async function create(): Promise<void> {
     if (!state.infrastructure && spec.bootstrapInProvisioning) {
       // The provider's call renders the bootstrap data itself: it is in no history, and no local activity runs for it.
       state.provisioning = true;
-      setStep(
-        'CreatingInfrastructure',
-        `rendering bootstrap data, creating ${spec.infrastructure.kind} on provider ${spec.provider} and waiting for its bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`,
-      );
-      const { bootstrap, ...infra } = await provisioning.provisionBootstrappedMachine(
+      provisioningStep(true);
+      const done = await provisioning.provisionBootstrappedMachine(
         { ...machineInfra(), bootstrap: bootstrapRequest() },
         bootstrapTimeoutSeconds,
       );
       Object.assign(state, { bootstrapDataReady: true, provisioning: false });
-      state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
-      if (recordBootstrap(bootstrap)) return;
+      if (provisioned(done)) return;
     }
     if (!state.infrastructure) {
       // The user-data goes straight to the provider's activity and is kept in no state, status or query.
@@ -312,16 +320,8 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       const infraSpec = { ...machineInfra(), bootstrapData };
       if (spec.provisionInOneActivity) {
         // Created and bootstrapped in one provider call: a workflow task and an activity fewer per machine.
-        setStep(
-          'CreatingInfrastructure',
-          `creating ${spec.infrastructure.kind} on provider ${spec.provider} and waiting for its bootstrap success sentinel (timeout ${bootstrapTimeoutSeconds}s)`,
-        );
-        const { bootstrap, ...infra } = await provisioning.provisionMachineInfrastructure(
-          infraSpec,
-          bootstrapTimeoutSeconds,
-        );
-        state.infrastructure = { providerID: infra.providerID, addresses: infra.addresses };
-        if (recordBootstrap(bootstrap)) return;
+        provisioningStep(false);
+        if (provisioned(await provisioning.provisionMachineInfrastructure(infraSpec, bootstrapTimeoutSeconds))) return;
       } else {
         setStep('CreatingInfrastructure', `creating ${spec.infrastructure.kind} on provider ${spec.provider}`);
         const infra = await provider.createMachineInfrastructure(infraSpec);
@@ -336,7 +336,7 @@ export async function machineWorkflow(input: MachineWorkflowInput): Promise<Mach
       if (recordBootstrap(await providerWaits.waitForBootstrap(ref, bootstrapTimeoutSeconds))) return;
     }
     if (!state.nodeRef) {
-      setStep('WaitingForNode', `waiting for a Ready Node with providerID ${state.infrastructure.providerID}`);
+      setStep('WaitingForNode', `waiting for a Ready Node with providerID ${state.infrastructure!.providerID}`);
       const node = await readyNode();
       state.nodeRef = { name: node.nodeName };
       state.node = node.readiness;
