@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Runs every compiled test file under dist/test with node's test runner, one process per file, in lanes
 // (CAPT_TEST_LANES, default 3): the tests mostly wait on real servers (two lanes left a third of a 2-core
-// machine idle), so three files at a time keep it busy. Each lane claims its own loopback block, so local machines of
-// files running side by side never race for an address. A file's output is printed whole when it ends.
+// machine idle), so three files at a time keep it busy. Each lane claims its own loopback block and port range, so
+// local machines and servers of files running side by side never race for an address or a port. A file's output is printed whole when it ends.
 // Extra arguments filter by path.
 const { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
@@ -111,11 +111,13 @@ const fileSeconds = [];
 
 function runFile({ file, temporal }, lane) {
   return new Promise((resolve) => {
-    // Lane n of N claims its own slice of 127.1.0.1 - 127.254.255.254.
+    // Lane n of N claims its own slice of 127.1.0.1 - 127.254.255.254 and of the ports 10000 - 32767.
     const size = Math.floor(254 / lanes);
+    const ports = Math.floor((32_767 - 10_000 + 1) / lanes);
     const env = {
       ...process.env,
       CAPT_LOCAL_ADDRESSES: `127.${1 + size * lane}.0.1-127.${size * (lane + 1)}.255.254`,
+      CAPT_PORT_RANGE: `${10_000 + ports * lane}-${10_000 + ports * (lane + 1) - 1}`,
       ...(temporal ? { CAPT_TEST_TEMPORAL: temporal } : {}),
     };
     const child = spawn(process.execPath, ['--enable-source-maps', '--test', file], {

@@ -12,14 +12,45 @@ function bindable(host: string, port: number): Promise<number> {
   });
 }
 
-/** A free port in [`low`, `high`] on `host`, for programs that cannot take the kernel's picks (above 32767 here). */
+/**
+ * CAPT_PORT_RANGE=LOW-HIGH confines the ports capt picks for the servers it starts, so homes (or test lanes) that
+ * run side by side never pick the same port between choosing it and binding it.
+ */
+export function portRange(env: NodeJS.ProcessEnv = process.env): { low: number; high: number } | undefined {
+  const text = env.CAPT_PORT_RANGE;
+  if (text === undefined || text === '') return undefined;
+  const match = /^(\d{1,5})-(\d{1,5})$/.exec(text);
+  const [low, high] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
+  if (!(low >= 1024 && low <= high && high <= 65535))
+    throw new Error(
+      `CAPT_PORT_RANGE=${JSON.stringify(text)} is not a port range: write LOW-HIGH with 1024 <= LOW <= HIGH <= 65535, for example 20000-24999, or unset it`,
+    );
+  return { low, high };
+}
+
+// The ports this process handed out last, whose servers may not listen yet: picks close together never repeat one.
+const handedOut = new Set<number>();
+const rememberedPicks = 64;
+
+/** A free port in [`low`, `high`] (within CAPT_PORT_RANGE), for programs that cannot take the kernel's picks. */
 export async function freePortBetween(low: number, high: number, host = '127.0.0.1'): Promise<number> {
+  const range = portRange();
+  const [from, to] = range ? [Math.max(low, range.low), Math.min(high, range.high)] : [low, high];
+  if (from > to)
+    throw new Error(
+      `CAPT_PORT_RANGE=${process.env.CAPT_PORT_RANGE} leaves no port between ${low} and ${high}: widen it to overlap that span`,
+    );
   for (let attempt = 0; attempt < 100; attempt++) {
-    const candidate = low + Math.floor(Math.random() * (high - low + 1));
+    const candidate = from + Math.floor(Math.random() * (to - from + 1));
+    if (handedOut.has(candidate)) continue;
     const port = await bindable(host, candidate).catch(() => undefined);
-    if (port) return port;
+    if (port) {
+      handedOut.add(port);
+      if (handedOut.size > rememberedPicks) handedOut.delete(handedOut.values().next().value!);
+      return port;
+    }
   }
-  throw new Error(`no free TCP port between ${low} and ${high} on ${host} after 100 tries`);
+  throw new Error(`no free TCP port between ${from} and ${to} on ${host} after 100 tries`);
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -74,6 +74,31 @@ test('files run on the dev server but the worker upgrade, which runs on PostgreS
   const one = runOver(files, { CAPT_TEST_TEMPORAL: 'postgres' });
   assert.equal(one.last, '2 passed, 0 failed');
   assert.equal(one.output.match(/# on postgres/g)?.length, 2);
+});
+
+test('each lane gets its own loopback block and port range, disjoint from the other lanes', () => {
+  // Each file waits until all three run at once (lanes start 4 s apart), so every lane takes one.
+  const barrier = mkdtempSync(join(tmpdir(), 'capt-lanes-'));
+  const file = join(barrier, 'lanes');
+  const says = `test('lane', async () => {
+    const { appendFileSync, readFileSync } = require('node:fs');
+    appendFileSync(${JSON.stringify(file)}, process.env.CAPT_LOCAL_ADDRESSES + ' ' + process.env.CAPT_PORT_RANGE + '\\n');
+    while (readFileSync(${JSON.stringify(file)}, 'utf8').trim().split('\\n').length < 3)
+      await new Promise((r) => setTimeout(r, 100));
+  });`;
+  try {
+    const r = runOver({ 'a.test.js': says, 'b.test.js': says, 'c.test.js': says }, { CAPT_TEST_LANES: '3' });
+    assert.equal(r.last, '3 passed, 0 failed');
+    const lanes = readFileSync(file, 'utf8').trim().split('\n');
+    assert.equal(new Set(lanes.map((l) => l.split(' ')[0])).size, 3, lanes.join('; '));
+    const ranges = lanes.map((l) => l.split(' ')[1].split('-').map(Number)).sort((a, b) => a[0] - b[0]);
+    ranges.forEach(([low, high], i) => {
+      assert.ok(low >= 10_000 && low <= high && high <= 32_767, `${low}-${high}`);
+      if (i > 0) assert.ok(low > ranges[i - 1][1], `lane ranges overlap: ${lanes.join('; ')}`);
+    });
+  } finally {
+    rmSync(barrier, { recursive: true, force: true });
+  }
 });
 
 test('skipped and todo tests show in the closing line, told apart on the line before it', () => {
