@@ -35,10 +35,20 @@ const beatWithinPassMs = 3000;
 const recordsReadEveryMs = 30_000;
 /** `told` for a machine recorded unhealthy that this watch does not know it told: no real key, so its next pass tells it. */
 const recordedUnhealthy = 'recorded unhealthy';
+/**
+ * How long a Node stays missing before its machine is told it is gone. A machine being deleted deletes its own Node
+ * and closes a moment later: told at once, most got a signal they did not need, and some a failed last workflow
+ * task (the signal arrived while it ran). By then they are closed, and the tell finds no workflow.
+ */
+const goneAfterMs = 15_000;
 
-/** What the last attempt told machines, for the next attempt: only Nodes not healthy (absent = told healthy). */
+/**
+ * What the last attempt left, for the next attempt: what it told machines, only Nodes not healthy (absent = told
+ * healthy), and the Nodes found missing but not yet told gone (machine: [Node, missing since, epoch ms]).
+ */
 interface Checkpoint {
   told: Record<string, string>;
+  missing?: Record<string, [string, number]>;
 }
 
 /** The running machines of a cluster whose workflows record their Node as not healthy. */
@@ -96,13 +106,15 @@ export async function watchNodeHealth(target: {
   const client = await workloadClient(target.namespace, target.cluster);
   const watch = nodeWatch(`${target.namespace}/${target.cluster}`, client);
   const release = watch.hold();
-  const told: Record<string, string> = { ...((ctx.info.heartbeatDetails as Checkpoint | undefined)?.told ?? {}) };
+  const last = ctx.info.heartbeatDetails as Checkpoint | undefined;
+  const told: Record<string, string> = { ...(last?.told ?? {}) };
   // Machines whose Node was seen this attempt: a Node gone from the list was deleted.
   const seen = new Map<string, string>();
+  const missing = new Map(Object.entries(last?.missing ?? {}));
   let lastBeat = 0;
   const beat = () => {
     lastBeat = Date.now();
-    ctx.heartbeat({ told } satisfies Checkpoint);
+    ctx.heartbeat({ told, missing: Object.fromEntries(missing) } satisfies Checkpoint);
   };
   const tell = async (machine: string, health: NodeHealth) => {
     const key = keyOf(health);
@@ -112,8 +124,10 @@ export async function watchNodeHealth(target: {
         .getHandle(machineWorkflowId(target.namespace, machine))
         .signal(nodeHealthSignal, health);
     } catch (err) {
-      // The machine is gone already: nothing to tell.
+      // The machine is gone already: nothing to tell, or to remember.
       if (!(err instanceof WorkflowNotFoundError)) throw err;
+      delete told[machine];
+      return;
     }
     if (key === healthyKey) delete told[machine];
     else told[machine] = key;
@@ -121,26 +135,34 @@ export async function watchNodeHealth(target: {
     if (Date.now() - lastBeat >= beatWithinPassMs) beat();
   };
   let recordsRead = 0;
-  const readRecords = async () => {
+  /** Reads the records back; forgets machines neither seen, missing nor recorded (deleted since), so `told` stays bounded. */
+  const readRecords = async (now: Map<string, unknown>) => {
     recordsRead = Date.now();
-    for (const machine of await machinesRecordedUnhealthy(ctx, target.namespace, target.cluster))
-      told[machine] ??= recordedUnhealthy;
+    const recorded = new Set(await machinesRecordedUnhealthy(ctx, target.namespace, target.cluster));
+    for (const machine of Object.keys(told))
+      if (!recorded.has(machine) && !now.has(machine) && !missing.has(machine)) delete told[machine];
+    for (const machine of recorded) told[machine] ??= recordedUnhealthy;
   };
   const deadline = Date.now() + target.runForSeconds * 1000;
   try {
     while (Date.now() < deadline) {
       if (watch.synced) {
-        if (Date.now() - recordsRead >= recordsReadEveryMs) await readRecords();
         const now = new Map<string, { node: string; health: NodeHealth }>();
         for (const node of watch.nodes()) {
           const machine = node.metadata?.annotations?.[nodeMachineAnnotation];
           if (machine) now.set(machine, { node: node.metadata!.name!, health: nodeHealth(node) });
         }
-        const gone = [...seen].filter(([machine]) => !now.has(machine));
+        if (Date.now() - recordsRead >= recordsReadEveryMs) await readRecords(now);
+        const passAt = Date.now();
+        for (const [machine, node] of seen)
+          if (!now.has(machine) && !missing.has(machine)) missing.set(machine, [node, passAt]);
+        for (const machine of now.keys()) missing.delete(machine);
+        const gone = [...missing].filter(([, [, since]]) => passAt - since >= goneAfterMs);
         await forEachBounded([...now], tellsAtOnce, ([machine, { health }]) => tell(machine, health));
-        await forEachBounded(gone, tellsAtOnce, ([machine, node]) =>
-          tell(machine, { ready: 'Unknown', gone: true, message: `Node ${node} was deleted` }),
-        );
+        await forEachBounded(gone, tellsAtOnce, async ([machine, [node]]) => {
+          await tell(machine, { ready: 'Unknown', gone: true, message: `Node ${node} was deleted` });
+          missing.delete(machine);
+        });
         seen.clear();
         for (const [machine, { node }] of now) seen.set(machine, node);
       }

@@ -6,6 +6,7 @@ import { loadManifests } from '../../src/api/load-manifests';
 import type { ClusterModel } from '../../src/api/model';
 import { failedMachines } from '../../src/client/capt-client';
 import { nodeHealthSignal } from '../../src/contract/machine-messages';
+import { KubeClient } from '../../src/kube/kube-client';
 import { machineWorkflowId } from '../../src/contract/workflow-ids';
 import type { ClusterHealth } from '../../src/contract/cluster-health';
 import { runCapt } from '../fixtures/capt-cli';
@@ -229,4 +230,37 @@ test('capt health: a MachineDeployment whose machines never get a Node makes it 
 
   await suite.client.apply([model]);
   await healthUntil('healthy once hc-slow is gone', (r) => r.code === 0);
+});
+
+test('a Node deleted by someone else: the watch tells its machine it is gone (NodeHealthy False, NodeNotFound) once it has stayed missing past its grace; scaling the pool away and back heals the cluster', async () => {
+  const pool = 'hc-md-0';
+  const [worker] = (await suite.client.ownerStatus('machinedeployment', 'default', pool)).machines;
+  const [status] = await suite.client.machineStatuses('default', [worker!.name]);
+  const node = status!.nodeRef!;
+  const kube = new KubeClient(await suite.client.kubeconfig('default', 'hc'));
+  const deletedAt = Date.now();
+  await kube.deleteNode(node);
+  const nodeHealthy = async () =>
+    (await suite.client.machineStatuses('default', [worker!.name]))[0]?.conditions.find(
+      (c) => c.type === 'NodeHealthy',
+    );
+  const told = await until(`${worker!.name} told its Node ${node} is gone`, nodeHealthy, {
+    done: (c) => c?.reason === 'NodeNotFound',
+    timeoutMs: 120_000,
+    intervalMs: 1000,
+    describe: (c) => JSON.stringify(c),
+  });
+  const seconds = (Date.now() - deletedAt) / 1000;
+  console.log(`Node ${node} deleted by someone else: its machine told in ${seconds.toFixed(1)} s`);
+  assert.equal(told?.status, 'False');
+  assert.match(told?.message ?? '', new RegExp(`Node ${node} was deleted`));
+  assert.ok(seconds >= 15, `told only once the Node stayed missing for the watch's 15 s grace: ${seconds} s`);
+
+  await suite.client.scale('machinedeployment', 'default', pool, 0);
+  await until('hc-md-0 scaled to 0', () => suite.client.ownerStatus('machinedeployment', 'default', pool), {
+    done: (s) => s.machines.length === 0,
+    timeoutMs: 120_000,
+  });
+  await suite.client.scale('machinedeployment', 'default', pool, 1);
+  await healthUntil('healthy again with a new worker', (r) => r.code === 0);
 });
