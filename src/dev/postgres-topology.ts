@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { captHome } from '../config/capt-home';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,6 +8,7 @@ import { topologyToolPaths } from '../tools';
 import { freePort, freePortBetween } from '../util/free-port';
 import { isListening } from '../util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';
+import { coLocatedGoMaxProcs } from './co-located-go-procs';
 import { initPostgres, postgresProcess, startPostgres, stopPostgres, type PostgresServer } from './postgres-server';
 import { registerCaptNamespace } from './temporal-namespace';
 import { createTemporalSchema, updateTemporalSchema } from './temporal-schema';
@@ -274,7 +276,14 @@ async function startNode(
       const dynamicConfigFile = join(stateDir, 'temporal-dynamic-config.yaml');
       await writePrivate(dynamicConfigFile, temporalDynamicConfigYaml());
       await writePrivate(configFile, temporalServerConfigYaml({ ports: portsOf(), postgres: sql, dynamicConfigFile }));
-      await startDetached({ name, command, args: ['--config-file', configFile, '--allow-no-auth', 'start'], stateDir });
+      const goMaxProcs = coLocatedGoMaxProcs(availableParallelism(), state.nodes ?? 1);
+      await startDetached({
+        name,
+        command,
+        args: ['--config-file', configFile, '--allow-no-auth', 'start'],
+        stateDir,
+        ...(goMaxProcs ? { env: { GOMAXPROCS: goMaxProcs } } : {}),
+      });
       const failed = await waitListening(stateDir, name, portsOf().frontend.grpc, 'the Temporal server').then(
         () => undefined,
         (err: Error) => err,

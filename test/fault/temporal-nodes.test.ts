@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { failedMachines } from '../../src/client/capt-client';
 import type { ClusterView } from '../../src/contract/cluster';
+import { temporalNodeProcess } from '../../src/dev/postgres-topology';
 import { KubeClient } from '../../src/kube/kube-client';
 import { availableKubernetesVersions } from '../../src/tools';
+import { runningPid } from '../../src/util/processes';
 import { assertClusterGone, assertMachines as assertAgreement, quickstartModel } from '../fixtures/cluster-agreement';
 import { harnessWithClient } from '../fixtures/machine-harness';
 import { readyzProbe } from '../fixtures/readyz-probe';
@@ -55,6 +57,15 @@ const untilCluster = (done: (s: ClusterView) => boolean, what: string, timeoutMs
   });
 
 test('a Temporal node SIGKILLed mid-rollout and another mid-upgrade: both complete with the machines asked for, none twice, the endpoint always answering, none left after delete', async () => {
+  // Three nodes on this host's cores: each Go runtime gets its share of them, not all of them.
+  for (const node of [1, 2, 3]) {
+    const pid = await runningPid(temporal.stateDir, temporalNodeProcess(node));
+    const environ = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
+    assert.ok(
+      environ.includes(`GOMAXPROCS=${Math.max(1, Math.floor(availableParallelism() / 3))}`),
+      `node ${node}: ${environ.filter((e) => e.startsWith('GOMAXPROCS')).join(' ') || 'no GOMAXPROCS'}`,
+    );
+  }
   await startWorkers();
   const model = quickstartModel(
     CLUSTER,
