@@ -108,6 +108,12 @@ function memoryWatcher(groupsNow: () => Promise<Record<string, number[]>>) {
   };
 }
 
+/**
+ * How long one step may take before the run is called stuck: an hour, or a second per machine of the fleet when
+ * that is longer (10 x 1,000 rolls out in about an hour on 2 cores).
+ */
+const stepLimitMs = Math.max(3_600_000, count * workers * 1000);
+
 /** Waits until `done` holds for the cluster's summary; returns seconds since `since`. Logs every minute. */
 async function settle(
   client: CaptClient,
@@ -117,12 +123,13 @@ async function settle(
   done: (s: ClusterStatus) => boolean,
 ): Promise<number> {
   let lastLog = Date.now();
-  for (const deadline = Date.now() + 3_600_000; ; await sleep(5000)) {
+  for (const deadline = Date.now() + stepLimitMs; ; await sleep(5000)) {
     const s = await client.clusterSummary('default', name).catch(() => undefined);
     if (s && done(s)) return (Date.now() - since) / 1000;
     const md = s?.machineDeployments[0];
     if (s?.phase === 'Failed' || (md?.failedMachines ?? 0) > 0) throw new Error(`${name}: ${what} failed: ${s?.step}`);
-    if (Date.now() > deadline) throw new Error(`${name}: ${what} did not finish within an hour: ${s?.step}`);
+    if (Date.now() > deadline)
+      throw new Error(`${name}: ${what} did not finish within ${stepLimitMs / 60_000} min: ${s?.step}`);
     if (Date.now() - lastLog > 60_000) {
       lastLog = Date.now();
       const onHost = (await readdir(machinesDir(clusterDir('default', name))).catch(() => [])).length;
@@ -220,7 +227,7 @@ async function main(): Promise<void> {
     await Promise.all(
       names.map(async (name) => {
         await client.deleteCluster('default', name);
-        await client.waitForDeletion('default', name, () => undefined, 3_600_000);
+        await client.waitForDeletion('default', name, () => undefined, stepLimitMs);
       }),
     );
     const deleteAll = (Date.now() - deleteStarted) / 1000;
