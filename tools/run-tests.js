@@ -2,8 +2,8 @@
 // Runs every compiled test file under dist/test with node's test runner, one process per file, in lanes
 // (CAPT_TEST_LANES, default 3): the tests mostly wait on real servers (two lanes left a third of a 2-core
 // machine idle), so three files at a time keep it busy. Each lane claims its own loopback block and port range, so
-// local machines and servers of files running side by side never race for an address or a port. A file's output is printed whole when it ends.
-// Extra arguments filter by path.
+// local machines and servers of files running side by side never race for an address or a port. A file's output
+// is printed whole when it ends. Extra arguments filter by path.
 const { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { dirname, join, relative, resolve } = require('node:path');
