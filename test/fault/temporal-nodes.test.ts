@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { failedMachines } from '../../src/client/capt-client';
 import type { ClusterView } from '../../src/contract/cluster';
+import { coLocatedGoMaxProcs } from '../../src/dev/co-located-go-procs';
 import { temporalNodeProcess } from '../../src/dev/postgres-topology';
 import { KubeClient } from '../../src/kube/kube-client';
 import { availableKubernetesVersions } from '../../src/tools';
@@ -62,7 +63,7 @@ test('a Temporal node SIGKILLed mid-rollout and another mid-upgrade: both comple
     const pid = await runningPid(temporal.stateDir, temporalNodeProcess(node));
     const environ = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
     assert.ok(
-      environ.includes(`GOMAXPROCS=${Math.max(1, Math.floor(availableParallelism() / 3))}`),
+      environ.includes(`GOMAXPROCS=${coLocatedGoMaxProcs(availableParallelism(), 3, {})}`),
       `node ${node}: ${environ.filter((e) => e.startsWith('GOMAXPROCS')).join(' ') || 'no GOMAXPROCS'}`,
     );
   }

@@ -123,7 +123,8 @@ async function assertNoNodeGoneTells(before: string[]): Promise<void> {
   const kept = new Set(
     (await suite.client.ownerStatus('machinedeployment', 'default', MD)).machines.map((m) => m.name),
   );
-  const deleted = before.filter((name) => !kept.has(name)).slice(0, 40);
+  const scaledAway = new Set(before.filter((name) => !kept.has(name)));
+  const deleted = [...scaledAway].slice(0, 40);
   await sleep(25_000);
   const told: string[] = [];
   for (const name of deleted) {
@@ -141,7 +142,6 @@ async function assertNoNodeGoneTells(before: string[]): Promise<void> {
   assert.ok(told.length <= 4, `told their own Node was gone: ${told.length} of 40: ${told.join(', ')}`);
   // Nor does the watch keep what it told them (it used to, for good): what it carries from attempt to attempt stays
   // bounded. Its heartbeats are throttled (24 s), so the checkpoint read may still name a few told while closing.
-  const scaledAway = new Set(before.filter((name) => !kept.has(name)));
   const watch = (
     await h.env.client.workflow.getHandle(clusterWorkflowId('default', 'big')).describe()
   ).raw.pendingActivities?.find((a) => a.activityType?.name === 'watchNodeHealth');
