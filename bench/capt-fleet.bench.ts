@@ -19,6 +19,7 @@ import { runCaptOk } from '../test/fixtures/capt-cli';
 import { MachineHarness } from '../test/fixtures/machine-harness';
 import { startTemporalCluster, type PostgresTemporal } from '../test/fixtures/temporal';
 import { resultHeader, runBenchmark, writeResult } from './bench-result';
+import { busyShare, hostCpuTicks, memAvailableMiB } from './host-usage';
 import { stopOnSignal } from './stop-on-signal';
 import { cpuSecondsOf, processesByPart, pssMiB, rssMiB, withDescendants } from './process-usage';
 
@@ -29,7 +30,7 @@ import { cpuSecondsOf, processesByPart, pssMiB, rssMiB, withDescendants } from '
  *   node dist/bench/capt-fleet.bench.js N [--workers W] [--temporal-nodes T]
  * W defaults to 2. With `--temporal-nodes T` Temporal is the production topology (PostgreSQL, T server processes
  * behind the frontend proxy) instead of the dev server. Writes bench/results/capt-fleet-N.json, or
- * capt-fleet-N-x-W[-temporal-T].json when W or T is given.
+ * capt-fleet-N-x-W[-temporal-T].json when W or T is given; a run that stops short writes it too, with `stopped`.
  */
 const args = process.argv.slice(2);
 function option(name: string): number | undefined {
@@ -79,13 +80,18 @@ async function cpuByPart(groups: Record<string, number[]>): Promise<Record<strin
   return parts;
 }
 
+/** Below this much memory available the run stops itself and says so, before the kernel's OOM killer picks a process. */
+const memoryFloorMiB = 1024;
+
 /**
  * Peak memory per part, sampled every 5 s, its processes looked up again every minute: resident memory, but for
  * PostgreSQL proportional memory (each backend maps the shared buffers, which RSS would count in every one). Reading
- * /proc/<pid>/smaps_rollup of every process every 2 s cost the first attempt a third of a core.
+ * /proc/<pid>/smaps_rollup of every process every 2 s cost the first attempt a third of a core. Also the least memory
+ * the host had available.
  */
 function memoryWatcher(groupsNow: () => Promise<Record<string, number[]>>) {
   const peaks: Record<string, number> = {};
+  let lowestAvailableMiB = Infinity;
   let running = true;
   const done = (async () => {
     let groups = await groupsNow();
@@ -97,16 +103,28 @@ function memoryWatcher(groupsNow: () => Promise<Record<string, number[]>>) {
         peaks[part] = Math.max(peaks[part] ?? 0, mib);
       }
       peaks.allParts = Math.max(peaks.allParts ?? 0, total);
+      lowestAvailableMiB = Math.min(lowestAvailableMiB, await memAvailableMiB());
       await sleep(5000);
       if (tick % 12 === 0) groups = await groupsNow();
     }
   })();
-  return async () => {
-    running = false;
-    await done;
-    return peaks;
+  return {
+    stop: async () => {
+      running = false;
+      await done;
+      return peaks;
+    },
+    peaks: () => ({ ...peaks }),
+    lowestAvailableMiB: () => lowestAvailableMiB,
   };
 }
+
+/** The cores each part used on average over `ms`, from CPU seconds read before and after. */
+const coresUsed = (before: Record<string, number>, after: Record<string, number>, ms: number) =>
+  Object.fromEntries(Object.keys(after).map((k) => [k, round((after[k]! - (before[k] ?? 0)) / (ms / 1000), 3)]));
+
+/** Where each cluster's current step stood when last looked at: what a run that stopped short records. */
+type Progress = Record<string, { step: string; seconds: number; done: boolean; machinesOnHost?: number; at?: string }>;
 
 /**
  * How long one step may take before the run is called stuck: an hour, or a second per machine of the fleet when
@@ -114,26 +132,41 @@ function memoryWatcher(groupsNow: () => Promise<Record<string, number[]>>) {
  */
 const stepLimitMs = Math.max(3_600_000, count * workers * 1000);
 
-/** Waits until `done` holds for the cluster's summary; returns seconds since `since`. Logs every minute. */
+/**
+ * Waits until `done` holds for the cluster's summary; returns seconds since `since`. Logs and records its progress
+ * (the machines on the host every minute); stops the run when the host's memory runs low.
+ */
 async function settle(
   client: CaptClient,
   name: string,
   since: number,
   what: string,
   done: (s: ClusterStatus) => boolean,
+  watch: { progress: Progress; lowestAvailableMiB: () => number },
 ): Promise<number> {
   let lastLog = Date.now();
   for (const deadline = Date.now() + stepLimitMs; ; await sleep(5000)) {
     const s = await client.clusterSummary('default', name).catch(() => undefined);
-    if (s && done(s)) return (Date.now() - since) / 1000;
+    const seconds = Math.round((Date.now() - since) / 1000);
+    if (s && done(s)) {
+      watch.progress[name] = { step: what, seconds, done: true };
+      return (Date.now() - since) / 1000;
+    }
     const md = s?.machineDeployments[0];
     if (s?.phase === 'Failed' || (md?.failedMachines ?? 0) > 0) throw new Error(`${name}: ${what} failed: ${s?.step}`);
     if (Date.now() > deadline)
       throw new Error(`${name}: ${what} did not finish within ${stepLimitMs / 60_000} min: ${s?.step}`);
+    if (watch.lowestAvailableMiB() < memoryFloorMiB)
+      throw new Error(
+        `memory ran out: ${watch.lowestAvailableMiB()} MiB available (the run stops below ${memoryFloorMiB})`,
+      );
+    const machinesOnHost = watch.progress[name]?.step === what ? watch.progress[name]?.machinesOnHost : undefined;
+    watch.progress[name] = { step: what, seconds, done: false, machinesOnHost, at: s?.step };
     if (Date.now() - lastLog > 60_000) {
       lastLog = Date.now();
       const onHost = (await readdir(machinesDir(clusterDir('default', name))).catch(() => [])).length;
-      console.log(`${name} ${what}: ${Math.round((Date.now() - since) / 1000)} s, ${onHost} machines on the host`);
+      watch.progress[name]!.machinesOnHost = onHost;
+      console.log(`${name} ${what}: ${seconds} s, ${onHost} machines on the host`);
     }
   }
 }
@@ -160,12 +193,6 @@ async function main(): Promise<void> {
   await h.start();
   const client = await CaptClient.connect({ address: h.env.address });
   const groups = () => processGroups(h.worker!.pid, topology);
-  const stopMemory = memoryWatcher(groups);
-  const { stop, letGo } = stopOnSignal("capt's stack and the fleet's machines", async () => {
-    await stopMemory();
-    await client.close();
-    await h.stop();
-  });
   // 1000 nodes need more /24 node ranges than the quickstart's /16 pod network holds; surge 10% as at scale.
   const text = (await readFile(join(root, 'examples/quickstart.yaml'), 'utf8')).replace(
     'maxSurge: 1',
@@ -181,8 +208,46 @@ async function main(): Promise<void> {
       ? `production topology: ${temporalNodes} server processes on one PostgreSQL, behind the frontend proxy`
       : 'dev server',
   };
+  const memory = memoryWatcher(groups);
+  const progress: Progress = {};
+  const watch = { progress, lowestAvailableMiB: memory.lowestAvailableMiB };
+  let step = 'start';
+  let finished = false;
+  const mark = async () => ({ at: Date.now(), host: await hostCpuTicks(), parts: await cpuByPart(await groups()) });
+  let stepStarted = await mark();
+  const begin = async (next: string) => {
+    step = next;
+    stepStarted = await mark();
+  };
+  // A run that stops short (a step failed or ran out of time, memory ran low, or it was interrupted) still records
+  // how far each cluster got and what the host had left: that is what ran out first.
+  const recordStop = async (reason: string) => {
+    if (finished) return;
+    finished = true;
+    Object.assign(result, {
+      machines,
+      stopped: {
+        during: step,
+        reason,
+        afterSeconds: Math.round((Date.now() - stepStarted.at) / 1000),
+        hostCpuBusy: busyShare(stepStarted.host, await hostCpuTicks()),
+        coresByPart: coresUsed(stepStarted.parts, await cpuByPart(await groups()), Date.now() - stepStarted.at),
+        lowestAvailableMiB: memory.lowestAvailableMiB(),
+        progress,
+      },
+      peakMemoryMiB: memory.peaks(),
+    });
+    await writeResult(resultName, result);
+  };
+  const { stop, letGo } = stopOnSignal("capt's stack and the fleet's machines", async () => {
+    await recordStop('interrupted');
+    await memory.stop();
+    await client.close();
+    await h.stop();
+  });
   try {
-    const cpuStart = await cpuByPart(await groups());
+    await begin('create');
+    const cpuStart = stepStarted.parts;
     const started = Date.now();
     const perCluster = await Promise.all(
       names.map(async (name) => {
@@ -194,10 +259,11 @@ async function main(): Promise<void> {
         }) as [ClusterModel];
         const applied = Date.now();
         await client.apply([model]);
-        return settle(client, name, applied, 'create', workersSettled(0));
+        return settle(client, name, applied, 'create', workersSettled(0), watch);
       }),
     );
     const allRunning = (Date.now() - started) / 1000;
+    const busy: Record<string, number> = { create: busyShare(stepStarted.host, await hostCpuTicks()) };
     const cpuCreate = await cpuByPart(await groups());
     console.log(`create: ${machines} workers in ${count} clusters Running in ${allRunning} s`);
     // Apply -> first activity started, read from each cluster workflow's history.
@@ -209,20 +275,23 @@ async function main(): Promise<void> {
       latencies.push(ms(firstActivity.eventTime) - ms(start.eventTime));
     }
 
+    await begin('rollout');
     const rolloutStarted = Date.now();
     const perClusterRollout = await Promise.all(
       names.map(async (name) => {
         const asked = Date.now();
         const before = (await client.clusterSummary('default', name)).machineDeployments[0]!.revision;
         await runCaptOk({ TEMPORAL_ADDRESS: h.env.address }, 'rollout', 'restart', `machinedeployment/${name}-md-0`);
-        return settle(client, name, asked, 'rollout', workersSettled(before));
+        return settle(client, name, asked, 'rollout', workersSettled(before), watch);
       }),
     );
     const rollout = (Date.now() - rolloutStarted) / 1000;
+    busy.rollout = busyShare(stepStarted.host, await hostCpuTicks());
     const cpuRollout = await cpuByPart(await groups());
     console.log(`rollout: ${machines} workers replaced in ${rollout} s`);
     const databaseBytes = topology ? await databaseSize(topology) : undefined;
 
+    await begin('delete');
     const deleteStarted = Date.now();
     await Promise.all(
       names.map(async (name) => {
@@ -231,6 +300,8 @@ async function main(): Promise<void> {
       }),
     );
     const deleteAll = (Date.now() - deleteStarted) / 1000;
+    busy.delete = busyShare(stepStarted.host, await hostCpuTicks());
+    await begin('measure');
     const histories = await measureHistories(h.env.client);
     let machineRuns = 0;
     for await (const wf of h.env.client.workflow.list()) if (wf.workflowId.startsWith('machine/')) machineRuns++;
@@ -248,12 +319,14 @@ async function main(): Promise<void> {
         deleteAll,
       },
       machinesPerSecond: { create: round(machines / allRunning, 2), rollout: round(machines / rollout, 2) },
+      hostCpuBusy: busy,
       applyToFirstActivityMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
       cpuSecondsPerMachine: {
         created: per(cpuCreate, cpuStart, machines),
         replaced: per(cpuRollout, cpuCreate, machines),
       },
-      peakMemoryMiB: await stopMemory(),
+      peakMemoryMiB: await memory.stop(),
+      lowestAvailableMiB: memory.lowestAvailableMiB(),
       ...(databaseBytes ? { postgresDataMiB: Math.round(databaseBytes / 2 ** 20) } : {}),
       histories: {
         runs: histories.runs,
@@ -270,6 +343,10 @@ async function main(): Promise<void> {
         processes: (await processesMentioning([join(h.home, 'local')])).length,
       },
     });
+    finished = true;
+  } catch (err) {
+    await recordStop(err instanceof Error ? err.message : String(err));
+    throw err;
   } finally {
     await stop();
     letGo();
