@@ -27,10 +27,12 @@ import { cpuSecondsOf, processesByPart, pssMiB, rssMiB, withDescendants } from '
  * A fleet: N clusters of 1 control plane + W workers applied at once, every MachineDeployment rolled out at once
  * (`capt rollout restart`, maxSurge 10%), then every cluster deleted. Each control plane is a real etcd, apiserver,
  * controller-manager and scheduler (about half a GiB).
- *   node dist/bench/capt-fleet.bench.js N [--workers W] [--temporal-nodes T]
+ *   node dist/bench/capt-fleet.bench.js N [--workers W] [--temporal-nodes T] [--rollout-minutes M]
  * W defaults to 2. With `--temporal-nodes T` Temporal is the production topology (PostgreSQL, T server processes
  * behind the frontend proxy) instead of the dev server. Writes bench/results/capt-fleet-N.json, or
  * capt-fleet-N-x-W[-temporal-T].json when W or T is given; a run that stops short writes it too, with `stopped`.
+ * With `--rollout-minutes M` a rollout not done after M minutes is measured as far as it got (machines replaced,
+ * per cluster) and the fleet is deleted mid-rollout: a fleet whose rollout outlasts the session still shows its pace.
  */
 const args = process.argv.slice(2);
 function option(name: string): number | undefined {
@@ -43,6 +45,7 @@ function option(name: string): number | undefined {
 const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 20);
 const workers = option('--workers') ?? 2;
 const temporalNodes = option('--temporal-nodes');
+const rolloutMinutes = option('--rollout-minutes');
 const resultName =
   args.includes('--workers') || temporalNodes
     ? `capt-fleet-${count}-x-${workers}${temporalNodes ? `-temporal-${temporalNodes}` : ''}`
@@ -119,12 +122,26 @@ function memoryWatcher(groupsNow: () => Promise<Record<string, number[]>>) {
   };
 }
 
+/** CPU seconds per machine for each part, from CPU seconds read before and after. */
+const per = (before: Record<string, number>, after: Record<string, number>, n: number) =>
+  Object.fromEntries(Object.keys(after).map((k) => [k, round((after[k]! - (before[k] ?? 0)) / n)]));
+
 /** The cores each part used on average over `ms`, from CPU seconds read before and after. */
 const coresUsed = (before: Record<string, number>, after: Record<string, number>, ms: number) =>
   Object.fromEntries(Object.keys(after).map((k) => [k, round((after[k]! - (before[k] ?? 0)) / (ms / 1000), 3)]));
 
 /** Where each cluster's current step stood when last looked at: what a run that stopped short records. */
-type Progress = Record<string, { step: string; seconds: number; done: boolean; machinesOnHost?: number; at?: string }>;
+type Progress = Record<
+  string,
+  { step: string; seconds: number; done: boolean; machinesOnHost?: number; updatedWorkers?: number; at?: string }
+>;
+
+/** The cluster's workers Running on its MachineDeployment's current template (undefined if it does not answer). */
+const updatedWorkers = (client: CaptClient, name: string) =>
+  client
+    .ownerStatus('machinedeployment', 'default', `${name}-md-0`)
+    .then((s) => s.updatedReplicas)
+    .catch(() => undefined);
 
 /**
  * How long one step may take before the run is called stuck: an hour, or a second per machine of the fleet when
@@ -133,8 +150,9 @@ type Progress = Record<string, { step: string; seconds: number; done: boolean; m
 const stepLimitMs = Math.max(3_600_000, count * workers * 1000);
 
 /**
- * Waits until `done` holds for the cluster's summary; returns seconds since `since`. Logs and records its progress
- * (the machines on the host every minute); stops the run when the host's memory runs low.
+ * Waits until `done` holds for the cluster's summary; returns seconds since `since`, or undefined once `shortAfterMs`
+ * has passed (without it, passing the step's limit fails the run). Logs and records its progress (the machines on the
+ * host and the workers updated every minute); stops the run when the host's memory runs low.
  */
 async function settle(
   client: CaptClient,
@@ -143,9 +161,10 @@ async function settle(
   what: string,
   done: (s: ClusterStatus) => boolean,
   watch: { progress: Progress; lowestAvailableMiB: () => number },
-): Promise<number> {
+  shortAfterMs?: number,
+): Promise<number | undefined> {
   let lastLog = Date.now();
-  for (const deadline = Date.now() + stepLimitMs; ; await sleep(5000)) {
+  for (const deadline = since + (shortAfterMs ?? stepLimitMs); ; await sleep(5000)) {
     const s = await client.clusterSummary('default', name).catch(() => undefined);
     const seconds = Math.round((Date.now() - since) / 1000);
     if (s && done(s)) {
@@ -154,19 +173,21 @@ async function settle(
     }
     const md = s?.machineDeployments[0];
     if (s?.phase === 'Failed' || (md?.failedMachines ?? 0) > 0) throw new Error(`${name}: ${what} failed: ${s?.step}`);
+    if (Date.now() > deadline && shortAfterMs !== undefined) return undefined;
     if (Date.now() > deadline)
       throw new Error(`${name}: ${what} did not finish within ${stepLimitMs / 60_000} min: ${s?.step}`);
     if (watch.lowestAvailableMiB() < memoryFloorMiB)
       throw new Error(
         `memory ran out: ${watch.lowestAvailableMiB()} MiB available (the run stops below ${memoryFloorMiB})`,
       );
-    const machinesOnHost = watch.progress[name]?.step === what ? watch.progress[name]?.machinesOnHost : undefined;
-    watch.progress[name] = { step: what, seconds, done: false, machinesOnHost, at: s?.step };
+    const last = watch.progress[name]?.step === what ? watch.progress[name] : undefined;
+    watch.progress[name] = { ...last, step: what, seconds, done: false, at: s?.step };
     if (Date.now() - lastLog > 60_000) {
       lastLog = Date.now();
       const onHost = (await readdir(machinesDir(clusterDir('default', name))).catch(() => [])).length;
-      watch.progress[name]!.machinesOnHost = onHost;
-      console.log(`${name} ${what}: ${seconds} s, ${onHost} machines on the host`);
+      const updated = await updatedWorkers(client, name);
+      Object.assign(watch.progress[name]!, { machinesOnHost: onHost, updatedWorkers: updated });
+      console.log(`${name} ${what}: ${seconds} s, ${onHost} machines on the host, ${updated} workers updated`);
     }
   }
 }
@@ -259,11 +280,10 @@ async function main(): Promise<void> {
         }) as [ClusterModel];
         const applied = Date.now();
         await client.apply([model]);
-        return settle(client, name, applied, 'create', workersSettled(0), watch);
+        return (await settle(client, name, applied, 'create', workersSettled(0), watch))!;
       }),
     );
     const allRunning = (Date.now() - started) / 1000;
-    const busy: Record<string, number> = { create: busyShare(stepStarted.host, await hostCpuTicks()) };
     const cpuCreate = await cpuByPart(await groups());
     console.log(`create: ${machines} workers in ${count} clusters Running in ${allRunning} s`);
     // Apply -> first activity started, read from each cluster workflow's history.
@@ -274,6 +294,27 @@ async function main(): Promise<void> {
       const firstActivity = history.events!.find((e) => e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_STARTED)!;
       latencies.push(ms(firstActivity.eventTime) - ms(start.eventTime));
     }
+    // Each step's figures are recorded as it ends, so a run that stops later keeps them.
+    const seconds: Record<string, number> = {
+      allRunning,
+      clusterP50: percentile(perCluster, 50),
+      clusterP95: percentile(perCluster, 95),
+    };
+    const perSecond: Record<string, number> = { create: round(machines / allRunning, 2) };
+    const cpuPerMachine: Record<string, Record<string, number>> = { created: per(cpuStart, cpuCreate, machines) };
+    const busy: Record<string, number> = { create: busyShare(stepStarted.host, await hostCpuTicks()) };
+    const cores: Record<string, Record<string, number>> = {
+      create: coresUsed(cpuStart, cpuCreate, allRunning * 1000),
+    };
+    Object.assign(result, {
+      machines,
+      seconds,
+      machinesPerSecond: perSecond,
+      hostCpuBusy: busy,
+      coresByPart: cores,
+      applyToFirstActivityMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+      cpuSecondsPerMachine: cpuPerMachine,
+    });
 
     await begin('rollout');
     const rolloutStarted = Date.now();
@@ -282,14 +323,40 @@ async function main(): Promise<void> {
         const asked = Date.now();
         const before = (await client.clusterSummary('default', name)).machineDeployments[0]!.revision;
         await runCaptOk({ TEMPORAL_ADDRESS: h.env.address }, 'rollout', 'restart', `machinedeployment/${name}-md-0`);
-        return settle(client, name, asked, 'rollout', workersSettled(before), watch);
+        const shortAfterMs = rolloutMinutes && rolloutStarted + rolloutMinutes * 60_000 - asked;
+        return settle(client, name, asked, 'rollout', workersSettled(before), watch, shortAfterMs);
       }),
     );
     const rollout = (Date.now() - rolloutStarted) / 1000;
-    busy.rollout = busyShare(stepStarted.host, await hostCpuTicks());
     const cpuRollout = await cpuByPart(await groups());
-    console.log(`rollout: ${machines} workers replaced in ${rollout} s`);
-    const databaseBytes = topology ? await databaseSize(topology) : undefined;
+    const finishedRollouts = perClusterRollout.filter((t): t is number => t !== undefined);
+    // A rollout stopped short counts the workers it had replaced: Running on the new template.
+    const replacedPerCluster = await Promise.all(
+      names.map(async (name, i) => (perClusterRollout[i] !== undefined ? workers : await updatedWorkers(client, name))),
+    );
+    const replaced = replacedPerCluster.reduce<number>((sum, n) => sum + (n ?? 0), 0);
+    console.log(`rollout: ${replaced} of ${machines} workers replaced in ${rollout} s`);
+    Object.assign(seconds, {
+      rolloutAll: rollout,
+      ...(finishedRollouts.length === count
+        ? {
+            rolloutClusterP50: percentile(finishedRollouts, 50),
+            rolloutClusterP95: percentile(finishedRollouts, 95),
+          }
+        : {}),
+    });
+    if (finishedRollouts.length < count)
+      result.rolloutStoppedShort = {
+        afterMinutes: rolloutMinutes,
+        replaced,
+        clustersDone: finishedRollouts.length,
+        replacedPerCluster: Object.fromEntries(names.map((name, i) => [name, replacedPerCluster[i] ?? null])),
+      };
+    perSecond.rollout = round(replaced / rollout, 2);
+    cpuPerMachine.replaced = per(cpuCreate, cpuRollout, Math.max(1, replaced));
+    busy.rollout = busyShare(stepStarted.host, await hostCpuTicks());
+    cores.rollout = coresUsed(cpuCreate, cpuRollout, rollout * 1000);
+    if (topology) result.postgresDataMiB = Math.round((await databaseSize(topology)) / 2 ** 20);
 
     await begin('delete');
     const deleteStarted = Date.now();
@@ -299,35 +366,15 @@ async function main(): Promise<void> {
         await client.waitForDeletion('default', name, () => undefined, stepLimitMs);
       }),
     );
-    const deleteAll = (Date.now() - deleteStarted) / 1000;
+    seconds.deleteAll = (Date.now() - deleteStarted) / 1000;
     busy.delete = busyShare(stepStarted.host, await hostCpuTicks());
     await begin('measure');
     const histories = await measureHistories(h.env.client);
     let machineRuns = 0;
     for await (const wf of h.env.client.workflow.list()) if (wf.workflowId.startsWith('machine/')) machineRuns++;
-    const per = (after: Record<string, number>, before: Record<string, number>, n: number) =>
-      Object.fromEntries(Object.keys(after).map((k) => [k, round((after[k]! - (before[k] ?? 0)) / n)]));
     Object.assign(result, {
-      machines,
-      seconds: {
-        allRunning,
-        clusterP50: percentile(perCluster, 50),
-        clusterP95: percentile(perCluster, 95),
-        rolloutAll: rollout,
-        rolloutClusterP50: percentile(perClusterRollout, 50),
-        rolloutClusterP95: percentile(perClusterRollout, 95),
-        deleteAll,
-      },
-      machinesPerSecond: { create: round(machines / allRunning, 2), rollout: round(machines / rollout, 2) },
-      hostCpuBusy: busy,
-      applyToFirstActivityMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
-      cpuSecondsPerMachine: {
-        created: per(cpuCreate, cpuStart, machines),
-        replaced: per(cpuRollout, cpuCreate, machines),
-      },
       peakMemoryMiB: await memory.stop(),
       lowestAvailableMiB: memory.lowestAvailableMiB(),
-      ...(databaseBytes ? { postgresDataMiB: Math.round(databaseBytes / 2 ** 20) } : {}),
       histories: {
         runs: histories.runs,
         maxEvents: histories.maxHistoryEvents,
