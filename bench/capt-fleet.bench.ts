@@ -136,11 +136,14 @@ type Progress = Record<
   { step: string; seconds: number; done: boolean; machinesOnHost?: number; updatedWorkers?: number; at?: string }
 >;
 
-/** The cluster's workers Running on its MachineDeployment's current template (undefined if it does not answer). */
+/**
+ * The cluster's workers ready on its MachineDeployment's current template (undefined if it does not answer): its
+ * newest MachineSet's ready machines (updatedReplicas counts the ones still provisioning too, as Cluster API's).
+ */
 const updatedWorkers = (client: CaptClient, name: string) =>
   client
     .ownerStatus('machinedeployment', 'default', `${name}-md-0`)
-    .then((s) => s.updatedReplicas)
+    .then((s) => s.machineSets?.at(-1)?.ready)
     .catch(() => undefined);
 
 /**
