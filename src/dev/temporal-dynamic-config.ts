@@ -17,17 +17,6 @@ export const captDynamicConfig = {
   'history.cacheNonUserContextLockTimeout': '2s',
 } as const;
 
-/**
- * What the production topology's servers get besides: one partition per task queue. With four (the default) on three
- * nodes, 10,000 machines applied at once left thousands of first workflow tasks in the backlog of capt-core's
- * unversioned non-root partitions, which the worker's versioned pollers never drained (bench/README, 10 x 1,000);
- * one partition carries far more than capt's tens of tasks a second.
- */
-export const topologyDynamicConfig = {
-  'matching.numTaskqueueReadPartitions': 1,
-  'matching.numTaskqueueWritePartitions': 1,
-} as const;
-
 /** `--dynamic-config-value KEY=JSON` arguments for `temporal server start-dev`. */
 export const devServerDynamicConfigArgs = (): string[] =>
   Object.entries(captDynamicConfig).flatMap(([key, value]) => [

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { captDynamicConfig, topologyDynamicConfig } from './temporal-dynamic-config';
+import { captDynamicConfig } from './temporal-dynamic-config';
 
 /** Temporal's four services, each with a gRPC and a membership (ringpop) port. */
 export const temporalServices = ['frontend', 'history', 'matching', 'worker'] as const;
@@ -84,11 +84,6 @@ export function temporalServerConfigYaml(input: TemporalServerConfigInput): stri
 /** captDynamicConfig in the file format the server polls: each key a list of constrained values. */
 export function temporalDynamicConfigYaml(): string {
   return stringify(
-    Object.fromEntries(
-      Object.entries({ ...captDynamicConfig, ...topologyDynamicConfig }).map(([key, value]) => [
-        key,
-        [{ value, constraints: {} }],
-      ]),
-    ),
+    Object.fromEntries(Object.entries(captDynamicConfig).map(([key, value]) => [key, [{ value, constraints: {} }]])),
   );
 }

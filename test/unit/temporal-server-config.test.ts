@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { captDynamicConfig, topologyDynamicConfig } from '../../src/dev/temporal-dynamic-config';
+import { captDynamicConfig } from '../../src/dev/temporal-dynamic-config';
 import {
   historyShards,
   maxServicePort,
@@ -34,14 +34,12 @@ test('the server config puts every service on loopback and both stores in Postgr
   assert.equal(config.dynamicConfigClient.filepath, '/x/dc.yaml');
 });
 
-test('the dynamic config file holds what the dev server gets by flags, and one partition per task queue', () => {
+test('the dynamic config file holds what the dev server gets by flags', () => {
   const file = parse(temporalDynamicConfigYaml());
   assert.deepEqual(
     Object.fromEntries(Object.entries(file).map(([k, v]) => [k, (v as { value: unknown }[])[0]!.value])),
-    { ...captDynamicConfig, ...topologyDynamicConfig },
+    captDynamicConfig,
   );
-  assert.equal(file['matching.numTaskqueueReadPartitions'][0].value, 1);
-  assert.equal(file['matching.numTaskqueueWritePartitions'][0].value, 1);
 });
 
 test("service ports are picked below 32768, where the schema's smallint keeps them", async () => {
