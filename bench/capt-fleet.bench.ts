@@ -122,13 +122,13 @@ function memoryWatcher(groupsNow: () => Promise<Record<string, number[]>>) {
   };
 }
 
-/** CPU seconds per machine for each part, from CPU seconds read before and after. */
-const per = (before: Record<string, number>, after: Record<string, number>, n: number) =>
-  Object.fromEntries(Object.keys(after).map((k) => [k, round((after[k]! - (before[k] ?? 0)) / n)]));
-
-/** The cores each part used on average over `ms`, from CPU seconds read before and after. */
+/** Each part's CPU seconds between two readings, divided by `n`: per machine, or per second (cores used). */
+const perPart = (before: Record<string, number>, after: Record<string, number>, n: number, digits = 4) =>
+  Object.fromEntries(Object.keys(after).map((k) => [k, round((after[k]! - (before[k] ?? 0)) / n, digits)]));
+const per = (before: Record<string, number>, after: Record<string, number>, machines: number) =>
+  perPart(before, after, machines);
 const coresUsed = (before: Record<string, number>, after: Record<string, number>, ms: number) =>
-  Object.fromEntries(Object.keys(after).map((k) => [k, round((after[k]! - (before[k] ?? 0)) / (ms / 1000), 3)]));
+  perPart(before, after, ms / 1000, 3);
 
 /** Where each cluster's current step stood when last looked at: what a run that stopped short records. */
 type Progress = Record<
@@ -140,7 +140,7 @@ type Progress = Record<
  * The cluster's workers ready on its MachineDeployment's current template (undefined if it does not answer): its
  * newest MachineSet's ready machines (updatedReplicas counts the ones still provisioning too, as Cluster API's).
  */
-const updatedWorkers = (client: CaptClient, name: string) =>
+const readyOnNewestSet = (client: CaptClient, name: string) =>
   client
     .ownerStatus('machinedeployment', 'default', `${name}-md-0`)
     .then((s) => s.machineSets?.at(-1)?.ready)
@@ -188,7 +188,7 @@ async function settle(
     if (Date.now() - lastLog > 60_000) {
       lastLog = Date.now();
       const onHost = (await readdir(machinesDir(clusterDir('default', name))).catch(() => [])).length;
-      const updated = await updatedWorkers(client, name);
+      const updated = await readyOnNewestSet(client, name);
       Object.assign(watch.progress[name]!, { machinesOnHost: onHost, updatedWorkers: updated });
       console.log(`${name} ${what}: ${seconds} s, ${onHost} machines on the host, ${updated} workers updated`);
     }
@@ -243,6 +243,7 @@ async function main(): Promise<void> {
     step = next;
     stepStarted = await mark();
   };
+  const busySinceStepBegan = async () => busyShare(stepStarted.host, await hostCpuTicks());
   // A run that stops short (a step failed or ran out of time, memory ran low, or it was interrupted) still records
   // how far each cluster got and what the host had left: that is what ran out first.
   const recordStop = async (reason: string) => {
@@ -254,7 +255,7 @@ async function main(): Promise<void> {
         during: step,
         reason,
         afterSeconds: Math.round((Date.now() - stepStarted.at) / 1000),
-        hostCpuBusy: busyShare(stepStarted.host, await hostCpuTicks()),
+        hostCpuBusy: await busySinceStepBegan(),
         coresByPart: coresUsed(stepStarted.parts, await cpuByPart(await groups()), Date.now() - stepStarted.at),
         lowestAvailableMiB: memory.lowestAvailableMiB(),
         progress,
@@ -305,7 +306,7 @@ async function main(): Promise<void> {
     };
     const perSecond: Record<string, number> = { create: round(machines / allRunning, 2) };
     const cpuPerMachine: Record<string, Record<string, number>> = { created: per(cpuStart, cpuCreate, machines) };
-    const busy: Record<string, number> = { create: busyShare(stepStarted.host, await hostCpuTicks()) };
+    const busy: Record<string, number> = { create: await busySinceStepBegan() };
     const cores: Record<string, Record<string, number>> = {
       create: coresUsed(cpuStart, cpuCreate, allRunning * 1000),
     };
@@ -335,7 +336,9 @@ async function main(): Promise<void> {
     const finishedRollouts = perClusterRollout.filter((t): t is number => t !== undefined);
     // A rollout stopped short counts the workers it had replaced: Running on the new template.
     const replacedPerCluster = await Promise.all(
-      names.map(async (name, i) => (perClusterRollout[i] !== undefined ? workers : await updatedWorkers(client, name))),
+      names.map(async (name, i) =>
+        perClusterRollout[i] !== undefined ? workers : await readyOnNewestSet(client, name),
+      ),
     );
     const replaced = replacedPerCluster.reduce<number>((sum, n) => sum + (n ?? 0), 0);
     console.log(`rollout: ${replaced} of ${machines} workers replaced in ${rollout} s`);
@@ -357,7 +360,7 @@ async function main(): Promise<void> {
       };
     perSecond.rollout = round(replaced / rollout, 2);
     cpuPerMachine.replaced = per(cpuCreate, cpuRollout, Math.max(1, replaced));
-    busy.rollout = busyShare(stepStarted.host, await hostCpuTicks());
+    busy.rollout = await busySinceStepBegan();
     cores.rollout = coresUsed(cpuCreate, cpuRollout, rollout * 1000);
     if (topology) result.postgresDataMiB = Math.round((await databaseSize(topology)) / 2 ** 20);
 
@@ -370,7 +373,7 @@ async function main(): Promise<void> {
       }),
     );
     seconds.deleteAll = (Date.now() - deleteStarted) / 1000;
-    busy.delete = busyShare(stepStarted.host, await hostCpuTicks());
+    busy.delete = await busySinceStepBegan();
     await begin('measure');
     const histories = await measureHistories(h.env.client);
     let machineRuns = 0;
