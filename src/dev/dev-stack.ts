@@ -21,6 +21,7 @@ import {
 } from './management-api';
 import { tenantRolesApplied } from '../management-api/tenant-roles';
 import { toolPaths } from '../tools';
+import { reservePorts } from '../util/free-port';
 import { isListening } from '../util/listening';
 import { logTail, runningPid, startDetached, stopProcess } from '../util/processes';
 
@@ -136,6 +137,8 @@ export async function devStart(
   const port = opts.port ?? 7233;
   const uiPort = opts.uiPort ?? 8233;
   const codec = codecEndpoint(opts.codecPort ?? defaultCodecPort);
+  // The ports the stack's servers are told to use are free now, but the ports it picks for others must not take them.
+  reservePorts([port, uiPort, opts.codecPort, opts.apiPort, opts.metricsPort].filter((p) => p !== undefined));
   const before = await devStatus(opts);
   const nothingRan = [before.temporal, before.managementApi, before.codecServer, before.worker, before.bridge].every(
     (pid) => pid === undefined,

@@ -31,6 +31,16 @@ export function portRange(env: NodeJS.ProcessEnv = process.env): { low: number; 
 // The ports this process handed out last, whose servers may not listen yet: picks close together never repeat one.
 const handedOut = new Set<number>();
 const rememberedPicks = 64;
+// Ports named by configuration for servers not started yet: no pick in this process returns one.
+const reserved = new Set<number>();
+
+/**
+ * Keeps every later pick in this process off `ports`, which configuration assigns to servers that may not listen yet
+ * (a dev stack's CAPT_DEV_PORT, say): otherwise one of its own picks could take the port first.
+ */
+export function reservePorts(ports: Iterable<number>): void {
+  for (const port of ports) reserved.add(port);
+}
 
 /** A free port in [`low`, `high`] (within CAPT_PORT_RANGE), for programs that cannot take the kernel's picks. */
 export async function freePortBetween(low: number, high: number, host = '127.0.0.1'): Promise<number> {
@@ -42,7 +52,7 @@ export async function freePortBetween(low: number, high: number, host = '127.0.0
     );
   for (let attempt = 0; attempt < 100; attempt++) {
     const candidate = from + Math.floor(Math.random() * (to - from + 1));
-    if (handedOut.has(candidate)) continue;
+    if (handedOut.has(candidate) || reserved.has(candidate)) continue;
     const port = await bindable(host, candidate).catch(() => undefined);
     if (port) {
       handedOut.add(port);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { afterEach, test } from 'node:test';
-import { freePort, freePortBetween, portRange } from '../../src/util/free-port';
+import { freePort, freePortBetween, portRange, reservePorts } from '../../src/util/free-port';
 
 const saved = process.env.CAPT_PORT_RANGE;
 afterEach(() => {
@@ -45,4 +45,14 @@ test('a span CAPT_PORT_RANGE does not overlap is refused, saying so', async () =
     freePortBetween(10_000, 32_767),
     /CAPT_PORT_RANGE=40000-40099 leaves no port between 10000 and 32767/,
   );
+});
+
+test('a port reserved for a server not started yet is never picked, though it is free', async () => {
+  process.env.CAPT_PORT_RANGE = '23100-23103';
+  reservePorts([23100, 23102]);
+  const picks = new Set<number>();
+  // The two unreserved ports, then none: a reserved port is not offered even when nothing else is left.
+  for (let i = 0; i < 2; i++) picks.add(await freePort());
+  assert.deepEqual([...picks].sort(), [23101, 23103]);
+  await assert.rejects(freePort(), /no free TCP port between 23100 and 23103/);
 });
