@@ -21,6 +21,7 @@ import { startTemporalCluster, type PostgresTemporal } from '../test/fixtures/te
 import { resultHeader, runBenchmark, writeResult } from './bench-result';
 import { busyShare, hostCpuTicks, memAvailableMiB } from './host-usage';
 import { stopOnSignal } from './stop-on-signal';
+import { workerPolling } from './worker-polling';
 import { cpuSecondsOf, processesByPart, pssMiB, rssMiB, withDescendants } from './process-usage';
 
 /**
@@ -212,6 +213,9 @@ async function main(): Promise<void> {
   let topology: PostgresTemporal | undefined;
   const h = new MachineHarness(undefined, {
     guard: false,
+    // The worker's metrics say whether it polls and has free slots when machines wait; gauges as often as in production.
+    metrics: true,
+    workerEnv: { CAPT_FLEET_GAUGES_SECONDS: '30' },
     ...(temporalNodes ? { temporal: async () => (topology = await startTemporalCluster(temporalNodes)).env } : {}),
   });
   await h.start();
@@ -258,12 +262,17 @@ async function main(): Promise<void> {
         hostCpuBusy: await busySinceStepBegan(),
         coresByPart: coresUsed(stepStarted.parts, await cpuByPart(await groups()), Date.now() - stepStarted.at),
         lowestAvailableMiB: memory.lowestAvailableMiB(),
+        worker: await workerPolling(h.metricsUrl!),
         progress,
       },
       peakMemoryMiB: memory.peaks(),
     });
     await writeResult(resultName, result);
   };
+  const pollingLog = setInterval(
+    () => void workerPolling(h.metricsUrl!).then((w) => console.log(`worker: ${JSON.stringify(w)}`)),
+    60_000,
+  );
   const { stop, letGo } = stopOnSignal("capt's stack and the fleet's machines", async () => {
     await recordStop('interrupted');
     await memory.stop();
@@ -401,6 +410,7 @@ async function main(): Promise<void> {
     await recordStop(err instanceof Error ? err.message : String(err));
     throw err;
   } finally {
+    clearInterval(pollingLog);
     await stop();
     letGo();
   }
