@@ -35,6 +35,14 @@ export interface WorkerOptions {
  */
 const maxConcurrentActivityTaskExecutions = 400;
 
+/**
+ * Workflow tasks one workflow queue's worker has open at once (the SDK's default is 40), and local activities it runs
+ * at once (the SDK's 100). A machine's task stays open while its report reaches the owner (a local activity, a second
+ * or two under load), so most of these slots wait rather than work: with 40, a fleet of 10 x 1,000 held them all, stopped polling, and left machines' first tasks
+ * minutes in Temporal's backlog (bench/README, "10 clusters of 1,000 workers").
+ */
+export const maxConcurrentWorkflowTasks = 200;
+
 /** The workers of one process, all of one build. */
 export interface CaptWorkers {
   workers: Worker[];
@@ -71,6 +79,7 @@ export async function createWorkers(opts: WorkerOptions): Promise<CaptWorkers> {
     dataConverter,
     workerDeploymentOptions,
   };
+  const cached = opts.maxCachedWorkflows ?? defaultMaxCachedWorkflows;
   if (opts.core ?? true) {
     // One bundle for both queues: each worker serves every workflow type, so runs started before the split still find theirs.
     for (const taskQueue of [coreTaskQueue, ownersTaskQueue])
@@ -80,7 +89,10 @@ export async function createWorkers(opts: WorkerOptions): Promise<CaptWorkers> {
           taskQueue,
           activities: coreActivities,
           workflowBundle,
-          maxCachedWorkflows: opts.maxCachedWorkflows ?? defaultMaxCachedWorkflows,
+          maxCachedWorkflows: cached,
+          // The SDK allows no more open tasks than cached runs. Each open task may wait on one report.
+          maxConcurrentWorkflowTaskExecutions: Math.min(maxConcurrentWorkflowTasks, cached),
+          maxConcurrentLocalActivityExecutions: maxConcurrentWorkflowTasks,
         }),
       );
   }
