@@ -140,7 +140,7 @@ export async function prepareMachineRoot(root: string, hostId: number): Promise<
  * A machine's processes stand in for another host's: at a lower CPU priority, a cluster of them booting
  * never starves the management plane (Temporal, capt's worker) that shares this host with them.
  */
-const machineNiceness = 10;
+export const machineNiceness = 10;
 
 /** The only environment a machine starts with: nothing of the worker's (its keys, its addresses) reaches it. */
 export const machineEnvironment: Record<string, string> = {

@@ -14,7 +14,14 @@ import { clusterEtcdClientTLS } from '../../src/etcd/etcd-client-tls';
 import { LocalProvider } from '../../providers/local/local-provider';
 import { joinWorker } from '../../providers/local/kubeadm/worker-join';
 import { caCertHash, createCertificateAuthority } from '../../src/pki/certificates';
-import { clusterDir, clusterKubeconfigPath, machineDir, machineRoot } from '../../providers/local/layout';
+import {
+  clusterDir,
+  clusterKubeconfigPath,
+  clusterRunDir,
+  machineDir,
+  machineRoot,
+} from '../../providers/local/layout';
+import { runningPid } from '../../src/util/processes';
 import { availableKubernetesVersions, kubectlFor } from '../../src/tools';
 import { LocalClusterDriver } from '../fixtures/local-cluster';
 import { listening, processesMentioning } from '../fixtures/leaks';
@@ -138,7 +145,21 @@ test('one control-plane and two worker machines: kubectl shows three Ready nodes
   );
   const boots = (await readFile(join(machineRoot(mdir), 'var/log/capt-boots.log'), 'utf8')).trim().split('\n');
   assert.equal(boots.length, 1, `cloud-init ran once: ${boots.join(', ')}`);
+  // The cluster stands in for other hosts: its agent (the kubelets) and its machines' processes yield the CPU to
+  // the management plane sharing this host.
+  const agent = await runningPid(clusterRunDir(clusterDir('default', 'alpha')), 'cluster-agent');
+  const [apiserver] = await processesMentioning([`--advertise-address=${machines[0]!.addresses[0]} `]);
+  assert.ok(agent && apiserver, `the agent (${agent}) and the control plane's kube-apiserver run`);
+  // nice adds to the caller's niceness, at most 19.
+  const below = Math.min((await niceness(process.pid)) + 10, 19);
+  assert.deepEqual([await niceness(agent), await niceness(apiserver.pid)], [below, below]);
 });
+
+/** A process's nice value, field 19 of /proc/PID/stat (counted after its parenthesised name). */
+async function niceness(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
 
 test("a Node the node lifecycle controller marked Unknown while its kubelet reports is Ready again within seconds, as a real kubelet's (it reads its Node; it would post status only every 5 minutes otherwise)", async () => {
   const now = new Date().toISOString();
