@@ -110,8 +110,9 @@ export class LocalProvider implements InfrastructureProvider {
     // The agent runs the cluster's kubelets, which stand in for other hosts as its machines do: at their priority.
     await startDetached({
       name: 'cluster-agent',
-      command: 'nice',
-      args: ['-n', String(machineNiceness), process.execPath, join(__dirname, 'cluster-agent-main.js'), dir],
+      command: process.execPath,
+      args: [join(__dirname, 'cluster-agent-main.js'), dir],
+      niceness: machineNiceness,
       stateDir: clusterRunDir(dir),
     });
     return { ready: true, endpoint: record.endpoint, inPlace: localInPlace };
@@ -220,12 +221,10 @@ export class LocalProvider implements InfrastructureProvider {
         `machine ${record.name} was laid out by a capt without user-namespace sandboxes; delete it and create it again`,
       );
     await guardMachineNetwork();
-    const { command, args, env } = await sandboxed(machineRoot(mdir), record.hostId, ['/bin/sh', scriptInMachine]);
+    const sandbox = await sandboxed(machineRoot(mdir), record.hostId, ['/bin/sh', scriptInMachine]);
     await startDetached({
       name: sandboxProcess,
-      command,
-      args,
-      env,
+      ...sandbox,
       inheritEnv: false,
       stateDir: machineHostDir(mdir),
     });

@@ -154,14 +154,11 @@ export async function sandboxed(
   root: string,
   hostId: number,
   argv: string[],
-): Promise<{ command: string; args: string[]; env: Record<string, string> }> {
+): Promise<{ command: string; args: string[]; env: Record<string, string>; niceness: number }> {
   await writeFile(join(root, fstabName), machineMounts(root));
   return {
-    command: 'nice',
+    command: 'unshare',
     args: [
-      '-n',
-      String(machineNiceness),
-      'unshare',
       '--mount',
       '--propagation',
       'private',
@@ -175,5 +172,6 @@ export async function sandboxed(
       ...argv,
     ],
     env: machineEnvironment,
+    niceness: machineNiceness,
   };
 }
