@@ -3,12 +3,14 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import type { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { clusterDir, localRoot, machinesDir } from '../providers/local/layout';
 import { loadManifests } from '../src/api/load-manifests';
 import type { ClusterModel } from '../src/api/model';
 import { CaptClient } from '../src/client/capt-client';
 import type { ClusterStatus } from '../src/contract/cluster';
+import { machineStatusQuery } from '../src/contract/machine-messages';
 import { clusterWorkflowId } from '../src/contract/workflow-ids';
 import { postgresProcess } from '../src/dev/postgres-server';
 import { frontendProxyProcess, temporalNodeProcess } from '../src/dev/postgres-topology';
@@ -164,11 +166,13 @@ async function settle(
   since: number,
   what: string,
   done: (s: ClusterStatus) => boolean,
-  watch: { progress: Progress; lowestAvailableMiB: () => number },
+  watch: { progress: Progress; lowestAvailableMiB: () => number; runOver: () => boolean },
   shortAfterMs?: number,
 ): Promise<number | undefined> {
   let lastLog = Date.now();
   for (const deadline = since + (shortAfterMs ?? stepLimitMs); ; await sleep(5000)) {
+    // Another cluster's failure ended the run: this one's wait ends too, or the process would never exit.
+    if (watch.runOver()) throw new Error(`${name}: ${what}: the run stopped`);
     const s = await client.clusterSummary('default', name).catch(() => undefined);
     const seconds = Math.round((Date.now() - since) / 1000);
     if (s && done(s)) {
@@ -238,9 +242,9 @@ async function main(): Promise<void> {
   };
   const memory = memoryWatcher(groups);
   const progress: Progress = {};
-  const watch = { progress, lowestAvailableMiB: memory.lowestAvailableMiB };
   let step = 'start';
   let finished = false;
+  const watch = { progress, lowestAvailableMiB: memory.lowestAvailableMiB, runOver: () => finished };
   const mark = async () => ({ at: Date.now(), host: await hostCpuTicks(), parts: await cpuByPart(await groups()) });
   let stepStarted = await mark();
   const begin = async (next: string) => {
@@ -263,6 +267,7 @@ async function main(): Promise<void> {
         coresByPart: coresUsed(stepStarted.parts, await cpuByPart(await groups()), Date.now() - stepStarted.at),
         lowestAvailableMiB: memory.lowestAvailableMiB(),
         worker: await workerPolling(h.metricsUrl!),
+        failedMachines: await failedMachines(h.env.client),
         progress,
       },
       peakMemoryMiB: memory.peaks(),
@@ -415,6 +420,22 @@ async function main(): Promise<void> {
     letGo();
   }
   await writeResult(resultName, result);
+}
+
+/** Why the first few Failed machines failed: their step and their False conditions' messages. */
+async function failedMachines(client: Client): Promise<{ name: string; step: string; conditions: string[] }[]> {
+  const found: { name: string; step: string; conditions: string[] }[] = [];
+  try {
+    for await (const w of client.workflow.list({ query: "CaptKind = 'Machine' AND CaptPhase = 'Failed'" })) {
+      const s = await client.workflow.getHandle(w.workflowId).query(machineStatusQuery);
+      const conditions = s.conditions.filter((c) => c.status === 'False').map((c) => `${c.type}: ${c.message ?? ''}`);
+      found.push({ name: s.name, step: s.step, conditions });
+      if (found.length === 3) break;
+    }
+  } catch (err) {
+    found.push({ name: '?', step: `not read: ${(err as Error).message}`, conditions: [] });
+  }
+  return found;
 }
 
 /** The bytes of PostgreSQL's data directory (both of Temporal's databases, its WAL included). */
