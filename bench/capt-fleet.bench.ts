@@ -10,7 +10,6 @@ import { loadManifests } from '../src/api/load-manifests';
 import type { ClusterModel } from '../src/api/model';
 import { CaptClient } from '../src/client/capt-client';
 import type { ClusterStatus } from '../src/contract/cluster';
-import { machineStatusQuery } from '../src/contract/machine-messages';
 import { clusterWorkflowId } from '../src/contract/workflow-ids';
 import { postgresProcess } from '../src/dev/postgres-server';
 import { frontendProxyProcess, temporalNodeProcess } from '../src/dev/postgres-topology';
@@ -422,18 +421,22 @@ async function main(): Promise<void> {
   await writeResult(resultName, result);
 }
 
-/** Why the first few Failed machines failed: their step and their False conditions' messages. */
-async function failedMachines(client: Client): Promise<{ name: string; step: string; conditions: string[] }[]> {
-  const found: { name: string; step: string; conditions: string[] }[] = [];
+/** Why the first few Failed machines failed: the last activity failure in each one's history. */
+async function failedMachines(client: Client): Promise<{ machine: string; failure: string }[]> {
+  const found: { machine: string; failure: string }[] = [];
   try {
     for await (const w of client.workflow.list({ query: "CaptKind = 'Machine' AND CaptPhase = 'Failed'" })) {
-      const s = await client.workflow.getHandle(w.workflowId).query(machineStatusQuery);
-      const conditions = s.conditions.filter((c) => c.status === 'False').map((c) => `${c.type}: ${c.message ?? ''}`);
-      found.push({ name: s.name, step: s.step, conditions });
+      const { events } = await client.workflow.getHandle(w.workflowId).fetchHistory();
+      const failed = [...(events ?? [])].reverse().find((e) => e.activityTaskFailedEventAttributes);
+      const failure = failed?.activityTaskFailedEventAttributes?.failure;
+      found.push({
+        machine: w.workflowId,
+        failure: failure ? `${failure.message} (${failure.cause?.message ?? ''})` : '?',
+      });
       if (found.length === 3) break;
     }
   } catch (err) {
-    found.push({ name: '?', step: `not read: ${(err as Error).message}`, conditions: [] });
+    found.push({ machine: '?', failure: `not read: ${(err as Error).message}` });
   }
   return found;
 }
