@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
-import { clusterDir, localRoot, machinesDir } from '../providers/local/layout';
+import { bootstrapReportPath, clusterDir, localRoot, machineDir, machinesDir } from '../providers/local/layout';
 import { loadManifests } from '../src/api/load-manifests';
 import type { ClusterModel } from '../src/api/model';
 import { CaptClient } from '../src/client/capt-client';
@@ -429,9 +429,17 @@ async function failedMachines(client: Client): Promise<{ machine: string; failur
       const { events } = await client.workflow.getHandle(w.workflowId).fetchHistory();
       const failed = [...(events ?? [])].reverse().find((e) => e.activityTaskFailedEventAttributes);
       const failure = failed?.activityTaskFailedEventAttributes?.failure;
+      // A failed bootstrap fails no activity: the machine's own report says which command failed, and how.
+      const [, machine, cluster] = /^machine\/default\/((.+)-md-0-[^/]+)$/.exec(w.workflowId) ?? [];
+      const report =
+        machine && cluster
+          ? await readFile(bootstrapReportPath(machineDir(clusterDir('default', cluster), machine)), 'utf8').catch(
+              () => '',
+            )
+          : '';
       found.push({
         machine: w.workflowId,
-        failure: failure ? `${failure.message} (${failure.cause?.message ?? ''})` : '?',
+        failure: failure ? `${failure.message} (${failure.cause?.message ?? ''})` : report.slice(0, 2000) || '?',
       });
       if (found.length === 3) break;
     }
