@@ -110,9 +110,8 @@ export class LocalProvider implements InfrastructureProvider {
     // The agent runs the cluster's kubelets, which stand in for other hosts as its machines do: at their priority.
     await startDetached({
       name: 'cluster-agent',
-      command: process.execPath,
-      args: [join(__dirname, 'cluster-agent-main.js'), dir],
-      niceness: machineNiceness,
+      command: 'nice',
+      args: ['-n', String(machineNiceness), process.execPath, join(__dirname, 'cluster-agent-main.js'), dir],
       stateDir: clusterRunDir(dir),
     });
     return { ready: true, endpoint: record.endpoint, inPlace: localInPlace };
@@ -221,10 +220,12 @@ export class LocalProvider implements InfrastructureProvider {
         `machine ${record.name} was laid out by a capt without user-namespace sandboxes; delete it and create it again`,
       );
     await guardMachineNetwork();
-    const sandbox = await sandboxed(machineRoot(mdir), record.hostId, ['/bin/sh', scriptInMachine]);
+    const { command, args, env } = await sandboxed(machineRoot(mdir), record.hostId, ['/bin/sh', scriptInMachine]);
     await startDetached({
       name: sandboxProcess,
-      ...sandbox,
+      command,
+      args,
+      env,
       inheritEnv: false,
       stateDir: machineHostDir(mdir),
     });

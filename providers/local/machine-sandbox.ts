@@ -154,11 +154,14 @@ export async function sandboxed(
   root: string,
   hostId: number,
   argv: string[],
-): Promise<{ command: string; args: string[]; env: Record<string, string>; niceness: number }> {
+): Promise<{ command: string; args: string[]; env: Record<string, string> }> {
   await writeFile(join(root, fstabName), machineMounts(root));
   return {
-    command: 'unshare',
+    command: 'nice',
     args: [
+      '-n',
+      String(machineNiceness),
+      'unshare',
       '--mount',
       '--propagation',
       'private',
@@ -172,6 +175,5 @@ export async function sandboxed(
       ...argv,
     ],
     env: machineEnvironment,
-    niceness: machineNiceness,
   };
 }

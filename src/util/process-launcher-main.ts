@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { closeSync, constants, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { getPriority } from 'node:os';
 import type { LaunchReply, LaunchRequest } from './process-launcher';
 
 /**
@@ -20,27 +19,6 @@ function recordStarted(pidFile: string, pid: number): void {
   writeFileSync(pidFile, JSON.stringify({ pid, startTime }), { flag: 'wx', mode: 0o644 });
 }
 
-/**
- * A detached process leads a session of its own, and with the kernel's autogroup scheduling every session shares the
- * CPU as an equal whatever its processes' nice values: a machine's session at nice 0 would take as much as capt's
- * worker. So the session is made as nice as its process: the launcher's own niceness (inside a machine, the
- * machine's) plus what the request adds. A kernel without autogroups has no such file, and needs nothing.
- */
-function niceSession(pid: number, niceness: number): void {
-  if (niceness <= 0) return;
-  // The kernel takes one such change in 100 ms from a process without CAP_SYS_ADMIN (a machine's) and refuses others.
-  for (let attempt = 0; attempt < 20; attempt++) {
-    try {
-      writeFileSync(`/proc/${pid}/autogroup`, String(Math.min(niceness, 19)));
-      return;
-    } catch (err) {
-      // No autogroup scheduling here (no such file), or the process is gone already.
-      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
-    }
-  }
-}
-
 process.on('message', (request: LaunchRequest) => {
   let log: number | undefined;
   try {
@@ -56,7 +34,6 @@ process.on('message', (request: LaunchRequest) => {
       detached: true,
       stdio: ['ignore', log, log],
     });
-    if (child.pid !== undefined) niceSession(child.pid, getPriority() + (request.niceness ?? 0));
     if (child.pid !== undefined && request.pidFile) {
       try {
         recordStarted(request.pidFile, child.pid);

@@ -16,8 +16,6 @@ export interface LaunchRequest {
   log: string;
   /** Where the launcher records the process's pid and start time as soon as it is started (see process-launcher-main). */
   pidFile?: string;
-  /** How much nicer than the launcher the process runs (the command applies it): its session is made as nice. */
-  niceness?: number;
 }
 
 export type LaunchReply =

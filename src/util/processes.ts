@@ -22,8 +22,6 @@ export interface ProcessSpec {
   inheritEnv?: boolean;
   /** Run again this many seconds after each exit, as the kubelet restarts a static pod; stopping ends the loop too. */
   restartAfterSeconds?: number;
-  /** Runs this much nicer than this process (`nice -n`), its session too (see process-launcher-main). */
-  niceness?: number;
 }
 
 interface PidRecord {
@@ -88,9 +86,8 @@ export async function startDetached(spec: ProcessSpec): Promise<number> {
       ]
     : [spec.command, spec.args];
   const started = await launch({
-    ...(spec.niceness
-      ? { command: 'nice', args: ['-n', String(spec.niceness), command, ...args], niceness: spec.niceness }
-      : { command, args }),
+    command,
+    args,
     cwd: spec.cwd ?? spec.stateDir,
     env: spec.inheritEnv === false ? { ...spec.env } : { ...process.env, ...spec.env },
     log: join(spec.stateDir, `${spec.name}.log`),

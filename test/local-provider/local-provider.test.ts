@@ -150,24 +150,10 @@ test('one control-plane and two worker machines: kubectl shows three Ready nodes
   const agent = await runningPid(clusterRunDir(clusterDir('default', 'alpha')), 'cluster-agent');
   const [apiserver] = await processesMentioning([`--advertise-address=${machines[0]!.addresses[0]} `]);
   assert.ok(agent && apiserver, `the agent (${agent}) and the control plane's kube-apiserver run`);
-  // nice adds to the caller's niceness, at most 19. Their sessions are as nice, for autogroup scheduling.
+  // nice adds to the caller's niceness, at most 19.
   const below = Math.min((await niceness(process.pid)) + 10, 19);
-  assert.deepEqual(
-    [
-      await niceness(agent),
-      await niceness(apiserver.pid),
-      await sessionNiceness(agent),
-      await sessionNiceness(apiserver.pid),
-    ],
-    [below, below, below, below],
-  );
+  assert.deepEqual([await niceness(agent), await niceness(apiserver.pid)], [below, below]);
 });
-
-/** The nice value of a process's session's autogroup (/proc/PID/autogroup: "/autogroup-N nice V"), or this host's lack of one. */
-async function sessionNiceness(pid: number): Promise<number | string> {
-  const line = await readFile(`/proc/${pid}/autogroup`, 'utf8').catch(() => undefined);
-  return line === undefined ? 'no autogroup scheduling' : Number(/ nice (-?\d+)/.exec(line)?.[1]);
-}
 
 /** A process's nice value, field 19 of /proc/PID/stat (counted after its parenthesised name). */
 async function niceness(pid: number): Promise<number> {
