@@ -10,7 +10,8 @@ import { loadManifests } from '../src/api/load-manifests';
 import type { ClusterModel } from '../src/api/model';
 import { CaptClient } from '../src/client/capt-client';
 import type { ClusterStatus } from '../src/contract/cluster';
-import { clusterWorkflowId } from '../src/contract/workflow-ids';
+import { CaptCluster } from '../src/contract/search-attributes';
+import { clusterWorkflowId, machineWorkflowId } from '../src/contract/workflow-ids';
 import { postgresProcess } from '../src/dev/postgres-server';
 import { frontendProxyProcess, temporalNodeProcess } from '../src/dev/postgres-topology';
 import { runningPid } from '../src/util/processes';
@@ -430,13 +431,12 @@ async function failedMachines(client: Client): Promise<{ machine: string; failur
       const failed = [...(events ?? [])].reverse().find((e) => e.activityTaskFailedEventAttributes);
       const failure = failed?.activityTaskFailedEventAttributes?.failure;
       // A failed bootstrap fails no activity: the machine's own report says which command failed, and how.
-      const [, machine, cluster] = /^machine\/default\/((.+)-md-0-[^/]+)$/.exec(w.workflowId) ?? [];
-      const report =
-        machine && cluster
-          ? await readFile(bootstrapReportPath(machineDir(clusterDir('default', cluster), machine)), 'utf8').catch(
-              () => '',
-            )
-          : '';
+      const machine = w.workflowId.slice(machineWorkflowId('default', '').length);
+      const cluster = w.typedSearchAttributes.get(CaptCluster) ?? '';
+      const report = await readFile(
+        bootstrapReportPath(machineDir(clusterDir('default', cluster), machine)),
+        'utf8',
+      ).catch(() => '');
       found.push({
         machine: w.workflowId,
         failure: failure ? `${failure.message} (${failure.cause?.message ?? ''})` : report.slice(0, 2000) || '?',

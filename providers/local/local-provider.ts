@@ -48,7 +48,7 @@ import { clearFault, currentFaults, injectFault, type MachineFault } from './mac
 import type { MachineMetadata } from './machine-metadata';
 import { readMachineFile, readMachineJson } from './machine-files';
 import { guardMachineNetwork } from './machine-network';
-import { machineHostId, machineNiceness, prepareMachineRoot, sandboxed, toolPathInMachine } from './machine-sandbox';
+import { atMachinePriority, machineHostId, prepareMachineRoot, sandboxed, toolPathInMachine } from './machine-sandbox';
 import { readJson, writeFileAtomic, writeJsonAtomic } from '../../src/util/files';
 import { adminKubeconfig } from '../../src/secrets/cluster-secrets';
 import { isListening } from '../../src/util/listening';
@@ -110,8 +110,7 @@ export class LocalProvider implements InfrastructureProvider {
     // The agent runs the cluster's kubelets, which stand in for other hosts as its machines do: at their priority.
     await startDetached({
       name: 'cluster-agent',
-      command: 'nice',
-      args: ['-n', String(machineNiceness), process.execPath, join(__dirname, 'cluster-agent-main.js'), dir],
+      ...atMachinePriority(process.execPath, [join(__dirname, 'cluster-agent-main.js'), dir]),
       stateDir: clusterRunDir(dir),
     });
     return { ready: true, endpoint: record.endpoint, inPlace: localInPlace };

@@ -137,10 +137,17 @@ export async function prepareMachineRoot(root: string, hostId: number): Promise<
 }
 
 /**
- * A machine's processes stand in for another host's: at a lower CPU priority, a cluster of them booting
- * never starves the management plane (Temporal, capt's worker) that shares this host with them.
+ * A machine's processes stand in for another host's: at a lower CPU priority, a cluster of them booting should not
+ * starve the management plane (Temporal, capt's worker) that shares this host with them (though under autogroup
+ * scheduling each session shares as an equal: docs/local-provider).
  */
-export const machineNiceness = 10;
+const machineNiceness = 10;
+
+/** `command` run at a machine's CPU priority: for what stands in for other hosts (machines, their kubelets). */
+export const atMachinePriority = (command: string, args: string[]) => ({
+  command: 'nice',
+  args: ['-n', String(machineNiceness), command, ...args],
+});
 
 /** The only environment a machine starts with: nothing of the worker's (its keys, its addresses) reaches it. */
 export const machineEnvironment: Record<string, string> = {
@@ -157,11 +164,7 @@ export async function sandboxed(
 ): Promise<{ command: string; args: string[]; env: Record<string, string> }> {
   await writeFile(join(root, fstabName), machineMounts(root));
   return {
-    command: 'nice',
-    args: [
-      '-n',
-      String(machineNiceness),
-      'unshare',
+    ...atMachinePriority('unshare', [
       '--mount',
       '--propagation',
       'private',
@@ -173,7 +176,7 @@ export async function sandboxed(
       root,
       String(hostId),
       ...argv,
-    ],
+    ]),
     env: machineEnvironment,
   };
 }

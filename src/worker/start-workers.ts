@@ -38,8 +38,8 @@ const maxConcurrentActivityTaskExecutions = 400;
 /**
  * Workflow tasks one workflow queue's worker has open at once (the SDK's default is 40), and local activities it runs
  * at once (the SDK's 100). A machine's task stays open while its report reaches the owner (a local activity, a second
- * or two under load), so most of these slots wait rather than work: with 40, a fleet of 10 x 1,000 held them all, stopped polling, and left machines' first tasks
- * minutes in Temporal's backlog (bench/README, "10 clusters of 1,000 workers").
+ * or two under load), so most of these slots wait rather than work: at 10 x 1,000 the 40 were all held by such waits
+ * and the worker stopped polling (bench/README, "What stalls it").
  */
 export const maxConcurrentWorkflowTasks = 200;
 
