@@ -30,12 +30,14 @@ import { cpuSecondsOf, processesByPart, pssMiB, rssMiB, withDescendants } from '
  * A fleet: N clusters of 1 control plane + W workers applied at once, every MachineDeployment rolled out at once
  * (`capt rollout restart`, maxSurge 10%), then every cluster deleted. Each control plane is a real etcd, apiserver,
  * controller-manager and scheduler (about half a GiB).
- *   node dist/bench/capt-fleet.bench.js N [--workers W] [--temporal-nodes T] [--rollout-minutes M]
+ *   node dist/bench/capt-fleet.bench.js N [--workers W] [--temporal-nodes T] [--rollout-minutes M] [--idle-seconds S]
  * W defaults to 2. With `--temporal-nodes T` Temporal is the production topology (PostgreSQL, T server processes
  * behind the frontend proxy) instead of the dev server. Writes bench/results/capt-fleet-N.json, or
  * capt-fleet-N-x-W[-temporal-T].json when W or T is given; a run that stops short writes it too, with `stopped`.
  * With `--rollout-minutes M` a rollout not done after M minutes is measured as far as it got (machines replaced,
  * per cluster) and the fleet is deleted mid-rollout: a fleet whose rollout outlasts the session still shows its pace.
+ * Between create and rollout the fleet stands idle for S seconds (120 by default): what each part costs while nothing
+ * changes, per thousand Nodes, says how many Nodes the host can hold at all.
  */
 const args = process.argv.slice(2);
 function option(name: string): number | undefined {
@@ -49,6 +51,7 @@ const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 20);
 const workers = option('--workers') ?? 2;
 const temporalNodes = option('--temporal-nodes');
 const rolloutMinutes = option('--rollout-minutes');
+const idleSeconds = option('--idle-seconds') ?? 120;
 const resultName =
   args.includes('--workers') || temporalNodes
     ? `capt-fleet-${count}-x-${workers}${temporalNodes ? `-temporal-${temporalNodes}` : ''}`
@@ -334,6 +337,15 @@ async function main(): Promise<void> {
       cpuSecondsPerMachine: cpuPerMachine,
     });
 
+    await begin('idle');
+    await sleep(idleSeconds * 1000);
+    const cpuIdle = await cpuByPart(await groups());
+    cores.idle = coresUsed(cpuCreate, cpuIdle, idleSeconds * 1000);
+    busy.idle = await busySinceStepBegan();
+    // Every cluster's Nodes: its control plane's and its workers'.
+    result.idleCoresPerThousandNodes = perPart(cpuCreate, cpuIdle, (idleSeconds * count * (workers + 1)) / 1000, 3);
+    console.log(`idle: ${JSON.stringify(cores.idle)}`);
+
     await begin('rollout');
     const rolloutStarted = Date.now();
     const perClusterRollout = await Promise.all(
@@ -373,9 +385,9 @@ async function main(): Promise<void> {
         replacedPerCluster: Object.fromEntries(names.map((name, i) => [name, replacedPerCluster[i] ?? null])),
       };
     perSecond.rollout = round(replaced / rollout, 2);
-    cpuPerMachine.replaced = per(cpuCreate, cpuRollout, Math.max(1, replaced));
+    cpuPerMachine.replaced = per(cpuIdle, cpuRollout, Math.max(1, replaced));
     busy.rollout = await busySinceStepBegan();
-    cores.rollout = coresUsed(cpuCreate, cpuRollout, rollout * 1000);
+    cores.rollout = coresUsed(cpuIdle, cpuRollout, rollout * 1000);
     if (topology) result.postgresDataMiB = Math.round((await databaseSize(topology)) / 2 ** 20);
 
     await begin('delete');
