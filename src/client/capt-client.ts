@@ -76,6 +76,7 @@ import {
   type MachinePoolHealth,
 } from '../contract/cluster-health';
 import { ownerStatusAllPages } from './owner-status-pages';
+import { waitForClose } from './wait-for-close';
 import { queryWithRetry, withServiceRetry } from './query-with-retry';
 import { executeUpdate } from './workflow-update';
 import { NotFoundError, RejectedError } from './client-errors';
@@ -626,14 +627,11 @@ export class CaptClient {
     timeoutMs: number,
   ): Promise<void> {
     const handle = this.cluster(ns, name);
-    const deadline = Date.now() + timeoutMs;
-    const done = handle.result().then(() => true);
-    while (Date.now() < deadline) {
-      const finished = await Promise.race([done, new Promise<false>((r) => setTimeout(() => r(false), 1000))]);
-      if (finished) return;
+    const closed = await waitForClose(handle, Date.now() + timeoutMs, async () => {
       const status = await queryWithRetry(handle, clusterStatusQuery).catch(() => undefined);
       if (status) onProgress(await this.clusterView(status));
-    }
+    });
+    if (closed) return;
     throw new Error(
       `cluster ${ns}/${name} was not deleted within ${Math.round(timeoutMs / 1000)}s; it goes on in the background (\`capt describe cluster ${name}\`)`,
     );
