@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import { withServiceRetry } from './query-with-retry';
 
@@ -18,7 +19,7 @@ export async function waitForClose(
       await withServiceRetry(() => handle.result());
       return true;
     }
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await sleep(1000);
     await onTick();
   }
   return false;

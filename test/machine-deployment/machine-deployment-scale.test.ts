@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Node } from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { KubeClient } from '../../src/kube/kube-client';
 import { clusterDir, machinesDir } from '../../providers/local/layout';
 import { loadManifests } from '../../src/api/load-manifests';
@@ -74,6 +75,27 @@ async function assertReportsCoalesced(machines: string[]): Promise<void> {
   assert.ok(batches > 0, 'the reports reached the MachineDeployment as machineReports updates');
 }
 
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** How a run that continued as new ended its hand-over: 'batch', 'waited', or what went wrong. */
+function handOverEnding(events: HistoryEvent[], runId: string): string {
+  const isBatch = (e: HistoryEvent) =>
+    e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'machineReports';
+  const waitAt = events
+    .map((e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds) * 1000 === handOverWaitMs)
+    .lastIndexOf(true);
+  if (waitAt < 0) return `${runId}: no wait`;
+  const waitId = events[waitAt]!.timerStartedEventAttributes!.timerId;
+  const final = events.slice(events.map((e) => !!e.workflowTaskCompletedEventAttributes).lastIndexOf(true) + 1);
+  if (final.some(isBatch) && final.some((e) => e.timerCanceledEventAttributes?.timerId === waitId)) return 'batch';
+  const firedAt = events.findIndex((e) => e.timerFiredEventAttributes?.timerId === waitId);
+  if (firedAt < 0) return `${runId}: other`;
+  // Batches taken by the tasks that ran while the wait did (after the task that started it, before it fired).
+  const nextTask = events.findIndex((e, i) => i > waitAt && !!e.workflowTaskCompletedEventAttributes);
+  const taken = nextTask < 0 ? 0 : events.slice(nextTask, firedAt).filter(isBatch).length;
+  return taken > 0 ? `${runId}: waited past ${taken} batches` : 'waited';
+}
+
 /**
  * A run that must continue as new while machines have reports to make waits for the next batch (at most 2 s, a
  * timer) and ends in the task that takes it, so no batch meets the run's last task and is refused "workflow is
@@ -87,30 +109,7 @@ async function assertHandOver(): Promise<void> {
     query: `WorkflowId = '${machineDeploymentWorkflowId('default', MD)}' AND ExecutionStatus = 'ContinuedAsNew'`,
   })) {
     const events = (await h.env.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events!;
-    const isBatch = (e: (typeof events)[number]) =>
-      e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'machineReports';
-    const lastTask = events.map((e) => !!e.workflowTaskCompletedEventAttributes).lastIndexOf(true);
-    const final = events.slice(lastTask + 1);
-    const waitAt = events
-      .map((e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds) * 1000 === handOverWaitMs)
-      .lastIndexOf(true);
-    const waitId = events[waitAt]?.timerStartedEventAttributes?.timerId;
-    const batchEnded = final.some(isBatch) && final.some((e) => e.timerCanceledEventAttributes?.timerId === waitId);
-    const firedAt = events.findIndex((e) => e.timerFiredEventAttributes?.timerId === waitId);
-    // Batches taken by the tasks that ran while the wait did (after the task that started it, before it fired).
-    const nextTask = events.findIndex((e, i) => i > waitAt && !!e.workflowTaskCompletedEventAttributes);
-    const takenWhileWaiting = events.slice(nextTask, firedAt).filter(isBatch).length;
-    endings.push(
-      waitAt < 0
-        ? `${run.runId}: no wait`
-        : batchEnded
-          ? 'batch'
-          : firedAt < 0
-            ? `${run.runId}: other`
-            : nextTask >= 0 && takenWhileWaiting > 0
-              ? `${run.runId}: waited past ${takenWhileWaiting} batches`
-              : 'waited',
-    );
+    endings.push(handOverEnding(events, run.runId));
   }
   console.log(`the MachineDeployment's runs that continued as new ended: ${endings.join(', ')}`);
   assert.ok(endings.length > 0, 'a run continued as new during the scale-up');
